@@ -1,0 +1,80 @@
+//! The stage-boundary types of the bake, in pipeline order, and their codec.
+//!
+//! ```text
+//! scene cache (Triangle soup, rebased) -> tile triangles (per TileCoord) -> SpanField (per tile)
+//! ```
+//!
+//! Every artifact carries its own frame ([`GridFrame`], [`CellRect`]) so that it can be read,
+//! checked and dumped alone. Every artifact has a `validate()` that tests run after each stage,
+//! and a byte encoding sealed by [`codec::seal`] (magic, version, length, xxh3 checksum) so that a
+//! corrupt file is detected, never trusted.
+//!
+//! This crate does no I/O, spawns no threads and depends on no stage crate.
+
+pub mod codec;
+mod frame;
+mod spans;
+
+pub use frame::{CellRect, GridFrame, TileCoord};
+pub use spans::{Span, SpanField};
+pub use tessera_geom::Triangle;
+
+/// A broken invariant of an artifact, found by `validate()` or while decoding.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArtifactError {
+    #[error("{artifact}: {what}")]
+    Invalid {
+        artifact: &'static str,
+        what: String,
+    },
+    #[error("{artifact}: wrong magic (not a {artifact} file)")]
+    BadMagic { artifact: &'static str },
+    #[error("{artifact}: format version {found}, this build reads version {expected}")]
+    BadVersion {
+        artifact: &'static str,
+        found: u32,
+        expected: u32,
+    },
+    #[error("{artifact}: truncated ({have} bytes, expected {need})")]
+    Truncated {
+        artifact: &'static str,
+        have: u64,
+        need: u64,
+    },
+    #[error("{artifact}: checksum mismatch (stored {stored:016x}, computed {computed:016x})")]
+    Checksum {
+        artifact: &'static str,
+        stored: u64,
+        computed: u64,
+    },
+}
+
+pub(crate) fn invalid(artifact: &'static str, what: impl Into<String>) -> ArtifactError {
+    ArtifactError::Invalid {
+        artifact,
+        what: what.into(),
+    }
+}
+
+/// Triangles as raw little-endian bytes (36 bytes each), the payload of tile files.
+pub fn triangles_as_bytes(triangles: &[Triangle]) -> &[u8] {
+    bytemuck::cast_slice(triangles)
+}
+
+/// Reads triangles back from [`triangles_as_bytes`] output (copying, so any alignment works).
+pub fn triangles_from_bytes(bytes: &[u8]) -> Result<Vec<Triangle>, ArtifactError> {
+    const SIZE: usize = std::mem::size_of::<Triangle>();
+    if bytes.len() % SIZE != 0 {
+        return Err(invalid(
+            "tile triangles",
+            format!("{} bytes is not a whole number of triangles", bytes.len()),
+        ));
+    }
+    let mut out = vec![[[0f32; 3]; 3]; bytes.len() / SIZE];
+    bytemuck::cast_slice_mut::<Triangle, u8>(&mut out).copy_from_slice(bytes);
+    if out.iter().flatten().flatten().any(|c| !c.is_finite()) {
+        return Err(invalid("tile triangles", "non-finite coordinate"));
+    }
+    Ok(out)
+}

@@ -1,0 +1,256 @@
+//! The output of voxelization: per grid column, its solid spans.
+
+use crate::codec::{self, Reader, Writer};
+use crate::{invalid, ArtifactError, CellRect};
+
+/// A vertical run of solid voxels in one column, in voxel units above the grid corner:
+/// solid from `zmin` up to `zmax`. `zmax` is the potential floor, the next span's `zmin` the
+/// ceiling above it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub zmin: u32,
+    pub zmax: u32,
+    /// An agent can stand on top of this span (after slope, climb, clearance and erosion).
+    pub walkable: bool,
+}
+
+/// The spans of a rectangle of columns, stored column by column (compressed sparse rows):
+/// column `i` (row-major in `rect`) holds `spans[column_start[i]..column_start[i + 1]]`, sorted
+/// bottom-up and disjoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpanField {
+    /// The columns stored.
+    pub rect: CellRect,
+    /// The columns this field is authoritative for (a tile's core). The others are context.
+    pub core: CellRect,
+    pub column_start: Vec<u32>,
+    pub spans: Vec<Span>,
+}
+
+const MAGIC: &[u8; 8] = b"TSSPANS\0";
+const VERSION: u32 = 1;
+
+impl SpanField {
+    /// An empty field over `rect`.
+    pub fn empty(rect: CellRect, core: CellRect) -> SpanField {
+        SpanField {
+            rect,
+            core,
+            column_start: vec![0; rect.area() + 1],
+            spans: Vec::new(),
+        }
+    }
+
+    /// The spans of global column `(x, y)`, which must lie in `rect`.
+    #[inline]
+    pub fn column(&self, x: i32, y: i32) -> &[Span] {
+        let i = self.rect.index(x, y);
+        &self.spans[self.column_start[i] as usize..self.column_start[i + 1] as usize]
+    }
+
+    /// The spans of column `i` (row-major index in `rect`).
+    #[inline]
+    pub fn column_at(&self, i: usize) -> &[Span] {
+        &self.spans[self.column_start[i] as usize..self.column_start[i + 1] as usize]
+    }
+
+    /// (spans, walkable spans) over the core columns only, so that sums over tiles do not
+    /// depend on the tiling.
+    pub fn core_counts(&self) -> (u64, u64) {
+        let mut spans = 0;
+        let mut walkable = 0;
+        for y in self.core.y0..self.core.y1() {
+            for x in self.core.x0..self.core.x1() {
+                let c = self.column(x, y);
+                spans += c.len() as u64;
+                walkable += c.iter().filter(|s| s.walkable).count() as u64;
+            }
+        }
+        (spans, walkable)
+    }
+
+    /// Bytes held in memory.
+    pub fn byte_size(&self) -> usize {
+        self.column_start.len() * 4 + self.spans.len() * std::mem::size_of::<Span>()
+    }
+
+    /// Checks every invariant: shapes agree, the core lies in the rect, columns are sorted,
+    /// disjoint and non-empty spans.
+    pub fn validate(&self) -> Result<(), ArtifactError> {
+        const A: &str = "span field";
+        if self.column_start.len() != self.rect.area() + 1 {
+            return Err(invalid(A, "column index does not match the rectangle"));
+        }
+        if !self.rect.contains_rect(&self.core) {
+            return Err(invalid(A, "core lies outside the stored rectangle"));
+        }
+        if self.column_start[0] != 0
+            || *self.column_start.last().unwrap() as usize != self.spans.len()
+        {
+            return Err(invalid(A, "column index does not cover the spans"));
+        }
+        for i in 0..self.rect.area() {
+            if self.column_start[i] > self.column_start[i + 1] {
+                return Err(invalid(A, format!("column {i} has a negative length")));
+            }
+            let col = self.column_at(i);
+            for (k, s) in col.iter().enumerate() {
+                if s.zmin >= s.zmax {
+                    return Err(invalid(A, format!("column {i}: empty span {s:?}")));
+                }
+                if k > 0 && col[k - 1].zmax >= s.zmin {
+                    return Err(invalid(A, format!("column {i}: spans overlap or touch")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The sealed byte encoding (see [`codec`]).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        for r in [self.rect, self.core] {
+            w.i32(r.x0);
+            w.i32(r.y0);
+            w.u32(r.width);
+            w.u32(r.height);
+        }
+        w.u64(self.spans.len() as u64);
+        // Column lengths rather than offsets: small numbers, and they compress well.
+        for i in 0..self.rect.area() {
+            w.u32(self.column_start[i + 1] - self.column_start[i]);
+        }
+        for s in &self.spans {
+            w.u32(s.zmin);
+            w.u32(s.zmax);
+            w.u8(s.walkable as u8);
+        }
+        codec::seal(MAGIC, VERSION, &w.bytes)
+    }
+
+    /// Decodes and validates [`SpanField::encode`] output.
+    pub fn decode(bytes: &[u8]) -> Result<SpanField, ArtifactError> {
+        const A: &str = "span field";
+        let payload = codec::unseal(bytes, MAGIC, VERSION, A)?;
+        let mut r = Reader::new(payload, A);
+        let mut rects = [CellRect {
+            x0: 0,
+            y0: 0,
+            width: 0,
+            height: 0,
+        }; 2];
+        for rect in &mut rects {
+            *rect = CellRect {
+                x0: r.i32()?,
+                y0: r.i32()?,
+                width: r.u32()?,
+                height: r.u32()?,
+            };
+        }
+        let [rect, core] = rects;
+        let span_count = r.u64()? as usize;
+        let area = rect.area();
+        // Refuse sizes the payload cannot hold before allocating for them.
+        if area
+            .saturating_mul(4)
+            .saturating_add(span_count.saturating_mul(9))
+            != r.remaining()
+        {
+            return Err(invalid(A, "declared sizes do not match the payload"));
+        }
+        let mut column_start = Vec::with_capacity(area + 1);
+        column_start.push(0u32);
+        let mut total = 0u64;
+        for _ in 0..area {
+            total += r.u32()? as u64;
+            if total > span_count as u64 {
+                return Err(invalid(A, "column lengths exceed the span count"));
+            }
+            column_start.push(total as u32);
+        }
+        let mut spans = Vec::with_capacity(span_count);
+        for _ in 0..span_count {
+            let zmin = r.u32()?;
+            let zmax = r.u32()?;
+            let walkable = match r.u8()? {
+                0 => false,
+                1 => true,
+                other => return Err(invalid(A, format!("walkable flag {other}"))),
+            };
+            spans.push(Span {
+                zmin,
+                zmax,
+                walkable,
+            });
+        }
+        let field = SpanField {
+            rect,
+            core,
+            column_start,
+            spans,
+        };
+        field.validate()?;
+        Ok(field)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> SpanField {
+        let rect = CellRect {
+            x0: -1,
+            y0: -1,
+            width: 3,
+            height: 2,
+        };
+        let core = CellRect {
+            x0: 0,
+            y0: 0,
+            width: 1,
+            height: 1,
+        };
+        let mut f = SpanField::empty(rect, core);
+        f.spans = vec![
+            Span {
+                zmin: 0,
+                zmax: 3,
+                walkable: true,
+            },
+            Span {
+                zmin: 5,
+                zmax: 9,
+                walkable: false,
+            },
+            Span {
+                zmin: 1,
+                zmax: 2,
+                walkable: true,
+            },
+        ];
+        f.column_start = vec![0, 0, 0, 0, 0, 2, 3];
+        f
+    }
+
+    #[test]
+    fn round_trip() {
+        let f = sample();
+        f.validate().unwrap();
+        assert_eq!(SpanField::decode(&f.encode()).unwrap(), f);
+        assert_eq!(f.core_counts(), (2, 1));
+    }
+
+    #[test]
+    fn broken_invariants_are_refused() {
+        let mut f = sample();
+        f.spans[1].zmin = 3; // touches the span below
+        assert!(f.validate().is_err());
+        let mut bytes = sample().encode();
+        let n = bytes.len();
+        bytes[n - 1] = 7; // a walkable flag of 7, with a recomputed checksum below
+        let payload = bytes[codec::HEADER_LEN..].to_vec();
+        let resealed = codec::seal(MAGIC, VERSION, &payload);
+        assert!(SpanField::decode(&resealed).is_err());
+    }
+}

@@ -1,0 +1,290 @@
+//! Memory accounting for a bake that must stay inside a fixed budget.
+//!
+//! Large allocations (tile triangles in flight, span fields, binning buffers) take a
+//! [`Reservation`] from the [`MemoryBudget`] first; it returns its bytes when dropped. A stage
+//! that cannot reserve waits until another frees, which is how back-pressure reaches the tile
+//! reader. A request larger than the whole budget is an error up front, not a deadlock.
+//!
+//! Accounting is checked against reality by [`ProcMemory`], read from `/proc/self/status`
+//! (`RssAnon` is what the OS cannot reclaim; `VmRSS` adds clean file pages), and
+//! [`PeakSampler`] keeps the peaks over a bake.
+//!
+//! This crate knows nothing of stages or files other than `/proc/self/status`.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// A reservation could never be granted.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{what} needs {needed} bytes but the memory budget is {budget} bytes")]
+pub struct OverBudget {
+    pub what: String,
+    pub needed: u64,
+    pub budget: u64,
+}
+
+#[derive(Debug)]
+struct State {
+    used: u64,
+    peak: u64,
+}
+
+/// A fixed number of bytes shared by every stage of a bake.
+#[derive(Debug)]
+pub struct MemoryBudget {
+    total: u64,
+    state: Mutex<State>,
+    freed: Condvar,
+}
+
+impl MemoryBudget {
+    pub fn new(total: u64) -> Arc<MemoryBudget> {
+        Arc::new(MemoryBudget {
+            total,
+            state: Mutex::new(State { used: 0, peak: 0 }),
+            freed: Condvar::new(),
+        })
+    }
+
+    /// The budget in bytes.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Bytes reserved now.
+    pub fn used(&self) -> u64 {
+        self.state.lock().unwrap().used
+    }
+
+    /// The most bytes ever reserved at once.
+    pub fn peak_reserved(&self) -> u64 {
+        self.state.lock().unwrap().peak
+    }
+
+    /// Reserves `bytes`, waiting for other reservations to be dropped if needed. Fails at once
+    /// when `bytes` alone exceeds the budget.
+    pub fn reserve(self: &Arc<Self>, bytes: u64, what: &str) -> Result<Reservation, OverBudget> {
+        if bytes > self.total {
+            return Err(OverBudget {
+                what: what.to_string(),
+                needed: bytes,
+                budget: self.total,
+            });
+        }
+        let mut state = self.state.lock().unwrap();
+        while state.used + bytes > self.total {
+            state = self.freed.wait(state).unwrap();
+        }
+        state.used += bytes;
+        state.peak = state.peak.max(state.used);
+        Ok(Reservation {
+            budget: Arc::clone(self),
+            bytes,
+        })
+    }
+
+    /// Reserves `bytes` only if they fit now.
+    pub fn try_reserve(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
+        let mut state = self.state.lock().unwrap();
+        if state.used + bytes > self.total {
+            return None;
+        }
+        state.used += bytes;
+        state.peak = state.peak.max(state.used);
+        Some(Reservation {
+            budget: Arc::clone(self),
+            bytes,
+        })
+    }
+
+    fn release(&self, bytes: u64) {
+        let mut state = self.state.lock().unwrap();
+        state.used -= bytes;
+        drop(state);
+        self.freed.notify_all();
+    }
+}
+
+/// Bytes held from a [`MemoryBudget`] until dropped.
+#[derive(Debug)]
+pub struct Reservation {
+    budget: Arc<MemoryBudget>,
+    bytes: u64,
+}
+
+impl Reservation {
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Gives back the part of the reservation above `bytes` (for example once the real size of
+    /// a tile's output is known).
+    pub fn shrink_to(&mut self, bytes: u64) {
+        if bytes < self.bytes {
+            let freed = self.bytes - bytes;
+            self.bytes = bytes;
+            self.budget.release(freed);
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            self.budget.release(self.bytes);
+        }
+    }
+}
+
+/// A default budget: half of the memory available now, at least 64 MiB.
+pub fn default_budget() -> u64 {
+    let mut sys = sysinfo::System::new();
+    sys.refresh_memory();
+    let available = sys.available_memory();
+    (available / 2).max(64 << 20)
+}
+
+/// Resident memory of this process, from `/proc/self/status` (zero where unavailable).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcMemory {
+    /// `VmRSS`: all resident pages [bytes].
+    pub rss: u64,
+    /// `RssAnon`: resident anonymous pages, which the OS cannot drop [bytes].
+    pub anon: u64,
+    /// `VmHWM`: the kernel's own peak of `VmRSS` [bytes].
+    pub rss_peak: u64,
+}
+
+impl ProcMemory {
+    pub fn read() -> ProcMemory {
+        let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        ProcMemory::parse(&text)
+    }
+
+    fn parse(text: &str) -> ProcMemory {
+        let mut m = ProcMemory::default();
+        for line in text.lines() {
+            let mut parts = line.split_whitespace();
+            let (Some(key), Some(value)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let Ok(kib) = value.parse::<u64>() else {
+                continue;
+            };
+            match key {
+                "VmRSS:" => m.rss = kib * 1024,
+                "RssAnon:" => m.anon = kib * 1024,
+                "VmHWM:" => m.rss_peak = kib * 1024,
+                _ => {}
+            }
+        }
+        m
+    }
+}
+
+/// Samples [`ProcMemory`] on a background thread and keeps the peaks (the kernel keeps no peak
+/// of `RssAnon`).
+pub struct PeakSampler {
+    stop: Arc<AtomicBool>,
+    peak_anon: Arc<AtomicU64>,
+    peak_rss: Arc<AtomicU64>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl PeakSampler {
+    pub fn start(every: Duration) -> PeakSampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let peak_anon = Arc::new(AtomicU64::new(0));
+        let peak_rss = Arc::new(AtomicU64::new(0));
+        let (s, a, r) = (stop.clone(), peak_anon.clone(), peak_rss.clone());
+        let thread = std::thread::Builder::new()
+            .name("rss-sampler".into())
+            .spawn(move || loop {
+                let m = ProcMemory::read();
+                a.fetch_max(m.anon, Ordering::Relaxed);
+                r.fetch_max(m.rss.max(m.rss_peak), Ordering::Relaxed);
+                if s.load(Ordering::Relaxed) {
+                    break;
+                }
+                std::thread::sleep(every);
+            })
+            .ok();
+        PeakSampler {
+            stop,
+            peak_anon,
+            peak_rss,
+            thread,
+        }
+    }
+
+    /// Takes one more sample now and returns (peak anonymous, peak total) resident bytes.
+    pub fn peaks(&self) -> (u64, u64) {
+        let m = ProcMemory::read();
+        self.peak_anon.fetch_max(m.anon, Ordering::Relaxed);
+        self.peak_rss
+            .fetch_max(m.rss.max(m.rss_peak), Ordering::Relaxed);
+        (
+            self.peak_anon.load(Ordering::Relaxed),
+            self.peak_rss.load(Ordering::Relaxed),
+        )
+    }
+}
+
+impl Drop for PeakSampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_free_on_drop_and_block_when_full() {
+        let budget = MemoryBudget::new(100);
+        let a = budget.reserve(60, "a").unwrap();
+        assert!(budget.try_reserve(50).is_none());
+        assert_eq!(budget.reserve(101, "too big").unwrap_err().needed, 101);
+        let b2 = Arc::clone(&budget);
+        let waiter = std::thread::spawn(move || b2.reserve(50, "b").map(|r| r.bytes()));
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!waiter.is_finished());
+        drop(a);
+        assert_eq!(waiter.join().unwrap().unwrap(), 50);
+        assert_eq!(budget.used(), 0);
+        assert_eq!(budget.peak_reserved(), 60);
+    }
+
+    #[test]
+    fn shrink_returns_bytes() {
+        let budget = MemoryBudget::new(100);
+        let mut r = budget.reserve(80, "x").unwrap();
+        r.shrink_to(30);
+        assert_eq!(budget.used(), 30);
+        assert!(budget.try_reserve(70).is_some());
+    }
+
+    #[test]
+    fn parses_proc_status() {
+        let m = ProcMemory::parse(
+            "Name:\tx\nVmHWM:\t  2048 kB\nVmRSS:\t  1024 kB\nRssAnon:\t 512 kB\n",
+        );
+        assert_eq!(
+            m,
+            ProcMemory {
+                rss: 1 << 20,
+                anon: 512 << 10,
+                rss_peak: 2 << 20
+            }
+        );
+        if cfg!(target_os = "linux") {
+            assert!(ProcMemory::read().anon > 0);
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! Bake settings.
+//!
+//! [`BakeConfig`] is what a person writes (TOML, world units: metres and degrees). It is
+//! validated once, with the offending field named, and converted once into [`VoxelParams`]
+//! (voxel units) which is all the stage crates ever see. Presets live as documented TOML files
+//! in the repository's `configs/` folder and are compiled in, so `--config def` works anywhere.
+//!
+//! This crate does no I/O beyond reading the one config file it is asked to load.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A problem with a config, naming where it came from and which field.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("config {source_name}: field `{field}`: {message}")]
+    Field {
+        source_name: String,
+        field: &'static str,
+        message: String,
+    },
+    #[error("config {source_name}: {message}")]
+    Parse {
+        source_name: String,
+        message: String,
+    },
+    #[error("config {path}: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error("no config file or preset named `{0}` (presets: {presets})", presets = PRESET_NAMES.join(", "))]
+    Unknown(String),
+}
+
+/// Voxel grid settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VoxelSettings {
+    /// Horizontal voxel edge (cx = cy) [m]. Limit: 0.001 ..= 100.
+    pub cell_size: f64,
+    /// Vertical voxel size (cz) [m]. Limit: 0.001 ..= 100.
+    pub cell_height: f64,
+    /// Tile edge [cells]. Limit: 1 ..= 8192. An implementation detail: any value gives the same
+    /// navmesh; it trades memory per tile against per-tile overhead.
+    pub tile_size: u32,
+}
+
+/// The agent the mesh is built for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentSettings {
+    /// Clearance the agent needs above a floor [m]. Limit: >= cell_height, <= 1000.
+    pub height: f64,
+    /// Agent radius: walkable area is eroded by it [m]. Limit: 0 ..= 100 (0: no erosion).
+    pub radius: f64,
+    /// Highest step the agent climbs (ledges, kerbs, stairs) [m]. Limit: 0 ..= 100.
+    pub max_climb: f64,
+    /// Steepest walkable slope [degrees]. Limit: 0 ..< 90.
+    pub max_slope: f64,
+}
+
+/// Everything a bake needs to know besides the scene.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BakeConfig {
+    pub voxel: VoxelSettings,
+    pub agent: AgentSettings,
+}
+
+impl Default for VoxelSettings {
+    fn default() -> Self {
+        VoxelSettings {
+            cell_size: 0.1,
+            cell_height: 0.05,
+            tile_size: 256,
+        }
+    }
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        AgentSettings {
+            height: 2.0,
+            radius: 0.4,
+            max_climb: 0.5,
+            max_slope: 45.0,
+        }
+    }
+}
+
+impl Default for BakeConfig {
+    fn default() -> Self {
+        BakeConfig {
+            voxel: VoxelSettings::default(),
+            agent: AgentSettings::default(),
+        }
+    }
+}
+
+/// Preset names, in the order `--help` lists them.
+pub const PRESET_NAMES: [&str; 7] = ["default", "def", "S2", "S3", "S4", "S5", "recast-demo"];
+
+const PRESETS: [(&str, &str); 7] = [
+    ("default", include_str!("../../../configs/default.toml")),
+    ("def", include_str!("../../../configs/def.toml")),
+    ("S2", include_str!("../../../configs/S2.toml")),
+    ("S3", include_str!("../../../configs/S3.toml")),
+    ("S4", include_str!("../../../configs/S4.toml")),
+    ("S5", include_str!("../../../configs/S5.toml")),
+    (
+        "recast-demo",
+        include_str!("../../../configs/recast-demo.toml"),
+    ),
+];
+
+impl BakeConfig {
+    /// A compiled-in preset by name (case-sensitive, as in the seed's Table 2).
+    pub fn preset(name: &str) -> Option<BakeConfig> {
+        let (_, text) = PRESETS.iter().find(|(n, _)| *n == name)?;
+        Some(BakeConfig::from_toml(text, &format!("preset {name}")).expect("presets are valid"))
+    }
+
+    /// Loads `spec`: an existing file path, else a preset name.
+    pub fn load(spec: &str) -> Result<BakeConfig, ConfigError> {
+        let path = Path::new(spec);
+        if path.is_file() {
+            let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+                path: spec.to_string(),
+                error,
+            })?;
+            return BakeConfig::from_toml(&text, spec);
+        }
+        BakeConfig::preset(spec).ok_or_else(|| ConfigError::Unknown(spec.to_string()))
+    }
+
+    /// Parses and validates TOML text; `source_name` names it in errors. Missing fields take the
+    /// `default` preset's values; unknown fields are refused.
+    pub fn from_toml(text: &str, source_name: &str) -> Result<BakeConfig, ConfigError> {
+        let config: BakeConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            source_name: source_name.to_string(),
+            message: e.to_string().trim_end().replace('\n', " "),
+        })?;
+        config.validate(source_name)?;
+        Ok(config)
+    }
+
+    /// Canonical TOML of the effective settings (written beside every bake).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("config serializes")
+    }
+
+    /// Checks every field against its documented limits.
+    pub fn validate(&self, source_name: &str) -> Result<(), ConfigError> {
+        let fail = |field: &'static str, message: String| ConfigError::Field {
+            source_name: source_name.to_string(),
+            field,
+            message,
+        };
+        let range = |field: &'static str, v: f64, lo: f64, hi: f64, lo_open: bool| {
+            let ok = v.is_finite() && (if lo_open { v > lo } else { v >= lo }) && v <= hi;
+            if ok {
+                Ok(())
+            } else {
+                let lo_s = if lo_open {
+                    format!("> {lo}")
+                } else {
+                    format!(">= {lo}")
+                };
+                Err(fail(
+                    field,
+                    format!("{v} is out of range (must be {lo_s} and <= {hi})"),
+                ))
+            }
+        };
+        let v = &self.voxel;
+        range("voxel.cell_size", v.cell_size, 0.0, 100.0, true)?;
+        if v.cell_size < 0.001 {
+            return Err(fail(
+                "voxel.cell_size",
+                format!("{} is below the minimum 0.001 m", v.cell_size),
+            ));
+        }
+        range("voxel.cell_height", v.cell_height, 0.0, 100.0, true)?;
+        if v.cell_height < 0.001 {
+            return Err(fail(
+                "voxel.cell_height",
+                format!("{} is below the minimum 0.001 m", v.cell_height),
+            ));
+        }
+        if v.tile_size == 0 || v.tile_size > 8192 {
+            return Err(fail(
+                "voxel.tile_size",
+                format!("{} is out of range (1 ..= 8192 cells)", v.tile_size),
+            ));
+        }
+        let a = &self.agent;
+        range("agent.height", a.height, 0.0, 1000.0, true)?;
+        if a.height < v.cell_height {
+            return Err(fail(
+                "agent.height",
+                format!(
+                    "{} m is below the cell height {} m",
+                    a.height, v.cell_height
+                ),
+            ));
+        }
+        range("agent.radius", a.radius, 0.0, 100.0, false)?;
+        range("agent.max_climb", a.max_climb, 0.0, 100.0, false)?;
+        if !(a.max_slope.is_finite() && a.max_slope >= 0.0 && a.max_slope < 90.0) {
+            return Err(fail(
+                "agent.max_slope",
+                format!("{} is out of range (0 ..< 90 degrees)", a.max_slope),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The settings in voxel units: the one place world units become grid units.
+    pub fn voxel_params(&self) -> VoxelParams {
+        let v = &self.voxel;
+        let a = &self.agent;
+        let radius = (a.radius / v.cell_size).ceil() as u32;
+        VoxelParams {
+            cell_size: v.cell_size,
+            cell_height: v.cell_height,
+            tile_size: v.tile_size,
+            walkable_height: ((a.height / v.cell_height).ceil() as u32).max(1),
+            walkable_climb: (a.max_climb / v.cell_height).floor() as u32,
+            walkable_radius: radius,
+            walkable_slope_cos: a.max_slope.to_radians().cos(),
+            // Ledges look one cell out and erosion `radius` cells along walkable spans; two more
+            // cells keep the tile's outermost ring (which sees no neighbours) out of reach of the
+            // core and of the one-cell ring around it that the region stage reads.
+            band: radius + 3,
+        }
+    }
+}
+
+/// Settings in voxel units, derived once by [`BakeConfig::voxel_params`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VoxelParams {
+    /// [m]
+    pub cell_size: f64,
+    /// [m]
+    pub cell_height: f64,
+    /// [cells]
+    pub tile_size: u32,
+    /// Clearance needed above a floor [voxels], at least 1.
+    pub walkable_height: u32,
+    /// Highest step [voxels].
+    pub walkable_climb: u32,
+    /// Erosion radius [cells].
+    pub walkable_radius: u32,
+    /// A triangle is walkable when its normal's up component (normalised) exceeds this.
+    pub walkable_slope_cos: f64,
+    /// Cells voxelized around each tile's core [cells].
+    pub band: u32,
+}
+
+/// Parses a byte size such as `64MiB`, `2GiB`, `512M`, `1.5G` or a plain byte count.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (examples: 64MiB, 2GiB, 1000000)"))?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "kib" => 1024.0,
+        "m" | "mb" => 1e6,
+        "mib" => 1024.0 * 1024.0,
+        "g" | "gb" => 1e9,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tb" => 1e12,
+        "tib" => 1024f64.powi(4),
+        other => {
+            return Err(format!(
+                "`{text}`: unknown size unit `{other}` (use KiB, MiB, GiB)"
+            ))
+        }
+    };
+    let bytes = value * mult;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(format!("`{text}` is not a usable size"));
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_preset_file_matches_code_defaults() {
+        assert_eq!(
+            BakeConfig::preset("default").unwrap(),
+            BakeConfig::default()
+        );
+    }
+
+    #[test]
+    fn every_preset_loads_and_table_2_values_hold() {
+        for name in PRESET_NAMES {
+            BakeConfig::preset(name).unwrap_or_else(|| panic!("{name}"));
+        }
+        let s3 = BakeConfig::preset("S3").unwrap();
+        assert_eq!((s3.voxel.cell_size, s3.voxel.cell_height), (0.0666, 0.501));
+        assert_eq!(BakeConfig::preset("S5").unwrap().voxel.tile_size, 467);
+        // S3 and S4 have voxels taller than the climb: no step is detectable.
+        assert_eq!(s3.voxel_params().walkable_climb, 0);
+    }
+
+    #[test]
+    fn invalid_values_name_the_field() {
+        let cases = [
+            ("[voxel]\ncell_size = 0.0", "voxel.cell_size"),
+            ("[voxel]\ncell_size = -1.0", "voxel.cell_size"),
+            ("[voxel]\ntile_size = 0", "voxel.tile_size"),
+            (
+                "[voxel]\ncell_height = 0.5\n[agent]\nheight = 0.2",
+                "agent.height",
+            ),
+            ("[agent]\nmax_slope = 90.0", "agent.max_slope"),
+            ("[agent]\nradius = nan", "agent.radius"),
+        ];
+        for (text, field) in cases {
+            let err = BakeConfig::from_toml(text, "test.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(field) && err.contains("test.toml"),
+                "{text}: {err}"
+            );
+        }
+        let err = BakeConfig::from_toml("[voxel]\ncel_size = 1.0", "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cel_size"), "{err}");
+        assert!(BakeConfig::load("no-such-preset")
+            .unwrap_err()
+            .to_string()
+            .contains("recast-demo"));
+    }
+
+    #[test]
+    fn voxel_units() {
+        let p = BakeConfig::preset("def").unwrap().voxel_params();
+        assert_eq!(p.walkable_climb, 25); // 0.5 m / 0.02 m
+        assert_eq!(p.walkable_height, 100); // 2 m / 0.02 m
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("64MiB").unwrap(), 64 << 20);
+        assert_eq!(parse_size("2GiB").unwrap(), 2 << 30);
+        assert_eq!(parse_size("1000").unwrap(), 1000);
+        assert_eq!(parse_size("1.5 GiB").unwrap(), 3 << 29);
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("5 parsecs").is_err());
+    }
+}

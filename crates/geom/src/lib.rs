@@ -1,0 +1,258 @@
+//! Geometry shared by every stage: the up-axis convention, axis-aligned bounds in world (f64) and
+//! rebased (f32) space, and the 2D triangle/rectangle overlap test the tiler uses.
+//!
+//! Conventions: tessera works Z-up internally. Input that is Y-up is converted once, at ingest,
+//! by [`UpAxis::to_z_up`]; outputs go back through [`UpAxis::from_z_up`]. World coordinates are
+//! f64 (a city in UTM-like coordinates needs it); after ingest every coordinate is rebased on the
+//! world origin and stored as f32, which keeps sub-millimetre precision over several kilometres.
+//!
+//! This crate does no I/O and depends on nothing but serde.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Which axis points up in a source scene.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UpAxis {
+    /// Y up (most game engines, glTF by specification).
+    Y,
+    /// Z up (the seeds, GIS, many CAD tools). tessera's internal convention.
+    Z,
+}
+
+impl UpAxis {
+    /// Converts a point from this convention to tessera's Z-up, keeping the frame right-handed:
+    /// Y-up `(x, y, z)` becomes `(x, -z, y)`.
+    #[inline]
+    pub fn to_z_up(self, p: [f64; 3]) -> [f64; 3] {
+        match self {
+            UpAxis::Z => p,
+            UpAxis::Y => [p[0], -p[2], p[1]],
+        }
+    }
+
+    /// The inverse of [`UpAxis::to_z_up`].
+    #[inline]
+    pub fn from_z_up(self, p: [f64; 3]) -> [f64; 3] {
+        match self {
+            UpAxis::Z => p,
+            UpAxis::Y => [p[0], p[2], -p[1]],
+        }
+    }
+
+    /// Parses `y` or `z` (case-insensitive).
+    pub fn parse(s: &str) -> Option<UpAxis> {
+        match s.to_ascii_lowercase().as_str() {
+            "y" => Some(UpAxis::Y),
+            "z" => Some(UpAxis::Z),
+            _ => None,
+        }
+    }
+
+    /// A stable one-byte code for file headers.
+    pub fn code(self) -> u8 {
+        match self {
+            UpAxis::Y => b'y',
+            UpAxis::Z => b'z',
+        }
+    }
+
+    /// The inverse of [`UpAxis::code`].
+    pub fn from_code(c: u8) -> Option<UpAxis> {
+        match c {
+            b'y' => Some(UpAxis::Y),
+            b'z' => Some(UpAxis::Z),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for UpAxis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            UpAxis::Y => "y",
+            UpAxis::Z => "z",
+        })
+    }
+}
+
+/// Axis-aligned bounds in world coordinates (metres, f64, Z-up).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorldBounds {
+    pub min: [f64; 3],
+    pub max: [f64; 3],
+}
+
+impl WorldBounds {
+    /// Bounds that contain nothing; growing them by a point makes them that point.
+    pub const EMPTY: WorldBounds = WorldBounds {
+        min: [f64::INFINITY; 3],
+        max: [f64::NEG_INFINITY; 3],
+    };
+
+    /// Grows the bounds to contain `p`.
+    #[inline]
+    pub fn grow(&mut self, p: [f64; 3]) {
+        for axis in 0..3 {
+            self.min[axis] = self.min[axis].min(p[axis]);
+            self.max[axis] = self.max[axis].max(p[axis]);
+        }
+    }
+
+    /// Grows the bounds to contain `other`.
+    pub fn union(&mut self, other: &WorldBounds) {
+        if !other.is_empty() {
+            self.grow(other.min);
+            self.grow(other.max);
+        }
+    }
+
+    /// True when no point was ever added.
+    pub fn is_empty(&self) -> bool {
+        self.min[0] > self.max[0]
+    }
+
+    /// Size along each axis (zero for empty bounds).
+    pub fn extent(&self) -> [f64; 3] {
+        if self.is_empty() {
+            return [0.0; 3];
+        }
+        [
+            self.max[0] - self.min[0],
+            self.max[1] - self.min[1],
+            self.max[2] - self.min[2],
+        ]
+    }
+}
+
+/// A rebased triangle: three Z-up vertices in metres relative to the world origin, as stored in
+/// the scene cache and the tile files.
+pub type Triangle = [[f32; 3]; 3];
+
+/// True when the triangle has (numerically) zero area in f64 or repeats a vertex. Such
+/// triangles carry no surface and are skipped and counted at ingest.
+pub fn is_degenerate(t: &[[f64; 3]; 3]) -> bool {
+    if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] {
+        return true;
+    }
+    let n = normal(t);
+    let len2 = n[0] * n[0] + n[1] * n[1] + n[2] * n[2];
+    // Compare with the squared edge scale so that the test is unit-free.
+    let scale = edge_len2(t[0], t[1])
+        .max(edge_len2(t[1], t[2]))
+        .max(edge_len2(t[2], t[0]));
+    len2 <= scale * scale * 1e-24
+}
+
+#[inline]
+fn edge_len2(a: [f64; 3], b: [f64; 3]) -> f64 {
+    let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+    d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
+}
+
+/// The (unnormalised) normal `(b - a) x (c - a)`: its direction follows the winding.
+#[inline]
+pub fn normal(t: &[[f64; 3]; 3]) -> [f64; 3] {
+    let e0 = [t[1][0] - t[0][0], t[1][1] - t[0][1], t[1][2] - t[0][2]];
+    let e1 = [t[2][0] - t[0][0], t[2][1] - t[0][1], t[2][2] - t[0][2]];
+    [
+        e0[1] * e1[2] - e0[2] * e1[1],
+        e0[2] * e1[0] - e0[0] * e1[2],
+        e0[0] * e1[1] - e0[1] * e1[0],
+    ]
+}
+
+/// Conservative 2D overlap test between a triangle's XY projection and the closed rectangle
+/// `[min, max]`, by the separating axis theorem (rectangle axes, then the triangle's edge
+/// normals). Touching counts as overlap: a triangle on a shared border goes to both sides.
+pub fn triangle_overlaps_rect(t: &[[f64; 2]; 3], min: [f64; 2], max: [f64; 2]) -> bool {
+    for axis in 0..2 {
+        let lo = t[0][axis].min(t[1][axis]).min(t[2][axis]);
+        let hi = t[0][axis].max(t[1][axis]).max(t[2][axis]);
+        if hi < min[axis] || lo > max[axis] {
+            return false;
+        }
+    }
+    let corners = [
+        [min[0], min[1]],
+        [max[0], min[1]],
+        [max[0], max[1]],
+        [min[0], max[1]],
+    ];
+    for i in 0..3 {
+        let a = t[i];
+        let b = t[(i + 1) % 3];
+        let c = t[(i + 2) % 3];
+        // Edge normal (not normalised); the triangle lies on the side of `c`.
+        let n = [b[1] - a[1], a[0] - b[0]];
+        let side_c = n[0] * (c[0] - a[0]) + n[1] * (c[1] - a[1]);
+        if side_c == 0.0 {
+            // Degenerate in plan (a vertical triangle): the bounding-box test above is the
+            // honest answer for a segment, and it is conservative.
+            return true;
+        }
+        let all_outside = corners.iter().all(|q| {
+            let s = n[0] * (q[0] - a[0]) + n[1] * (q[1] - a[1]);
+            if side_c > 0.0 {
+                s < 0.0
+            } else {
+                s > 0.0
+            }
+        });
+        if all_outside {
+            return false;
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn up_axis_round_trip_and_handedness() {
+        let p = [1.0, 2.0, 3.0];
+        assert_eq!(UpAxis::Y.to_z_up(p), [1.0, -3.0, 2.0]);
+        assert_eq!(UpAxis::Y.from_z_up(UpAxis::Y.to_z_up(p)), p);
+        assert_eq!(UpAxis::Z.to_z_up(p), p);
+        // A Y-up floor facing +Y must face +Z after conversion (the winding is kept).
+        let tri = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, -1.0]];
+        let y_up_normal = normal(&tri);
+        assert!(y_up_normal[1] > 0.0);
+        let converted = tri.map(|v| UpAxis::Y.to_z_up(v));
+        assert!(normal(&converted)[2] > 0.0);
+    }
+
+    #[test]
+    fn degenerate_triangles() {
+        assert!(is_degenerate(&[[0.0; 3], [0.0; 3], [1.0, 0.0, 0.0]]));
+        assert!(is_degenerate(&[[0.0; 3], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]));
+        assert!(!is_degenerate(&[
+            [0.0; 3],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0]
+        ]));
+        // Tiny but real at UTM scale.
+        assert!(!is_degenerate(&[
+            [500000.0, 0.0, 0.0],
+            [500000.01, 0.0, 0.0],
+            [500000.0, 0.01, 0.0]
+        ]));
+    }
+
+    #[test]
+    fn triangle_rect_overlap() {
+        let t = [[0.0, 0.0], [10.0, 0.0], [0.0, 10.0]];
+        assert!(triangle_overlaps_rect(&t, [1.0, 1.0], [2.0, 2.0]));
+        // Beyond the hypotenuse, inside the bounding box.
+        assert!(!triangle_overlaps_rect(&t, [8.0, 8.0], [9.0, 9.0]));
+        // Touching the hypotenuse at a corner counts.
+        assert!(triangle_overlaps_rect(&t, [5.0, 5.0], [6.0, 6.0]));
+        assert!(!triangle_overlaps_rect(&t, [11.0, 0.0], [12.0, 1.0]));
+        // Rectangle fully inside a huge triangle.
+        let big = [[-1e4, -1e4], [1e4, -1e4], [0.0, 1e4]];
+        assert!(triangle_overlaps_rect(&big, [0.0, 0.0], [1.0, 1.0]));
+    }
+}

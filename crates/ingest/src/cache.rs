@@ -1,0 +1,483 @@
+//! The scene cache: the scene's triangles, Z-up, rebased on the world origin, as f32.
+//!
+//! ```text
+//! triangles  [f32; 9] x N, little-endian, from byte 0 (so the memory map is aligned)
+//! trailer    TRAILER_LEN bytes: magic, version, source key, origin, bounds, counts,
+//!            xxh3 of the triangles, xxh3 of the trailer itself
+//! ```
+//!
+//! The trailer goes last so the file is written in one sequential pass. A cache whose key
+//! (input size, mtime, content hash, up axis) matches is reused; one that fails its checksums is
+//! reported and rebuilt.
+
+use crate::{IngestError, SceneSource};
+use memmap2::Mmap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use tessera_geom::{is_degenerate, Triangle, UpAxis, WorldBounds};
+use tessera_store::AtomicFile;
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+
+const MAGIC: &[u8; 8] = b"TSSCENE\0";
+/// Bumped whenever the layout or the meaning of the cache changes.
+pub const VERSION: u32 = 1;
+const TRAILER_LEN: usize = 8 + 4 + 4 + 8 * 4 + 8 * 3 + 4 * 6 + 8 * 3;
+
+/// What a cache was built from: a cache is reused only for an equal key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceKey {
+    pub size: u64,
+    pub mtime_ns: u64,
+    pub content_hash: u64,
+    pub up: UpAxis,
+}
+
+impl SourceKey {
+    /// The key of a scene file: its size, mtime and the xxh3 of its bytes (and of the external
+    /// buffers a `.gltf` names).
+    pub fn of_file(path: &Path, up: UpAxis) -> Result<SourceKey, IngestError> {
+        let mut files = vec![path.to_path_buf()];
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("gltf"))
+        {
+            let text = std::fs::read(path).map_err(|e| IngestError::io(path, e))?;
+            if let Ok(json) = serde_json::from_slice::<serde_json::Value>(&text) {
+                for b in json
+                    .get("buffers")
+                    .and_then(|b| b.as_array())
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(uri) = b.get("uri").and_then(|u| u.as_str()) {
+                        if !uri.starts_with("data:") {
+                            files.push(path.parent().unwrap_or(Path::new(".")).join(uri));
+                        }
+                    }
+                }
+            }
+        }
+        let mut key = SourceKey {
+            size: 0,
+            mtime_ns: 0,
+            content_hash: 0,
+            up,
+        };
+        let mut hasher = Xxh3::new();
+        for f in &files {
+            let file = File::open(f).map_err(|e| IngestError::io(f, e))?;
+            let meta = file.metadata().map_err(|e| IngestError::io(f, e))?;
+            key.size += meta.len();
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0);
+            key.mtime_ns = key.mtime_ns.max(mtime);
+            if meta.len() > 0 {
+                // SAFETY: read-only map of an input file nobody modifies during the bake.
+                let map = unsafe { Mmap::map(&file) }.map_err(|e| IngestError::io(f, e))?;
+                hasher.update(&map);
+            }
+        }
+        key.content_hash = hasher.digest();
+        Ok(key)
+    }
+
+    /// The key of an in-memory mesh (no file: size and mtime are zero).
+    pub fn of_mesh(positions: &[[f64; 3]], triangles: &[[u32; 3]], up: UpAxis) -> SourceKey {
+        let mut h = Xxh3::new();
+        for p in positions {
+            for c in p {
+                h.update(&c.to_le_bytes());
+            }
+        }
+        for t in triangles {
+            for i in t {
+                h.update(&i.to_le_bytes());
+            }
+        }
+        SourceKey {
+            size: 0,
+            mtime_ns: 0,
+            content_hash: h.digest(),
+            up,
+        }
+    }
+}
+
+/// The trailer's contents.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CacheInfo {
+    pub key: SourceKey,
+    /// World coordinates (Z-up) of the rebased origin.
+    pub origin: [f64; 3],
+    /// Bounds of the stored triangles, rebased [m].
+    pub bounds_min: [f32; 3],
+    pub bounds_max: [f32; 3],
+    pub triangles: u64,
+    /// Triangles skipped at ingest because they had no area.
+    pub degenerate: u64,
+    pub payload_hash: u64,
+}
+
+impl CacheInfo {
+    fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(TRAILER_LEN);
+        b.extend_from_slice(MAGIC);
+        b.extend_from_slice(&VERSION.to_le_bytes());
+        b.extend_from_slice(&(self.key.up.code() as u32).to_le_bytes());
+        for v in [
+            self.key.size,
+            self.key.mtime_ns,
+            self.key.content_hash,
+            self.triangles,
+        ] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in self.origin {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in self.bounds_min.iter().chain(&self.bounds_max) {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.extend_from_slice(&self.degenerate.to_le_bytes());
+        b.extend_from_slice(&self.payload_hash.to_le_bytes());
+        let own = xxh3_64(&b);
+        b.extend_from_slice(&own.to_le_bytes());
+        debug_assert_eq!(b.len(), TRAILER_LEN);
+        b
+    }
+
+    fn decode(b: &[u8]) -> Result<CacheInfo, String> {
+        if b.len() != TRAILER_LEN {
+            return Err("truncated trailer".into());
+        }
+        if &b[0..8] != MAGIC {
+            return Err("not a tessera scene cache".into());
+        }
+        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+        let f64_at = |o: usize| f64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+        let f32_at = |o: usize| f32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        if u32_at(8) != VERSION {
+            return Err(format!(
+                "format version {} (this build reads {VERSION})",
+                u32_at(8)
+            ));
+        }
+        if xxh3_64(&b[..TRAILER_LEN - 8]) != u64_at(TRAILER_LEN - 8) {
+            return Err("trailer checksum mismatch".into());
+        }
+        let up = UpAxis::from_code(u32_at(12) as u8).ok_or("bad up axis code")?;
+        Ok(CacheInfo {
+            key: SourceKey {
+                size: u64_at(16),
+                mtime_ns: u64_at(24),
+                content_hash: u64_at(32),
+                up,
+            },
+            triangles: u64_at(40),
+            origin: [f64_at(48), f64_at(56), f64_at(64)],
+            bounds_min: [f32_at(72), f32_at(76), f32_at(80)],
+            bounds_max: [f32_at(84), f32_at(88), f32_at(92)],
+            degenerate: u64_at(96),
+            payload_hash: u64_at(104),
+        })
+    }
+}
+
+/// An open, verified scene cache.
+#[derive(Debug)]
+pub struct SceneCache {
+    path: PathBuf,
+    map: Option<Mmap>,
+    info: CacheInfo,
+}
+
+impl SceneCache {
+    /// Maps and verifies a cache file (both checksums).
+    pub fn open(path: &Path) -> Result<SceneCache, IngestError> {
+        let bad = |message: String| IngestError::Cache {
+            path: path.to_path_buf(),
+            message,
+        };
+        let file = File::open(path).map_err(|e| IngestError::io(path, e))?;
+        let len = file.metadata().map_err(|e| IngestError::io(path, e))?.len() as usize;
+        if len < TRAILER_LEN {
+            return Err(bad("truncated scene cache".into()));
+        }
+        // SAFETY: the cache is tessera's own file, replaced only by atomic rename (which leaves
+        // this mapping on the old inode), never truncated in place.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| IngestError::io(path, e))?;
+        let info = CacheInfo::decode(&map[len - TRAILER_LEN..]).map_err(bad)?;
+        let payload = &map[..len - TRAILER_LEN];
+        if payload.len() as u64 != info.triangles * std::mem::size_of::<Triangle>() as u64 {
+            return Err(bad("triangle count does not match the file size".into()));
+        }
+        if xxh3_64(payload) != info.payload_hash {
+            return Err(bad("triangle data checksum mismatch (corrupt cache)".into()));
+        }
+        Ok(SceneCache {
+            path: path.to_path_buf(),
+            map: Some(map),
+            info,
+        })
+    }
+
+    pub fn info(&self) -> &CacheInfo {
+        &self.info
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The triangles, straight from the memory map.
+    pub fn triangles(&self) -> &[Triangle] {
+        match &self.map {
+            Some(m) => bytemuck::cast_slice(&m[..m.len() - TRAILER_LEN]),
+            None => &[],
+        }
+    }
+
+    /// Tells the OS that the pages read so far may be dropped (they are clean file pages):
+    /// keeps total resident memory near the budget while streaming a large scene.
+    pub fn release_pages(&self) {
+        #[cfg(unix)]
+        if let Some(m) = &self.map {
+            // SAFETY: a read-only, file-backed map: dropped pages are read back from the file
+            // on the next access, so no data is lost.
+            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
+    }
+}
+
+/// Statistics of building a cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IngestStats {
+    pub triangles: u64,
+    pub degenerate: u64,
+    /// True when an existing cache was reused.
+    pub reused: bool,
+}
+
+/// Reads `source` into a new cache at `path` (written atomically).
+pub fn build_cache(
+    source: &mut dyn SceneSource,
+    key: SourceKey,
+    path: &Path,
+) -> Result<IngestStats, IngestError> {
+    let bounds: WorldBounds = source.bounds();
+    let origin = if bounds.is_empty() {
+        [0.0; 3]
+    } else {
+        bounds.min
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| IngestError::io(dir, e))?;
+    }
+    let mut file = AtomicFile::create(path)?;
+    let mut hasher = Xxh3::new();
+    let mut stats = IngestStats::default();
+    let mut bmin = [f32::INFINITY; 3];
+    let mut bmax = [f32::NEG_INFINITY; 3];
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
+    let mut write_err = None;
+    source
+        .for_each_triangle(&mut |t| {
+            if is_degenerate(&t) {
+                stats.degenerate += 1;
+                return Ok(());
+            }
+            let mut rebased = [[0f32; 3]; 3];
+            for (v, p) in rebased.iter_mut().zip(t) {
+                for axis in 0..3 {
+                    v[axis] = (p[axis] - origin[axis]) as f32;
+                    bmin[axis] = bmin[axis].min(v[axis]);
+                    bmax[axis] = bmax[axis].max(v[axis]);
+                }
+            }
+            buf.extend_from_slice(bytemuck::cast_slice(&rebased));
+            stats.triangles += 1;
+            if buf.len() >= (1 << 16) - 36 {
+                hasher.update(&buf);
+                if let Err(e) = file.write_all(&buf) {
+                    write_err = Some(e);
+                    return Err(IngestError::Cache {
+                        path: path.to_path_buf(),
+                        message: "write failed".into(),
+                    });
+                }
+                buf.clear();
+            }
+            Ok(())
+        })
+        .map_err(|e| match write_err.take() {
+            Some(w) => IngestError::Store(w),
+            None => e,
+        })?;
+    hasher.update(&buf);
+    file.write_all(&buf)?;
+    if stats.triangles == 0 {
+        return Err(IngestError::Empty {
+            path: PathBuf::from(source.name()),
+            degenerate: stats.degenerate,
+        });
+    }
+    let info = CacheInfo {
+        key,
+        origin,
+        bounds_min: bmin,
+        bounds_max: bmax,
+        triangles: stats.triangles,
+        degenerate: stats.degenerate,
+        payload_hash: hasher.digest(),
+    };
+    file.write_all(&info.encode())?;
+    file.commit()?;
+    Ok(stats)
+}
+
+/// Opens the cache at `path` if it was built from `key`, else (re)builds it from the source
+/// that `open_source` opens. A corrupt cache is reported through `on_corrupt` and rebuilt.
+pub fn ensure_cache<'s>(
+    path: &Path,
+    key: SourceKey,
+    open_source: &mut dyn FnMut() -> Result<Box<dyn SceneSource + 's>, IngestError>,
+    on_corrupt: &mut dyn FnMut(&IngestError),
+) -> Result<(SceneCache, IngestStats), IngestError> {
+    if path.exists() {
+        match SceneCache::open(path) {
+            Ok(cache) if cache.info().key == key => {
+                let stats = IngestStats {
+                    triangles: cache.info().triangles,
+                    degenerate: cache.info().degenerate,
+                    reused: true,
+                };
+                return Ok((cache, stats));
+            }
+            Ok(_) => {} // built from another input or up axis: rebuild
+            Err(e) => on_corrupt(&e),
+        }
+    }
+    let stats = {
+        let mut source = open_source()?;
+        build_cache(source.as_mut(), key, path)?
+    };
+    let cache = SceneCache::open(path)?;
+    Ok((cache, stats))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MeshSource;
+
+    fn mesh_source<'a>(p: &'a [[f64; 3]], t: &'a [[u32; 3]]) -> MeshSource<'a> {
+        MeshSource {
+            name: "mesh".into(),
+            positions: p,
+            triangles: t,
+        }
+    }
+
+    #[test]
+    fn utm_coordinates_keep_centimetres() {
+        let base = [512_345.678, 5_712_345.678, 312.5];
+        let p = [
+            base,
+            [base[0] + 0.01, base[1], base[2]],
+            [base[0], base[1] + 0.01, base[2] + 0.01],
+            [base[0] + 2000.0, base[1] + 2000.0, base[2] + 80.0],
+            [base[0] + 2000.01, base[1] + 2000.0, base[2] + 80.0],
+            [base[0] + 2000.0, base[1] + 2000.01, base[2] + 80.0],
+        ];
+        let t = [[0, 1, 2], [3, 4, 5]];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("scene.cache");
+        let key = SourceKey::of_mesh(&p, &t, UpAxis::Z);
+        build_cache(&mut mesh_source(&p, &t), key, &path).unwrap();
+        let cache = SceneCache::open(&path).unwrap();
+        let tris = cache.triangles();
+        for (ti, tri) in t.iter().enumerate() {
+            for (k, &vi) in tri.iter().enumerate() {
+                for axis in 0..3 {
+                    let back = cache.info().origin[axis] + tris[ti][k][axis] as f64;
+                    // Well under a millimetre, two kilometres from the origin.
+                    assert!(
+                        (back - p[vi as usize][axis]).abs() < 5e-4,
+                        "{back} vs {}",
+                        p[vi as usize][axis]
+                    );
+                }
+            }
+        }
+        // The 1 cm edges survive as 1 cm.
+        let e = tris[1][1][0] - tris[1][0][0];
+        assert!((e - 0.01).abs() < 5e-4);
+    }
+
+    #[test]
+    fn degenerate_triangles_are_counted_and_empty_scenes_refused() {
+        let p = [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [2.0, 0.0, 0.0],
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c");
+        let t = [[0, 1, 2], [0, 0, 1], [0, 1, 3]];
+        let stats = build_cache(
+            &mut mesh_source(&p, &t),
+            SourceKey::of_mesh(&p, &t, UpAxis::Z),
+            &path,
+        )
+        .unwrap();
+        assert_eq!((stats.triangles, stats.degenerate), (1, 2));
+        let only_bad = [[0, 0, 1]];
+        let err = build_cache(
+            &mut mesh_source(&p, &only_bad),
+            SourceKey::of_mesh(&p, &only_bad, UpAxis::Z),
+            &path,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("empty"), "{err}");
+        // The good cache written before is untouched by the failed build.
+        assert_eq!(SceneCache::open(&path).unwrap().info().triangles, 1);
+    }
+
+    #[test]
+    fn corrupt_cache_is_detected_and_rebuilt() {
+        let p = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+        let t = [[0, 1, 2]];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c");
+        let key = SourceKey::of_mesh(&p, &t, UpAxis::Z);
+        build_cache(&mut mesh_source(&p, &t), key, &path).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[3] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(SceneCache::open(&path)
+            .unwrap_err()
+            .to_string()
+            .contains("checksum"));
+        let mut reported = 0;
+        let (cache, stats) = ensure_cache(
+            &path,
+            key,
+            &mut || Ok(Box::new(mesh_source(&p, &t))),
+            &mut |_| reported += 1,
+        )
+        .unwrap();
+        assert_eq!(
+            (reported, stats.reused, cache.triangles().len()),
+            (1, false, 1)
+        );
+        let (_, again) =
+            ensure_cache(&path, key, &mut || unreachable!(), &mut |_| panic!()).unwrap();
+        assert!(again.reused);
+    }
+}

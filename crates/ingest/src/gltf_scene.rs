@@ -1,0 +1,414 @@
+//! glTF 2.0 scenes (`.gltf` with external or embedded buffers, and `.glb`).
+//!
+//! Every primitive in triangle mode (lists, strips, fans), indexed or not, is read with its
+//! node's world transform applied. Transforms are composed in f64 from the JSON text itself:
+//! the `gltf` crate narrows them to f32, which would move a UTM-like node translation (x around
+//! 500 000) by centimetres. Accessors are bounds-checked against their buffers before any read,
+//! so a hostile or truncated file gives an error naming the accessor, never a panic.
+
+use crate::{IngestError, SceneSource, WorldTriangle};
+use base64::Engine;
+use gltf::mesh::Mode;
+use std::path::{Path, PathBuf};
+use tessera_geom::{UpAxis, WorldBounds};
+
+type Mat4 = [[f64; 4]; 4]; // column-major, as glTF
+
+const IDENTITY: Mat4 = [
+    [1.0, 0.0, 0.0, 0.0],
+    [0.0, 1.0, 0.0, 0.0],
+    [0.0, 0.0, 1.0, 0.0],
+    [0.0, 0.0, 0.0, 1.0],
+];
+
+fn mul(a: &Mat4, b: &Mat4) -> Mat4 {
+    let mut r = [[0.0; 4]; 4];
+    for (c, col) in r.iter_mut().enumerate() {
+        for (row, v) in col.iter_mut().enumerate() {
+            *v = (0..4).map(|k| a[k][row] * b[c][k]).sum();
+        }
+    }
+    r
+}
+
+fn transform_point(m: &Mat4, p: [f32; 3]) -> [f64; 3] {
+    let p = [p[0] as f64, p[1] as f64, p[2] as f64];
+    let mut out = [0.0; 3];
+    for (row, o) in out.iter_mut().enumerate() {
+        *o = m[0][row] * p[0] + m[1][row] * p[1] + m[2][row] * p[2] + m[3][row];
+    }
+    out
+}
+
+/// A node's local matrix from its JSON (`matrix`, or `translation` / `rotation` / `scale`), in f64.
+fn local_matrix(node: &serde_json::Value) -> Mat4 {
+    let nums = |key: &str| -> Option<Vec<f64>> {
+        node.get(key)?
+            .as_array()?
+            .iter()
+            .map(|v| v.as_f64())
+            .collect()
+    };
+    if let Some(m) = nums("matrix").filter(|m| m.len() == 16) {
+        let mut r = [[0.0; 4]; 4];
+        for c in 0..4 {
+            for row in 0..4 {
+                r[c][row] = m[c * 4 + row];
+            }
+        }
+        return r;
+    }
+    let t = nums("translation")
+        .filter(|v| v.len() == 3)
+        .unwrap_or(vec![0.0; 3]);
+    let q = nums("rotation")
+        .filter(|v| v.len() == 4)
+        .unwrap_or(vec![0.0, 0.0, 0.0, 1.0]);
+    let s = nums("scale")
+        .filter(|v| v.len() == 3)
+        .unwrap_or(vec![1.0; 3]);
+    let (x, y, z, w) = (q[0], q[1], q[2], q[3]);
+    // Rotation matrix of a unit quaternion, columns scaled.
+    let rot = [
+        [
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y + z * w),
+            2.0 * (x * z - y * w),
+        ],
+        [
+            2.0 * (x * y - z * w),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z + x * w),
+        ],
+        [
+            2.0 * (x * z + y * w),
+            2.0 * (y * z - x * w),
+            1.0 - 2.0 * (x * x + y * y),
+        ],
+    ];
+    let mut r = IDENTITY;
+    for c in 0..3 {
+        for row in 0..3 {
+            r[c][row] = rot[c][row] * s[c];
+        }
+    }
+    r[3] = [t[0], t[1], t[2], 1.0];
+    r
+}
+
+/// One primitive to read, with its world transform.
+struct Instance {
+    mesh: usize,
+    primitive: usize,
+    matrix: Mat4,
+}
+
+/// A glTF file loaded for ingest.
+pub struct GltfScene {
+    path: PathBuf,
+    document: gltf::Document,
+    buffers: Vec<Vec<u8>>,
+    instances: Vec<Instance>,
+    up: UpAxis,
+    bounds: WorldBounds,
+}
+
+impl GltfScene {
+    pub fn open(path: &Path, up: UpAxis) -> Result<GltfScene, IngestError> {
+        let err = |part: &str, message: String| IngestError::Gltf {
+            path: path.to_path_buf(),
+            part: part.to_string(),
+            message,
+        };
+        let bytes = std::fs::read(path).map_err(|e| IngestError::io(path, e))?;
+        let is_glb = bytes.starts_with(b"glTF");
+        let (json_bytes, blob): (Vec<u8>, Option<Vec<u8>>) = if is_glb {
+            let glb = gltf::Glb::from_slice(&bytes)
+                .map_err(|e| err("container", format!("invalid or truncated .glb: {e}")))?;
+            (glb.json.into_owned(), glb.bin.map(|b| b.into_owned()))
+        } else {
+            (bytes, None)
+        };
+        let json: serde_json::Value =
+            serde_json::from_slice(&json_bytes).map_err(|e| err("JSON", e.to_string()))?;
+        let document = gltf::Gltf::from_slice(&json_bytes)
+            .map_err(|e| err("document", e.to_string()))?
+            .document;
+
+        // Buffers: the GLB binary chunk, data URIs, or files beside the scene.
+        let mut buffers = Vec::new();
+        for buffer in document.buffers() {
+            let part = format!("buffer {}", buffer.index());
+            let data = match buffer.source() {
+                gltf::buffer::Source::Bin => blob.clone().ok_or_else(|| {
+                    err(
+                        &part,
+                        "refers to the GLB binary chunk, which is missing".into(),
+                    )
+                })?,
+                gltf::buffer::Source::Uri(uri) => {
+                    if let Some(rest) = uri.strip_prefix("data:") {
+                        let encoded = rest
+                            .split_once(";base64,")
+                            .map(|(_, d)| d)
+                            .ok_or_else(|| err(&part, "data URI is not base64".into()))?;
+                        base64::engine::general_purpose::STANDARD
+                            .decode(encoded)
+                            .map_err(|e| err(&part, format!("bad base64 data: {e}")))?
+                    } else {
+                        let file = path.parent().unwrap_or(Path::new(".")).join(uri);
+                        std::fs::read(&file).map_err(|e| {
+                            err(&part, format!("cannot read `{}`: {e}", file.display()))
+                        })?
+                    }
+                }
+            };
+            if data.len() < buffer.length() {
+                return Err(err(
+                    &part,
+                    format!(
+                        "declares {} bytes but holds {} (truncated)",
+                        buffer.length(),
+                        data.len()
+                    ),
+                ));
+            }
+            buffers.push(data);
+        }
+
+        // Instances: walk the default scene (or every scene) from its roots.
+        let nodes_json = json
+            .get("nodes")
+            .and_then(|n| n.as_array())
+            .cloned()
+            .unwrap_or_default();
+        let mut instances = Vec::new();
+        let scenes: Vec<gltf::Scene> = match document.default_scene() {
+            Some(s) => vec![s],
+            None => document.scenes().collect(),
+        };
+        let mut stack: Vec<(gltf::Node, Mat4, usize)> = Vec::new();
+        for scene in &scenes {
+            for root in scene.nodes() {
+                stack.push((root, IDENTITY, 0));
+            }
+        }
+        while let Some((node, parent, depth)) = stack.pop() {
+            if depth > 1024 {
+                return Err(err(
+                    "nodes",
+                    "node hierarchy deeper than 1024 (a cycle?)".into(),
+                ));
+            }
+            let local = nodes_json
+                .get(node.index())
+                .map(local_matrix)
+                .unwrap_or(IDENTITY);
+            let world = mul(&parent, &local);
+            if let Some(mesh) = node.mesh() {
+                for p in mesh.primitives() {
+                    instances.push(Instance {
+                        mesh: mesh.index(),
+                        primitive: p.index(),
+                        matrix: world,
+                    });
+                }
+            }
+            // Children in reverse so that the stack visits them in file order.
+            let children: Vec<_> = node.children().collect();
+            for child in children.into_iter().rev() {
+                stack.push((child, world, depth + 1));
+            }
+        }
+        if scenes.is_empty() {
+            for mesh in document.meshes() {
+                for p in mesh.primitives() {
+                    instances.push(Instance {
+                        mesh: mesh.index(),
+                        primitive: p.index(),
+                        matrix: IDENTITY,
+                    });
+                }
+            }
+        }
+
+        let mut scene = GltfScene {
+            path: path.to_path_buf(),
+            document,
+            buffers,
+            instances,
+            up,
+            bounds: WorldBounds::EMPTY,
+        };
+        let mut bounds = WorldBounds::EMPTY;
+        scene.visit(&mut |t| {
+            for p in t {
+                bounds.grow(p);
+            }
+            Ok(())
+        })?;
+        scene.bounds = bounds;
+        Ok(scene)
+    }
+
+    fn error(&self, part: String, message: String) -> IngestError {
+        IngestError::Gltf {
+            path: self.path.clone(),
+            part,
+            message,
+        }
+    }
+
+    /// Checks that an accessor's elements lie inside its buffer view and buffer.
+    fn check_accessor(&self, accessor: &gltf::Accessor) -> Result<(), IngestError> {
+        let part = format!("accessor {}", accessor.index());
+        if accessor.sparse().is_some() {
+            return Err(self.error(
+                part,
+                "sparse accessors are not supported for geometry".into(),
+            ));
+        }
+        let Some(view) = accessor.view() else {
+            return Err(self.error(part, "has no buffer view".into()));
+        };
+        let buffer_len = self.buffers[view.buffer().index()].len();
+        let view_end = view.offset().checked_add(view.length());
+        if view_end.is_none_or(|end| end > buffer_len) {
+            return Err(self.error(
+                part,
+                format!(
+                    "buffer view {} runs past the end of buffer {}",
+                    view.index(),
+                    view.buffer().index()
+                ),
+            ));
+        }
+        let elem = accessor.size();
+        let stride = view.stride().unwrap_or(elem);
+        let need = if accessor.count() == 0 {
+            0
+        } else {
+            (accessor.count() - 1)
+                .checked_mul(stride)
+                .and_then(|v| v.checked_add(accessor.offset() + elem))
+                .unwrap_or(usize::MAX)
+        };
+        if need > view.length() {
+            return Err(self.error(
+                part,
+                format!(
+                    "{} elements need {need} bytes, buffer view {} has {}",
+                    accessor.count(),
+                    view.index(),
+                    view.length()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn visit(
+        &self,
+        emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError> {
+        for inst in &self.instances {
+            let mesh = self
+                .document
+                .meshes()
+                .nth(inst.mesh)
+                .expect("index from the document");
+            let prim = mesh
+                .primitives()
+                .nth(inst.primitive)
+                .expect("index from the document");
+            let mode = prim.mode();
+            if !matches!(
+                mode,
+                Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
+            ) {
+                continue;
+            }
+            let Some(pos_accessor) = prim.get(&gltf::Semantic::Positions) else {
+                return Err(self.error(
+                    format!("mesh {} primitive {}", inst.mesh, inst.primitive),
+                    "has no POSITION attribute".into(),
+                ));
+            };
+            self.check_accessor(&pos_accessor)?;
+            if let Some(ind) = prim.indices() {
+                self.check_accessor(&ind)?;
+            }
+            let reader = prim.reader(|b| self.buffers.get(b.index()).map(|v| v.as_slice()));
+            let positions: Vec<[f64; 3]> = reader
+                .read_positions()
+                .ok_or_else(|| {
+                    self.error(
+                        format!("accessor {}", pos_accessor.index()),
+                        "unreadable positions".into(),
+                    )
+                })?
+                .map(|p| self.up.to_z_up(transform_point(&inst.matrix, p)))
+                .collect();
+            if positions.iter().flatten().any(|c| !c.is_finite()) {
+                return Err(self.error(
+                    format!("accessor {}", pos_accessor.index()),
+                    "position is NaN or infinite".into(),
+                ));
+            }
+            let indices: Vec<u32> = match reader.read_indices() {
+                Some(ind) => ind.into_u32().collect(),
+                None => (0..positions.len() as u32).collect(),
+            };
+            if let Some(bad) = indices.iter().find(|&&i| i as usize >= positions.len()) {
+                let part = prim
+                    .indices()
+                    .map(|a| format!("accessor {}", a.index()))
+                    .unwrap_or_default();
+                return Err(self.error(
+                    part,
+                    format!("index {bad} out of range ({} positions)", positions.len()),
+                ));
+            }
+            let v = |i: u32| positions[i as usize];
+            match mode {
+                Mode::Triangles => {
+                    for t in indices.chunks_exact(3) {
+                        emit([v(t[0]), v(t[1]), v(t[2])])?;
+                    }
+                }
+                Mode::TriangleStrip => {
+                    for i in 0..indices.len().saturating_sub(2) {
+                        let (a, b) = if i % 2 == 0 {
+                            (i + 1, i + 2)
+                        } else {
+                            (i + 2, i + 1)
+                        };
+                        emit([v(indices[i]), v(indices[a]), v(indices[b])])?;
+                    }
+                }
+                Mode::TriangleFan => {
+                    for i in 1..indices.len().saturating_sub(1) {
+                        emit([v(indices[i]), v(indices[i + 1]), v(indices[0])])?;
+                    }
+                }
+                _ => unreachable!("filtered above"),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SceneSource for GltfScene {
+    fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+    fn bounds(&self) -> WorldBounds {
+        self.bounds
+    }
+    fn for_each_triangle(
+        &mut self,
+        emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError> {
+        self.visit(emit)
+    }
+}

@@ -1,0 +1,165 @@
+//! Scene ingest: source files in, the scene cache out.
+//!
+//! * [`obj`]: Wavefront OBJ streamed from a memory map in two passes (vertices into a
+//!   memory-mapped vertex table in the scratch folder, then faces), never read into a `String`.
+//! * [`gltf_scene`]: glTF 2.0 (`.gltf` + `.bin`, `.glb`): every triangle primitive, node
+//!   transforms composed in f64 down the scene tree.
+//! * [`cache`]: the scene cache, a versioned, checksummed file of rebased f32 triangles that the
+//!   tiler memory-maps; a second bake of the same input (same size, mtime, content hash and up
+//!   axis) reuses it.
+//!
+//! Coordinates are read as f64, converted to Z-up once ([`UpAxis`]) and rebased on the world
+//! origin (the minimum of the scene's vertices) before narrowing to f32.
+//!
+//! This is the only crate with `unsafe`: the memory maps (`memmap2::Mmap::map`). A mapped file
+//! must not be truncated by another process while it is mapped; tessera maps its own inputs
+//! read-only and its own scratch and cache files, which nothing else writes.
+
+pub mod cache;
+pub mod gltf_scene;
+pub mod obj;
+
+use std::path::{Path, PathBuf};
+pub use tessera_geom::{UpAxis, WorldBounds};
+
+/// A scene that cannot be ingested. Every variant names the file, and the line (OBJ) or the
+/// accessor or part (glTF) at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IngestError {
+    #[error("{path}:{line}: {message}")]
+    Obj {
+        path: PathBuf,
+        line: u64,
+        message: String,
+    },
+    #[error("{path}: glTF {part}: {message}")]
+    Gltf {
+        path: PathBuf,
+        part: String,
+        message: String,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: unsupported scene format (expected .obj, .gltf or .glb)")]
+    Format { path: PathBuf },
+    #[error(
+        "{path}: the scene is empty: no triangle with a surface ({degenerate} degenerate skipped)"
+    )]
+    Empty { path: PathBuf, degenerate: u64 },
+    #[error(transparent)]
+    Store(#[from] tessera_store::StoreError),
+    #[error("{path}: {message}")]
+    Cache { path: PathBuf, message: String },
+}
+
+impl IngestError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> IngestError {
+        IngestError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// One world-space (f64, Z-up) triangle.
+pub type WorldTriangle = [[f64; 3]; 3];
+
+/// A scene being read: first its vertex bounds (which fix the world origin), then its triangles
+/// in file order.
+pub trait SceneSource {
+    /// Where the scene comes from (for messages).
+    fn name(&self) -> String;
+    /// Bounds of every vertex, Z-up world coordinates.
+    fn bounds(&self) -> WorldBounds;
+    /// Calls `emit` for every triangle in file order (polygons fan-triangulated).
+    fn for_each_triangle(
+        &mut self,
+        emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError>;
+}
+
+/// An in-memory mesh (the generated demo world, tests). Positions are Z-up world coordinates.
+pub struct MeshSource<'a> {
+    pub name: String,
+    pub positions: &'a [[f64; 3]],
+    pub triangles: &'a [[u32; 3]],
+}
+
+impl SceneSource for MeshSource<'_> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+    fn bounds(&self) -> WorldBounds {
+        let mut b = WorldBounds::EMPTY;
+        for &p in self.positions {
+            b.grow(p);
+        }
+        b
+    }
+    fn for_each_triangle(
+        &mut self,
+        emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError> {
+        for (i, t) in self.triangles.iter().enumerate() {
+            let get = |k: u32| {
+                self.positions
+                    .get(k as usize)
+                    .copied()
+                    .ok_or_else(|| IngestError::Cache {
+                        path: PathBuf::from(&self.name),
+                        message: format!("triangle {i}: vertex index {k} out of range"),
+                    })
+            };
+            emit([get(t[0])?, get(t[1])?, get(t[2])?])?;
+        }
+        Ok(())
+    }
+}
+
+/// The scene formats tessera reads, by file extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SceneFormat {
+    Obj,
+    Gltf,
+}
+
+impl SceneFormat {
+    pub fn of(path: &Path) -> Result<SceneFormat, IngestError> {
+        match path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .as_deref()
+        {
+            Some("obj") => Ok(SceneFormat::Obj),
+            Some("gltf") | Some("glb") => Ok(SceneFormat::Gltf),
+            _ => Err(IngestError::Format {
+                path: path.to_path_buf(),
+            }),
+        }
+    }
+
+    /// The up axis a file of this format has unless told otherwise: glTF is Y-up by
+    /// specification; OBJ has no convention, and tessera (like the seeds) assumes Z-up.
+    pub fn default_up(self) -> UpAxis {
+        match self {
+            SceneFormat::Obj => UpAxis::Z,
+            SceneFormat::Gltf => UpAxis::Y,
+        }
+    }
+}
+
+/// Opens a scene file as a [`SceneSource`]. `scratch` is a folder for temporary files.
+pub fn open_scene(
+    path: &Path,
+    up: UpAxis,
+    scratch: &Path,
+) -> Result<Box<dyn SceneSource>, IngestError> {
+    match SceneFormat::of(path)? {
+        SceneFormat::Obj => Ok(Box::new(obj::ObjScene::open(path, up, scratch)?)),
+        SceneFormat::Gltf => Ok(Box::new(gltf_scene::GltfScene::open(path, up)?)),
+    }
+}

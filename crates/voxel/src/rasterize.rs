@@ -1,0 +1,305 @@
+//! Conservative rasterization of triangles into span columns.
+
+use tessera_artifacts::{CellRect, GridFrame, Span, SpanField, Triangle};
+use tessera_config::VoxelParams;
+
+const NONE: u32 = u32::MAX;
+
+/// A span in the linked columns built during rasterization.
+#[derive(Clone, Copy)]
+struct Node {
+    zmin: u32,
+    zmax: u32,
+    walkable: bool,
+    next: u32,
+}
+
+/// Columns as linked lists in one pool (like a heightfield under construction).
+struct Columns {
+    heads: Vec<u32>,
+    pool: Vec<Node>,
+    free: u32,
+    merge_threshold: u32,
+}
+
+impl Columns {
+    fn new(cells: usize, merge_threshold: u32) -> Columns {
+        Columns {
+            heads: vec![NONE; cells],
+            pool: Vec::new(),
+            free: NONE,
+            merge_threshold,
+        }
+    }
+
+    fn alloc(&mut self, n: Node) -> u32 {
+        if self.free != NONE {
+            let i = self.free;
+            self.free = self.pool[i as usize].next;
+            self.pool[i as usize] = n;
+            i
+        } else {
+            self.pool.push(n);
+            (self.pool.len() - 1) as u32
+        }
+    }
+
+    fn release(&mut self, i: u32) {
+        self.pool[i as usize].next = self.free;
+        self.free = i;
+    }
+
+    /// Adds `[zmin, zmax]` to column `col`, merging every span it overlaps or touches. The
+    /// merged span is walkable as the higher of the two tops was; when the tops are within the
+    /// climb threshold, walkable if either was.
+    fn add(&mut self, col: usize, zmin: u32, zmax: u32, walkable: bool) {
+        let mut s = Node {
+            zmin,
+            zmax,
+            walkable,
+            next: NONE,
+        };
+        let mut prev = NONE;
+        let mut cur = self.heads[col];
+        while cur != NONE {
+            let c = self.pool[cur as usize];
+            if c.zmin > s.zmax {
+                break;
+            }
+            if c.zmax < s.zmin {
+                prev = cur;
+                cur = c.next;
+                continue;
+            }
+            // Merge c into s.
+            let within = c.zmax.abs_diff(s.zmax) <= self.merge_threshold;
+            s.walkable = if within {
+                s.walkable || c.walkable
+            } else if c.zmax > s.zmax {
+                c.walkable
+            } else {
+                s.walkable
+            };
+            s.zmin = s.zmin.min(c.zmin);
+            s.zmax = s.zmax.max(c.zmax);
+            let next = c.next;
+            self.release(cur);
+            if prev == NONE {
+                self.heads[col] = next;
+            } else {
+                self.pool[prev as usize].next = next;
+            }
+            cur = next;
+        }
+        s.next = cur;
+        let i = self.alloc(s);
+        if prev == NONE {
+            self.heads[col] = i;
+        } else {
+            self.pool[prev as usize].next = i;
+        }
+    }
+
+    fn into_field(self, rect: CellRect, core: CellRect) -> SpanField {
+        let mut column_start = Vec::with_capacity(self.heads.len() + 1);
+        let mut spans = Vec::with_capacity(self.pool.len());
+        column_start.push(0);
+        for &head in &self.heads {
+            let mut cur = head;
+            while cur != NONE {
+                let n = self.pool[cur as usize];
+                spans.push(Span {
+                    zmin: n.zmin,
+                    zmax: n.zmax,
+                    walkable: n.walkable,
+                });
+                cur = n.next;
+            }
+            column_start.push(spans.len() as u32);
+        }
+        SpanField {
+            rect,
+            core,
+            column_start,
+            spans,
+        }
+    }
+}
+
+/// A vertex in global cell units: x, y in cells, z in voxels.
+type P = [f64; 3];
+
+/// Keeps the part of `poly` with `p[axis] >= bound` (when `keep_above`) or `<= bound`. The
+/// intersection point is pinned exactly on the plane. Sutherland-Hodgman on a convex polygon.
+fn clip(poly: &[P], out: &mut Vec<P>, axis: usize, bound: f64, keep_above: bool) {
+    out.clear();
+    let n = poly.len();
+    if n == 0 {
+        return;
+    }
+    let inside = |p: &P| {
+        if keep_above {
+            p[axis] >= bound
+        } else {
+            p[axis] <= bound
+        }
+    };
+    for i in 0..n {
+        let a = poly[i];
+        let b = poly[(i + 1) % n];
+        let ia = inside(&a);
+        let ib = inside(&b);
+        if ia {
+            out.push(a);
+        }
+        if ia != ib {
+            let t = (bound - a[axis]) / (b[axis] - a[axis]);
+            let mut p = [
+                a[0] + (b[0] - a[0]) * t,
+                a[1] + (b[1] - a[1]) * t,
+                a[2] + (b[2] - a[2]) * t,
+            ];
+            p[axis] = bound;
+            out.push(p);
+        }
+    }
+}
+
+/// The cells `first ..= last` an extent `[lo, hi]` covers: half-open cells `[c, c + 1)`, so a
+/// polygon ending exactly on a grid line does not spill into the next cell, while a vertical
+/// one (zero extent) lying on a line belongs to the cell above that line.
+#[inline]
+fn cover(lo: f64, hi: f64) -> (i64, i64) {
+    let first = lo.floor() as i64;
+    let last = if hi > lo { hi.ceil() as i64 - 1 } else { first };
+    (first, last.max(first))
+}
+
+/// Rasterizes `triangles` into the columns of `rect` (global cells).
+pub fn rasterize(
+    frame: &GridFrame,
+    params: &VoxelParams,
+    rect: CellRect,
+    core: CellRect,
+    triangles: &[Triangle],
+) -> SpanField {
+    let mut cols = Columns::new(rect.area(), params.walkable_climb);
+    let inv_cs = 1.0 / frame.cell_size;
+    let inv_ch = 1.0 / frame.cell_height;
+    let mut row_poly: Vec<P> = Vec::with_capacity(8);
+    let mut cell_poly: Vec<P> = Vec::with_capacity(8);
+    let mut tmp: Vec<P> = Vec::with_capacity(8);
+    for tri in triangles {
+        // Slope test in metres (cells are not cubes).
+        let w: [[f64; 3]; 3] = tri.map(|v| [v[0] as f64, v[1] as f64, v[2] as f64]);
+        let e0 = [w[1][0] - w[0][0], w[1][1] - w[0][1], w[1][2] - w[0][2]];
+        let e1 = [w[2][0] - w[0][0], w[2][1] - w[0][1], w[2][2] - w[0][2]];
+        let n = [
+            e0[1] * e1[2] - e0[2] * e1[1],
+            e0[2] * e1[0] - e0[0] * e1[2],
+            e0[0] * e1[1] - e0[1] * e1[0],
+        ];
+        let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+        // Either winding: a floor modelled upside down is still a floor.
+        let walkable = len > 0.0 && n[2].abs() / len > params.walkable_slope_cos;
+
+        let p: [P; 3] = w.map(|v| [v[0] * inv_cs, v[1] * inv_cs, v[2] * inv_ch]);
+        let ymin = p[0][1].min(p[1][1]).min(p[2][1]);
+        let ymax = p[0][1].max(p[1][1]).max(p[2][1]);
+        let (r0, r1) = cover(ymin, ymax);
+        let r0 = r0.max(rect.y0 as i64);
+        let r1 = r1.min(rect.y1() as i64 - 1);
+        for row in r0..=r1 {
+            clip(&p, &mut tmp, 1, row as f64, true);
+            clip(&tmp, &mut row_poly, 1, row as f64 + 1.0, false);
+            if row_poly.is_empty() {
+                continue;
+            }
+            let xmin = row_poly.iter().map(|q| q[0]).fold(f64::INFINITY, f64::min);
+            let xmax = row_poly
+                .iter()
+                .map(|q| q[0])
+                .fold(f64::NEG_INFINITY, f64::max);
+            let (c0, c1) = cover(xmin, xmax);
+            let c0 = c0.max(rect.x0 as i64);
+            let c1 = c1.min(rect.x1() as i64 - 1);
+            for col in c0..=c1 {
+                clip(&row_poly, &mut tmp, 0, col as f64, true);
+                clip(&tmp, &mut cell_poly, 0, col as f64 + 1.0, false);
+                if cell_poly.is_empty() {
+                    continue;
+                }
+                let zlo = cell_poly.iter().map(|q| q[2]).fold(f64::INFINITY, f64::min);
+                let zhi = cell_poly
+                    .iter()
+                    .map(|q| q[2])
+                    .fold(f64::NEG_INFINITY, f64::max);
+                // Voxel k spans [k, k + 1): the span covers every voxel the polygon touches.
+                let zmin = zlo.floor().clamp(0.0, (u32::MAX - 2) as f64) as u32;
+                let zmax =
+                    (zhi.floor() + 1.0).clamp(zmin as f64 + 1.0, (u32::MAX - 1) as f64) as u32;
+                cols.add(rect.index(col as i32, row as i32), zmin, zmax, walkable);
+            }
+        }
+    }
+    cols.into_field(rect, core)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cover_is_half_open() {
+        assert_eq!(cover(0.0, 1.0), (0, 0));
+        assert_eq!(cover(0.5, 1.0), (0, 0));
+        assert_eq!(cover(0.5, 1.5), (0, 1));
+        assert_eq!(cover(2.0, 2.0), (2, 2));
+        assert_eq!(cover(-0.5, 0.0), (-1, -1));
+    }
+
+    #[test]
+    fn merging_spans() {
+        let mut c = Columns::new(1, 1);
+        c.add(0, 10, 12, false);
+        c.add(0, 0, 3, true);
+        c.add(0, 20, 25, true);
+        // Bridges the first two (touching at 3 and overlapping at 10): top 12, from the
+        // unwalkable span whose top is higher by more than the threshold.
+        c.add(0, 3, 10, true);
+        let f = c.into_field(
+            CellRect {
+                x0: 0,
+                y0: 0,
+                width: 1,
+                height: 1,
+            },
+            CellRect {
+                x0: 0,
+                y0: 0,
+                width: 1,
+                height: 1,
+            },
+        );
+        assert_eq!(
+            f.spans,
+            vec![
+                Span {
+                    zmin: 0,
+                    zmax: 12,
+                    walkable: false
+                },
+                Span {
+                    zmin: 20,
+                    zmax: 25,
+                    walkable: true
+                }
+            ]
+        );
+        // Tops within the threshold: walkable if either is.
+        let mut c = Columns::new(1, 2);
+        c.add(0, 0, 10, false);
+        c.add(0, 5, 11, true);
+        assert!(c.pool[c.heads[0] as usize].walkable);
+    }
+}

@@ -1,0 +1,124 @@
+//! The oracle: a tiled voxelization equals a single-tile one, column by column.
+
+mod common;
+use common::*;
+use proptest::prelude::*;
+use tessera_artifacts::Triangle;
+
+#[derive(Clone, Debug)]
+enum Piece {
+    Box {
+        min: [f32; 3],
+        size: [f32; 3],
+    },
+    Ramp {
+        x: f32,
+        y: f32,
+        len: f32,
+        width: f32,
+        rise: f32,
+    },
+    Tilted {
+        a: [f32; 3],
+        b: [f32; 3],
+        c: [f32; 3],
+    },
+}
+
+fn piece() -> impl Strategy<Value = Piece> {
+    let coord = 0.0f32..28.0;
+    prop_oneof![
+        (
+            coord.clone(),
+            coord.clone(),
+            0.0f32..3.0,
+            0.1f32..6.0,
+            0.1f32..6.0,
+            0.05f32..3.0
+        )
+            .prop_map(|(x, y, z, sx, sy, sz)| Piece::Box {
+                min: [x, y, z],
+                size: [sx, sy, sz]
+            }),
+        (
+            coord.clone(),
+            coord.clone(),
+            1.0f32..8.0,
+            0.5f32..4.0,
+            0.0f32..4.0
+        )
+            .prop_map(|(x, y, len, width, rise)| Piece::Ramp {
+                x,
+                y,
+                len,
+                width,
+                rise
+            }),
+        (
+            (coord.clone(), coord.clone(), 0.0f32..4.0),
+            (coord.clone(), coord.clone(), 0.0f32..4.0),
+            (coord.clone(), coord, 0.0f32..4.0)
+        )
+            .prop_map(|(a, b, c)| Piece::Tilted {
+                a: [a.0, a.1, a.2],
+                b: [b.0, b.1, b.2],
+                c: [c.0, c.1, c.2]
+            }),
+    ]
+}
+
+fn build(pieces: &[Piece]) -> Vec<Triangle> {
+    let mut tris = quad(0.0, 0.0, 32.0, 32.0, 0.0);
+    for p in pieces {
+        match *p {
+            Piece::Box { min, size } => tris.extend(cuboid(
+                min,
+                [min[0] + size[0], min[1] + size[1], min[2] + size[2]],
+            )),
+            Piece::Ramp {
+                x,
+                y,
+                len,
+                width,
+                rise,
+            } => tris.extend(ramp(x, x + len, y, y + width, 0.0, rise)),
+            Piece::Tilted { a, b, c } => tris.push([a, b, c]),
+        }
+    }
+    tris
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_scenes_are_tiling_invariant(
+        pieces in proptest::collection::vec(piece(), 1..14),
+        radius_cells in 0u32..3,
+        cell in prop_oneof![Just(0.25f64), Just(0.3), Just(0.2)],
+    ) {
+        let p = params(cell, 0.1, radius_cells as f64 * cell, 0.5, 2.0);
+        let tris = build(&pieces);
+        let single = voxelize_world(&tris, &p, SINGLE_TILE);
+        for tile in [16, 64] {
+            let tiled = voxelize_world(&tris, &p, tile);
+            prop_assert!(tiled == single, "tile size {} differs from a single tile", tile);
+        }
+    }
+}
+
+#[test]
+fn a_triangle_larger_than_many_tiles() {
+    let p = params(0.25, 0.1, 0.5, 0.5, 2.0);
+    // One huge sloped triangle over 40 m plus a few boxes: it must land in every tile it covers.
+    let mut tris: Vec<Triangle> = vec![[[0.0, 0.0, 0.0], [40.0, 0.0, 1.0], [0.0, 40.0, 3.0]]];
+    tris.extend(cuboid([5.0, 5.0, 0.0], [6.0, 9.0, 2.5]));
+    let single = voxelize_world(&tris, &p, SINGLE_TILE);
+    for tile in [8, 16, 64, 256] {
+        assert!(
+            voxelize_world(&tris, &p, tile) == single,
+            "tile size {tile}"
+        );
+    }
+    assert!(single.len() > 12000);
+}
