@@ -1,1 +1,483 @@
+//! The bake, stage by stage, as a streaming dataflow inside a memory budget.
+//!
+//! ```text
+//! scene file ──ingest──> work/scene.cache ──bin──> work/tiles.pack
+//!     ──reader──[bounded]──> voxelize workers (rayon) ──[bounded]──> writer ──> work/spans.pack
+//!                                                                      └──> summary.json
+//! ```
+//!
+//! * Binning is a barrier (any triangle may land in any tile); its buffers are a reservation
+//!   from the budget and spill to the tile pack when full.
+//! * The reader reserves each tile's memory before reading it, so when workers or the writer
+//!   fall behind, the reader waits: back-pressure, not buffering. Channel capacities are sized
+//!   from the budget.
+//! * The writer restores tile order before appending, so every file a bake writes has the same
+//!   bytes for any thread count.
+//!
+//! This crate owns threads and the bake folder's layout ([`BakeLayout`]); the stages it calls
+//! are pure.
 
+mod layout;
+mod progress;
+
+pub use layout::BakeLayout;
+pub use progress::{LogFormat, Progress};
+
+use crossbeam_channel::bounded;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tessera_artifacts::{GridFrame, SpanField, TileCoord, Triangle};
+use tessera_budget::{MemoryBudget, OverBudget, PeakSampler, Reservation};
+use tessera_config::BakeConfig;
+use tessera_geom::UpAxis;
+use tessera_ingest::cache::{ensure_cache, SourceKey};
+use tessera_ingest::{IngestError, MeshSource, SceneFormat, SceneSource};
+use tessera_store::{PackReader, PackWriter, StoreError};
+
+/// Pack kinds.
+pub const TILES_KIND: &[u8; 8] = b"TSTILES\0";
+pub const SPANS_KIND: &[u8; 8] = b"TSSPANS\0";
+
+/// Why a bake failed. The binary maps each kind to its own exit code.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BakeError {
+    #[error(transparent)]
+    Input(#[from] IngestError),
+    #[error("{0}")]
+    NoWalkable(String),
+    #[error("out of memory budget: {0}")]
+    OverBudget(String),
+    #[error(transparent)]
+    Io(#[from] StoreError),
+    #[error("corrupt artifact {path}: {message}")]
+    Corrupt { path: PathBuf, message: String },
+}
+
+impl From<OverBudget> for BakeError {
+    fn from(e: OverBudget) -> Self {
+        BakeError::OverBudget(e.to_string())
+    }
+}
+
+/// What to bake.
+pub enum SceneInput {
+    /// A scene file; `up` None means the format's convention (OBJ: Z, glTF: Y).
+    File { path: PathBuf, up: Option<UpAxis> },
+    /// An in-memory Z-up mesh (the built-in demo world).
+    Mesh {
+        name: String,
+        positions: Vec<[f64; 3]>,
+        triangles: Vec<[u32; 3]>,
+    },
+}
+
+/// A bake request: the scene, the settings and the machine resources it may use.
+pub struct BakeRequest {
+    pub scene: SceneInput,
+    pub config: BakeConfig,
+    pub out_dir: PathBuf,
+    /// Worker threads (at least 1).
+    pub threads: usize,
+    /// Budget for the bake's own large allocations [bytes].
+    pub memory_budget: u64,
+    pub progress: Progress,
+}
+
+/// What a bake did, written as `summary.json`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BakeSummary {
+    pub scene: String,
+    pub up: String,
+    pub triangles: u64,
+    pub degenerate_triangles: u64,
+    pub scene_cache_reused: bool,
+    pub tiles: u64,
+    pub tiles_with_geometry: u64,
+    pub tile_size: u32,
+    pub cells: [u32; 2],
+    /// Triangle copies written to tiles (a triangle overlapping k tiles counts k times).
+    pub triangle_placements: u64,
+    pub spans: u64,
+    pub walkable_spans: u64,
+    pub peak_rss_bytes: u64,
+    pub peak_anon_bytes: u64,
+    /// Peak bytes reserved from the budget.
+    pub peak_reserved_bytes: u64,
+    pub threads: usize,
+    pub memory_budget_bytes: u64,
+    /// Bytes the bake folder holds.
+    pub disk_bytes: u64,
+    /// Seconds per stage, and `total`.
+    pub seconds: BTreeMap<String, f64>,
+}
+
+/// The memory a bake needs whatever the triangles: binning buffers at their minimum and one
+/// tile of this grid in flight (its fixed part).
+pub fn minimum_budget(frame: &GridFrame) -> u64 {
+    MIN_BIN_BUFFER + tessera_voxel::tile_memory_estimate(frame, 0)
+}
+
+const MIN_BIN_BUFFER: u64 = 1 << 20;
+
+/// Runs a whole bake.
+pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
+    let started = Instant::now();
+    let sampler = PeakSampler::start(Duration::from_millis(5));
+    let layout = BakeLayout::new(&req.out_dir);
+    layout.create()?;
+    let budget = MemoryBudget::new(req.memory_budget);
+    let progress = req.progress.clone();
+    let mut seconds = BTreeMap::new();
+
+    // 1. Ingest into the scene cache.
+    let t = Instant::now();
+    progress.stage_start("ingest", 0);
+    let (cache, stats, scene_name, up) = match &req.scene {
+        SceneInput::File { path, up } => {
+            let up = match up {
+                Some(u) => *u,
+                None => SceneFormat::of(path)?.default_up(),
+            };
+            let key = SourceKey::of_file(path, up)?;
+            let scratch = layout.scratch();
+            let (cache, stats) = ensure_cache(
+                &layout.scene_cache(),
+                key,
+                &mut || tessera_ingest::open_scene(path, up, &scratch),
+                &mut |e| progress.warn(&format!("scene cache rebuilt: {e}")),
+            )?;
+            (cache, stats, path.display().to_string(), up)
+        }
+        SceneInput::Mesh {
+            name,
+            positions,
+            triangles,
+        } => {
+            let key = SourceKey::of_mesh(positions, triangles, UpAxis::Z);
+            let (cache, stats) = ensure_cache(
+                &layout.scene_cache(),
+                key,
+                &mut || {
+                    Ok(Box::new(MeshSource {
+                        name: name.clone(),
+                        positions,
+                        triangles,
+                    }) as Box<dyn SceneSource>)
+                },
+                &mut |e| progress.warn(&format!("scene cache rebuilt: {e}")),
+            )?;
+            (cache, stats, name.clone(), UpAxis::Z)
+        }
+    };
+    let _ = std::fs::remove_dir_all(layout.scratch());
+    seconds.insert("ingest".into(), t.elapsed().as_secs_f64());
+    progress.stage_done("ingest", stats.triangles);
+
+    // 2. The grid.
+    let info = *cache.info();
+    let params = req.config.voxel_params();
+    let extent = info.bounds_max.map(|v| v.max(0.0) as f64);
+    let frame = GridFrame::new(
+        info.origin,
+        extent,
+        params.cell_size,
+        params.cell_height,
+        params.tile_size,
+        params.band,
+    );
+    frame.validate().map_err(|e| BakeError::Corrupt {
+        path: cache.path().to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let minimum = minimum_budget(&frame);
+    if req.memory_budget < minimum {
+        return Err(BakeError::OverBudget(format!(
+            "a memory budget of {} bytes is too small for one {}-cell tile of this world; the minimum is {} bytes ({} MiB)",
+            req.memory_budget,
+            frame.tile_size,
+            minimum,
+            minimum.div_ceil(1 << 20)
+        )));
+    }
+
+    // 3. Bin the triangles into tiles on disk.
+    let t = Instant::now();
+    let triangles = cache.triangles();
+    progress.stage_start("bin", triangles.len() as u64);
+    let bin_limit = (req.memory_budget / 4).clamp(MIN_BIN_BUFFER, 256 << 20);
+    let bin_reservation = budget.reserve(bin_limit, "binning buffers")?;
+    let mut pack = PackWriter::create(layout.tiles_pack(), TILES_KIND, &frame.encode())?;
+    let mut binner = tessera_tiler::Binner::new(&frame, bin_limit as usize);
+    let mut spill = |tile: u32, bytes: &[u8]| pack.append(tile, bytes);
+    const RELEASE_EVERY: usize = (64 << 20) / std::mem::size_of::<Triangle>();
+    for (i, tri) in triangles.iter().enumerate() {
+        binner.add(tri, &mut spill)?;
+        if (i + 1) % RELEASE_EVERY == 0 {
+            cache.release_pages();
+            progress.advance("bin", (i + 1) as u64);
+        }
+    }
+    let placements = binner.finish(&mut spill)?;
+    pack.finish()?;
+    cache.release_pages();
+    drop(bin_reservation);
+    seconds.insert("bin".into(), t.elapsed().as_secs_f64());
+    progress.stage_done("bin", triangles.len() as u64);
+
+    // 4. Voxelize, streaming tiles through the workers.
+    let t = Instant::now();
+    let tiles = PackReader::open(layout.tiles_pack(), TILES_KIND)?;
+    let largest = tiles
+        .keys()
+        .iter()
+        .map(|&k| tiles.raw_len(k))
+        .max()
+        .unwrap_or(0);
+    let need = tessera_voxel::tile_memory_estimate(&frame, largest);
+    if need > req.memory_budget {
+        return Err(BakeError::OverBudget(format!(
+            "the densest tile holds {largest} bytes of triangles and needs about {need} bytes to voxelize, \
+             more than the memory budget of {} bytes; raise --memory-budget to at least {} MiB or lower --tile-size",
+            req.memory_budget,
+            need.div_ceil(1 << 20)
+        )));
+    }
+    let counts = voxelize_all(
+        &frame,
+        &params,
+        &tiles,
+        &budget,
+        req.threads,
+        &layout,
+        &progress,
+    )?;
+    seconds.insert("voxelize".into(), t.elapsed().as_secs_f64());
+    progress.stage_done("voxelize", counts.tiles_with_geometry);
+
+    if counts.walkable_spans == 0 {
+        return Err(BakeError::NoWalkable(format!(
+            "{scene_name}: no walkable surface: {} triangles voxelized into {} spans, none walkable for this agent \
+             (check --up, the agent settings and the slope limit)",
+            stats.triangles, counts.spans
+        )));
+    }
+
+    seconds.insert("total".into(), started.elapsed().as_secs_f64());
+    let (peak_anon, peak_rss) = sampler.peaks();
+    let summary = BakeSummary {
+        scene: scene_name,
+        up: up.to_string(),
+        triangles: stats.triangles,
+        degenerate_triangles: stats.degenerate,
+        scene_cache_reused: stats.reused,
+        tiles: frame.tile_count() as u64,
+        tiles_with_geometry: counts.tiles_with_geometry,
+        tile_size: frame.tile_size,
+        cells: frame.cells,
+        triangle_placements: placements,
+        spans: counts.spans,
+        walkable_spans: counts.walkable_spans,
+        peak_rss_bytes: peak_rss,
+        peak_anon_bytes: peak_anon,
+        peak_reserved_bytes: budget.peak_reserved(),
+        threads: req.threads,
+        memory_budget_bytes: req.memory_budget,
+        disk_bytes: layout.disk_bytes(),
+        seconds,
+    };
+    tessera_store::write_atomic(layout.config_toml(), req.config.to_toml().as_bytes())?;
+    let json = serde_json::to_vec_pretty(&summary).expect("summary serializes");
+    tessera_store::write_atomic(layout.summary_json(), &json)?;
+    Ok(summary)
+}
+
+#[derive(Default)]
+struct VoxelCounts {
+    tiles_with_geometry: u64,
+    spans: u64,
+    walkable_spans: u64,
+}
+
+/// A tile read from the pack, with the memory it holds.
+struct TileJob {
+    index: u32,
+    coord: TileCoord,
+    triangles: Vec<Triangle>,
+    reservation: Reservation,
+}
+
+/// A voxelized tile on its way to the writer.
+struct TileDone {
+    index: u32,
+    encoded: Vec<u8>,
+    spans: u64,
+    walkable: u64,
+    _reservation: Reservation,
+}
+
+fn voxelize_all(
+    frame: &GridFrame,
+    params: &tessera_config::VoxelParams,
+    tiles: &PackReader,
+    budget: &Arc<MemoryBudget>,
+    threads: usize,
+    layout: &BakeLayout,
+    progress: &Progress,
+) -> Result<VoxelCounts, BakeError> {
+    let keys = tiles.keys();
+    progress.stage_start("voxelize", keys.len() as u64);
+    let coords: HashMap<u32, TileCoord> = frame
+        .tile_coords()
+        .map(|c| (frame.tile_index(c) as u32, c))
+        .collect();
+    let threads = threads.max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("voxelize-{i}"))
+        .build()
+        .map_err(|e| BakeError::Io(StoreError::io(&layout.root, std::io::Error::other(e))))?;
+    // The budget bounds what is in flight; the channels only need room for each worker's
+    // next item.
+    let (job_tx, job_rx) = bounded::<TileJob>(threads);
+    let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
+    let mut out = PackWriter::create(layout.spans_pack(), SPANS_KIND, &frame.encode())?;
+    let mut counts = VoxelCounts::default();
+
+    std::thread::scope(|scope| -> Result<(), BakeError> {
+        // Reader: reserve, read, send; stops early when the writer hangs up.
+        let reader_done = done_tx.clone();
+        let reader = scope.spawn(move || {
+            for &key in &keys {
+                let raw = tiles.raw_len(key);
+                let estimate = tessera_voxel::tile_memory_estimate(frame, raw);
+                let result =
+                    budget
+                        .reserve(estimate, "a tile in flight")
+                        .map_err(BakeError::from)
+                        .and_then(|reservation| {
+                            let bytes = tiles.read(key)?;
+                            let triangles = tessera_artifacts::triangles_from_bytes(&bytes)
+                                .map_err(|e| BakeError::Corrupt {
+                                    path: tiles_path(layout),
+                                    message: format!("tile {key}: {e}"),
+                                })?;
+                            Ok(TileJob {
+                                index: key,
+                                coord: coords[&key],
+                                triangles,
+                                reservation,
+                            })
+                        });
+                match result {
+                    Ok(job) => {
+                        if job_tx.send(job).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = reader_done.send(Err(e));
+                        return;
+                    }
+                }
+            }
+        });
+        // Workers on the rayon pool, one long-running loop each.
+        let workers = scope.spawn(move || {
+            pool.broadcast(|_| {
+                for job in job_rx.iter() {
+                    let field: SpanField =
+                        tessera_voxel::voxelize_tile(frame, params, job.coord, &job.triangles);
+                    debug_assert!(field.validate().is_ok());
+                    let (spans, walkable) = field.core_counts();
+                    let encoded = field.encode();
+                    let mut reservation = job.reservation;
+                    drop(job.triangles);
+                    drop(field);
+                    reservation.shrink_to(encoded.len() as u64);
+                    let done = TileDone {
+                        index: job.index,
+                        encoded,
+                        spans,
+                        walkable,
+                        _reservation: reservation,
+                    };
+                    if done_tx.send(Ok(done)).is_err() {
+                        return;
+                    }
+                }
+            });
+        });
+        // Writer (this thread): restore tile order, append, count.
+        let mut pending: BTreeMap<u32, TileDone> = BTreeMap::new();
+        let mut order = tiles.keys().into_iter();
+        let mut next = order.next();
+        let mut written = 0u64;
+        let mut failure = None;
+        for msg in done_rx.iter() {
+            match msg {
+                Ok(done) => {
+                    pending.insert(done.index, done);
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+            while let Some(key) = next {
+                let Some(done) = pending.remove(&key) else {
+                    break;
+                };
+                counts.tiles_with_geometry += 1;
+                counts.spans += done.spans;
+                counts.walkable_spans += done.walkable;
+                if let Err(e) = out.append(key, &done.encoded) {
+                    failure = Some(e.into());
+                    break;
+                }
+                written += 1;
+                progress.advance("voxelize", written);
+                next = order.next();
+            }
+            if failure.is_some() || next.is_none() {
+                break;
+            }
+        }
+        drop(done_rx); // unblocks the workers and the reader if we stopped early
+        let _ = reader.join();
+        let _ = workers.join();
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    })?;
+    out.finish()?;
+    Ok(counts)
+}
+
+fn tiles_path(layout: &BakeLayout) -> PathBuf {
+    layout.tiles_pack()
+}
+
+/// Reads every span field of a finished bake, in tile order (tests and tools).
+pub fn read_span_fields(
+    out_dir: &std::path::Path,
+) -> Result<(GridFrame, Vec<SpanField>), BakeError> {
+    let layout = BakeLayout::new(out_dir);
+    let pack = PackReader::open(layout.spans_pack(), SPANS_KIND)?;
+    let corrupt = |message: String| BakeError::Corrupt {
+        path: layout.spans_pack(),
+        message,
+    };
+    let frame = GridFrame::decode(pack.header()).map_err(|e| corrupt(e.to_string()))?;
+    let mut fields = Vec::new();
+    for key in pack.keys() {
+        let field =
+            SpanField::decode(&pack.read(key)?).map_err(|e| corrupt(format!("tile {key}: {e}")))?;
+        fields.push(field);
+    }
+    Ok((frame, fields))
+}

@@ -1,0 +1,188 @@
+//! Progress for people and for build farms.
+//!
+//! On a terminal: an indicatif bar per stage with counts and ETA. Otherwise: plain periodic
+//! lines. With [`LogFormat::Json`]: one JSON object per line (stage, done, total, resident
+//! memory, elapsed seconds) for scripts. Everything goes to stderr; stdout carries results.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tessera_budget::ProcMemory;
+
+/// How progress is reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Bars on a terminal, plain lines otherwise.
+    Auto,
+    /// Plain lines, one every few seconds per stage.
+    Plain,
+    /// One JSON object per line.
+    Json,
+    /// Nothing.
+    Quiet,
+}
+
+struct Inner {
+    format: LogFormat,
+    started: Instant,
+    bars: Mutex<HashMap<&'static str, ProgressBar>>,
+    totals: Mutex<HashMap<&'static str, (u64, Instant)>>,
+}
+
+/// A cheap, cloneable progress reporter shared by the bake's threads.
+#[derive(Clone)]
+pub struct Progress {
+    inner: Arc<Inner>,
+}
+
+const PLAIN_EVERY: Duration = Duration::from_secs(5);
+const JSON_EVERY: Duration = Duration::from_secs(1);
+
+impl Progress {
+    pub fn new(format: LogFormat) -> Progress {
+        let format = match format {
+            LogFormat::Auto if std::io::stderr().is_terminal() => LogFormat::Auto,
+            LogFormat::Auto => LogFormat::Plain,
+            f => f,
+        };
+        Progress {
+            inner: Arc::new(Inner {
+                format,
+                started: Instant::now(),
+                bars: Mutex::new(HashMap::new()),
+                totals: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// A reporter that prints nothing (tests, libraries).
+    pub fn quiet() -> Progress {
+        Progress::new(LogFormat::Quiet)
+    }
+
+    fn json_line(&self, event: &str, stage: &str, done: u64, total: u64, message: Option<&str>) {
+        let m = ProcMemory::read();
+        let mut obj = serde_json::json!({
+            "event": event,
+            "stage": stage,
+            "done": done,
+            "total": total,
+            "rss_bytes": m.rss,
+            "anon_bytes": m.anon,
+            "elapsed_s": (self.inner.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        });
+        if let Some(msg) = message {
+            obj["message"] = serde_json::Value::String(msg.to_string());
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{obj}");
+    }
+
+    fn plain_line(&self, stage: &str, what: &str) {
+        let m = ProcMemory::read();
+        eprintln!(
+            "[{:>8.1}s] {stage}: {what} (rss {} MiB, anon {} MiB)",
+            self.inner.started.elapsed().as_secs_f64(),
+            m.rss >> 20,
+            m.anon >> 20
+        );
+    }
+
+    /// A stage begins; `total` is its unit count (0 when unknown).
+    pub fn stage_start(&self, stage: &'static str, total: u64) {
+        self.inner
+            .totals
+            .lock()
+            .unwrap()
+            .insert(stage, (total, Instant::now()));
+        match self.inner.format {
+            LogFormat::Auto => {
+                let bar = if total > 0 {
+                    ProgressBar::new(total)
+                } else {
+                    ProgressBar::new_spinner()
+                };
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+                bar.set_style(
+                    ProgressStyle::with_template(
+                        "{prefix:>9} [{bar:30}] {pos}/{len} {per_sec} eta {eta}",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+                );
+                bar.set_prefix(stage);
+                self.inner.bars.lock().unwrap().insert(stage, bar);
+            }
+            LogFormat::Plain => self.plain_line(stage, &format!("started ({total} to do)")),
+            LogFormat::Json => self.json_line("start", stage, 0, total, None),
+            LogFormat::Quiet => {}
+        }
+    }
+
+    /// `done` units of a stage are finished.
+    pub fn advance(&self, stage: &'static str, done: u64) {
+        match self.inner.format {
+            LogFormat::Auto => {
+                if let Some(bar) = self.inner.bars.lock().unwrap().get(stage) {
+                    bar.set_position(done);
+                }
+            }
+            LogFormat::Plain | LogFormat::Json => {
+                let mut totals = self.inner.totals.lock().unwrap();
+                let Some((total, last)) = totals.get_mut(stage) else {
+                    return;
+                };
+                let every = if self.inner.format == LogFormat::Json {
+                    JSON_EVERY
+                } else {
+                    PLAIN_EVERY
+                };
+                if last.elapsed() < every {
+                    return;
+                }
+                *last = Instant::now();
+                let total = *total;
+                drop(totals);
+                if self.inner.format == LogFormat::Json {
+                    self.json_line("progress", stage, done, total, None);
+                } else {
+                    self.plain_line(stage, &format!("{done}/{total}"));
+                }
+            }
+            LogFormat::Quiet => {}
+        }
+    }
+
+    /// A stage finished with `done` units.
+    pub fn stage_done(&self, stage: &'static str, done: u64) {
+        let total = self
+            .inner
+            .totals
+            .lock()
+            .unwrap()
+            .get(stage)
+            .map_or(0, |t| t.0);
+        match self.inner.format {
+            LogFormat::Auto => {
+                if let Some(bar) = self.inner.bars.lock().unwrap().remove(stage) {
+                    bar.set_position(done);
+                    bar.finish();
+                }
+            }
+            LogFormat::Plain => self.plain_line(stage, &format!("done ({done})")),
+            LogFormat::Json => self.json_line("done", stage, done, total, None),
+            LogFormat::Quiet => {}
+        }
+    }
+
+    /// Something worth knowing that does not stop the bake.
+    pub fn warn(&self, message: &str) {
+        match self.inner.format {
+            LogFormat::Json => self.json_line("warning", "", 0, 0, Some(message)),
+            LogFormat::Quiet => {}
+            _ => eprintln!("warning: {message}"),
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The real meshes of `../shared/scenes/` through the whole bake: tiling invariance (the
+//! oracle), thread invariance of every byte written, and plausible walkable coverage.
+
+use tessera_config::BakeConfig;
+use tessera_geom::UpAxis;
+use tessera_tests::*;
+
+fn config(tile_size: u32) -> BakeConfig {
+    let mut c = BakeConfig::preset("recast-demo").unwrap();
+    // Finer than Recast's demo, coarse enough for a quick debug-build test.
+    c.voxel.cell_size = 0.2;
+    c.voxel.cell_height = 0.1;
+    c.voxel.tile_size = tile_size;
+    c
+}
+
+#[test]
+fn recast_scenes_are_tiling_invariant() {
+    for scene in recast_scenes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (single_summary, single) = bake_columns(
+            file(&scene, UpAxis::Y),
+            &config(8192),
+            &dir.path().join("single"),
+            2,
+            256 << 20,
+        );
+        assert_eq!(single_summary.tiles, 1);
+        assert!(
+            single_summary.walkable_spans > 1000,
+            "{}: {single_summary:?}",
+            scene.display()
+        );
+        for tile in [16, 64, 256] {
+            let (summary, tiled) = bake_columns(
+                file(&scene, UpAxis::Y),
+                &config(tile),
+                &dir.path().join(format!("t{tile}")),
+                2,
+                256 << 20,
+            );
+            assert!(summary.tiles > 1 || tile == 256, "{tile}");
+            assert_eq!(
+                (summary.spans, summary.walkable_spans),
+                (single_summary.spans, single_summary.walkable_spans)
+            );
+            assert!(
+                tiled == single,
+                "{}: tile size {tile} differs from a single tile",
+                scene.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_written_byte_is_the_same_for_any_thread_count_and_budget() {
+    let scene = recast_scenes()[0].clone();
+    let dir = tempfile::tempdir().unwrap();
+    let mut packs = Vec::new();
+    for (threads, budget) in [(1, 512u64 << 20), (2, 24 << 20), (8, 512 << 20)] {
+        let out = dir.path().join(format!("t{threads}-{budget}"));
+        bake_columns(file(&scene, UpAxis::Y), &config(32), &out, threads, budget);
+        let spans = std::fs::read(out.join("work/spans.pack")).unwrap();
+        let tiles = std::fs::read(out.join("work/tiles.pack")).unwrap();
+        packs.push((threads, spans, tiles));
+    }
+    for (threads, spans, tiles) in &packs[1..] {
+        assert!(
+            spans == &packs[0].1,
+            "span pack differs with {threads} threads"
+        );
+        assert!(
+            tiles == &packs[0].2,
+            "tile pack differs with {threads} threads"
+        );
+    }
+}
+
+#[test]
+fn second_bake_reuses_the_scene_cache() {
+    let scene = recast_scenes()[1].clone();
+    let dir = tempfile::tempdir().unwrap();
+    let (first, a) = bake_columns(
+        file(&scene, UpAxis::Y),
+        &config(64),
+        dir.path(),
+        2,
+        128 << 20,
+    );
+    let (second, b) = bake_columns(
+        file(&scene, UpAxis::Y),
+        &config(64),
+        dir.path(),
+        2,
+        128 << 20,
+    );
+    assert!(!first.scene_cache_reused && second.scene_cache_reused);
+    assert_eq!(a, b);
+    // Another up axis is another scene: the cache is rebuilt (whether or not that bake then
+    // finds anything walkable).
+    let _ = tessera_pipeline::bake(tessera_pipeline::BakeRequest {
+        scene: file(&scene, UpAxis::Z),
+        config: config(64),
+        out_dir: dir.path().to_path_buf(),
+        threads: 2,
+        memory_budget: 128 << 20,
+        progress: tessera_pipeline::Progress::quiet(),
+    });
+    let cache =
+        tessera_ingest::cache::SceneCache::open(&dir.path().join("work/scene.cache")).unwrap();
+    assert_eq!(cache.info().key.up, UpAxis::Z);
+}

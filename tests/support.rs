@@ -1,0 +1,69 @@
+//! Helpers shared by the cross-crate tests: where the shared scenes are, and "bake this scene
+//! with these settings and give me every core column".
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use tessera_artifacts::Span;
+use tessera_config::BakeConfig;
+use tessera_geom::UpAxis;
+use tessera_pipeline::{BakeRequest, BakeSummary, Progress, SceneInput};
+
+/// `../shared/scenes/` beside the repository.
+pub fn shared_scenes() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/scenes")
+}
+
+/// The Recast demo meshes (all Y-up).
+pub fn recast_scenes() -> Vec<PathBuf> {
+    ["dungeon.obj", "nav_test.obj", "undulating.obj"]
+        .iter()
+        .map(|n| shared_scenes().join("recast").join(n))
+        .collect()
+}
+
+/// Core columns of a bake, keyed by global cell.
+pub type Columns = BTreeMap<(i32, i32), Vec<Span>>;
+
+/// Bakes `scene` into `out` and returns the summary and every non-empty core column.
+pub fn bake_columns(
+    scene: SceneInput,
+    config: &BakeConfig,
+    out: &Path,
+    threads: usize,
+    budget: u64,
+) -> (BakeSummary, Columns) {
+    let summary = tessera_pipeline::bake(BakeRequest {
+        scene,
+        config: config.clone(),
+        out_dir: out.to_path_buf(),
+        threads,
+        memory_budget: budget,
+        progress: Progress::quiet(),
+    })
+    .unwrap_or_else(|e| panic!("bake into {} failed: {e}", out.display()));
+    let (_, fields) = tessera_pipeline::read_span_fields(out).unwrap();
+    let mut columns = Columns::new();
+    for f in fields {
+        f.validate().unwrap();
+        for y in f.core.y0..f.core.y1() {
+            for x in f.core.x0..f.core.x1() {
+                let c = f.column(x, y);
+                if !c.is_empty() {
+                    assert!(
+                        columns.insert((x, y), c.to_vec()).is_none(),
+                        "two tiles own cell {x},{y}"
+                    );
+                }
+            }
+        }
+    }
+    (summary, columns)
+}
+
+/// A file scene with an explicit up axis.
+pub fn file(path: &Path, up: UpAxis) -> SceneInput {
+    SceneInput::File {
+        path: path.to_path_buf(),
+        up: Some(up),
+    }
+}
