@@ -84,13 +84,22 @@ fn parse_size(s: &str) -> Result<u64, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Bake(args) => match run_bake(args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(failure) => {
-                eprintln!("error: {:#}", failure.error);
-                ExitCode::from(failure.code)
+        Command::Bake(args) => {
+            let json = matches!(args.log_format, LogArg::Json);
+            match run_bake(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(failure) => {
+                    let message = format!("{:#}", failure.error);
+                    if json {
+                        let line = serde_json::json!({"event": "error", "exit_code": failure.code, "message": message});
+                        eprintln!("{line}");
+                    } else {
+                        eprintln!("error: {message}");
+                    }
+                    ExitCode::from(failure.code)
+                }
             }
-        },
+        }
     }
 }
 
@@ -223,11 +232,22 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
         mib(summary.memory_budget_bytes),
         summary.threads
     );
-    let stages: Vec<String> = summary
-        .seconds
+    // Pipeline order first, then anything a later stage added.
+    const ORDER: [&str; 3] = ["ingest", "bin", "voxelize"];
+    let mut stages: Vec<String> = ORDER
         .iter()
-        .map(|(k, v)| format!("{k} {v:.2}"))
+        .filter_map(|k| summary.seconds.get(*k).map(|v| format!("{k} {v:.2}")))
         .collect();
+    stages.extend(
+        summary
+            .seconds
+            .iter()
+            .filter(|(k, _)| !ORDER.contains(&k.as_str()) && k.as_str() != "total")
+            .map(|(k, v)| format!("{k} {v:.2}")),
+    );
+    if let Some(total) = summary.seconds.get("total") {
+        stages.push(format!("total {total:.2}"));
+    }
     println!("  seconds          {}", stages.join(", "));
     println!("  disk             {:.1} MiB", mib(summary.disk_bytes));
     println!(

@@ -1,0 +1,300 @@
+//! The real `tessera` binary, driven in temporary folders: what scripts and newcomers rely on
+//! (exit codes, messages naming the file and line or field, summary.json, JSON logs, the
+//! memory budget).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn tessera(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run tessera")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("summary.json")).expect("summary.json")).unwrap()
+}
+
+/// A small walkable OBJ: a 20 m x 20 m floor with a box on it (Z-up).
+fn small_obj(path: &Path) {
+    std::fs::write(
+        path,
+        "v 0 0 0\nv 20 0 0\nv 20 20 0\nv 0 20 0\nf 1 2 3 4\n\
+         v 5 5 0\nv 7 5 0\nv 7 7 0\nv 5 7 0\nv 5 5 1\nv 7 5 1\nv 7 7 1\nv 5 7 1\n\
+         f 9 10 11 12\nf 5 6 10\nf 5 10 9\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn bake_without_arguments_bakes_the_demo_world() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = tessera(&["bake", "--log-format", "quiet"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("tessera-out/demo");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("tessera-out/demo"),
+        "the summary names the folder: {stdout}"
+    );
+    let s = summary(&out);
+    for field in [
+        "triangles",
+        "tiles",
+        "spans",
+        "walkable_spans",
+        "peak_rss_bytes",
+        "peak_anon_bytes",
+        "threads",
+        "memory_budget_bytes",
+    ] {
+        assert!(s[field].as_u64().is_some_and(|v| v > 0), "{field} in {s}");
+    }
+    assert!(
+        s["seconds"]["voxelize"].as_f64().is_some() && s["seconds"]["total"].as_f64().is_some()
+    );
+    assert!(s["walkable_spans"].as_u64() < s["spans"].as_u64());
+}
+
+#[test]
+fn malformed_obj_is_refused_with_path_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let obj = dir.path().join("broken.obj");
+    std::fs::write(&obj, "v 0 0 0\nv 1 0 0\nv 1 1 0\n# fine so far\nf 1 2 7\n").unwrap();
+    let o = tessera(&["bake", "broken.obj", "--log-format", "quiet"], dir.path());
+    assert_eq!(o.status.code(), Some(3));
+    let e = stderr(&o);
+    assert!(
+        e.contains("broken.obj:5") && e.contains("out of range"),
+        "{e}"
+    );
+}
+
+#[test]
+fn empty_and_unwalkable_scenes_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("empty.obj"), "# nothing here\n").unwrap();
+    let o = tessera(&["bake", "empty.obj", "--log-format", "quiet"], dir.path());
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains("empty"), "{}", stderr(&o));
+
+    std::fs::write(
+        dir.path().join("degenerate.obj"),
+        "v 0 0 0\nv 1 0 0\nv 2 0 0\nf 1 2 3\n",
+    )
+    .unwrap();
+    let o = tessera(
+        &["bake", "degenerate.obj", "--log-format", "quiet"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr(&o).contains("empty") && stderr(&o).contains("1 degenerate"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A wall alone: geometry, but nothing to stand on.
+    std::fs::write(
+        dir.path().join("wall.obj"),
+        "v 0 0 0\nv 5 0 0\nv 5 0 3\nv 0 0 3\nf 1 2 3 4\n",
+    )
+    .unwrap();
+    let o = tessera(&["bake", "wall.obj", "--log-format", "quiet"], dir.path());
+    assert_eq!(o.status.code(), Some(3));
+    assert!(stderr(&o).contains("no walkable"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_config_names_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    small_obj(&dir.path().join("s.obj"));
+    std::fs::write(dir.path().join("bad.toml"), "[voxel]\ncell_size = 0.0\n").unwrap();
+    let o = tessera(&["bake", "s.obj", "--config", "bad.toml"], dir.path());
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        stderr(&o).contains("bad.toml") && stderr(&o).contains("voxel.cell_size"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = tessera(&["bake", "s.obj", "--tile-size", "0"], dir.path());
+    assert_eq!(o.status.code(), Some(4));
+    assert!(stderr(&o).contains("voxel.tile_size"), "{}", stderr(&o));
+
+    let o = tessera(&["bake", "s.obj", "--config", "S9"], dir.path());
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        stderr(&o).contains("S9") && stderr(&o).contains("recast-demo"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = tessera(&["bake", "s.obj", "--memory-budget", "lots"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_failed_bake_leaves_the_previous_outputs_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    small_obj(&dir.path().join("good.obj"));
+    let o = tessera(
+        &["bake", "good.obj", "--out", "out", "--log-format", "quiet"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = std::fs::read(dir.path().join("out/summary.json")).unwrap();
+    std::fs::write(dir.path().join("bad.obj"), "v 0 0 0\nv 1 nope 0\n").unwrap();
+    let o = tessera(
+        &["bake", "bad.obj", "--out", "out", "--log-format", "quiet"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(
+        std::fs::read(dir.path().join("out/summary.json")).unwrap(),
+        before
+    );
+    // No temporary files left behind in the output folder.
+    let leftovers: Vec<PathBuf> = walk(&dir.path().join("out"))
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+fn walk(p: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(p).unwrap().flatten() {
+        if e.path().is_dir() {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+#[test]
+fn json_log_lines_parse_and_carry_the_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    small_obj(&dir.path().join("s.obj"));
+    let o = tessera(
+        &["bake", "s.obj", "--log-format", "json", "--tile-size", "32"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stderr(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}")))
+        .collect();
+    assert!(lines.len() >= 6, "{lines:?}");
+    for l in &lines {
+        for f in [
+            "event",
+            "stage",
+            "done",
+            "total",
+            "rss_bytes",
+            "anon_bytes",
+            "elapsed_s",
+        ] {
+            assert!(l.get(f).is_some(), "{f} missing in {l}");
+        }
+    }
+    let stages: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["event"] == "done")
+        .map(|l| l["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(stages, ["ingest", "bin", "voxelize"]);
+
+    // A failure is a JSON line too, with the exit code.
+    let o = tessera(&["bake", "missing.obj", "--log-format", "json"], dir.path());
+    assert_eq!(o.status.code(), Some(3));
+    let last: serde_json::Value = serde_json::from_str(stderr(&o).lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "error");
+    assert_eq!(last["exit_code"], 3);
+    assert!(last["message"].as_str().unwrap().contains("missing.obj"));
+}
+
+#[test]
+fn a_budget_too_small_for_one_tile_is_refused_with_the_minimum() {
+    let dir = tempfile::tempdir().unwrap();
+    small_obj(&dir.path().join("s.obj"));
+    let o = tessera(
+        &[
+            "bake",
+            "s.obj",
+            "--memory-budget",
+            "64KiB",
+            "--log-format",
+            "quiet",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(5));
+    assert!(stderr(&o).contains("minimum"), "{}", stderr(&o));
+}
+
+/// Writes a rolling terrain of `n x n` quads (2 n^2 triangles), 0.5 m apart, as OBJ.
+fn terrain_obj(path: &Path, n: usize) {
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for y in 0..=n {
+        for x in 0..=n {
+            let (fx, fy) = (x as f64 * 0.5, y as f64 * 0.5);
+            let z = (fx * 0.05).sin() * 2.0 + (fy * 0.07).cos() * 1.5;
+            writeln!(w, "v {fx:.3} {fy:.3} {z:.4}").unwrap();
+        }
+    }
+    let id = |x: usize, y: usize| y * (n + 1) + x + 1;
+    for y in 0..n {
+        for x in 0..n {
+            writeln!(w, "f {} {} {}", id(x, y), id(x + 1, y), id(x + 1, y + 1)).unwrap();
+            writeln!(w, "f {} {} {}", id(x, y), id(x + 1, y + 1), id(x, y + 1)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_32_mib_budget_holds_on_a_scene_larger_than_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 720; // 1 036 800 triangles: 37 MB as f32 triangles alone
+    terrain_obj(&dir.path().join("big.obj"), n);
+    let o = tessera(
+        &[
+            "bake",
+            "big.obj",
+            "--memory-budget",
+            "32MiB",
+            "--threads",
+            "2",
+            "--tile-size",
+            "128",
+            "--log-format",
+            "quiet",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = summary(&dir.path().join("tessera-out/big"));
+    let triangles = s["triangles"].as_u64().unwrap();
+    assert_eq!(triangles, 2 * (n * n) as u64);
+    assert!(
+        triangles * 36 > 32 << 20,
+        "the triangles alone exceed the budget"
+    );
+    let anon = s["peak_anon_bytes"].as_u64().unwrap();
+    assert!(
+        anon > 0 && anon <= (32 + 16) << 20,
+        "peak anonymous memory {} MiB",
+        anon >> 20
+    );
+    assert!(s["peak_reserved_bytes"].as_u64().unwrap() <= 32 << 20);
+}
