@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tessera_artifacts::{GridFrame, SpanField, TileCoord, Triangle};
+use tessera_artifacts::{CellRect, GridFrame, SpanField, TileCoord, Triangle};
 use tessera_budget::{MemoryBudget, OverBudget, PeakSampler, Reservation};
 use tessera_config::BakeConfig;
 use tessera_geom::UpAxis;
@@ -116,9 +116,15 @@ pub struct BakeSummary {
 }
 
 /// The memory a bake needs whatever the triangles: binning buffers at their minimum and one
-/// tile of this grid in flight (its fixed part).
+/// tile of this grid in flight with one span per cell.
 pub fn minimum_budget(frame: &GridFrame) -> u64 {
-    MIN_BIN_BUFFER + tessera_voxel::tile_memory_estimate(frame, 0)
+    let cells = largest_tile_cells(frame);
+    MIN_BIN_BUFFER + tessera_voxel::memory::estimate(cells, 0, cells)
+}
+
+/// Cells of the largest voxelized tile rectangle (the first tile is never smaller than another).
+fn largest_tile_cells(frame: &GridFrame) -> u64 {
+    frame.tile_voxelized(TileCoord { x: 0, y: 0 }).area() as u64
 }
 
 const MIN_BIN_BUFFER: u64 = 1 << 20;
@@ -126,6 +132,7 @@ const MIN_BIN_BUFFER: u64 = 1 << 20;
 /// Runs a whole bake.
 pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
     let started = Instant::now();
+    tessera_budget::return_freed_memory_to_os();
     let sampler = PeakSampler::start(Duration::from_millis(5));
     let layout = BakeLayout::new(&req.out_dir);
     layout.create()?;
@@ -237,7 +244,8 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         .map(|&k| tiles.raw_len(k))
         .max()
         .unwrap_or(0);
-    let need = tessera_voxel::tile_memory_estimate(&frame, largest);
+    let cells = largest_tile_cells(&frame);
+    let need = tessera_voxel::memory::estimate(cells, largest, cells);
     if need > req.memory_budget {
         return Err(BakeError::OverBudget(format!(
             "the densest tile holds {largest} bytes of triangles and needs about {need} bytes to voxelize, \
@@ -302,22 +310,137 @@ struct VoxelCounts {
     walkable_spans: u64,
 }
 
-/// A tile read from the pack, with the memory it holds.
+/// A tile read from the pack, with the memory it holds and the parts it is voxelized in.
 struct TileJob {
     index: u32,
     coord: TileCoord,
     triangles: Vec<Triangle>,
+    parts: Vec<CellRect>,
     reservation: Reservation,
 }
 
 /// A voxelized tile on its way to the writer.
 struct TileDone {
     index: u32,
-    encoded: Vec<u8>,
+    compressed: Vec<u8>,
+    raw_len: usize,
     spans: u64,
     walkable: u64,
     _reservation: Reservation,
 }
+
+/// Reads one tile and plans it: the parts it is voxelized in (one, unless a whole tile would
+/// not fit the budget) and the memory that takes, reserved before the job leaves the reader.
+fn read_and_plan(
+    frame: &GridFrame,
+    tiles: &PackReader,
+    budget: &Arc<MemoryBudget>,
+    key: u32,
+    coord: TileCoord,
+    tiles_path: &std::path::Path,
+) -> Result<TileJob, BakeError> {
+    let raw = tiles.raw_len(key);
+    let mut reservation = budget.reserve(raw, "a tile's triangles")?;
+    let bytes = tiles.read(key)?;
+    let triangles =
+        tessera_artifacts::triangles_from_bytes(&bytes).map_err(|e| BakeError::Corrupt {
+            path: tiles_path.to_path_buf(),
+            message: format!("tile {key}: {e}"),
+        })?;
+    drop(bytes);
+    let core = frame.tile_core(coord);
+    // What one part costs at most: its grid, the tile's triangles, every span its triangles
+    // could make. Parts are sized so that two jobs fit the budget with the binning minimum.
+    let cap = (budget.total().saturating_sub(MIN_BIN_BUFFER) / 2).saturating_sub(raw);
+    let mut cost = |part: CellRect| {
+        let rect = part.grown(frame.band);
+        let bound = tessera_voxel::span_bound(frame, rect, &triangles);
+        tessera_voxel::memory::estimate(
+            rect.area() as u64,
+            raw,
+            bound.min(rect.area() as u64 * MAX_SPANS_PER_CELL),
+        )
+    };
+    let parts = tessera_voxel::split_parts(core, cap, MIN_PART_SIDE, &mut cost);
+    let working = parts.iter().map(|p| cost(*p)).max().unwrap_or(0);
+    // Parts wait for assembly: their outputs and the assembled field, about a span per cell.
+    let assembly = if parts.len() > 1 {
+        2 * tessera_voxel::memory::estimate(
+            core.grown(1).area() as u64,
+            0,
+            core.grown(1).area() as u64,
+        )
+    } else {
+        0
+    };
+    let total = (raw + working + assembly).min(budget.total());
+    reservation.absorb(budget.reserve(total - raw, "a tile in flight")?);
+    Ok(TileJob {
+        index: key,
+        coord,
+        triangles,
+        parts,
+        reservation,
+    })
+}
+
+/// Voxelizes a job's parts one after the other and assembles the tile.
+fn run_job(frame: &GridFrame, params: &tessera_config::VoxelParams, job: TileJob) -> TileDone {
+    let core = frame.tile_core(job.coord);
+    let mut outputs = Vec::with_capacity(job.parts.len());
+    let mut worst = 0;
+    let triangle_bytes = (job.triangles.len() * std::mem::size_of::<Triangle>()) as u64;
+    for part in &job.parts {
+        let v = if job.parts.len() == 1 {
+            tessera_voxel::voxelize_part(frame, params, *part, &job.triangles)
+        } else {
+            let rect = part.grown(frame.band);
+            let subset: Vec<Triangle> = job
+                .triangles
+                .iter()
+                .filter(|t| tessera_tiler::triangle_reaches(frame, t, &rect))
+                .copied()
+                .collect();
+            tessera_voxel::voxelize_part(frame, params, *part, &subset)
+        };
+        let cells = part.grown(frame.band).area() as u64;
+        worst = worst.max(tessera_voxel::memory::estimate(
+            cells,
+            triangle_bytes,
+            v.rasterized_spans,
+        ));
+        outputs.push(v.field);
+    }
+    let mut reservation = job.reservation;
+    // Account for what the work really took if the plan fell short (it is an upper bound by
+    // construction, so this is a safety net).
+    reservation.grow_to(worst);
+    drop(job.triangles);
+    let field = tessera_voxel::assemble(core, &outputs);
+    drop(outputs);
+    debug_assert!(field.validate().is_ok());
+    let (spans, walkable) = field.core_counts();
+    let encoded = field.encode();
+    drop(field);
+    let raw_len = encoded.len();
+    let compressed = tessera_store::compress(&encoded);
+    drop(encoded);
+    reservation.shrink_to(compressed.len() as u64);
+    TileDone {
+        index: job.index,
+        compressed,
+        raw_len,
+        spans,
+        walkable,
+        _reservation: reservation,
+    }
+}
+
+/// Spans per cell above which the span bound is not believed (a column holding more than this
+/// many separate spans is beyond any real scene at these cell heights).
+const MAX_SPANS_PER_CELL: u64 = 64;
+/// Parts are not split below this side [cells].
+const MIN_PART_SIDE: u32 = 16;
 
 fn voxelize_all(
     frame: &GridFrame,
@@ -346,33 +469,16 @@ fn voxelize_all(
     let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
     let mut out = PackWriter::create(layout.spans_pack(), SPANS_KIND, &frame.encode())?;
     let mut counts = VoxelCounts::default();
+    let tiles_path = layout.tiles_pack();
 
     std::thread::scope(|scope| -> Result<(), BakeError> {
-        // Reader: reserve, read, send; stops early when the writer hangs up.
+        // Reader: read, plan, reserve, send; stops early when the writer hangs up.
         let reader_done = done_tx.clone();
+        let tiles_path = &tiles_path;
+        let coords = &coords;
         let reader = scope.spawn(move || {
             for &key in &keys {
-                let raw = tiles.raw_len(key);
-                let estimate = tessera_voxel::tile_memory_estimate(frame, raw);
-                let result =
-                    budget
-                        .reserve(estimate, "a tile in flight")
-                        .map_err(BakeError::from)
-                        .and_then(|reservation| {
-                            let bytes = tiles.read(key)?;
-                            let triangles = tessera_artifacts::triangles_from_bytes(&bytes)
-                                .map_err(|e| BakeError::Corrupt {
-                                    path: tiles_path(layout),
-                                    message: format!("tile {key}: {e}"),
-                                })?;
-                            Ok(TileJob {
-                                index: key,
-                                coord: coords[&key],
-                                triangles,
-                                reservation,
-                            })
-                        });
-                match result {
+                match read_and_plan(frame, tiles, budget, key, coords[&key], tiles_path) {
                     Ok(job) => {
                         if job_tx.send(job).is_err() {
                             return;
@@ -389,23 +495,7 @@ fn voxelize_all(
         let workers = scope.spawn(move || {
             pool.broadcast(|_| {
                 for job in job_rx.iter() {
-                    let field: SpanField =
-                        tessera_voxel::voxelize_tile(frame, params, job.coord, &job.triangles);
-                    debug_assert!(field.validate().is_ok());
-                    let (spans, walkable) = field.core_counts();
-                    let encoded = field.encode();
-                    let mut reservation = job.reservation;
-                    drop(job.triangles);
-                    drop(field);
-                    reservation.shrink_to(encoded.len() as u64);
-                    let done = TileDone {
-                        index: job.index,
-                        encoded,
-                        spans,
-                        walkable,
-                        _reservation: reservation,
-                    };
-                    if done_tx.send(Ok(done)).is_err() {
+                    if done_tx.send(Ok(run_job(frame, params, job))).is_err() {
                         return;
                     }
                 }
@@ -434,7 +524,7 @@ fn voxelize_all(
                 counts.tiles_with_geometry += 1;
                 counts.spans += done.spans;
                 counts.walkable_spans += done.walkable;
-                if let Err(e) = out.append(key, &done.encoded) {
+                if let Err(e) = out.append_compressed(key, &done.compressed, done.raw_len) {
                     failure = Some(e.into());
                     break;
                 }
@@ -456,10 +546,6 @@ fn voxelize_all(
     })?;
     out.finish()?;
     Ok(counts)
-}
-
-fn tiles_path(layout: &BakeLayout) -> PathBuf {
-    layout.tiles_pack()
 }
 
 /// Reads every span field of a finished bake, in tile order (tests and tools).

@@ -163,21 +163,31 @@ impl PackWriter {
 
     /// Appends one chunk for `key`, compressed.
     pub fn append(&mut self, key: u32, raw: &[u8]) -> Result<(), StoreError> {
-        let stored = lz4_flex::compress(raw);
-        let raw_len = u32::try_from(raw.len()).map_err(|_| StoreError::Corrupt {
+        self.append_compressed(key, &compress(raw), raw.len())
+    }
+
+    /// Appends a chunk already compressed by [`compress`] (so that workers, not the one writer
+    /// thread, pay for compression). `raw_len` is its uncompressed size.
+    pub fn append_compressed(
+        &mut self,
+        key: u32,
+        stored: &[u8],
+        raw_len: usize,
+    ) -> Result<(), StoreError> {
+        let raw_len = u32::try_from(raw_len).map_err(|_| StoreError::Corrupt {
             path: self.file.path().to_path_buf(),
-            what: format!("chunk of {} bytes is larger than 4 GiB", raw.len()),
+            what: format!("chunk of {raw_len} bytes is larger than 4 GiB"),
         })?;
-        self.file.write_all(&stored)?;
+        self.file.write_all(stored)?;
         self.entries.push(Entry {
             key,
             offset: self.offset,
             stored_len: stored.len() as u32,
             raw_len,
-            checksum: xxh3_64(&stored),
+            checksum: xxh3_64(stored),
         });
         self.offset += stored.len() as u64;
-        self.raw_bytes += raw.len() as u64;
+        self.raw_bytes += raw_len as u64;
         Ok(())
     }
 
@@ -211,6 +221,11 @@ impl PackWriter {
         self.file.commit()?;
         Ok(size)
     }
+}
+
+/// Compresses one chunk the way packs store it (lz4 block).
+pub fn compress(raw: &[u8]) -> Vec<u8> {
+    lz4_flex::compress(raw)
 }
 
 /// Reads chunks back from a pack, verifying every checksum.

@@ -8,7 +8,7 @@
 //!
 //! Pure: no I/O, no threads. Depends on geom and artifacts only.
 
-use tessera_artifacts::{GridFrame, TileCoord, Triangle};
+use tessera_artifacts::{CellRect, GridFrame, TileCoord, Triangle};
 use tessera_geom::triangle_overlaps_rect;
 
 /// Slack added around a tile's rectangle in the overlap test [cells]. Taking a triangle that
@@ -16,11 +16,27 @@ use tessera_geom::triangle_overlaps_rect;
 /// tiling invariance, so the test errs on the generous side of floating point.
 const SLACK_CELLS: f64 = 1e-3;
 
+/// A triangle's plan projection in cell units (f64), as every overlap test sees it.
+fn plan_cells(frame: &GridFrame, tri: &Triangle) -> [[f64; 2]; 3] {
+    let inv = 1.0 / frame.cell_size;
+    tri.map(|v| [v[0] as f64 * inv, v[1] as f64 * inv])
+}
+
+fn overlaps(plan: &[[f64; 2]; 3], r: &CellRect) -> bool {
+    let min = [r.x0 as f64 - SLACK_CELLS, r.y0 as f64 - SLACK_CELLS];
+    let max = [r.x1() as f64 + SLACK_CELLS, r.y1() as f64 + SLACK_CELLS];
+    triangle_overlaps_rect(plan, min, max)
+}
+
+/// True when the triangle may rasterize into a cell of `rect` (conservative).
+pub fn triangle_reaches(frame: &GridFrame, tri: &Triangle, rect: &CellRect) -> bool {
+    overlaps(&plan_cells(frame, tri), rect)
+}
+
 /// Calls `visit` for each tile (row-major) whose voxelized rectangle the triangle's plan
 /// projection overlaps.
 pub fn tiles_of_triangle(frame: &GridFrame, tri: &Triangle, mut visit: impl FnMut(TileCoord)) {
-    let inv = 1.0 / frame.cell_size;
-    let plan: [[f64; 2]; 3] = tri.map(|v| [v[0] as f64 * inv, v[1] as f64 * inv]);
+    let plan = plan_cells(frame, tri);
     let [tiles_x, tiles_y] = frame.tiles();
     let ts = frame.tile_size as f64;
     let band = frame.band as f64 + SLACK_CELLS;
@@ -44,15 +60,9 @@ pub fn tiles_of_triangle(frame: &GridFrame, tri: &Triangle, mut visit: impl FnMu
                 x: tx as u32,
                 y: ty as u32,
             };
-            if !single {
-                let r = frame.tile_voxelized(t);
-                let min = [r.x0 as f64 - SLACK_CELLS, r.y0 as f64 - SLACK_CELLS];
-                let max = [r.x1() as f64 + SLACK_CELLS, r.y1() as f64 + SLACK_CELLS];
-                if !triangle_overlaps_rect(&plan, min, max) {
-                    continue;
-                }
+            if single || overlaps(&plan, &frame.tile_voxelized(t)) {
+                visit(t);
             }
-            visit(t);
         }
     }
 }

@@ -5,14 +5,11 @@
 //! the step it can take. Columns outside the field count as a drop (a ledge), which is why a
 //! tile is voxelized with a band wider than any filter looks.
 
-use tessera_artifacts::{CellRect, Span, SpanField};
+use tessera_artifacts::{CellRect, SpanField};
 use tessera_config::VoxelParams;
 
 /// Open sky above the top span of a column.
 const SKY: i64 = i64::MAX / 4;
-
-/// The 4 axis directions (dx, dy) in the order used everywhere: -x, +y, +x, -y.
-const DIRS: [(i32, i32); 4] = [(-1, 0), (0, 1), (1, 0), (0, -1)];
 
 /// Runs every filter in order.
 pub fn filter_all(field: &mut SpanField, params: &VoxelParams) {
@@ -25,12 +22,6 @@ pub fn filter_all(field: &mut SpanField, params: &VoxelParams) {
         params.walkable_climb,
         params.walkable_radius,
     );
-}
-
-/// The ceiling above span `k` of a column: the next span's bottom, or open sky.
-#[inline]
-fn ceiling(col: &[Span], k: usize) -> i64 {
-    col.get(k + 1).map_or(SKY, |s| s.zmin as i64)
 }
 
 /// An unwalkable span whose top is at most `climb` above a walkable span right below it in the
@@ -61,47 +52,34 @@ pub fn filter_low_hanging_obstacles(field: &mut SpanField, climb: u32) {
 pub fn filter_ledges(field: &mut SpanField, height: u32, climb: u32) {
     let rect = field.rect;
     let (height, climb) = (height as i64, climb as i64);
+    let width = rect.width as usize;
     let mut ledges: Vec<usize> = Vec::new();
-    for y in rect.y0..rect.y1() {
-        for x in rect.x0..rect.x1() {
-            let i = rect.index(x, y);
-            let col = field.column_at(i);
-            let base = field.column_start[i] as usize;
-            for k in 0..col.len() {
-                if !col[k].walkable {
+    for y in 0..rect.height as usize {
+        for x in 0..width {
+            let i = y * width + x;
+            let (a, b) = (
+                field.column_start[i] as usize,
+                field.column_start[i + 1] as usize,
+            );
+            // Neighbour columns by index; None where the field ends (a drop).
+            let neighbours = [
+                (x > 0).then(|| i - 1),
+                (y + 1 < rect.height as usize).then(|| i + width),
+                (x + 1 < width).then(|| i + 1),
+                (y > 0).then(|| i - width),
+            ];
+            for k in a..b {
+                if !field.spans[k].walkable {
                     continue;
                 }
-                let bot = col[k].zmax as i64;
-                let top = ceiling(col, k);
-                let mut lowest_drop = SKY;
-                let mut reach_min = bot;
-                let mut reach_max = bot;
-                for (dx, dy) in DIRS {
-                    let (nx, ny) = (x + dx, y + dy);
-                    if !rect.contains(nx, ny) {
-                        lowest_drop = lowest_drop.min(-climb - 1);
-                        continue;
-                    }
-                    let ncol = field.column(nx, ny);
-                    // The space below the neighbour's first span: a drop to nothing.
-                    let first_bottom = ncol.first().map_or(SKY, |s| s.zmin as i64);
-                    if top.min(first_bottom) - bot.max(-climb - 1) >= height {
-                        lowest_drop = lowest_drop.min(-climb - 1 - bot);
-                    }
-                    for j in 0..ncol.len() {
-                        let nbot = ncol[j].zmax as i64;
-                        let ntop = ceiling(ncol, j);
-                        if top.min(ntop) - bot.max(nbot) >= height {
-                            lowest_drop = lowest_drop.min(nbot - bot);
-                            if (nbot - bot).abs() <= climb {
-                                reach_min = reach_min.min(nbot);
-                                reach_max = reach_max.max(nbot);
-                            }
-                        }
-                    }
-                }
-                if lowest_drop < -climb || reach_max - reach_min > climb {
-                    ledges.push(base + k);
+                let bot = field.spans[k].zmax as i64;
+                let top = if k + 1 < b {
+                    field.spans[k + 1].zmin as i64
+                } else {
+                    SKY
+                };
+                if is_ledge(field, &neighbours, bot, top, height, climb) {
+                    ledges.push(k);
                 }
             }
         }
@@ -109,6 +87,43 @@ pub fn filter_ledges(field: &mut SpanField, height: u32, climb: u32) {
     for i in ledges {
         field.spans[i].walkable = false;
     }
+}
+
+/// The ledge test of one span (floor `bot`, ceiling `top`) against its four neighbour columns.
+#[inline]
+fn is_ledge(
+    field: &SpanField,
+    neighbours: &[Option<usize>; 4],
+    bot: i64,
+    top: i64,
+    height: i64,
+    climb: i64,
+) -> bool {
+    let mut reach_min = bot;
+    let mut reach_max = bot;
+    for n in neighbours {
+        let Some(n) = *n else { return true };
+        let ncol = &field.spans[field.column_start[n] as usize..field.column_start[n + 1] as usize];
+        // The space below the neighbour's first span: a drop into nothing.
+        let first_bottom = ncol.first().map_or(SKY, |s| s.zmin as i64);
+        if top.min(first_bottom) - bot.max(-climb - 1) >= height {
+            return true;
+        }
+        for j in 0..ncol.len() {
+            let nbot = ncol[j].zmax as i64;
+            let ntop = ncol.get(j + 1).map_or(SKY, |s| s.zmin as i64);
+            if top.min(ntop) - bot.max(nbot) >= height {
+                if nbot - bot < -climb {
+                    return true;
+                }
+                if (nbot - bot).abs() <= climb {
+                    reach_min = reach_min.min(nbot);
+                    reach_max = reach_max.max(nbot);
+                }
+            }
+        }
+    }
+    reach_max - reach_min > climb
 }
 
 /// A span with less than `height` of free space above it is unwalkable (seed 000, 2.3.2).
@@ -131,49 +146,48 @@ pub fn filter_low_clearance(field: &mut SpanField, height: u32) {
     }
 }
 
-/// For each span and direction, the index (into `spans`) of the walkable neighbour span it
-/// connects to: both walkable, enough clearance over the shared gap, tops within the climb.
-fn connections(field: &SpanField, height: u32, climb: u32) -> Vec<[u32; 4]> {
-    const NO: u32 = u32::MAX;
-    let rect = field.rect;
-    let mut links = vec![[NO; 4]; field.spans.len()];
-    for y in rect.y0..rect.y1() {
-        for x in rect.x0..rect.x1() {
-            let i = rect.index(x, y);
-            let base = field.column_start[i] as usize;
-            let col = field.column_at(i);
-            for k in 0..col.len() {
-                if !col[k].walkable {
-                    continue;
-                }
-                let bot = col[k].zmax as i64;
-                let top = ceiling(col, k);
-                for (d, (dx, dy)) in DIRS.iter().enumerate() {
-                    let (nx, ny) = (x + dx, y + dy);
-                    if !rect.contains(nx, ny) {
-                        continue;
-                    }
-                    let ni = rect.index(nx, ny);
-                    let nbase = field.column_start[ni] as usize;
-                    let ncol = field.column_at(ni);
-                    for j in 0..ncol.len() {
-                        if !ncol[j].walkable {
-                            continue;
-                        }
-                        let nbot = ncol[j].zmax as i64;
-                        let ntop = ceiling(ncol, j);
-                        if top.min(ntop) - bot.max(nbot) >= height as i64
-                            && (nbot - bot).abs() <= climb as i64
-                        {
-                            links[base + k][d] = (nbase + j) as u32;
-                            break;
-                        }
-                    }
-                }
-            }
+/// The walkable span of column `n` that walkable span `k` (floor `bot`, ceiling `top`)
+/// connects to: enough clearance over the shared gap and tops within the climb. The first one
+/// bottom-up, as an index into `spans`.
+#[inline]
+fn connected_in(
+    field: &SpanField,
+    n: usize,
+    bot: i64,
+    top: i64,
+    height: i64,
+    climb: i64,
+) -> Option<usize> {
+    let (a, b) = (
+        field.column_start[n] as usize,
+        field.column_start[n + 1] as usize,
+    );
+    for j in a..b {
+        let s = field.spans[j];
+        if !s.walkable {
+            continue;
+        }
+        let nbot = s.zmax as i64;
+        let ntop = if j + 1 < b {
+            field.spans[j + 1].zmin as i64
+        } else {
+            SKY
+        };
+        if top.min(ntop) - bot.max(nbot) >= height && (nbot - bot).abs() <= climb {
+            return Some(j);
         }
     }
-    links
+    None
+}
+
+/// Column index of every span (spans are stored column by column).
+fn span_columns(field: &SpanField) -> Vec<u32> {
+    let mut out = Vec::with_capacity(field.spans.len());
+    for i in 0..field.rect.area() {
+        let len = field.column_start[i + 1] - field.column_start[i];
+        out.extend(std::iter::repeat_n(i as u32, len as usize));
+    }
+    out
 }
 
 /// Removes walkable spans closer than `radius` cells to the walkable area's boundary.
@@ -187,41 +201,58 @@ pub fn erode(field: &mut SpanField, height: u32, climb: u32, radius: u32) {
     if radius == 0 {
         return;
     }
-    const NO: u32 = u32::MAX;
+    let (height, climb) = (height as i64, climb as i64);
     let limit = 2 * radius; // spans with distance < limit are removed
-    let links = connections(field, height, climb);
+    let width = field.rect.width as usize;
+    let rows = field.rect.height as usize;
+    let columns = span_columns(field);
+    // The neighbour of span `k` in direction `d` (-x, +y, +x, -y), if connected.
+    let link = |field: &SpanField, k: usize, d: usize| -> Option<usize> {
+        let i = columns[k] as usize;
+        let (x, y) = (i % width, i / width);
+        let n = match d {
+            0 => (x > 0).then(|| i - 1),
+            1 => (y + 1 < rows).then(|| i + width),
+            2 => (x + 1 < width).then(|| i + 1),
+            _ => (y > 0).then(|| i - width),
+        }?;
+        let bot = field.spans[k].zmax as i64;
+        let top = if k + 1 < field.column_start[i + 1] as usize {
+            field.spans[k + 1].zmin as i64
+        } else {
+            SKY
+        };
+        connected_in(field, n, bot, top, height, climb)
+    };
     let mut dist = vec![u32::MAX; field.spans.len()];
     let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); limit as usize + 1];
-    for (s, l) in links.iter().enumerate() {
-        if field.spans[s].walkable && l.iter().any(|&n| n == NO) {
-            dist[s] = 0;
-            buckets[0].push(s as u32);
+    for k in 0..field.spans.len() {
+        if field.spans[k].walkable && (0..4).any(|d| link(field, k, d).is_none()) {
+            dist[k] = 0;
+            buckets[0].push(k as u32);
         }
     }
     for d in 0..limit {
-        let mut k = 0;
-        while k < buckets[d as usize].len() {
-            let s = buckets[d as usize][k] as usize;
-            k += 1;
+        let bucket = std::mem::take(&mut buckets[d as usize]);
+        for &s in &bucket {
+            let s = s as usize;
             if dist[s] != d {
                 continue; // a stale entry
             }
-            let mut relax = |n: u32, nd: u32, buckets: &mut Vec<Vec<u32>>| {
-                if nd < dist[n as usize] && nd <= limit {
-                    dist[n as usize] = nd;
-                    buckets[nd as usize].push(n);
-                }
-            };
             for dir in 0..4 {
-                let n = links[s][dir];
-                if n == NO {
+                let Some(n) = link(field, s, dir) else {
                     continue;
-                }
-                relax(n, d + 2, &mut buckets);
+                };
+                let mut relax = |m: usize, nd: u32| {
+                    if nd < dist[m] && nd <= limit {
+                        dist[m] = nd;
+                        buckets[nd as usize].push(m as u32);
+                    }
+                };
+                relax(n, d + 2);
                 // Diagonal: one more step in the next direction round.
-                let m = links[n as usize][(dir + 1) % 4];
-                if m != NO {
-                    relax(m, d + 3, &mut buckets);
+                if let Some(m) = link(field, n, (dir + 1) % 4) {
+                    relax(m, d + 3);
                 }
             }
         }

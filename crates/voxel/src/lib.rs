@@ -24,8 +24,17 @@
 pub mod filters;
 pub mod rasterize;
 
-use tessera_artifacts::{GridFrame, SpanField, TileCoord, Triangle};
+use tessera_artifacts::{CellRect, GridFrame, SpanField, TileCoord, Triangle};
 use tessera_config::VoxelParams;
+
+/// A voxelized tile (or part of one) and what it cost.
+pub struct VoxelizedTile {
+    /// The core plus a one-cell ring.
+    pub field: SpanField,
+    /// Spans in the whole voxelized rectangle (core and band) before cropping: what the
+    /// working memory grew with.
+    pub rasterized_spans: u64,
+}
 
 /// Voxelizes one tile: rasterize the triangles over the tile grown by its band, filter, and
 /// return the core plus a one-cell ring.
@@ -34,19 +43,120 @@ pub fn voxelize_tile(
     params: &VoxelParams,
     tile: TileCoord,
     triangles: &[Triangle],
-) -> SpanField {
-    let rect = frame.tile_voxelized(tile);
-    let core = frame.tile_core(tile);
-    let mut field = rasterize::rasterize(frame, params, rect, core, triangles);
-    filters::filter_all(&mut field, params);
-    filters::crop(&field, core.grown(1), core)
+) -> VoxelizedTile {
+    voxelize_part(frame, params, frame.tile_core(tile), triangles)
 }
 
-/// Bytes a tile's voxelization needs at most for its grid and columns, given its triangle
-/// bytes: the basis of the tile's memory reservation.
-pub fn tile_memory_estimate(frame: &GridFrame, triangle_bytes: u64) -> u64 {
-    let cells = frame.tile_voxelized(TileCoord { x: 0, y: 0 }).area() as u64;
-    // Column heads and CSR offsets, a few spans per column, the erosion distances, plus the
-    // triangles themselves and the spans they may add.
-    cells * (4 + 4 + 3 * 12 + 3 * 4) + triangle_bytes * 2
+/// Voxelizes any rectangle of cells `core` (a tile or a part of one) the same way. By tiling
+/// invariance, the parts of a tile give exactly the tile's columns.
+pub fn voxelize_part(
+    frame: &GridFrame,
+    params: &VoxelParams,
+    core: CellRect,
+    triangles: &[Triangle],
+) -> VoxelizedTile {
+    let rect = core.grown(frame.band);
+    let mut field = rasterize::rasterize(frame, params, rect, core, triangles);
+    filters::filter_all(&mut field, params);
+    VoxelizedTile {
+        rasterized_spans: field.spans.len() as u64,
+        field: filters::crop(&field, core.grown(1), core),
+    }
+}
+
+/// An upper bound on the spans rasterizing `triangles` into `rect` can create: each triangle
+/// adds at most one span per cell of its bounding box.
+pub fn span_bound(frame: &GridFrame, rect: CellRect, triangles: &[Triangle]) -> u64 {
+    let inv = 1.0 / frame.cell_size;
+    let mut total = 0u64;
+    for t in triangles {
+        let lo = |a: usize| (t[0][a].min(t[1][a]).min(t[2][a]) as f64 * inv).floor() as i64;
+        let hi = |a: usize| (t[0][a].max(t[1][a]).max(t[2][a]) as f64 * inv).floor() as i64;
+        let w = hi(0).min(rect.x1() as i64 - 1) - lo(0).max(rect.x0 as i64) + 1;
+        let h = hi(1).min(rect.y1() as i64 - 1) - lo(1).max(rect.y0 as i64) + 1;
+        if w > 0 && h > 0 {
+            total += (w * h) as u64;
+        }
+    }
+    total
+}
+
+/// Splits `core` into parts (recursive halving of the longer side) until `cost(part)` is at
+/// most `cap` or a part is down to `min_side` cells. Parts are returned in a fixed order.
+pub fn split_parts(
+    core: CellRect,
+    cap: u64,
+    min_side: u32,
+    cost: &mut dyn FnMut(CellRect) -> u64,
+) -> Vec<CellRect> {
+    if cost(core) <= cap || (core.width <= min_side && core.height <= min_side) {
+        return vec![core];
+    }
+    let (a, b) = if core.width >= core.height {
+        let w = core.width / 2;
+        (
+            CellRect { width: w, ..core },
+            CellRect {
+                x0: core.x0 + w as i32,
+                width: core.width - w,
+                ..core
+            },
+        )
+    } else {
+        let h = core.height / 2;
+        (
+            CellRect { height: h, ..core },
+            CellRect {
+                y0: core.y0 + h as i32,
+                height: core.height - h,
+                ..core
+            },
+        )
+    };
+    let mut out = split_parts(a, cap, min_side, cost);
+    out.extend(split_parts(b, cap, min_side, cost));
+    out
+}
+
+/// Puts the parts of a tile back together: the field over `core` grown by one cell, each
+/// column taken from a part whose output holds it (parts agree on shared ring columns).
+pub fn assemble(core: CellRect, parts: &[SpanField]) -> SpanField {
+    if let [only] = parts {
+        if only.core == core {
+            return only.clone();
+        }
+    }
+    let rect = core.grown(1);
+    let mut out = SpanField::empty(rect, core);
+    out.column_start.clear();
+    out.column_start.push(0);
+    for y in rect.y0..rect.y1() {
+        for x in rect.x0..rect.x1() {
+            let part = parts
+                .iter()
+                .find(|p| p.core.contains(x, y))
+                .or_else(|| parts.iter().find(|p| p.rect.contains(x, y)))
+                .expect("parts cover the tile and its ring");
+            out.spans.extend_from_slice(part.column(x, y));
+            out.column_start.push(out.spans.len() as u32);
+        }
+    }
+    out
+}
+
+/// Working memory of voxelizing one tile, by the sizes of its structures.
+pub mod memory {
+    /// Bytes per cell of the voxelized rectangle: column heads, column offsets of the field
+    /// and of its cropped copy.
+    pub const PER_CELL: u64 = 4 + 4 + 4;
+    /// Bytes per rasterized span: the linked pool (16) and the packed field (12) alive together
+    /// while packing, erosion's distance, queue entry and span-to-column map (12), the cropped
+    /// copy (12) and its encoding (13).
+    pub const PER_SPAN: u64 = 16 + 12 + 12 + 12 + 13;
+
+    /// The estimate for a tile of `cells` cells, `triangle_bytes` of triangles and `spans`
+    /// rasterized spans.
+    pub fn estimate(cells: u64, triangle_bytes: u64, spans: u64) -> u64 {
+        cells * PER_CELL + triangle_bytes + spans * PER_SPAN
+    }
 }

@@ -175,7 +175,26 @@ fn cover(lo: f64, hi: f64) -> (i64, i64) {
     (first, last.max(first))
 }
 
+/// Reusable buffers of [`rasterize`].
+struct Scratch {
+    clipped: Vec<P>,
+    row_poly: Vec<P>,
+    /// Height range of the row polygon on each vertical grid line `c0 ..= c1 + 1`.
+    line_lo: Vec<f64>,
+    line_hi: Vec<f64>,
+    /// Height range of the row polygon's vertices in each cell `c0 ..= c1`.
+    cell_lo: Vec<f64>,
+    cell_hi: Vec<f64>,
+}
+
 /// Rasterizes `triangles` into the columns of `rect` (global cells).
+///
+/// Per triangle: the slope decides walkability; the triangle is clipped to each grid row it
+/// covers (two half-plane clips from the original triangle); in that row, the polygon's height
+/// range over cell `c` is the range over its crossings of the lines `x = c` and `x = c + 1` and
+/// its vertices between them, which is exactly the range of the polygon clipped to the cell. Each
+/// crossing is computed from one edge and the line's global index alone, so the result never
+/// depends on the tile.
 pub fn rasterize(
     frame: &GridFrame,
     params: &VoxelParams,
@@ -186,9 +205,14 @@ pub fn rasterize(
     let mut cols = Columns::new(rect.area(), params.walkable_climb);
     let inv_cs = 1.0 / frame.cell_size;
     let inv_ch = 1.0 / frame.cell_height;
-    let mut row_poly: Vec<P> = Vec::with_capacity(8);
-    let mut cell_poly: Vec<P> = Vec::with_capacity(8);
-    let mut tmp: Vec<P> = Vec::with_capacity(8);
+    let mut s = Scratch {
+        clipped: Vec::with_capacity(8),
+        row_poly: Vec::with_capacity(8),
+        line_lo: Vec::new(),
+        line_hi: Vec::new(),
+        cell_lo: Vec::new(),
+        cell_hi: Vec::new(),
+    };
     for tri in triangles {
         // Slope test in metres (cells are not cubes).
         let w: [[f64; 3]; 3] = tri.map(|v| [v[0] as f64, v[1] as f64, v[2] as f64]);
@@ -204,45 +228,95 @@ pub fn rasterize(
         let walkable = len > 0.0 && n[2].abs() / len > params.walkable_slope_cos;
 
         let p: [P; 3] = w.map(|v| [v[0] * inv_cs, v[1] * inv_cs, v[2] * inv_ch]);
+        let xmin = p[0][0].min(p[1][0]).min(p[2][0]);
+        let xmax = p[0][0].max(p[1][0]).max(p[2][0]);
+        if xmax < rect.x0 as f64 || xmin > rect.x1() as f64 {
+            continue;
+        }
         let ymin = p[0][1].min(p[1][1]).min(p[2][1]);
         let ymax = p[0][1].max(p[1][1]).max(p[2][1]);
         let (r0, r1) = cover(ymin, ymax);
         let r0 = r0.max(rect.y0 as i64);
         let r1 = r1.min(rect.y1() as i64 - 1);
         for row in r0..=r1 {
-            clip(&p, &mut tmp, 1, row as f64, true);
-            clip(&tmp, &mut row_poly, 1, row as f64 + 1.0, false);
-            if row_poly.is_empty() {
+            clip(&p, &mut s.clipped, 1, row as f64, true);
+            clip(&s.clipped, &mut s.row_poly, 1, row as f64 + 1.0, false);
+            if s.row_poly.is_empty() {
                 continue;
             }
-            let xmin = row_poly.iter().map(|q| q[0]).fold(f64::INFINITY, f64::min);
-            let xmax = row_poly
-                .iter()
-                .map(|q| q[0])
-                .fold(f64::NEG_INFINITY, f64::max);
-            let (c0, c1) = cover(xmin, xmax);
-            let c0 = c0.max(rect.x0 as i64);
-            let c1 = c1.min(rect.x1() as i64 - 1);
-            for col in c0..=c1 {
-                clip(&row_poly, &mut tmp, 0, col as f64, true);
-                clip(&tmp, &mut cell_poly, 0, col as f64 + 1.0, false);
-                if cell_poly.is_empty() {
-                    continue;
-                }
-                let zlo = cell_poly.iter().map(|q| q[2]).fold(f64::INFINITY, f64::min);
-                let zhi = cell_poly
-                    .iter()
-                    .map(|q| q[2])
-                    .fold(f64::NEG_INFINITY, f64::max);
-                // Voxel k spans [k, k + 1): the span covers every voxel the polygon touches.
-                let zmin = zlo.floor().clamp(0.0, (u32::MAX - 2) as f64) as u32;
-                let zmax =
-                    (zhi.floor() + 1.0).clamp(zmin as f64 + 1.0, (u32::MAX - 1) as f64) as u32;
-                cols.add(rect.index(col as i32, row as i32), zmin, zmax, walkable);
-            }
+            rasterize_row(&mut cols, &mut s, rect, row as i32, walkable);
         }
     }
     cols.into_field(rect, core)
+}
+
+/// Adds the spans of the row polygon in `s.row_poly` to the columns of `row`.
+fn rasterize_row(cols: &mut Columns, s: &mut Scratch, rect: CellRect, row: i32, walkable: bool) {
+    let poly = &s.row_poly;
+    let xmin = poly.iter().map(|q| q[0]).fold(f64::INFINITY, f64::min);
+    let xmax = poly.iter().map(|q| q[0]).fold(f64::NEG_INFINITY, f64::max);
+    let (c0, c1) = cover(xmin, xmax);
+    let c0 = c0.max(rect.x0 as i64);
+    let c1 = c1.min(rect.x1() as i64 - 1);
+    if c0 > c1 {
+        return;
+    }
+    let cells = (c1 - c0 + 1) as usize;
+    for v in [&mut s.line_lo, &mut s.cell_lo] {
+        v.clear();
+        v.resize(cells + 1, f64::INFINITY);
+    }
+    for v in [&mut s.line_hi, &mut s.cell_hi] {
+        v.clear();
+        v.resize(cells + 1, f64::NEG_INFINITY);
+    }
+    let n = poly.len();
+    for i in 0..n {
+        let a = poly[i];
+        let b = poly[(i + 1) % n];
+        // Vertices: in every cell whose closed extent holds them.
+        if a[0] >= c0 as f64 && a[0] <= (c1 + 1) as f64 {
+            let f = a[0].floor() as i64;
+            for c in [f - 1, f] {
+                if c >= c0 && c <= c1 && a[0] >= c as f64 && a[0] <= (c + 1) as f64 {
+                    let k = (c - c0) as usize;
+                    s.cell_lo[k] = s.cell_lo[k].min(a[2]);
+                    s.cell_hi[k] = s.cell_hi[k].max(a[2]);
+                }
+            }
+        }
+        // Edge crossings with the vertical grid lines strictly inside its x range.
+        if a[0] == b[0] {
+            continue;
+        }
+        let (lo, hi) = if a[0] < b[0] {
+            (a[0], b[0])
+        } else {
+            (b[0], a[0])
+        };
+        let first = (lo.ceil() as i64).max(c0);
+        let last = (hi.floor() as i64).min(c1 + 1);
+        let inv = 1.0 / (b[0] - a[0]);
+        for line in first..=last {
+            let t = (line as f64 - a[0]) * inv;
+            let z = a[2] + (b[2] - a[2]) * t;
+            let k = (line - c0) as usize;
+            s.line_lo[k] = s.line_lo[k].min(z);
+            s.line_hi[k] = s.line_hi[k].max(z);
+        }
+    }
+    let base = rect.index(c0 as i32, row);
+    for k in 0..cells {
+        let zlo = s.cell_lo[k].min(s.line_lo[k]).min(s.line_lo[k + 1]);
+        let zhi = s.cell_hi[k].max(s.line_hi[k]).max(s.line_hi[k + 1]);
+        if zlo > zhi {
+            continue; // the polygon only grazes this cell's extent
+        }
+        // Voxel k spans [k, k + 1): the span covers every voxel the polygon touches.
+        let zmin = zlo.floor().clamp(0.0, (u32::MAX - 2) as f64) as u32;
+        let zmax = (zhi.floor() + 1.0).clamp(zmin as f64 + 1.0, (u32::MAX - 1) as f64) as u32;
+        cols.add(base + k, zmin, zmax, walkable);
+    }
 }
 
 #[cfg(test)]

@@ -122,3 +122,35 @@ fn a_triangle_larger_than_many_tiles() {
     }
     assert!(single.len() > 12000);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// A tile voxelized in parts (as a tight memory budget does) and assembled equals the
+    /// tile voxelized whole.
+    #[test]
+    fn parts_assemble_to_the_whole_tile(
+        pieces in proptest::collection::vec(piece(), 1..10),
+        radius_cells in 0u32..3,
+        min_side in 5u32..40,
+    ) {
+        let p = params(0.25, 0.1, radius_cells as f64 * 0.25, 0.5, 2.0);
+        let tris = build(&pieces);
+        let frame = frame_for(&tris, &p, SINGLE_TILE);
+        let tile = tessera_artifacts::TileCoord { x: 0, y: 0 };
+        let whole = tessera_voxel::voxelize_tile(&frame, &p, tile, &tris).field;
+        let parts = tessera_voxel::split_parts(frame.tile_core(tile), 0, min_side, &mut |_| 1);
+        prop_assert!(parts.len() > 1);
+        let outputs: Vec<_> = parts
+            .iter()
+            .map(|part| {
+                let rect = part.grown(frame.band);
+                let subset: Vec<Triangle> =
+                    tris.iter().filter(|t| tessera_tiler::triangle_reaches(&frame, t, &rect)).copied().collect();
+                tessera_voxel::voxelize_part(&frame, &p, *part, &subset).field
+            })
+            .collect();
+        let assembled = tessera_voxel::assemble(frame.tile_core(tile), &outputs);
+        prop_assert!(assembled == whole);
+    }
+}

@@ -86,7 +86,8 @@ pub fn voxelize_world(
     }
     let mut out = BTreeMap::new();
     for t in frame.tile_coords() {
-        let field = tessera_voxel::voxelize_tile(&frame, p, t, &per_tile[frame.tile_index(t)]);
+        let field =
+            tessera_voxel::voxelize_tile(&frame, p, t, &per_tile[frame.tile_index(t)]).field;
         field.validate().unwrap();
         assert_eq!(field.rect, frame.tile_core(t).grown(1));
         let core = frame.tile_core(t);

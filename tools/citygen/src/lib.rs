@@ -1,0 +1,98 @@
+//! citygen: a deterministic procedural city, built as a test world for the tessera navmesh
+//! baker.
+//!
+//! [`generate`] turns a size preset and a seed into one triangle soup (Z-up, metres): gentle
+//! hills with a few embankments steeper than 45 degrees, a street grid with kerbs and
+//! sidewalks, multi-storey buildings with doors, rooms, stairs or ramps and stairwell openings,
+//! pedestrian overpasses with ramps and railings, street furniture, and the flaws real exports
+//! have (props poking into the ground, duplicate faces, slivers, T-junctions, small holes).
+//! [`write_obj`] and [`write_glb`] save it. The same parameters always give the same bytes:
+//! randomness comes from a built-in seeded generator, never from a crate or a hash map.
+
+mod builder;
+mod building;
+mod city;
+mod export;
+mod rng;
+mod street;
+mod terrain;
+
+pub use export::{write_glb, write_obj};
+
+/// World size presets. Demo is the tiny built-in world `tessera bake` uses with no arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Size {
+    /// 100 m square: four streets, two or three buildings with stairs (one with a ramp
+    /// instead), a footbridge, an embankment, props.
+    Demo,
+    /// 250 m square.
+    S,
+    /// 500 m square.
+    M,
+    /// 1 km square.
+    L,
+    /// 2 km square.
+    XL,
+}
+
+impl Size {
+    /// Edge length of the square world, in metres.
+    pub fn extent_m(self) -> f64 {
+        match self {
+            Size::Demo => 100.0,
+            Size::S => 250.0,
+            Size::M => 500.0,
+            Size::L => 1000.0,
+            Size::XL => 2000.0,
+        }
+    }
+
+    /// Parses `demo`, `s`, `m`, `l` or `xl`, ignoring case.
+    pub fn parse(s: &str) -> Option<Size> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "demo" => Some(Size::Demo),
+            "s" => Some(Size::S),
+            "m" => Some(Size::M),
+            "l" => Some(Size::L),
+            "xl" => Some(Size::XL),
+            _ => None,
+        }
+    }
+}
+
+/// What to generate.
+#[derive(Clone, Debug)]
+pub struct CityParams {
+    pub size: Size,
+    pub seed: u64,
+    /// Added to every vertex: UTM-like, e.g. `[500000.0, 5700000.0, 0.0]`.
+    pub offset: [f64; 3],
+}
+
+/// Z-up, metres. Triangles index positions, counter-clockwise seen from above for upward-facing
+/// surfaces.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Mesh {
+    pub positions: Vec<[f64; 3]>,
+    pub triangles: Vec<[u32; 3]>,
+}
+
+impl Mesh {
+    /// The smallest and largest coordinate on each axis, or `None` for a mesh with no vertices.
+    pub fn bounds(&self) -> Option<([f64; 3], [f64; 3])> {
+        let first = *self.positions.first()?;
+        Some(self.positions.iter().fold((first, first), |(lo, hi), p| {
+            (
+                [lo[0].min(p[0]), lo[1].min(p[1]), lo[2].min(p[2])],
+                [hi[0].max(p[0]), hi[1].max(p[1]), hi[2].max(p[2])],
+            )
+        }))
+    }
+}
+
+/// Generates the city described by `params`. The world covers
+/// `[0, extent] x [0, extent]` (plus `params.offset`) horizontally; the same `params` always
+/// give an identical mesh.
+pub fn generate(params: &CityParams) -> Mesh {
+    city::City::plan(params).build()
+}

@@ -1,0 +1,215 @@
+//! End-to-end checks of the generated worlds: determinism, sane indices and extents, GLB
+//! framing and offsets, and the features a navmesh baker needs to see (stairs, storeys).
+
+use citygen::{generate, write_glb, write_obj, CityParams, Mesh, Size};
+
+fn params(size: Size, seed: u64) -> CityParams {
+    CityParams {
+        size,
+        seed,
+        offset: [0.0; 3],
+    }
+}
+
+fn obj(m: &Mesh) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_obj(m, &mut out).unwrap();
+    out
+}
+
+fn glb(m: &Mesh, t: [f64; 3]) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_glb(m, t, &mut out).unwrap();
+    out
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+fn tri(m: &Mesh, t: [u32; 3]) -> [[f64; 3]; 3] {
+    t.map(|i| m.positions[i as usize])
+}
+
+/// Upward normal (not normalised) of a triangle.
+fn normal(p: [[f64; 3]; 3]) -> [f64; 3] {
+    let a = [p[1][0] - p[0][0], p[1][1] - p[0][1], p[1][2] - p[0][2]];
+    let b = [p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]];
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+/// A flat upward-facing triangle: (height, area, centroid x, centroid y, the triangle).
+type Flat = (f64, f64, f64, f64, [[f64; 3]; 3]);
+
+fn floors(m: &Mesh) -> Vec<Flat> {
+    m.triangles
+        .iter()
+        .filter_map(|&t| {
+            let p = tri(m, t);
+            let n = normal(p);
+            let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+            (len > 1e-9 && n[2] / len > 0.999).then(|| {
+                let cx = (p[0][0] + p[1][0] + p[2][0]) / 3.0;
+                let cy = (p[0][1] + p[1][1] + p[2][1]) / 3.0;
+                (p[0][2], len / 2.0, cx, cy, p)
+            })
+        })
+        .collect()
+}
+
+fn inside_xy(p: [[f64; 3]; 3], x: f64, y: f64) -> bool {
+    let side = |a: [f64; 3], b: [f64; 3]| (b[0] - a[0]) * (y - a[1]) - (b[1] - a[1]) * (x - a[0]);
+    side(p[0], p[1]) >= 0.0 && side(p[1], p[2]) >= 0.0 && side(p[2], p[0]) >= 0.0
+}
+
+#[test]
+fn sizes_parse() {
+    assert_eq!(Size::parse("demo"), Some(Size::Demo));
+    assert_eq!(Size::parse("XL"), Some(Size::XL));
+    assert_eq!(Size::parse("m"), Some(Size::M));
+    assert_eq!(Size::parse("huge"), None);
+    assert_eq!(Size::S.extent_m(), 250.0);
+}
+
+#[test]
+fn demo_is_deterministic() {
+    let a = generate(&params(Size::Demo, 7));
+    let b = generate(&params(Size::Demo, 7));
+    let c = generate(&params(Size::Demo, 8));
+    assert_eq!(obj(&a), obj(&b));
+    assert_eq!(glb(&a, [0.0; 3]), glb(&b, [0.0; 3]));
+    assert_ne!(obj(&a), obj(&c));
+    assert_ne!(glb(&a, [0.0; 3]), glb(&c, [0.0; 3]));
+}
+
+#[test]
+fn demo_is_sane() {
+    for seed in [1, 2, 3] {
+        let m = generate(&params(Size::Demo, seed));
+        let n = m.positions.len() as u32;
+        assert!(
+            m.triangles.len() > 10_000,
+            "{} triangles",
+            m.triangles.len()
+        );
+        assert!(
+            m.triangles.len() < 100_000,
+            "{} triangles",
+            m.triangles.len()
+        );
+        assert!(m.triangles.iter().flatten().all(|&i| i < n));
+        assert!(m.positions.iter().flatten().all(|c| c.is_finite()));
+        let (lo, hi) = m.bounds().unwrap();
+        let e = Size::Demo.extent_m();
+        for k in 0..2 {
+            assert!(lo[k] >= -0.5 && lo[k] <= 0.5, "min {k}: {}", lo[k]);
+            assert!(hi[k] >= e - 0.5 && hi[k] <= e + 0.5, "max {k}: {}", hi[k]);
+        }
+        assert!(
+            hi[2] - lo[2] > 5.0 && hi[2] - lo[2] < 40.0,
+            "height {}",
+            hi[2] - lo[2]
+        );
+    }
+}
+
+#[test]
+fn offset_is_applied_and_glb_is_framed() {
+    let off = [500_000.0, 5_700_000.0, 100.0];
+    let m = generate(&CityParams {
+        size: Size::Demo,
+        seed: 3,
+        offset: off,
+    });
+    let (lo, hi) = m.bounds().unwrap();
+    assert!(lo[0] >= off[0] - 1e-6 && lo[1] >= off[1] - 1e-6);
+    assert!(hi[0] <= off[0] + 100.5 && hi[1] <= off[1] + 100.5);
+    assert!(lo[2] > off[2] - 10.0);
+
+    let bytes = glb(&m, off);
+    assert_eq!(&bytes[0..4], b"glTF");
+    assert_eq!(u32_at(&bytes, 4), 2);
+    assert_eq!(u32_at(&bytes, 8) as usize, bytes.len());
+    let json_len = u32_at(&bytes, 12) as usize;
+    assert_eq!(&bytes[16..20], b"JSON");
+    assert_eq!(json_len % 4, 0);
+    let json = std::str::from_utf8(&bytes[20..20 + json_len]).unwrap();
+    let bin_at = 20 + json_len;
+    let bin_len = u32_at(&bytes, bin_at) as usize;
+    assert_eq!(&bytes[bin_at + 4..bin_at + 8], b"BIN\0");
+    assert_eq!(bin_len % 4, 0);
+    assert_eq!(bin_at + 8 + bin_len, bytes.len());
+    assert_eq!(bin_len, m.positions.len() * 12 + m.triangles.len() * 12);
+    assert!(json.contains(r#""componentType":5125"#) && json.contains(r#""target":34963"#));
+
+    // Node translation (Y-up) plus the stored f32 position gives back the world point.
+    let t_at = json.find(r#""translation":["#).unwrap() + 15;
+    let t: Vec<f64> = json[t_at..t_at + json[t_at..].find(']').unwrap()]
+        .split(',')
+        .map(|s| s.parse().unwrap())
+        .collect();
+    assert_eq!(t, vec![off[0], off[2], -off[1]]);
+    for (k, p) in m.positions.iter().enumerate().step_by(997) {
+        let at = bin_at + 8 + k * 12;
+        let q: Vec<f64> = (0..3)
+            .map(|c| {
+                f32::from_le_bytes(bytes[at + 4 * c..at + 4 * c + 4].try_into().unwrap()) as f64
+            })
+            .collect();
+        let world = [q[0] + t[0], -(q[2] + t[2]), q[1] + t[1]];
+        for c in 0..3 {
+            assert!(
+                (world[c] - p[c]).abs() < 0.005,
+                "vertex {k}: {world:?} vs {p:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn demo_has_stairs_and_storeys() {
+    let m = generate(&params(Size::Demo, 1));
+    let flat = floors(&m);
+    // Stairs: treads (small flat triangles) climbing 0.1-0.25 m at a time, each next to the
+    // one before, at least eight in a row.
+    let treads: Vec<_> = flat.iter().filter(|f| f.1 > 0.05 && f.1 < 1.0).collect();
+    let mut best = 0;
+    for start in &treads {
+        let mut at = *start;
+        let mut run = 1;
+        while let Some(next) = treads.iter().find(|n| {
+            let dz = n.0 - at.0;
+            let d = ((n.2 - at.2).powi(2) + (n.3 - at.3).powi(2)).sqrt();
+            (0.1..=0.25).contains(&dz) && d > 0.1 && d < 0.7
+        }) {
+            at = next;
+            run += 1;
+            if run > 20 {
+                break;
+            }
+        }
+        best = best.max(run);
+    }
+    assert!(best >= 8, "longest flight found: {best} steps");
+
+    // Storeys: a big flat triangle with another big flat one 2.8-3.4 m below it.
+    let big: Vec<_> = flat.iter().filter(|f| f.1 > 2.0).collect();
+    let stacked = big.iter().any(|hi| {
+        big.iter()
+            .any(|lo| (2.8..=3.4).contains(&(hi.0 - lo.0)) && inside_xy(lo.4, hi.2, hi.3))
+    });
+    assert!(stacked, "no floor found above another");
+}
+
+#[test]
+fn size_s_scale() {
+    let m = generate(&params(Size::S, 1));
+    let (lo, hi) = m.bounds().unwrap();
+    assert!((hi[0] - lo[0] - 250.0).abs() < 0.5 && (hi[1] - lo[1] - 250.0).abs() < 0.5);
+    let n = m.triangles.len();
+    assert!((200_000..1_200_000).contains(&n), "{n} triangles");
+}
