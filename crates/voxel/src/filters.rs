@@ -190,6 +190,55 @@ fn span_columns(field: &SpanField) -> Vec<u32> {
     out
 }
 
+/// No connection in a direction.
+const NO_LINK: u8 = u8::MAX;
+
+/// For every span and each direction (-x, +y, +x, -y), the position within the neighbour
+/// column of the walkable span it connects to, or [`NO_LINK`] (also for unwalkable spans and
+/// the field's edge). One byte per direction, like a compact heightfield's connections.
+fn links(field: &SpanField, height: i64, climb: i64) -> Vec<[u8; 4]> {
+    let width = field.rect.width as usize;
+    let rows = field.rect.height as usize;
+    let mut out = vec![[NO_LINK; 4]; field.spans.len()];
+    for y in 0..rows {
+        for x in 0..width {
+            let i = y * width + x;
+            let neighbours = [
+                (x > 0).then(|| i - 1),
+                (y + 1 < rows).then(|| i + width),
+                (x + 1 < width).then(|| i + 1),
+                (y > 0).then(|| i - width),
+            ];
+            let (a, b) = (
+                field.column_start[i] as usize,
+                field.column_start[i + 1] as usize,
+            );
+            for k in a..b {
+                if !field.spans[k].walkable {
+                    continue;
+                }
+                let bot = field.spans[k].zmax as i64;
+                let top = if k + 1 < b {
+                    field.spans[k + 1].zmin as i64
+                } else {
+                    SKY
+                };
+                for (d, n) in neighbours.iter().enumerate() {
+                    if let Some(n) = *n {
+                        if let Some(j) = connected_in(field, n, bot, top, height, climb) {
+                            let offset = j - field.column_start[n] as usize;
+                            if offset < NO_LINK as usize {
+                                out[k][d] = offset as u8;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Removes walkable spans closer than `radius` cells to the walkable area's boundary.
 ///
 /// Distances are chamfer distances (2 per axis step, 3 per diagonal step taken as two
@@ -201,33 +250,30 @@ pub fn erode(field: &mut SpanField, height: u32, climb: u32, radius: u32) {
     if radius == 0 {
         return;
     }
-    let (height, climb) = (height as i64, climb as i64);
     let limit = 2 * radius; // spans with distance < limit are removed
     let width = field.rect.width as usize;
-    let rows = field.rect.height as usize;
+    let links = links(field, height as i64, climb as i64);
     let columns = span_columns(field);
-    // The neighbour of span `k` in direction `d` (-x, +y, +x, -y), if connected.
-    let link = |field: &SpanField, k: usize, d: usize| -> Option<usize> {
+    let column_start = &field.column_start;
+    // The span that span `k` connects to in direction `d`.
+    let step = |k: usize, d: usize| -> Option<usize> {
+        let offset = links[k][d];
+        if offset == NO_LINK {
+            return None;
+        }
         let i = columns[k] as usize;
-        let (x, y) = (i % width, i / width);
         let n = match d {
-            0 => (x > 0).then(|| i - 1),
-            1 => (y + 1 < rows).then(|| i + width),
-            2 => (x + 1 < width).then(|| i + 1),
-            _ => (y > 0).then(|| i - width),
-        }?;
-        let bot = field.spans[k].zmax as i64;
-        let top = if k + 1 < field.column_start[i + 1] as usize {
-            field.spans[k + 1].zmin as i64
-        } else {
-            SKY
+            0 => i - 1,
+            1 => i + width,
+            2 => i + 1,
+            _ => i - width,
         };
-        connected_in(field, n, bot, top, height, climb)
+        Some(column_start[n] as usize + offset as usize)
     };
     let mut dist = vec![u32::MAX; field.spans.len()];
     let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); limit as usize + 1];
-    for k in 0..field.spans.len() {
-        if field.spans[k].walkable && (0..4).any(|d| link(field, k, d).is_none()) {
+    for (k, l) in links.iter().enumerate() {
+        if field.spans[k].walkable && l.contains(&NO_LINK) {
             dist[k] = 0;
             buckets[0].push(k as u32);
         }
@@ -240,9 +286,7 @@ pub fn erode(field: &mut SpanField, height: u32, climb: u32, radius: u32) {
                 continue; // a stale entry
             }
             for dir in 0..4 {
-                let Some(n) = link(field, s, dir) else {
-                    continue;
-                };
+                let Some(n) = step(s, dir) else { continue };
                 let mut relax = |m: usize, nd: u32| {
                     if nd < dist[m] && nd <= limit {
                         dist[m] = nd;
@@ -251,7 +295,7 @@ pub fn erode(field: &mut SpanField, height: u32, climb: u32, radius: u32) {
                 };
                 relax(n, d + 2);
                 // Diagonal: one more step in the next direction round.
-                if let Some(m) = link(field, n, (dir + 1) % 4) {
+                if let Some(m) = step(n, (dir + 1) % 4) {
                     relax(m, d + 3);
                 }
             }

@@ -150,9 +150,9 @@ pub mod memory {
     /// and of its cropped copy.
     pub const PER_CELL: u64 = 4 + 4 + 4;
     /// Bytes per rasterized span: the linked pool (16) and the packed field (12) alive together
-    /// while packing, erosion's distance, queue entry and span-to-column map (12), the cropped
-    /// copy (12) and its encoding (13).
-    pub const PER_SPAN: u64 = 16 + 12 + 12 + 12 + 13;
+    /// while packing, erosion's links, distance, queue entry and span-to-column map (16), the
+    /// cropped copy (12) and its encoding (13).
+    pub const PER_SPAN: u64 = 16 + 12 + 16 + 12 + 13;
 
     /// The estimate for a tile of `cells` cells, `triangle_bytes` of triangles and `spans`
     /// rasterized spans.

@@ -165,13 +165,36 @@ fn clip(poly: &[P], out: &mut Vec<P>, axis: usize, bound: f64, keep_above: bool)
     }
 }
 
+/// `x.floor()` as an integer, without a libm call (baseline x86-64 has no rounding
+/// instruction, and this runs for every cell a triangle touches). Exact for |x| < 2^53.
+#[inline]
+fn floor_i64(x: f64) -> i64 {
+    let t = x as i64;
+    if (t as f64) > x {
+        t - 1
+    } else {
+        t
+    }
+}
+
+/// `x.ceil()` as an integer, likewise.
+#[inline]
+fn ceil_i64(x: f64) -> i64 {
+    let t = x as i64;
+    if (t as f64) < x {
+        t + 1
+    } else {
+        t
+    }
+}
+
 /// The cells `first ..= last` an extent `[lo, hi]` covers: half-open cells `[c, c + 1)`, so a
 /// polygon ending exactly on a grid line does not spill into the next cell, while a vertical
 /// one (zero extent) lying on a line belongs to the cell above that line.
 #[inline]
 fn cover(lo: f64, hi: f64) -> (i64, i64) {
-    let first = lo.floor() as i64;
-    let last = if hi > lo { hi.ceil() as i64 - 1 } else { first };
+    let first = floor_i64(lo);
+    let last = if hi > lo { ceil_i64(hi) - 1 } else { first };
     (first, last.max(first))
 }
 
@@ -276,7 +299,7 @@ fn rasterize_row(cols: &mut Columns, s: &mut Scratch, rect: CellRect, row: i32, 
         let b = poly[(i + 1) % n];
         // Vertices: in every cell whose closed extent holds them.
         if a[0] >= c0 as f64 && a[0] <= (c1 + 1) as f64 {
-            let f = a[0].floor() as i64;
+            let f = floor_i64(a[0]);
             for c in [f - 1, f] {
                 if c >= c0 && c <= c1 && a[0] >= c as f64 && a[0] <= (c + 1) as f64 {
                     let k = (c - c0) as usize;
@@ -294,8 +317,8 @@ fn rasterize_row(cols: &mut Columns, s: &mut Scratch, rect: CellRect, row: i32, 
         } else {
             (b[0], a[0])
         };
-        let first = (lo.ceil() as i64).max(c0);
-        let last = (hi.floor() as i64).min(c1 + 1);
+        let first = ceil_i64(lo).max(c0);
+        let last = floor_i64(hi).min(c1 + 1);
         let inv = 1.0 / (b[0] - a[0]);
         for line in first..=last {
             let t = (line as f64 - a[0]) * inv;
@@ -313,8 +336,8 @@ fn rasterize_row(cols: &mut Columns, s: &mut Scratch, rect: CellRect, row: i32, 
             continue; // the polygon only grazes this cell's extent
         }
         // Voxel k spans [k, k + 1): the span covers every voxel the polygon touches.
-        let zmin = zlo.floor().clamp(0.0, (u32::MAX - 2) as f64) as u32;
-        let zmax = (zhi.floor() + 1.0).clamp(zmin as f64 + 1.0, (u32::MAX - 1) as f64) as u32;
+        let zmin = floor_i64(zlo).clamp(0, u32::MAX as i64 - 2) as u32;
+        let zmax = (floor_i64(zhi) + 1).clamp(zmin as i64 + 1, u32::MAX as i64 - 1) as u32;
         cols.add(base + k, zmin, zmax, walkable);
     }
 }
@@ -322,6 +345,14 @@ fn rasterize_row(cols: &mut Columns, s: &mut Scratch, rect: CellRect, row: i32, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_floor_and_ceil() {
+        for x in [-2.5, -2.0, -0.5, -0.0, 0.0, 0.3, 1.0, 7.999, 1e9 + 0.5] {
+            assert_eq!(floor_i64(x), x.floor() as i64, "{x}");
+            assert_eq!(ceil_i64(x), x.ceil() as i64, "{x}");
+        }
+    }
 
     #[test]
     fn cover_is_half_open() {
