@@ -230,11 +230,12 @@ impl<'a> Lines<'a> {
 
 #[inline]
 fn memchr_newline(s: &[u8]) -> usize {
-    s.iter().position(|&b| b == b'\n').unwrap_or(s.len())
+    memchr::memchr(b'\n', s).unwrap_or(s.len())
 }
 
+#[inline]
 fn strip_comment(l: &[u8]) -> &[u8] {
-    match l.iter().position(|&b| b == b'#') {
+    match memchr::memchr(b'#', l) {
         Some(i) => &l[..i],
         None => l,
     }

@@ -247,8 +247,9 @@ pub fn rasterize(
             e0[0] * e1[1] - e0[1] * e1[0],
         ];
         let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-        // Either winding: a floor modelled upside down is still a floor.
-        let walkable = len > 0.0 && n[2].abs() / len > params.walkable_slope_cos;
+        // Counter-clockwise seen from above faces up, as in Recast: the top of a one-sided
+        // ceiling is not a floor.
+        let walkable = len > 0.0 && n[2] / len > params.walkable_slope_cos;
 
         let p: [P; 3] = w.map(|v| [v[0] * inv_cs, v[1] * inv_cs, v[2] * inv_ch]);
         let xmin = p[0][0].min(p[1][0]).min(p[2][0]);

@@ -1,0 +1,303 @@
+//! A small safe layer over the Recast calls the benchmark needs.
+//!
+//! Every raw pointer Recast hands out is owned by one Rust value that frees it in `Drop`
+//! (`DeleteContext`, `rcFreeHeightField`, `rcFreeCompactHeightfield`). The triangle data Recast
+//! reads is held in [`RecastMesh`], whose constructor checks that every index is in range, so
+//! the calls below cannot read out of bounds whatever the caller passes.
+//!
+//! Recast is Y-up: its grid columns are indexed by (x, z) and heights run along y.
+
+use recastnavigation_sys as sys;
+use std::fmt;
+use std::os::raw::c_int;
+use std::ptr::NonNull;
+
+/// Area id of unwalkable spans (`RC_NULL_AREA`).
+pub const NULL_AREA: u8 = 0;
+/// Largest span height Recast stores (`RC_SPAN_MAX_HEIGHT`, 13 bits).
+pub const SPAN_MAX_HEIGHT: u32 = (1 << 13) - 1;
+
+/// A Recast call that reported failure (allocation, mostly).
+#[derive(Debug)]
+pub struct RecastError(pub &'static str);
+
+impl fmt::Display for RecastError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Recast: {} failed", self.0)
+    }
+}
+
+impl std::error::Error for RecastError {}
+
+/// A build context with logging and timers switched off (they would only add overhead).
+pub struct Context(NonNull<sys::rcContext>);
+
+impl Context {
+    pub fn new() -> Context {
+        // SAFETY: plain allocation of a C++ object; ownership passes to the returned value.
+        let raw = unsafe { sys::CreateContext(false) };
+        Context(NonNull::new(raw).expect("Recast: CreateContext returned null"))
+    }
+
+    fn ptr(&self) -> *mut sys::rcContext {
+        self.0.as_ptr()
+    }
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Context::new()
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: created by CreateContext, freed once.
+        unsafe { sys::DeleteContext(self.0.as_ptr()) }
+    }
+}
+
+/// A triangle soup in Recast's frame: vertices `[x, y, z]` (Y up), index triples.
+pub struct RecastMesh {
+    verts: Vec<f32>,
+    tris: Vec<c_int>,
+}
+
+impl RecastMesh {
+    /// Builds the mesh; panics if an index does not name a vertex.
+    pub fn new(verts: Vec<f32>, tris: Vec<c_int>) -> RecastMesh {
+        assert_eq!(verts.len() % 3, 0);
+        assert_eq!(tris.len() % 3, 0);
+        let count = (verts.len() / 3) as c_int;
+        assert!(
+            tris.iter().all(|&i| (0..count).contains(&i)),
+            "triangle index out of range"
+        );
+        assert!(tris.len() / 3 <= c_int::MAX as usize);
+        RecastMesh { verts, tris }
+    }
+
+    pub fn vertex_count(&self) -> usize {
+        self.verts.len() / 3
+    }
+
+    pub fn triangle_count(&self) -> usize {
+        self.tris.len() / 3
+    }
+}
+
+/// `rcMarkWalkableTriangles`: sets `areas[i]` to [`WALKABLE_AREA`] for every triangle whose
+/// normal is within `slope_degrees` of +Y (counter-clockwise seen from above); leaves the rest.
+pub fn mark_walkable_triangles(
+    ctx: &Context,
+    slope_degrees: f32,
+    mesh: &RecastMesh,
+    areas: &mut [u8],
+) {
+    assert_eq!(areas.len(), mesh.triangle_count());
+    // SAFETY: sizes checked above and in RecastMesh::new; Recast writes only areas[..n].
+    unsafe {
+        sys::rcMarkWalkableTriangles(
+            ctx.ptr(),
+            slope_degrees,
+            mesh.verts.as_ptr(),
+            mesh.vertex_count() as c_int,
+            mesh.tris.as_ptr(),
+            mesh.triangle_count() as c_int,
+            areas.as_mut_ptr(),
+        )
+    }
+}
+
+/// A solid heightfield (`rcHeightfield`): per column, a linked list of spans.
+pub struct Heightfield(NonNull<sys::rcHeightfield>);
+
+impl Heightfield {
+    /// `rcAllocHeightfield` + `rcCreateHeightfield`: `width` x `depth` columns over the box
+    /// `bmin`..`bmax` (Recast frame).
+    pub fn new(
+        ctx: &Context,
+        width: i32,
+        depth: i32,
+        bmin: [f32; 3],
+        bmax: [f32; 3],
+        cell_size: f32,
+        cell_height: f32,
+    ) -> Result<Heightfield, RecastError> {
+        assert!(width > 0 && depth > 0 && cell_size > 0.0 && cell_height > 0.0);
+        // SAFETY: allocation; the constructor nulls every pointer, so dropping it is fine even if
+        // rcCreateHeightfield fails below.
+        let raw = unsafe { sys::rcAllocHeightfield() };
+        let hf = Heightfield(NonNull::new(raw).ok_or(RecastError("rcAllocHeightfield"))?);
+        // SAFETY: hf is a live heightfield; the bounds arrays hold 3 floats each.
+        let ok = unsafe {
+            sys::rcCreateHeightfield(
+                ctx.ptr(),
+                hf.0.as_ptr(),
+                width,
+                depth,
+                bmin.as_ptr(),
+                bmax.as_ptr(),
+                cell_size,
+                cell_height,
+            )
+        };
+        if ok {
+            Ok(hf)
+        } else {
+            Err(RecastError("rcCreateHeightfield"))
+        }
+    }
+
+    fn raw(&self) -> &sys::rcHeightfield {
+        // SAFETY: owned, live, and only mutated through &mut self.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// `rcRasterizeTriangles` (indexed): spans merge when their tops are within
+    /// `merge_threshold` voxels.
+    pub fn rasterize(
+        &mut self,
+        ctx: &Context,
+        mesh: &RecastMesh,
+        areas: &[u8],
+        merge_threshold: i32,
+    ) -> Result<(), RecastError> {
+        assert_eq!(areas.len(), mesh.triangle_count());
+        // SAFETY: index ranges checked by RecastMesh::new, lengths above.
+        let ok = unsafe {
+            sys::rcRasterizeTriangles(
+                ctx.ptr(),
+                mesh.verts.as_ptr(),
+                mesh.vertex_count() as c_int,
+                mesh.tris.as_ptr(),
+                areas.as_ptr(),
+                mesh.triangle_count() as c_int,
+                self.0.as_ptr(),
+                merge_threshold,
+            )
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(RecastError("rcRasterizeTriangles"))
+        }
+    }
+
+    /// `rcFilterLowHangingWalkableObstacles`.
+    pub fn filter_low_hanging_obstacles(&mut self, ctx: &Context, climb: i32) {
+        // SAFETY: a live heightfield.
+        unsafe { sys::rcFilterLowHangingWalkableObstacles(ctx.ptr(), climb, self.0.as_ptr()) }
+    }
+
+    /// `rcFilterLedgeSpans`.
+    pub fn filter_ledges(&mut self, ctx: &Context, height: i32, climb: i32) {
+        // SAFETY: a live heightfield.
+        unsafe { sys::rcFilterLedgeSpans(ctx.ptr(), height, climb, self.0.as_ptr()) }
+    }
+
+    /// `rcFilterWalkableLowHeightSpans`.
+    pub fn filter_low_clearance(&mut self, ctx: &Context, height: i32) {
+        // SAFETY: a live heightfield.
+        unsafe { sys::rcFilterWalkableLowHeightSpans(ctx.ptr(), height, self.0.as_ptr()) }
+    }
+
+    /// (spans, walkable spans) over columns `x0 .. x0 + w`, `z0 .. z0 + d`.
+    pub fn counts(&self, x0: i32, z0: i32, w: i32, d: i32) -> (u64, u64) {
+        let hf = self.raw();
+        assert!(x0 >= 0 && z0 >= 0 && x0 + w <= hf.width && z0 + d <= hf.height);
+        let (mut spans, mut walkable) = (0, 0);
+        for z in z0..z0 + d {
+            for x in x0..x0 + w {
+                // SAFETY: the column array holds width * height heads; the lists are Recast's
+                // own, null-terminated, and not modified while `self` is borrowed.
+                let mut s = unsafe { *hf.spans.add((x + z * hf.width) as usize) };
+                while let Some(span) = unsafe { s.as_ref() } {
+                    spans += 1;
+                    if span.area() as u8 != NULL_AREA {
+                        walkable += 1;
+                    }
+                    s = span.next;
+                }
+            }
+        }
+        (spans, walkable)
+    }
+}
+
+impl Drop for Heightfield {
+    fn drop(&mut self) {
+        // SAFETY: allocated by rcAllocHeightfield, freed once.
+        unsafe { sys::rcFreeHeightField(self.0.as_ptr()) }
+    }
+}
+
+/// The open-space field (`rcCompactHeightfield`) built from a filtered heightfield: one span per
+/// walkable floor, with its neighbour links.
+pub struct CompactHeightfield(NonNull<sys::rcCompactHeightfield>);
+
+impl CompactHeightfield {
+    /// `rcAllocCompactHeightfield` + `rcBuildCompactHeightfield`.
+    pub fn build(
+        ctx: &Context,
+        height: i32,
+        climb: i32,
+        hf: &Heightfield,
+    ) -> Result<CompactHeightfield, RecastError> {
+        // SAFETY: allocation; the constructor nulls every pointer, so dropping it is fine.
+        let raw = unsafe { sys::rcAllocCompactHeightfield() };
+        let chf =
+            CompactHeightfield(NonNull::new(raw).ok_or(RecastError("rcAllocCompactHeightfield"))?);
+        // SAFETY: both fields are live; Recast only reads `hf`.
+        let ok = unsafe {
+            sys::rcBuildCompactHeightfield(ctx.ptr(), height, climb, hf.0.as_ptr(), chf.0.as_ptr())
+        };
+        if ok {
+            Ok(chf)
+        } else {
+            Err(RecastError("rcBuildCompactHeightfield"))
+        }
+    }
+
+    /// `rcErodeWalkableArea` (radius in cells, 1 ..= 127: Recast keeps distances in a byte).
+    pub fn erode(&mut self, ctx: &Context, radius: i32) -> Result<(), RecastError> {
+        assert!((1..=127).contains(&radius));
+        // SAFETY: a live compact heightfield.
+        let ok = unsafe { sys::rcErodeWalkableArea(ctx.ptr(), radius, self.0.as_ptr()) };
+        if ok {
+            Ok(())
+        } else {
+            Err(RecastError("rcErodeWalkableArea"))
+        }
+    }
+
+    /// Walkable spans (area not null) over columns `x0 .. x0 + w`, `z0 .. z0 + d`.
+    pub fn walkable(&self, x0: i32, z0: i32, w: i32, d: i32) -> u64 {
+        // SAFETY: owned and live.
+        let chf = unsafe { self.0.as_ref() };
+        assert!(x0 >= 0 && z0 >= 0 && x0 + w <= chf.width && z0 + d <= chf.height);
+        let mut walkable = 0;
+        for z in z0..z0 + d {
+            for x in x0..x0 + w {
+                // SAFETY: width * height cells; each cell's index + count stays within the
+                // spanCount entries of `areas` (Recast's invariant).
+                let cell = unsafe { &*chf.cells.add((x + z * chf.width) as usize) };
+                let (first, count) = (cell.index() as usize, cell.count() as usize);
+                assert!(first + count <= chf.spanCount as usize);
+                for i in first..first + count {
+                    if unsafe { *chf.areas.add(i) } != NULL_AREA {
+                        walkable += 1;
+                    }
+                }
+            }
+        }
+        walkable
+    }
+}
+
+impl Drop for CompactHeightfield {
+    fn drop(&mut self) {
+        // SAFETY: allocated by rcAllocCompactHeightfield, freed once.
+        unsafe { sys::rcFreeCompactHeightfield(self.0.as_ptr()) }
+    }
+}
