@@ -40,7 +40,7 @@ fn build(nodes_json: &str, nan: bool, bad_index: bool) -> Gltf {
     let mut bin = Vec::new();
     let mut views = Vec::new();
     let mut push = |bin: &mut Vec<u8>, bytes: &[u8], target: u32| {
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         views.push(format!(
@@ -113,11 +113,11 @@ fn build(nodes_json: &str, nan: bool, bad_index: bool) -> Gltf {
 
 fn write_glb(g: &Gltf, path: &Path) {
     let mut json = g.json.clone().into_bytes();
-    while json.len() % 4 != 0 {
+    while !json.len().is_multiple_of(4) {
         json.push(b' ');
     }
     let mut bin = g.bin.clone();
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     let total = 12 + 8 + json.len() + 8 + bin.len();

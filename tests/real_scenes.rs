@@ -1,18 +1,8 @@
 //! The real meshes of `../shared/scenes/` through the whole bake: tiling invariance (the
 //! oracle), thread invariance of every byte written, and plausible walkable coverage.
 
-use tessera_config::BakeConfig;
 use tessera_geom::UpAxis;
 use tessera_tests::*;
-
-fn config(tile_size: u32) -> BakeConfig {
-    let mut c = BakeConfig::preset("recast-demo").unwrap();
-    // Finer than Recast's demo, coarse enough for a quick debug-build test.
-    c.voxel.cell_size = 0.2;
-    c.voxel.cell_height = 0.1;
-    c.voxel.tile_size = tile_size;
-    c
-}
 
 #[test]
 fn recast_scenes_are_tiling_invariant() {
@@ -20,7 +10,7 @@ fn recast_scenes_are_tiling_invariant() {
         let dir = tempfile::tempdir().unwrap();
         let (single_summary, single) = bake_columns(
             file(&scene, UpAxis::Y),
-            &config(8192),
+            &coarse_config(8192),
             &dir.path().join("single"),
             2,
             256 << 20,
@@ -34,7 +24,7 @@ fn recast_scenes_are_tiling_invariant() {
         for tile in [16, 64, 256] {
             let (summary, tiled) = bake_columns(
                 file(&scene, UpAxis::Y),
-                &config(tile),
+                &coarse_config(tile),
                 &dir.path().join(format!("t{tile}")),
                 2,
                 256 << 20,
@@ -60,7 +50,13 @@ fn every_written_byte_is_the_same_for_any_thread_count_and_budget() {
     let mut packs = Vec::new();
     for (threads, budget) in [(1, 512u64 << 20), (2, 24 << 20), (8, 512 << 20)] {
         let out = dir.path().join(format!("t{threads}-{budget}"));
-        bake_columns(file(&scene, UpAxis::Y), &config(32), &out, threads, budget);
+        bake_columns(
+            file(&scene, UpAxis::Y),
+            &coarse_config(32),
+            &out,
+            threads,
+            budget,
+        );
         let spans = std::fs::read(out.join("work/spans.pack")).unwrap();
         let tiles = std::fs::read(out.join("work/tiles.pack")).unwrap();
         packs.push((threads, spans, tiles));
@@ -83,14 +79,14 @@ fn second_bake_reuses_the_scene_cache() {
     let dir = tempfile::tempdir().unwrap();
     let (first, a) = bake_columns(
         file(&scene, UpAxis::Y),
-        &config(64),
+        &coarse_config(64),
         dir.path(),
         2,
         128 << 20,
     );
     let (second, b) = bake_columns(
         file(&scene, UpAxis::Y),
-        &config(64),
+        &coarse_config(64),
         dir.path(),
         2,
         128 << 20,
@@ -101,7 +97,7 @@ fn second_bake_reuses_the_scene_cache() {
     // finds anything walkable).
     let _ = tessera_pipeline::bake(tessera_pipeline::BakeRequest {
         scene: file(&scene, UpAxis::Z),
-        config: config(64),
+        config: coarse_config(64),
         out_dir: dir.path().to_path_buf(),
         threads: 2,
         memory_budget: 128 << 20,

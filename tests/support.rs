@@ -67,3 +67,38 @@ pub fn file(path: &Path, up: UpAxis) -> SceneInput {
         up: Some(up),
     }
 }
+
+/// Recast's demo settings at a finer grid (0.2 m cells, 0.1 m layers), coarse enough for quick
+/// debug-build tests, with the given tile size.
+pub fn coarse_config(tile_size: u32) -> tessera_config::BakeConfig {
+    let mut c = BakeConfig::preset("recast-demo").unwrap();
+    c.voxel.cell_size = 0.2;
+    c.voxel.cell_height = 0.1;
+    c.voxel.tile_size = tile_size;
+    c
+}
+
+/// Builds an in-memory Z-up mesh from quads.
+#[derive(Default)]
+pub struct MeshBuilder {
+    pub positions: Vec<[f64; 3]>,
+    pub triangles: Vec<[u32; 3]>,
+}
+
+impl MeshBuilder {
+    /// Adds a quad as two triangles (`a b c`, `a c d`): counter-clockwise from above faces up.
+    pub fn quad(&mut self, p: [[f64; 3]; 4]) {
+        let b = self.positions.len() as u32;
+        self.positions.extend_from_slice(&p);
+        self.triangles.push([b, b + 1, b + 2]);
+        self.triangles.push([b, b + 2, b + 3]);
+    }
+
+    pub fn into_scene(self, name: &str) -> SceneInput {
+        SceneInput::Mesh {
+            name: name.to_string(),
+            positions: self.positions,
+            triangles: self.triangles,
+        }
+    }
+}

@@ -65,7 +65,7 @@ pub fn triangles_as_bytes(triangles: &[Triangle]) -> &[u8] {
 /// Reads triangles back from [`triangles_as_bytes`] output (copying, so any alignment works).
 pub fn triangles_from_bytes(bytes: &[u8]) -> Result<Vec<Triangle>, ArtifactError> {
     const SIZE: usize = std::mem::size_of::<Triangle>();
-    if bytes.len() % SIZE != 0 {
+    if !bytes.len().is_multiple_of(SIZE) {
         return Err(invalid(
             "tile triangles",
             format!("{} bytes is not a whole number of triangles", bytes.len()),

@@ -61,6 +61,7 @@ pub struct AgentSettings {
 /// Everything a bake needs to know besides the scene.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
+#[derive(Default)]
 pub struct BakeConfig {
     pub voxel: VoxelSettings,
     pub agent: AgentSettings,
@@ -83,15 +84,6 @@ impl Default for AgentSettings {
             radius: 0.4,
             max_climb: 0.5,
             max_slope: 45.0,
-        }
-    }
-}
-
-impl Default for BakeConfig {
-    fn default() -> Self {
-        BakeConfig {
-            voxel: VoxelSettings::default(),
-            agent: AgentSettings::default(),
         }
     }
 }

@@ -103,6 +103,12 @@ pub struct BakeSummary {
     pub triangle_placements: u64,
     pub spans: u64,
     pub walkable_spans: u64,
+    /// Merged regions (flat: 8-connected spans of one floor height), across tile borders.
+    pub regions: u64,
+    /// Walkable area: cells in regions times the cell area [m^2].
+    pub walkable_area_m2: f64,
+    /// Largest merge frontier: links waiting for a tile not yet seen.
+    pub merge_frontier_links: u64,
     pub peak_rss_bytes: u64,
     pub peak_anon_bytes: u64,
     /// Peak bytes reserved from the budget.
@@ -289,6 +295,9 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         triangle_placements: placements,
         spans: counts.spans,
         walkable_spans: counts.walkable_spans,
+        regions: counts.regions,
+        walkable_area_m2: counts.region_spans as f64 * frame.cell_size * frame.cell_size,
+        merge_frontier_links: counts.frontier_peak.0 as u64,
         peak_rss_bytes: peak_rss,
         peak_anon_bytes: peak_anon,
         peak_reserved_bytes: budget.peak_reserved(),
@@ -308,6 +317,10 @@ struct VoxelCounts {
     tiles_with_geometry: u64,
     spans: u64,
     walkable_spans: u64,
+    regions: u64,
+    region_spans: u64,
+    /// Largest merge frontier: (waiting links, open regions).
+    frontier_peak: (usize, usize),
 }
 
 /// A tile read from the pack, with the memory it holds and the parts it is voxelized in.
@@ -322,6 +335,7 @@ struct TileJob {
 /// A voxelized tile on its way to the writer.
 struct TileDone {
     index: u32,
+    regions: tessera_regions::TileRegions,
     compressed: Vec<u8>,
     raw_len: usize,
     spans: u64,
@@ -420,6 +434,7 @@ fn run_job(frame: &GridFrame, params: &tessera_config::VoxelParams, job: TileJob
     drop(outputs);
     debug_assert!(field.validate().is_ok());
     let (spans, walkable) = field.core_counts();
+    let regions = tessera_regions::segment_tile(&field, job.coord);
     let encoded = field.encode();
     drop(field);
     let raw_len = encoded.len();
@@ -428,6 +443,7 @@ fn run_job(frame: &GridFrame, params: &tessera_config::VoxelParams, job: TileJob
     reservation.shrink_to(compressed.len() as u64);
     TileDone {
         index: job.index,
+        regions,
         compressed,
         raw_len,
         spans,
@@ -469,6 +485,7 @@ fn voxelize_all(
     let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
     let mut out = PackWriter::create(layout.spans_pack(), SPANS_KIND, &frame.encode())?;
     let mut counts = VoxelCounts::default();
+    let mut merger = tessera_stitch::RegionMerger::new();
     let tiles_path = layout.tiles_pack();
 
     std::thread::scope(|scope| -> Result<(), BakeError> {
@@ -524,6 +541,10 @@ fn voxelize_all(
                 counts.tiles_with_geometry += 1;
                 counts.spans += done.spans;
                 counts.walkable_spans += done.walkable;
+                for region in merger.add_tile(&done.regions) {
+                    counts.regions += 1;
+                    counts.region_spans += region.spans;
+                }
                 if let Err(e) = out.append_compressed(key, &done.compressed, done.raw_len) {
                     failure = Some(e.into());
                     break;
@@ -545,6 +566,8 @@ fn voxelize_all(
         }
     })?;
     out.finish()?;
+    debug_assert_eq!(merger.open_regions(), 0, "every tile was merged");
+    counts.frontier_peak = merger.peak_frontier;
     Ok(counts)
 }
 

@@ -50,6 +50,7 @@ fn bake_without_arguments_bakes_the_demo_world() {
         "tiles",
         "spans",
         "walkable_spans",
+        "regions",
         "peak_rss_bytes",
         "peak_anon_bytes",
         "threads",
@@ -61,6 +62,10 @@ fn bake_without_arguments_bakes_the_demo_world() {
         s["seconds"]["voxelize"].as_f64().is_some() && s["seconds"]["total"].as_f64().is_some()
     );
     assert!(s["walkable_spans"].as_u64() < s["spans"].as_u64());
+    assert!(
+        s["walkable_area_m2"].as_f64().unwrap() > 1000.0,
+        "the demo world has streets: {s}"
+    );
 }
 
 #[test]

@@ -1,0 +1,224 @@
+//! Regions merged across tiles equal a single tile's regions, whatever the tile size and the
+//! order tiles arrive in; the merge keeps only its frontier.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use tessera_geom::UpAxis;
+use tessera_pipeline::SceneInput;
+use tessera_regions::{segment_tile, SpanKey, TileRegions};
+use tessera_stitch::{MergedRegion, RegionMerger};
+use tessera_tests::*;
+
+/// Every walkable span of the world, named by its region's id.
+type RegionMap = BTreeMap<SpanKey, SpanKey>;
+
+/// Segments every tile of a finished bake and merges them in `order` (a permutation of the
+/// tiles); returns the span-to-region map, the merged regions and the merger's frontier peak.
+fn merge_bake(
+    out: &Path,
+    order: &dyn Fn(usize) -> Vec<usize>,
+) -> (RegionMap, Vec<MergedRegion>, (usize, usize)) {
+    let (_, fields) = tessera_pipeline::read_span_fields(out).unwrap();
+    let tiles: Vec<TileRegions> = fields
+        .iter()
+        .map(|f| {
+            let coord = tessera_artifacts::TileCoord { x: 0, y: 0 };
+            segment_tile(f, coord)
+        })
+        .enumerate()
+        .map(|(i, mut t)| {
+            // Name tiles by their position in the pack so members can be traced back.
+            t.tile = tessera_artifacts::TileCoord { x: i as u32, y: 0 };
+            t
+        })
+        .collect();
+    let mut merger = RegionMerger::new();
+    let mut regions = Vec::new();
+    for i in order(tiles.len()) {
+        regions.extend(merger.add_tile(&tiles[i]));
+    }
+    assert_eq!(merger.open_regions(), 0);
+    assert_eq!(merger.waiting_links(), 0);
+    regions.sort_by_key(|r| r.id);
+    // (tile, local label) -> region id, then one pass over every tile.
+    let mut names: Vec<Vec<Option<SpanKey>>> =
+        tiles.iter().map(|t| vec![None; t.regions.len()]).collect();
+    for r in &regions {
+        for &(tile, local) in &r.members {
+            names[tile.x as usize][local as usize] = Some(r.id);
+        }
+    }
+    let mut map = RegionMap::new();
+    for (ti, (t, f)) in tiles.iter().zip(&fields).enumerate() {
+        for y in f.core.y0..f.core.y1() {
+            for x in f.core.x0..f.core.x1() {
+                let i = f.rect.index(x, y);
+                for k in f.column_start[i] as usize..f.column_start[i + 1] as usize {
+                    if t.labels[k] != tessera_regions::NO_REGION {
+                        let id =
+                            names[ti][t.labels[k] as usize].expect("every local region is merged");
+                        let key = SpanKey {
+                            y,
+                            x,
+                            zmax: f.spans[k].zmax,
+                        };
+                        assert!(map.insert(key, id).is_none());
+                    }
+                }
+            }
+        }
+    }
+    (map, regions, merger.peak_frontier)
+}
+
+fn in_order(n: usize) -> Vec<usize> {
+    (0..n).collect()
+}
+
+/// A fixed pseudo-random permutation (no dependency on a random crate's algorithm).
+fn shuffled(seed: u64) -> impl Fn(usize) -> Vec<usize> {
+    move |n| {
+        let mut v: Vec<usize> = (0..n).collect();
+        let mut s = seed;
+        for i in (1..n).rev() {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            v.swap(i, (s >> 33) as usize % (i + 1));
+        }
+        v
+    }
+}
+
+#[test]
+fn recast_scenes_regions_are_tiling_and_order_invariant() {
+    for scene in recast_scenes() {
+        let dir = tempfile::tempdir().unwrap();
+        let single = dir.path().join("single");
+        bake_columns(
+            file(&scene, UpAxis::Y),
+            &coarse_config(8192),
+            &single,
+            2,
+            256 << 20,
+        );
+        let (want, want_regions, _) = merge_bake(&single, &in_order);
+        assert!(want_regions.len() > 10, "{}", scene.display());
+        for tile in [8, 16, 64] {
+            let out = dir.path().join(format!("t{tile}"));
+            let (summary, _) = bake_columns(
+                file(&scene, UpAxis::Y),
+                &coarse_config(tile),
+                &out,
+                2,
+                256 << 20,
+            );
+            assert_eq!(summary.regions, want_regions.len() as u64);
+            let (got, regions, _) = merge_bake(&out, &in_order);
+            assert!(
+                got == want,
+                "{}: tile size {tile}: regions differ",
+                scene.display()
+            );
+            let (shuffled_map, shuffled_regions, _) = merge_bake(&out, &shuffled(tile as u64));
+            assert!(shuffled_map == got, "tile order changed the regions");
+            let strip = |rs: &[MergedRegion]| {
+                rs.iter()
+                    .map(|r| (r.id, r.spans, r.zmin, r.zmax))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(strip(&shuffled_regions), strip(&regions));
+            assert_eq!(strip(&regions), strip(&want_regions));
+        }
+    }
+}
+
+/// A corridor `length` metres long (1 x N tiles), with steps and pillars along it.
+fn corridor(length: usize) -> SceneInput {
+    let mut mesh = MeshBuilder::default();
+    for i in 0..length {
+        let x = i as f64;
+        // Every fourth metre a 0.2 m step, so regions come and go along the strip.
+        let z = if i % 8 < 4 { 0.0 } else { 0.2 };
+        mesh.quad([
+            [x, 0.0, z],
+            [x + 1.0, 0.0, z],
+            [x + 1.0, 3.0, z],
+            [x, 3.0, z],
+        ]);
+    }
+    mesh.into_scene(&format!("corridor {length} m"))
+}
+
+#[test]
+fn the_merge_frontier_stays_flat_along_a_strip() {
+    let mut peaks = Vec::new();
+    for length in [32, 128, 512] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = coarse_config(16);
+        c.voxel.cell_size = 0.25;
+        let (summary, _) = bake_columns(corridor(length), &c, dir.path(), 2, 128 << 20);
+        assert!(summary.tiles >= (length / 4 / 16) as u64);
+        let (_, regions, peak) = merge_bake(dir.path(), &in_order);
+        assert_eq!(regions.len(), length / 4);
+        peaks.push(peak);
+    }
+    // The strip grows 16-fold; the frontier (waiting links, open regions) does not.
+    assert_eq!(peaks[0], peaks[2], "{peaks:?}");
+}
+
+/// Random boxes, ramps and stacked slabs on a floor, as an in-memory mesh.
+fn random_scene(pieces: &[(f64, f64, f64, f64, f64, u8)]) -> SceneInput {
+    let mut mesh = MeshBuilder::default();
+    let mut quad = |p: [[f64; 3]; 4]| mesh.quad(p);
+    quad([
+        [0.0, 0.0, 0.0],
+        [24.0, 0.0, 0.0],
+        [24.0, 24.0, 0.0],
+        [0.0, 24.0, 0.0],
+    ]);
+    for &(x, y, w, d, h, kind) in pieces {
+        let (x1, y1) = (x + w, y + d);
+        match kind % 3 {
+            // A platform (top face only, facing up) at height h: a floor with a ledge.
+            0 => quad([[x, y, h], [x1, y, h], [x1, y1, h], [x, y1, h]]),
+            // A ramp from the floor up to h.
+            1 => quad([[x, y, 0.0], [x1, y, h], [x1, y1, h], [x, y1, 0.0]]),
+            // Two stacked floors 3 m apart.
+            _ => {
+                quad([[x, y, h], [x1, y, h], [x1, y1, h], [x, y1, h]]);
+                quad([
+                    [x, y, h + 3.0],
+                    [x1, y, h + 3.0],
+                    [x1, y1, h + 3.0],
+                    [x, y1, h + 3.0],
+                ]);
+            }
+        }
+    }
+    mesh.into_scene("random")
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 8, ..Default::default() })]
+
+    #[test]
+    fn random_scenes_regions_are_tiling_invariant(
+        pieces in proptest::collection::vec((0.0f64..20.0, 0.0f64..20.0, 0.5f64..6.0, 0.5f64..6.0, 0.1f64..2.5, 0u8..3), 1..12)
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = coarse_config(8192);
+        c.voxel.cell_size = 0.25;
+        c.agent.radius = 0.25;
+        let single = dir.path().join("single");
+        bake_columns(random_scene(&pieces), &c, &single, 2, 128 << 20);
+        let (want, _, _) = merge_bake(&single, &in_order);
+        for tile in [8, 16] {
+            c.voxel.tile_size = tile;
+            let out = dir.path().join(format!("t{tile}"));
+            bake_columns(random_scene(&pieces), &c, &out, 2, 128 << 20);
+            let (got, _, _) = merge_bake(&out, &shuffled(7));
+            proptest::prop_assert!(got == want, "tile size {}", tile);
+        }
+    }
+}
