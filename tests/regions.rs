@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use tessera_geom::UpAxis;
+use tessera_contours::{trace_tile, ContourJoiner};
 use tessera_pipeline::SceneInput;
 use tessera_regions::{segment_tile, SpanKey, TileRegions};
 use tessera_stitch::{MergedRegion, RegionMerger};
@@ -11,6 +11,58 @@ use tessera_tests::*;
 
 /// Every walkable span of the world, named by its region's id.
 type RegionMap = BTreeMap<SpanKey, SpanKey>;
+
+/// Every region's contours, each as a canonical vertex cycle, sorted.
+type ContourMap = BTreeMap<SpanKey, Vec<Vec<(i32, i32)>>>;
+
+/// Traces and joins the contours of a finished bake (tiles in `order`), checks their geometry
+/// against the regions, and returns them with the number of tiling-only vertices removed.
+fn contours_of_bake(out: &Path, order: &dyn Fn(usize) -> Vec<usize>) -> (ContourMap, u64) {
+    let (_, fields) = tessera_pipeline::read_span_fields(out).unwrap();
+    let tiles: Vec<TileRegions> = fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| segment_tile(f, tessera_artifacts::TileCoord { x: i as u32, y: 0 }))
+        .collect();
+    let mut merger = RegionMerger::new();
+    let mut joiner = ContourJoiner::new();
+    let mut regions = Vec::new();
+    let mut cycles = Vec::new();
+    for i in order(tiles.len()) {
+        regions.extend(merger.add_tile(&tiles[i]));
+        let traced = trace_tile(&fields[i], &tiles[i]);
+        cycles.extend(traced.cycles);
+        for chain in traced.chains {
+            cycles.extend(joiner.add(chain));
+        }
+    }
+    assert_eq!(joiner.open_chains(), 0, "every chain was closed");
+    let mut names: BTreeMap<(u32, u32), (SpanKey, u64)> = BTreeMap::new();
+    for r in &regions {
+        for &(tile, local) in &r.members {
+            names.insert((tile.x, local), (r.id, r.spans));
+        }
+    }
+    let mut map = ContourMap::new();
+    let mut area: BTreeMap<SpanKey, (i64, u64)> = BTreeMap::new();
+    for c in &cycles {
+        let (id, spans) = names[&(c.tile.x, c.region)];
+        // Every vertex is a corner: edges are axis-aligned and turn at each vertex.
+        c.validate().unwrap();
+        let e = area.entry(id).or_insert((0, spans));
+        e.0 += c.twice_area();
+        map.entry(id).or_default().push(c.canonical());
+    }
+    // Outer contours minus holes enclose exactly the region's cells.
+    for (id, (twice, spans)) in &area {
+        assert_eq!(*twice, 2 * *spans as i64, "region {id:?}");
+    }
+    assert_eq!(area.len(), regions.len(), "every region has a contour");
+    for v in map.values_mut() {
+        v.sort();
+    }
+    (map, joiner.third_class_removed)
+}
 
 /// Segments every tile of a finished bake and merges them in `order` (a permutation of the
 /// tiles); returns the span-to-region map, the merged regions and the merger's frontier peak.
@@ -95,24 +147,14 @@ fn recast_scenes_regions_are_tiling_and_order_invariant() {
     for scene in recast_scenes() {
         let dir = tempfile::tempdir().unwrap();
         let single = dir.path().join("single");
-        bake_columns(
-            file(&scene, UpAxis::Y),
-            &coarse_config(8192),
-            &single,
-            2,
-            256 << 20,
-        );
+        bake_recast_scene(&scene, 8192, &single);
         let (want, want_regions, _) = merge_bake(&single, &in_order);
         assert!(want_regions.len() > 10, "{}", scene.display());
+        let (want_contours, removed) = contours_of_bake(&single, &in_order);
+        assert_eq!(removed, 0, "one tile has no tiling-only vertex");
         for tile in [8, 16, 64] {
             let out = dir.path().join(format!("t{tile}"));
-            let (summary, _) = bake_columns(
-                file(&scene, UpAxis::Y),
-                &coarse_config(tile),
-                &out,
-                2,
-                256 << 20,
-            );
+            let (summary, _) = bake_recast_scene(&scene, tile, &out);
             assert_eq!(summary.regions, want_regions.len() as u64);
             let (got, regions, _) = merge_bake(&out, &in_order);
             assert!(
@@ -129,6 +171,13 @@ fn recast_scenes_regions_are_tiling_and_order_invariant() {
             };
             assert_eq!(strip(&shuffled_regions), strip(&regions));
             assert_eq!(strip(&regions), strip(&want_regions));
+            let (contours, removed) = contours_of_bake(&out, &shuffled(tile as u64 + 1));
+            assert!(
+                contours == want_contours,
+                "{}: tile size {tile}: contours differ",
+                scene.display()
+            );
+            assert!(removed > 0, "tile borders cut some contour");
         }
     }
 }
@@ -213,12 +262,68 @@ proptest::proptest! {
         let single = dir.path().join("single");
         bake_columns(random_scene(&pieces), &c, &single, 2, 128 << 20);
         let (want, _, _) = merge_bake(&single, &in_order);
+        let (want_contours, _) = contours_of_bake(&single, &in_order);
         for tile in [8, 16] {
             c.voxel.tile_size = tile;
             let out = dir.path().join(format!("t{tile}"));
             bake_columns(random_scene(&pieces), &c, &out, 2, 128 << 20);
             let (got, _, _) = merge_bake(&out, &shuffled(7));
             proptest::prop_assert!(got == want, "tile size {}", tile);
+            let (contours, _) = contours_of_bake(&out, &shuffled(3));
+            proptest::prop_assert!(contours == want_contours, "contours, tile size {}", tile);
         }
+    }
+}
+
+/// The bake's own region output (work/regions.pack): regions and contours, keyed by region id.
+fn bake_output(out: &Path) -> (Vec<(SpanKey, u64, u32, u32)>, ContourMap) {
+    let batches = tessera_pipeline::read_region_batches(out).unwrap();
+    let mut names = BTreeMap::new();
+    let mut regions = Vec::new();
+    for b in &batches {
+        for r in &b.regions {
+            regions.push((r.id, r.spans, r.zmin, r.zmax));
+            for m in &r.members {
+                names.insert(*m, r.id);
+            }
+        }
+    }
+    let mut contours = ContourMap::new();
+    for b in &batches {
+        for c in &b.contours {
+            contours
+                .entry(names[&(c.tile, c.region)])
+                .or_default()
+                .push(c.canonical());
+        }
+    }
+    regions.sort();
+    for v in contours.values_mut() {
+        v.sort();
+    }
+    (regions, contours)
+}
+
+#[test]
+fn the_region_output_file_is_tiling_invariant() {
+    let scene = recast_scenes()[1].clone();
+    let dir = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for tile in [8192, 16, 64] {
+        let out = dir.path().join(format!("t{tile}"));
+        let (summary, _) = bake_recast_scene(&scene, tile, &out);
+        let (regions, contours) = bake_output(&out);
+        assert_eq!(regions.len() as u64, summary.regions);
+        assert_eq!(
+            contours.values().map(|v| v.len() as u64).sum::<u64>(),
+            summary.contours
+        );
+        outputs.push((regions, contours, summary.contour_vertices));
+    }
+    for o in &outputs[1..] {
+        assert!(
+            o == &outputs[0],
+            "the region output differs between tilings"
+        );
     }
 }

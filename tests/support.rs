@@ -60,6 +60,21 @@ pub fn bake_columns(
     (summary, columns)
 }
 
+/// Bakes one of the Recast scenes (Y-up) with [`coarse_config`] and the given tile size.
+pub fn bake_recast_scene(
+    scene: &Path,
+    tile_size: u32,
+    out: impl AsRef<Path>,
+) -> (BakeSummary, Columns) {
+    bake_columns(
+        file(scene, UpAxis::Y),
+        &coarse_config(tile_size),
+        out.as_ref(),
+        2,
+        256 << 20,
+    )
+}
+
 /// A file scene with an explicit up axis.
 pub fn file(path: &Path, up: UpAxis) -> SceneInput {
     SceneInput::File {

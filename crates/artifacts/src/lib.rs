@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! scene cache (Triangle soup, rebased) -> tile triangles (per TileCoord) -> SpanField (per tile)
+//!     -> (regions, contours) -> RegionBatch (MergedRegion, Contour)
 //! ```
 //!
 //! Every artifact carries its own frame ([`GridFrame`], [`CellRect`]) so that it can be read,
@@ -13,9 +14,11 @@
 
 pub mod codec;
 mod frame;
+mod regions;
 mod spans;
 
 pub use frame::{CellRect, GridFrame, TileCoord};
+pub use regions::{Contour, MergedRegion, Point, RegionBatch, SpanKey};
 pub use spans::{Span, SpanField};
 pub use tessera_geom::Triangle;
 

@@ -41,6 +41,46 @@ impl SpanField {
         }
     }
 
+    /// A field of single walkable spans from a height map, for tests and tools:
+    /// `floors[row][col]` is the floor (`zmax`) of column `(rect.x0 + col, rect.y0 + row)`,
+    /// 0 for an empty column. Rows go up in y.
+    pub fn from_floors(rect: CellRect, core: CellRect, floors: &[&[u32]]) -> SpanField {
+        assert_eq!(floors.len(), rect.height as usize);
+        let mut f = SpanField::empty(rect, core);
+        f.column_start.clear();
+        f.column_start.push(0);
+        for row in floors {
+            assert_eq!(row.len(), rect.width as usize);
+            for &z in row.iter() {
+                if z > 0 {
+                    f.spans.push(Span {
+                        zmin: z - 1,
+                        zmax: z,
+                        walkable: true,
+                    });
+                }
+                f.column_start.push(f.spans.len() as u32);
+            }
+        }
+        f
+    }
+
+    /// A copy of the columns of `rect` (which must lie inside this field) whose authoritative
+    /// part is `core`.
+    pub fn crop(&self, rect: CellRect, core: CellRect) -> SpanField {
+        debug_assert!(self.rect.contains_rect(&rect));
+        let mut out = SpanField::empty(rect, core);
+        out.column_start.clear();
+        out.column_start.push(0);
+        for y in rect.y0..rect.y1() {
+            for x in rect.x0..rect.x1() {
+                out.spans.extend_from_slice(self.column(x, y));
+                out.column_start.push(out.spans.len() as u32);
+            }
+        }
+        out
+    }
+
     /// The spans of global column `(x, y)`, which must lie in `rect`.
     #[inline]
     pub fn column(&self, x: i32, y: i32) -> &[Span] {

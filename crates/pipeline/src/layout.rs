@@ -6,6 +6,7 @@
 //! OUT/work/scene.cache    the ingested scene (reused by the next bake of the same input)
 //! OUT/work/tiles.pack     triangles binned per tile (lz4 chunks)
 //! OUT/work/spans.pack     voxelized span fields per tile
+//! OUT/work/regions.pack   merged regions and their contours, batched by the tile that closed them
 //! OUT/work/scratch/       temporary files of a running ingest
 //! ```
 
@@ -45,6 +46,9 @@ impl BakeLayout {
     }
     pub fn spans_pack(&self) -> PathBuf {
         self.work().join("spans.pack")
+    }
+    pub fn regions_pack(&self) -> PathBuf {
+        self.work().join("regions.pack")
     }
     pub fn summary_json(&self) -> PathBuf {
         self.root.join("summary.json")

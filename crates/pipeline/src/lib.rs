@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tessera_artifacts::{CellRect, GridFrame, SpanField, TileCoord, Triangle};
+use tessera_artifacts::{CellRect, GridFrame, RegionBatch, SpanField, TileCoord, Triangle};
 use tessera_budget::{MemoryBudget, OverBudget, PeakSampler, Reservation};
 use tessera_config::BakeConfig;
 use tessera_geom::UpAxis;
@@ -40,6 +40,7 @@ use tessera_store::{PackReader, PackWriter, StoreError};
 /// Pack kinds.
 pub const TILES_KIND: &[u8; 8] = b"TSTILES\0";
 pub const SPANS_KIND: &[u8; 8] = b"TSSPANS\0";
+pub const REGIONS_KIND: &[u8; 8] = b"TSREGNS\0";
 
 /// Why a bake failed. The binary maps each kind to its own exit code.
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +108,13 @@ pub struct BakeSummary {
     pub regions: u64,
     /// Walkable area: cells in regions times the cell area [m^2].
     pub walkable_area_m2: f64,
+    /// Contours (outer and holes) of the merged regions.
+    pub contours: u64,
+    /// Corner points on those contours, after the merge.
+    pub contour_vertices: u64,
+    /// Vertices that existed only because of the tiling (straight through a tile border),
+    /// removed by the merge.
+    pub third_class_removed: u64,
     /// Largest merge frontier: links waiting for a tile not yet seen.
     pub merge_frontier_links: u64,
     pub peak_rss_bytes: u64,
@@ -297,6 +305,9 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         walkable_spans: counts.walkable_spans,
         regions: counts.regions,
         walkable_area_m2: counts.region_spans as f64 * frame.cell_size * frame.cell_size,
+        contours: counts.contours,
+        contour_vertices: counts.contour_vertices,
+        third_class_removed: counts.third_class_removed,
         merge_frontier_links: counts.frontier_peak.0 as u64,
         peak_rss_bytes: peak_rss,
         peak_anon_bytes: peak_anon,
@@ -321,6 +332,9 @@ struct VoxelCounts {
     region_spans: u64,
     /// Largest merge frontier: (waiting links, open regions).
     frontier_peak: (usize, usize),
+    contours: u64,
+    contour_vertices: u64,
+    third_class_removed: u64,
 }
 
 /// A tile read from the pack, with the memory it holds and the parts it is voxelized in.
@@ -336,6 +350,7 @@ struct TileJob {
 struct TileDone {
     index: u32,
     regions: tessera_regions::TileRegions,
+    contours: tessera_contours::TileContours,
     compressed: Vec<u8>,
     raw_len: usize,
     spans: u64,
@@ -435,6 +450,7 @@ fn run_job(frame: &GridFrame, params: &tessera_config::VoxelParams, job: TileJob
     debug_assert!(field.validate().is_ok());
     let (spans, walkable) = field.core_counts();
     let regions = tessera_regions::segment_tile(&field, job.coord);
+    let contours = tessera_contours::trace_tile(&field, &regions);
     let encoded = field.encode();
     drop(field);
     let raw_len = encoded.len();
@@ -444,6 +460,7 @@ fn run_job(frame: &GridFrame, params: &tessera_config::VoxelParams, job: TileJob
     TileDone {
         index: job.index,
         regions,
+        contours,
         compressed,
         raw_len,
         spans,
@@ -486,6 +503,8 @@ fn voxelize_all(
     let mut out = PackWriter::create(layout.spans_pack(), SPANS_KIND, &frame.encode())?;
     let mut counts = VoxelCounts::default();
     let mut merger = tessera_stitch::RegionMerger::new();
+    let mut joiner = tessera_contours::ContourJoiner::new();
+    let mut regions_out = PackWriter::create(layout.regions_pack(), REGIONS_KIND, &frame.encode())?;
     let tiles_path = layout.tiles_pack();
 
     std::thread::scope(|scope| -> Result<(), BakeError> {
@@ -541,9 +560,26 @@ fn voxelize_all(
                 counts.tiles_with_geometry += 1;
                 counts.spans += done.spans;
                 counts.walkable_spans += done.walkable;
-                for region in merger.add_tile(&done.regions) {
-                    counts.regions += 1;
-                    counts.region_spans += region.spans;
+                let mut batch = RegionBatch {
+                    regions: merger.add_tile(&done.regions),
+                    contours: done.contours.cycles,
+                };
+                for chain in done.contours.chains {
+                    batch.contours.extend(joiner.add(chain));
+                }
+                counts.regions += batch.regions.len() as u64;
+                counts.region_spans += batch.regions.iter().map(|r| r.spans).sum::<u64>();
+                counts.contours += batch.contours.len() as u64;
+                counts.contour_vertices += batch
+                    .contours
+                    .iter()
+                    .map(|c| c.points.len() as u64)
+                    .sum::<u64>();
+                if !batch.is_empty() {
+                    if let Err(e) = regions_out.append(key, &batch.encode()) {
+                        failure = Some(e.into());
+                        break;
+                    }
                 }
                 if let Err(e) = out.append_compressed(key, &done.compressed, done.raw_len) {
                     failure = Some(e.into());
@@ -566,7 +602,10 @@ fn voxelize_all(
         }
     })?;
     out.finish()?;
+    regions_out.finish()?;
     debug_assert_eq!(merger.open_regions(), 0, "every tile was merged");
+    debug_assert_eq!(joiner.open_chains(), 0, "every contour was closed");
+    counts.third_class_removed = joiner.third_class_removed;
     counts.frontier_peak = merger.peak_frontier;
     Ok(counts)
 }
@@ -589,4 +628,19 @@ pub fn read_span_fields(
         fields.push(field);
     }
     Ok((frame, fields))
+}
+
+/// Reads every region batch of a finished bake, in tile order (tests and tools).
+pub fn read_region_batches(out_dir: &std::path::Path) -> Result<Vec<RegionBatch>, BakeError> {
+    let layout = BakeLayout::new(out_dir);
+    let pack = PackReader::open(layout.regions_pack(), REGIONS_KIND)?;
+    let mut batches = Vec::new();
+    for key in pack.keys() {
+        let batch = RegionBatch::decode(&pack.read(key)?).map_err(|e| BakeError::Corrupt {
+            path: layout.regions_pack(),
+            message: format!("tile {key}: {e}"),
+        })?;
+        batches.push(batch);
+    }
+    Ok(batches)
 }

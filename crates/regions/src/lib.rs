@@ -13,19 +13,11 @@
 //!
 //! Pure: no I/O, no threads.
 
+pub use tessera_artifacts::SpanKey;
 use tessera_artifacts::{CellRect, SpanField, TileCoord};
 
 /// No region (an unwalkable span, or a span of the ring).
 pub const NO_REGION: u32 = u32::MAX;
-
-/// A span named by its global cell and its floor height: unique, since a column's spans are
-/// disjoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SpanKey {
-    pub y: i32,
-    pub x: i32,
-    pub zmax: u32,
-}
 
 /// A connection between two spans of neighbouring tiles, the smaller key first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -176,20 +168,17 @@ pub fn segment_tile(field: &SpanField, tile: TileCoord) -> TileRegions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_artifacts::Span;
 
-    /// A field from a height map: `heights[y][x]` is the walkable floor of that column (0 = no
-    /// span). The core is all but a one-cell ring.
+    /// A field from a height map (0 = no span); the core is all but a one-cell ring.
     fn field(heights: &[&[u32]]) -> SpanField {
-        let h = heights.len() as u32;
-        let w = heights[0].len() as u32;
+        let (h, w) = (heights.len() as u32, heights[0].len() as u32);
         let rect = CellRect {
             x0: -1,
             y0: -1,
             width: w,
             height: h,
         };
-        let mut f = SpanField::empty(
+        SpanField::from_floors(
             rect,
             CellRect {
                 x0: 0,
@@ -197,22 +186,8 @@ mod tests {
                 width: w - 2,
                 height: h - 2,
             },
-        );
-        f.column_start.clear();
-        f.column_start.push(0);
-        for row in heights {
-            for &z in row.iter() {
-                if z > 0 {
-                    f.spans.push(Span {
-                        zmin: 0,
-                        zmax: z,
-                        walkable: true,
-                    });
-                }
-                f.column_start.push(f.spans.len() as u32);
-            }
-        }
-        f
+            heights,
+        )
     }
 
     #[test]

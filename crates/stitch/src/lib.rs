@@ -14,23 +14,8 @@
 //! Pure: no I/O, no threads.
 
 use std::collections::HashMap;
-use tessera_artifacts::TileCoord;
-use tessera_regions::{LinkKey, SpanKey, TileRegions};
-
-/// A region of the whole world.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MergedRegion {
-    /// The region's first span in (y, x, zmax) order.
-    pub id: SpanKey,
-    /// Walkable spans (cells).
-    pub spans: u64,
-    /// Floor height range [voxels].
-    pub zmin: u32,
-    pub zmax: u32,
-    /// The tile-local regions it is made of, sorted: which tiles it touches, and how to name
-    /// each tile's labels.
-    pub members: Vec<(TileCoord, u32)>,
-}
+pub use tessera_artifacts::MergedRegion;
+use tessera_regions::{LinkKey, TileRegions};
 
 struct Open {
     region: MergedRegion,

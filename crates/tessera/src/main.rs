@@ -226,6 +226,14 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
         summary.spans, summary.walkable_spans
     );
     println!(
+        "  regions          {} (walkable area {:.1} m^2), {} contours, {} contour vertices ({} tile-border vertices removed)",
+        summary.regions,
+        summary.walkable_area_m2,
+        summary.contours,
+        summary.contour_vertices,
+        summary.third_class_removed
+    );
+    println!(
         "  memory           peak rss {:.1} MiB, peak anon {:.1} MiB, budget {:.1} MiB, {} threads",
         mib(summary.peak_rss_bytes),
         mib(summary.peak_anon_bytes),

@@ -51,6 +51,8 @@ fn bake_without_arguments_bakes_the_demo_world() {
         "spans",
         "walkable_spans",
         "regions",
+        "contours",
+        "contour_vertices",
         "peak_rss_bytes",
         "peak_anon_bytes",
         "threads",

@@ -5,7 +5,7 @@
 //! the step it can take. Columns outside the field count as a drop (a ledge), which is why a
 //! tile is voxelized with a band wider than any filter looks.
 
-use tessera_artifacts::{CellRect, SpanField};
+use tessera_artifacts::SpanField;
 use tessera_config::VoxelParams;
 
 /// Open sky above the top span of a column.
@@ -306,20 +306,4 @@ pub fn erode(field: &mut SpanField, height: u32, climb: u32, radius: u32) {
             span.walkable = false;
         }
     }
-}
-
-/// Copies the columns of `rect` (which must lie inside the field) into a new field whose
-/// authoritative part is `core`.
-pub fn crop(field: &SpanField, rect: CellRect, core: CellRect) -> SpanField {
-    debug_assert!(field.rect.contains_rect(&rect));
-    let mut out = SpanField::empty(rect, core);
-    out.column_start.clear();
-    out.column_start.push(0);
-    for y in rect.y0..rect.y1() {
-        for x in rect.x0..rect.x1() {
-            out.spans.extend_from_slice(field.column(x, y));
-            out.column_start.push(out.spans.len() as u32);
-        }
-    }
-    out
 }

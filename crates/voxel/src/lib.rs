@@ -60,7 +60,7 @@ pub fn voxelize_part(
     filters::filter_all(&mut field, params);
     VoxelizedTile {
         rasterized_spans: field.spans.len() as u64,
-        field: filters::crop(&field, core.grown(1), core),
+        field: field.crop(core.grown(1), core),
     }
 }
 

@@ -1,0 +1,245 @@
+//! The outputs of segmentation, the cross-tile merge and contour tracing.
+
+use crate::codec::{self, Reader, Writer};
+use crate::{invalid, ArtifactError, TileCoord};
+
+/// A span named by its global cell and its floor height: unique, since a column's spans are
+/// disjoint. Ordered by (y, x, zmax).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SpanKey {
+    pub y: i32,
+    pub x: i32,
+    pub zmax: u32,
+}
+
+/// A region of the whole world, merged across tiles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergedRegion {
+    /// The region's first span in (y, x, zmax) order: a name that no tiling changes.
+    pub id: SpanKey,
+    /// Walkable spans (cells).
+    pub spans: u64,
+    /// Floor height range [voxels].
+    pub zmin: u32,
+    pub zmax: u32,
+    /// The tile-local regions it is made of, sorted: the tiles it touches, and how each tile's
+    /// labels map to it.
+    pub members: Vec<(TileCoord, u32)>,
+}
+
+/// A grid point: the corner shared by cells (x-1..x, y-1..y).
+pub type Point = (i32, i32);
+
+/// A closed contour: corner points in order with the region on the left (outer contours
+/// counter-clockwise, holes clockwise), at the region's floor height. It is named after one
+/// member (tile, local region) of its merged region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Contour {
+    pub tile: TileCoord,
+    pub region: u32,
+    pub zmax: u32,
+    pub points: Vec<Point>,
+}
+
+impl Contour {
+    /// Twice the signed area in cells (positive for counter-clockwise: an outer contour).
+    pub fn twice_area(&self) -> i64 {
+        let n = self.points.len();
+        (0..n)
+            .map(|i| {
+                let a = self.points[i];
+                let b = self.points[(i + 1) % n];
+                a.0 as i64 * b.1 as i64 - b.0 as i64 * a.1 as i64
+            })
+            .sum()
+    }
+
+    /// True for an outer contour (counter-clockwise), false for a hole.
+    pub fn is_outer(&self) -> bool {
+        self.twice_area() > 0
+    }
+
+    /// The same cycle starting at its smallest (point, next point) pair, for comparisons (a
+    /// slash point may appear twice in one cycle).
+    pub fn canonical(&self) -> Vec<Point> {
+        let n = self.points.len();
+        let start = (0..n)
+            .min_by_key(|&i| (self.points[i], self.points[(i + 1) % n]))
+            .unwrap_or(0);
+        (0..n).map(|k| self.points[(start + k) % n]).collect()
+    }
+
+    /// Every edge axis-aligned and the contour turning at every vertex.
+    pub fn validate(&self) -> Result<(), ArtifactError> {
+        let n = self.points.len();
+        if n < 4 {
+            return Err(invalid("contour", format!("{n} vertices")));
+        }
+        for k in 0..n {
+            let (a, b, d) = (
+                self.points[k],
+                self.points[(k + 1) % n],
+                self.points[(k + 2) % n],
+            );
+            let (u, v) = ((b.0 - a.0, b.1 - a.1), (d.0 - b.0, d.1 - b.1));
+            if (u.0 == 0) == (u.1 == 0) {
+                return Err(invalid(
+                    "contour",
+                    format!("edge {a:?} -> {b:?} is not axis-aligned"),
+                ));
+            }
+            if u.0 * v.1 - u.1 * v.0 == 0 {
+                return Err(invalid("contour", format!("vertex {b:?} does not turn")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What the merge produced while one tile was added: the regions it closed and the contours
+/// it completed. The pipeline writes one batch per tile, in tile order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegionBatch {
+    pub regions: Vec<MergedRegion>,
+    pub contours: Vec<Contour>,
+}
+
+const MAGIC: &[u8; 8] = b"TSREGNS\0";
+const VERSION: u32 = 1;
+
+impl RegionBatch {
+    pub fn is_empty(&self) -> bool {
+        self.regions.is_empty() && self.contours.is_empty()
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.u64(self.regions.len() as u64);
+        for r in &self.regions {
+            w.i32(r.id.y);
+            w.i32(r.id.x);
+            w.u32(r.id.zmax);
+            w.u64(r.spans);
+            w.u32(r.zmin);
+            w.u32(r.zmax);
+            w.u64(r.members.len() as u64);
+            for (t, l) in &r.members {
+                w.u32(t.x);
+                w.u32(t.y);
+                w.u32(*l);
+            }
+        }
+        w.u64(self.contours.len() as u64);
+        for c in &self.contours {
+            w.u32(c.tile.x);
+            w.u32(c.tile.y);
+            w.u32(c.region);
+            w.u32(c.zmax);
+            w.u64(c.points.len() as u64);
+            for p in &c.points {
+                w.i32(p.0);
+                w.i32(p.1);
+            }
+        }
+        codec::seal(MAGIC, VERSION, &w.bytes)
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<RegionBatch, ArtifactError> {
+        const A: &str = "region batch";
+        let payload = codec::unseal(bytes, MAGIC, VERSION, A)?;
+        let r = &mut Reader::new(payload, A);
+        // Every count is checked against the bytes left before anything is allocated for it.
+        let count = |r: &mut Reader, each: usize| -> Result<usize, ArtifactError> {
+            let n = r.u64()? as usize;
+            if n.saturating_mul(each) > r.remaining() {
+                return Err(invalid(A, "count larger than the payload"));
+            }
+            Ok(n)
+        };
+        let mut batch = RegionBatch::default();
+        for _ in 0..count(r, 40)? {
+            let id = SpanKey {
+                y: r.i32()?,
+                x: r.i32()?,
+                zmax: r.u32()?,
+            };
+            let spans = r.u64()?;
+            let (zmin, zmax) = (r.u32()?, r.u32()?);
+            let mut members = Vec::new();
+            for _ in 0..count(r, 12)? {
+                members.push((
+                    TileCoord {
+                        x: r.u32()?,
+                        y: r.u32()?,
+                    },
+                    r.u32()?,
+                ));
+            }
+            batch.regions.push(MergedRegion {
+                id,
+                spans,
+                zmin,
+                zmax,
+                members,
+            });
+        }
+        for _ in 0..count(r, 24)? {
+            let tile = TileCoord {
+                x: r.u32()?,
+                y: r.u32()?,
+            };
+            let (region, zmax) = (r.u32()?, r.u32()?);
+            let mut points = Vec::new();
+            for _ in 0..count(r, 8)? {
+                points.push((r.i32()?, r.i32()?));
+            }
+            let c = Contour {
+                tile,
+                region,
+                zmax,
+                points,
+            };
+            c.validate()?;
+            batch.contours.push(c);
+        }
+        if r.remaining() != 0 {
+            return Err(invalid(A, "trailing bytes"));
+        }
+        Ok(batch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_round_trip() {
+        let b = RegionBatch {
+            regions: vec![MergedRegion {
+                id: SpanKey {
+                    y: -1,
+                    x: 3,
+                    zmax: 9,
+                },
+                spans: 4,
+                zmin: 9,
+                zmax: 9,
+                members: vec![(TileCoord { x: 0, y: 1 }, 2)],
+            }],
+            contours: vec![Contour {
+                tile: TileCoord { x: 0, y: 1 },
+                region: 2,
+                zmax: 9,
+                points: vec![(0, 0), (2, 0), (2, 2), (0, 2)],
+            }],
+        };
+        assert_eq!(RegionBatch::decode(&b.encode()).unwrap(), b);
+        assert_eq!(b.contours[0].twice_area(), 8);
+        let bad = Contour {
+            points: vec![(0, 0), (1, 0), (2, 0), (2, 1)],
+            ..b.contours[0].clone()
+        };
+        assert!(bad.validate().is_err());
+    }
+}

@@ -1,0 +1,491 @@
+//! Contours of flat regions (seed 000, section 4), traced per tile and joined across tiles.
+//!
+//! Based on: seed 000, 4.1-4.3 (corner points, contours, the three classes of tile-border
+//! vertices and their removal).
+//!
+//! A region's boundary is made of unit grid edges between a cell of the region and a cell that
+//! is not (same floor height decides membership, as in segmentation). Each edge is oriented
+//! with the region on its left, so outer contours run counter-clockwise and holes clockwise.
+//! At a grid point where the region touches itself diagonally (the seed's slash and antislash
+//! points) two edges leave; the contour takes the right turn, so every cycle separates the
+//! region from exactly one 4-connected piece of its complement, and the point is visited once
+//! by each of the two cycles that meet there (or twice by one, where the region pinches). The
+//! vertices of a contour are its corner points: where it changes direction.
+//!
+//! **Tiles.** A tile owns the edges of its core cells; it sees the one-cell ring, so it knows
+//! every edge's successor, even one owned by a neighbour. [`trace_tile`] returns closed cycles
+//! and open chains that leave the tile. [`ContourJoiner`] joins chains across tiles in any
+//! order; where two chains meet in a straight line, the meeting point existed only because of
+//! the tiling (a third-class vertex) and is removed. The joined contours equal those of a
+//! single-tile bake.
+//!
+//! Pure: no I/O, no threads.
+
+use std::collections::HashMap;
+pub use tessera_artifacts::{Contour, Point};
+use tessera_artifacts::{SpanField, TileCoord};
+use tessera_regions::{TileRegions, NO_REGION};
+
+/// Headings: east, north, west, south (counter-clockwise order).
+pub const EAST: u8 = 0;
+pub const NORTH: u8 = 1;
+pub const WEST: u8 = 2;
+pub const SOUTH: u8 = 3;
+
+const STEP: [(i32, i32); 4] = [(1, 0), (0, 1), (-1, 0), (0, -1)];
+
+/// A unit boundary edge: where it starts, its heading and the region's floor height.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EdgeKey {
+    pub x: i32,
+    pub y: i32,
+    pub heading: u8,
+    pub zmax: u32,
+}
+
+/// The cell on the left of an edge leaving grid point `p` with `heading` (the region's cell).
+#[inline]
+fn left_cell(p: Point, heading: u8) -> (i32, i32) {
+    match heading {
+        EAST => (p.0, p.1),
+        NORTH => (p.0 - 1, p.1),
+        WEST => (p.0 - 1, p.1 - 1),
+        _ => (p.0, p.1 - 1),
+    }
+}
+
+/// The cell on the right of that edge (outside the region).
+#[inline]
+fn right_cell(p: Point, heading: u8) -> (i32, i32) {
+    match heading {
+        EAST => (p.0, p.1 - 1),
+        NORTH => (p.0, p.1),
+        WEST => (p.0 - 1, p.1),
+        _ => (p.0 - 1, p.1 - 1),
+    }
+}
+
+/// True when cell (x, y) has a walkable span with floor `z` (a member of the flat region at
+/// that height, since all cells around a grid point are 8-neighbours).
+#[inline]
+fn member(field: &SpanField, x: i32, y: i32, z: u32) -> bool {
+    if !field.rect.contains(x, y) {
+        return false;
+    }
+    field.column(x, y).iter().any(|s| s.walkable && s.zmax == z)
+}
+
+/// True when an edge leaves `p` with `heading` at height `z`.
+#[inline]
+fn edge_leaves(field: &SpanField, p: Point, heading: u8, z: u32) -> bool {
+    let (lx, ly) = left_cell(p, heading);
+    let (rx, ry) = right_cell(p, heading);
+    member(field, lx, ly, z) && !member(field, rx, ry, z)
+}
+
+/// The heading that follows an edge arriving at `p` with `heading`: the only edge leaving `p`,
+/// or the right turn where two leave (a slash or antislash point).
+fn next_heading(field: &SpanField, p: Point, heading: u8, z: u32) -> u8 {
+    let right = (heading + 3) % 4;
+    let straight = heading;
+    let left = (heading + 1) % 4;
+    for h in [right, straight, left] {
+        if edge_leaves(field, p, h, z) {
+            return h;
+        }
+    }
+    unreachable!("a boundary edge always continues")
+}
+
+/// A contour piece that leaves the tile: from its first edge to the edge (owned by another
+/// tile) that follows its last.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chain {
+    pub tile: TileCoord,
+    /// The local region (in `tile`) it bounds.
+    pub region: u32,
+    pub first: EdgeKey,
+    /// The foreign edge that continues it.
+    pub next: EdgeKey,
+    /// Its start point, its corners, and its end point.
+    pub points: Vec<Point>,
+    /// Heading of its last edge.
+    pub last_heading: u8,
+}
+
+/// A tile's contours: cycles wholly inside it, and chains that leave it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TileContours {
+    pub cycles: Vec<Contour>,
+    pub chains: Vec<Chain>,
+}
+
+/// Traces the contours of a tile's regions (see the crate documentation).
+pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
+    let core = field.core;
+    // Every owned edge, with its region.
+    let mut edges: HashMap<EdgeKey, u32> = HashMap::new();
+    for y in core.y0..core.y1() {
+        for x in core.x0..core.x1() {
+            let i = field.rect.index(x, y);
+            for k in field.column_start[i] as usize..field.column_start[i + 1] as usize {
+                let label = regions.labels[k];
+                if label == NO_REGION {
+                    continue;
+                }
+                let z = field.spans[k].zmax;
+                // The four sides, each as the edge with this cell on its left.
+                for (start, heading) in [
+                    ((x, y), EAST),
+                    ((x + 1, y), NORTH),
+                    ((x + 1, y + 1), WEST),
+                    ((x, y + 1), SOUTH),
+                ] {
+                    let (rx, ry) = right_cell(start, heading);
+                    if !member(field, rx, ry, z) {
+                        edges.insert(
+                            EdgeKey {
+                                x: start.0,
+                                y: start.1,
+                                heading,
+                                zmax: z,
+                            },
+                            label,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let successor = |e: &EdgeKey| -> EdgeKey {
+        let (dx, dy) = STEP[e.heading as usize];
+        let end = (e.x + dx, e.y + dy);
+        EdgeKey {
+            x: end.0,
+            y: end.1,
+            heading: next_heading(field, end, e.heading, e.zmax),
+            zmax: e.zmax,
+        }
+    };
+    let owned = |e: &EdgeKey| {
+        let (cx, cy) = left_cell((e.x, e.y), e.heading);
+        core.contains(cx, cy)
+    };
+    // Chain starts: owned edges whose predecessor is not owned.
+    let mut has_pred: HashMap<EdgeKey, bool> = HashMap::with_capacity(edges.len());
+    for e in edges.keys() {
+        let s = successor(e);
+        if owned(&s) {
+            has_pred.insert(s, true);
+        }
+    }
+    let mut keys: Vec<EdgeKey> = edges.keys().copied().collect();
+    keys.sort_unstable();
+    let mut visited: HashMap<EdgeKey, ()> = HashMap::with_capacity(edges.len());
+    let mut out = TileContours::default();
+    let walk = |first: EdgeKey, visited: &mut HashMap<EdgeKey, ()>| -> (Vec<Point>, EdgeKey, u8) {
+        // Returns the points (start, corners) and the successor that stopped the walk.
+        let mut points = vec![(first.x, first.y)];
+        let mut e = first;
+        loop {
+            visited.insert(e, ());
+            let s = successor(&e);
+            if s.heading != e.heading && owned(&s) && s != first {
+                points.push((s.x, s.y));
+            }
+            if !owned(&s) || s == first {
+                return (points, s, e.heading);
+            }
+            e = s;
+        }
+    };
+    for &e in &keys {
+        if has_pred.contains_key(&e) || visited.contains_key(&e) {
+            continue;
+        }
+        let (mut points, next, last_heading) = walk(e, &mut visited);
+        points.push((next.x, next.y));
+        out.chains.push(Chain {
+            tile: regions.tile,
+            region: edges[&e],
+            first: e,
+            next,
+            points,
+            last_heading,
+        });
+    }
+    for &e in &keys {
+        if visited.contains_key(&e) {
+            continue;
+        }
+        let (mut points, _, last_heading) = walk(e, &mut visited);
+        // The start point is a corner only if the cycle turns there.
+        if last_heading == e.heading {
+            points.remove(0);
+        }
+        out.cycles.push(Contour {
+            tile: regions.tile,
+            region: edges[&e],
+            zmax: e.zmax,
+            points,
+        });
+    }
+    out
+}
+
+/// A chain being joined: its pieces so far.
+struct Open {
+    tile: TileCoord,
+    region: u32,
+    first: EdgeKey,
+    next: EdgeKey,
+    points: Vec<Point>,
+    last_heading: u8,
+}
+
+/// Joins chains from any number of tiles, in any order, into cycles.
+#[derive(Default)]
+pub struct ContourJoiner {
+    /// Open chains by the edge they start with.
+    by_first: HashMap<EdgeKey, Open>,
+    /// First edge of the open chain that ends into each edge.
+    by_next: HashMap<EdgeKey, EdgeKey>,
+    /// Tiling-only vertices removed so far.
+    pub third_class_removed: u64,
+    /// The most chains open at once.
+    pub peak_open: usize,
+}
+
+impl ContourJoiner {
+    pub fn new() -> ContourJoiner {
+        ContourJoiner::default()
+    }
+
+    /// Chains still open.
+    pub fn open_chains(&self) -> usize {
+        self.by_first.len()
+    }
+
+    /// Adds one chain; returns the cycle it closes, if any. The cycle is named after the
+    /// (tile, region) of the chain that closed it; every chain of a cycle belongs to the same
+    /// merged region.
+    pub fn add(&mut self, chain: Chain) -> Option<Contour> {
+        let mut cur = Open {
+            tile: chain.tile,
+            region: chain.region,
+            first: chain.first,
+            next: chain.next,
+            points: chain.points,
+            last_heading: chain.last_heading,
+        };
+        // Append what follows it.
+        if let Some(after) = self.by_first.remove(&cur.next) {
+            self.by_next.remove(&after.next);
+            cur = self.concat(cur, after);
+        }
+        // Prepend what leads into it.
+        if let Some(before_first) = self.by_next.remove(&cur.first) {
+            let before = self.by_first.remove(&before_first).expect("indexed chain");
+            cur = self.concat(before, cur);
+        }
+        if cur.next == cur.first {
+            // Closed: the join point is a corner only if the contour turns there.
+            let mut points = cur.points;
+            points.pop(); // the end point repeats the start point
+            if cur.last_heading == cur.first.heading {
+                points.remove(0);
+                self.third_class_removed += 1;
+            }
+            return Some(Contour {
+                tile: cur.tile,
+                region: cur.region,
+                zmax: cur.first.zmax,
+                points,
+            });
+        }
+        self.by_next.insert(cur.next, cur.first);
+        self.by_first.insert(cur.first, cur);
+        self.peak_open = self.peak_open.max(self.by_first.len());
+        None
+    }
+
+    /// `a` followed by `b` (`a.next == b.first`).
+    fn concat(&mut self, mut a: Open, b: Open) -> Open {
+        debug_assert_eq!(a.next, b.first);
+        // The shared point ends `a` and starts `b`.
+        a.points.pop();
+        let straight = a.last_heading == b.first.heading;
+        let mut rest = b.points.into_iter();
+        let join = rest.next().expect("a chain has a start point");
+        if straight {
+            self.third_class_removed += 1;
+        } else {
+            a.points.push(join);
+        }
+        a.points.extend(rest);
+        Open {
+            tile: a.tile,
+            region: a.region,
+            first: a.first,
+            next: b.next,
+            points: a.points,
+            last_heading: b.last_heading,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_artifacts::CellRect;
+    use tessera_regions::segment_tile;
+
+    /// Traces a height map (rows listed top row first, as drawn; 0 = no span) as one tile with
+    /// an empty ring around it.
+    fn trace(drawing: &[&str]) -> TileContours {
+        let h = drawing.len();
+        let w = drawing[0].len();
+        let mut rows: Vec<Vec<u32>> = vec![vec![0; w + 2]; h + 2];
+        for (r, line) in drawing.iter().enumerate() {
+            for (c, ch) in line.chars().enumerate() {
+                rows[h - r][c + 1] = ch.to_digit(10).unwrap();
+            }
+        }
+        let refs: Vec<&[u32]> = rows.iter().map(|r| r.as_slice()).collect();
+        let rect = CellRect {
+            x0: -1,
+            y0: -1,
+            width: w as u32 + 2,
+            height: h as u32 + 2,
+        };
+        let core = CellRect {
+            x0: 0,
+            y0: 0,
+            width: w as u32,
+            height: h as u32,
+        };
+        let field = SpanField::from_floors(rect, core, &refs);
+        let regions = segment_tile(&field, TileCoord { x: 0, y: 0 });
+        let out = trace_tile(&field, &regions);
+        assert!(
+            out.chains.is_empty(),
+            "one tile with an empty ring has no open chain"
+        );
+        out
+    }
+
+    #[test]
+    fn a_single_cell_is_a_counter_clockwise_square() {
+        let out = trace(&["1"]);
+        assert_eq!(out.cycles.len(), 1);
+        assert_eq!(
+            out.cycles[0].canonical(),
+            vec![(0, 0), (1, 0), (1, 1), (0, 1)]
+        );
+        assert_eq!(out.cycles[0].twice_area(), 2);
+    }
+
+    #[test]
+    fn a_region_touching_itself_diagonally_pinches_at_the_slash_point() {
+        // Two cells of one region touching at a corner: one outer contour through that point
+        // twice.
+        let out = trace(&["01", "10"]);
+        assert_eq!(out.cycles.len(), 1);
+        let c = &out.cycles[0];
+        assert_eq!(c.points.len(), 8);
+        assert_eq!(c.points.iter().filter(|&&p| p == (1, 1)).count(), 2);
+        assert_eq!(c.twice_area(), 4);
+        assert!(c.validate().is_ok());
+        // The antislash orientation too.
+        let out = trace(&["10", "01"]);
+        assert_eq!(out.cycles.len(), 1);
+        assert_eq!(out.cycles[0].twice_area(), 4);
+    }
+
+    #[test]
+    fn two_holes_touching_at_a_corner_stay_two_simple_holes() {
+        let out = trace(&["1111", "1101", "1011", "1111"]);
+        let mut areas: Vec<i64> = out.cycles.iter().map(|c| c.twice_area()).collect();
+        areas.sort();
+        // Two holes of one cell (clockwise, negative) and the outer square.
+        assert_eq!(areas, vec![-2, -2, 32]);
+        for c in &out.cycles {
+            assert!(c.validate().is_ok());
+            let mut pts = c.points.clone();
+            pts.sort();
+            pts.dedup();
+            assert_eq!(pts.len(), c.points.len(), "each hole is simple");
+        }
+        // Outer minus holes is the region's cell count.
+        assert_eq!(
+            out.cycles.iter().map(|c| c.twice_area()).sum::<i64>(),
+            2 * 14
+        );
+    }
+
+    #[test]
+    fn regions_at_different_heights_have_their_own_contours() {
+        let out = trace(&["1122", "1122", "3333"]);
+        assert_eq!(out.cycles.len(), 3);
+        let total: i64 = out.cycles.iter().map(|c| c.twice_area()).sum();
+        assert_eq!(total, 2 * 12);
+        assert!(out
+            .cycles
+            .iter()
+            .all(|c| c.is_outer() && c.validate().is_ok()));
+    }
+
+    #[test]
+    fn joining_removes_straight_tile_border_vertices() {
+        // One 4 x 2 region cut by a tile border between columns 1 and 2.
+        let floors: Vec<Vec<u32>> = vec![
+            vec![0; 6],
+            vec![0, 1, 1, 1, 1, 0],
+            vec![0, 1, 1, 1, 1, 0],
+            vec![0; 6],
+        ];
+        let refs: Vec<&[u32]> = floors.iter().map(|r| r.as_slice()).collect();
+        let whole = SpanField::from_floors(
+            CellRect {
+                x0: -1,
+                y0: -1,
+                width: 6,
+                height: 4,
+            },
+            CellRect {
+                x0: 0,
+                y0: 0,
+                width: 4,
+                height: 2,
+            },
+            &refs,
+        );
+        let mut joiner = ContourJoiner::new();
+        let mut cycles = Vec::new();
+        for (tx, x0) in [(1u32, 2i32), (0, 0)] {
+            let rect = CellRect {
+                x0: x0 - 1,
+                y0: -1,
+                width: 4,
+                height: 4,
+            };
+            let core = CellRect {
+                x0,
+                y0: 0,
+                width: 2,
+                height: 2,
+            };
+            let part = whole.crop(rect, core);
+            let regions = segment_tile(&part, TileCoord { x: tx, y: 0 });
+            let t = trace_tile(&part, &regions);
+            assert!(t.cycles.is_empty() && t.chains.len() == 1);
+            for chain in t.chains {
+                cycles.extend(joiner.add(chain));
+            }
+        }
+        assert_eq!(cycles.len(), 1);
+        assert_eq!(cycles[0].canonical(), vec![(0, 0), (4, 0), (4, 2), (0, 2)]);
+        assert_eq!(joiner.third_class_removed, 2);
+        assert_eq!(joiner.open_chains(), 0);
+    }
+}
