@@ -53,6 +53,26 @@ fn contours_of_bake(out: &Path, order: &dyn Fn(usize) -> Vec<usize>) -> (Contour
         e.0 += c.twice_area();
         map.entry(id).or_default().push(c.canonical());
     }
+    // One outer contour per region, and every hole inside it (or touching it at a vertex).
+    let mut by_region: BTreeMap<SpanKey, Vec<&tessera_artifacts::Contour>> = BTreeMap::new();
+    for c in &cycles {
+        by_region
+            .entry(names[&(c.tile.x, c.region)].0)
+            .or_default()
+            .push(c);
+    }
+    for (id, cs) in &by_region {
+        let outers: Vec<_> = cs.iter().filter(|c| c.is_outer()).collect();
+        assert_eq!(outers.len(), 1, "region {id:?} has one outer contour");
+        for hole in cs.iter().filter(|c| !c.is_outer()) {
+            for &p in &hole.points {
+                assert!(
+                    inside_or_on(&outers[0].points, p),
+                    "hole vertex {p:?} of {id:?} outside"
+                );
+            }
+        }
+    }
     // Outer contours minus holes enclose exactly the region's cells.
     for (id, (twice, spans)) in &area {
         assert_eq!(*twice, 2 * *spans as i64, "region {id:?}");
@@ -121,6 +141,29 @@ fn merge_bake(
         }
     }
     (map, regions, merger.peak_frontier)
+}
+
+/// True when grid point `p` lies inside the rectilinear polygon or on its boundary.
+fn inside_or_on(poly: &[(i32, i32)], p: (i32, i32)) -> bool {
+    let n = poly.len();
+    let mut inside = false;
+    for i in 0..n {
+        let (a, b) = (poly[i], poly[(i + 1) % n]);
+        let on_segment = (a.0 == b.0 && p.0 == a.0 && p.1 >= a.1.min(b.1) && p.1 <= a.1.max(b.1))
+            || (a.1 == b.1 && p.1 == a.1 && p.0 >= a.0.min(b.0) && p.0 <= a.0.max(b.0));
+        if on_segment {
+            return true;
+        }
+        // A ray towards +x from p (shifted by half a unit in y to miss vertices) crosses
+        // vertical edges.
+        if a.0 == b.0 && a.0 > p.0 {
+            let (lo, hi) = (a.1.min(b.1), a.1.max(b.1));
+            if 2 * p.1 + 1 > 2 * lo && 2 * p.1 + 1 < 2 * hi {
+                inside = !inside;
+            }
+        }
+    }
+    inside
 }
 
 fn in_order(n: usize) -> Vec<usize> {
@@ -325,5 +368,31 @@ fn the_region_output_file_is_tiling_invariant() {
             o == &outputs[0],
             "the region output differs between tilings"
         );
+    }
+}
+
+#[test]
+fn seed_corner_masks_give_the_traced_vertices_on_real_scenes() {
+    for scene in recast_scenes() {
+        let dir = tempfile::tempdir().unwrap();
+        bake_recast_scene(&scene, 8192, dir.path());
+        let (_, fields) = tessera_pipeline::read_span_fields(dir.path()).unwrap();
+        let field = &fields[0];
+        let tile = segment_tile(field, tessera_artifacts::TileCoord { x: 0, y: 0 });
+        let traced = trace_tile(field, &tile);
+        assert!(traced.chains.is_empty());
+        let mut from_contours: Vec<(u32, (i32, i32))> = traced
+            .cycles
+            .iter()
+            .flat_map(|c| c.points.iter().map(move |&p| (c.region, p)))
+            .collect();
+        from_contours.sort_unstable();
+        let mut from_masks: Vec<(u32, (i32, i32))> = tessera_contours::corner_points(field, &tile)
+            .into_iter()
+            .map(|(r, p, _)| (r, p))
+            .collect();
+        from_masks.sort_unstable();
+        assert_eq!(from_masks.len(), from_contours.len(), "{}", scene.display());
+        assert!(from_masks == from_contours, "{}", scene.display());
     }
 }

@@ -97,6 +97,85 @@ fn next_heading(field: &SpanField, p: Point, heading: u8, z: u32) -> u8 {
     unreachable!("a boundary edge always continues")
 }
 
+/// What kind of corner point a vertex is (seed 000, 4.1.2-4.1.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CornerKind {
+    /// A convex or concave corner.
+    Normal,
+    /// Two cells of the region touch at the point along a `/` diagonal.
+    Slash,
+    /// Along a `\` diagonal.
+    Antislash,
+}
+
+/// The neighbour configuration bits of seed 000 (4.1.3), around span X:
+///
+/// ```text
+///  1   2   4        (+y up)
+///  8   X  16
+/// 32  64 128
+/// ```
+const NC: [(i32, i32, u8); 8] = [
+    (-1, 1, 1),
+    (0, 1, 2),
+    (1, 1, 4),
+    (-1, 0, 8),
+    (1, 0, 16),
+    (-1, -1, 32),
+    (0, -1, 64),
+    (1, -1, 128),
+];
+
+/// The corner points of every region of a tile, found span by span with the seed's neighbour
+/// configuration masks, on the tile extended by its ring (so that second-class points are
+/// found and third-class points never appear). A normal corner is listed once per region
+/// however many of its cells see it; a slash or antislash point is listed twice (the seed's
+/// duplication), once by each diagonal cell. Returned sorted by (region, point, kind).
+pub fn corner_points(field: &SpanField, regions: &TileRegions) -> Vec<(u32, Point, CornerKind)> {
+    let core = field.core;
+    let mut normal: Vec<(u32, Point, CornerKind)> = Vec::new();
+    let mut diagonal: Vec<(u32, Point, CornerKind)> = Vec::new();
+    for y in core.y0..core.y1() {
+        for x in core.x0..core.x1() {
+            let i = field.rect.index(x, y);
+            for k in field.column_start[i] as usize..field.column_start[i + 1] as usize {
+                let label = regions.labels[k];
+                if label == NO_REGION {
+                    continue;
+                }
+                let z = field.spans[k].zmax;
+                let nc = NC
+                    .iter()
+                    .filter(|(dx, dy, _)| member(field, x + dx, y + dy, z))
+                    .fold(0u8, |acc, (_, _, bit)| acc | bit);
+                // (vertex point, mask, straight-boundary values, diagonal-only value, its kind)
+                let vertices = [
+                    ((x, y + 1), 11u8, [8u8, 2u8], 1u8, CornerKind::Antislash),
+                    ((x + 1, y + 1), 22, [2, 16], 4, CornerKind::Slash),
+                    ((x, y), 104, [8, 64], 32, CornerKind::Slash),
+                    ((x + 1, y), 208, [16, 64], 128, CornerKind::Antislash),
+                ];
+                for (p, mask, straight, diag, kind) in vertices {
+                    let m = nc & mask;
+                    if m == mask || straight.contains(&m) {
+                        continue;
+                    }
+                    if m == diag {
+                        diagonal.push((label, p, kind));
+                    } else {
+                        normal.push((label, p, CornerKind::Normal));
+                    }
+                }
+            }
+        }
+    }
+    normal.sort_unstable();
+    normal.dedup();
+    normal.extend(diagonal);
+    normal.sort_unstable();
+    normal
+}
+
 /// A contour piece that leaves the tile: from its first edge to the edge (owned by another
 /// tile) that follows its last.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -340,9 +419,9 @@ mod tests {
     use tessera_artifacts::CellRect;
     use tessera_regions::segment_tile;
 
-    /// Traces a height map (rows listed top row first, as drawn; 0 = no span) as one tile with
-    /// an empty ring around it.
-    fn trace(drawing: &[&str]) -> TileContours {
+    /// A height map (rows listed top row first, as drawn; 0 = no span) as one tile with an
+    /// empty ring around it, segmented.
+    fn setup(drawing: &[&str]) -> (SpanField, tessera_regions::TileRegions) {
         let h = drawing.len();
         let w = drawing[0].len();
         let mut rows: Vec<Vec<u32>> = vec![vec![0; w + 2]; h + 2];
@@ -366,12 +445,53 @@ mod tests {
         };
         let field = SpanField::from_floors(rect, core, &refs);
         let regions = segment_tile(&field, TileCoord { x: 0, y: 0 });
+        (field, regions)
+    }
+
+    /// Traces a drawing (see [`setup`]).
+    fn trace(drawing: &[&str]) -> TileContours {
+        let (field, regions) = setup(drawing);
         let out = trace_tile(&field, &regions);
         assert!(
             out.chains.is_empty(),
             "one tile with an empty ring has no open chain"
         );
         out
+    }
+
+    /// The corner points the seed's masks give equal the traced contours' vertices, slash and
+    /// antislash points twice.
+    fn masks_agree_with_tracing(drawing: &[&str]) {
+        let (field, regions) = setup(drawing);
+        let traced = trace_tile(&field, &regions);
+        let mut from_contours: Vec<(u32, Point)> = traced
+            .cycles
+            .iter()
+            .flat_map(|c| c.points.iter().map(move |&p| (c.region, p)))
+            .collect();
+        from_contours.sort_unstable();
+        let mut from_masks: Vec<(u32, Point)> = corner_points(&field, &regions)
+            .into_iter()
+            .map(|(r, p, _)| (r, p))
+            .collect();
+        from_masks.sort_unstable();
+        assert_eq!(from_masks, from_contours, "{drawing:?}");
+    }
+
+    #[test]
+    fn corner_masks_match_the_traced_vertices() {
+        masks_agree_with_tracing(&["1"]);
+        masks_agree_with_tracing(&["01", "10"]);
+        masks_agree_with_tracing(&["10", "01"]);
+        masks_agree_with_tracing(&["1111", "1101", "1011", "1111"]);
+        masks_agree_with_tracing(&["1122", "1122", "3333"]);
+        masks_agree_with_tracing(&["11011", "10101", "11111", "01010"]);
+        let (field, regions) = setup(&["01", "10"]);
+        let kinds: Vec<CornerKind> = corner_points(&field, &regions)
+            .into_iter()
+            .map(|c| c.2)
+            .collect();
+        assert_eq!(kinds.iter().filter(|k| **k == CornerKind::Slash).count(), 2);
     }
 
     #[test]
