@@ -39,6 +39,7 @@ pub fn bake_columns(
         threads,
         memory_budget: budget,
         progress: Progress::quiet(),
+        interrupt: None,
     })
     .unwrap_or_else(|e| panic!("bake into {} failed: {e}", out.display()));
     let (_, fields) = tessera_pipeline::read_span_fields(out).unwrap();

@@ -27,6 +27,7 @@ use crossbeam_channel::bounded;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tessera_artifacts::{CellRect, GridFrame, RegionBatch, SpanField, TileCoord, Triangle};
@@ -35,7 +36,7 @@ use tessera_config::BakeConfig;
 use tessera_geom::UpAxis;
 use tessera_ingest::cache::{ensure_cache, SourceKey};
 use tessera_ingest::{IngestError, MeshSource, SceneFormat, SceneSource};
-use tessera_store::{PackReader, PackWriter, StoreError};
+use tessera_store::{Journal, JournalReader, PackReader, PackWriter, StoreError};
 
 /// Pack kinds.
 pub const TILES_KIND: &[u8; 8] = b"TSTILES\0";
@@ -54,6 +55,8 @@ pub enum BakeError {
     OverBudget(String),
     #[error(transparent)]
     Io(#[from] StoreError),
+    #[error("interrupted: checkpoints are intact; run the same command again to resume")]
+    Interrupted,
     #[error("corrupt artifact {path}: {message}")]
     Corrupt { path: PathBuf, message: String },
 }
@@ -86,6 +89,53 @@ pub struct BakeRequest {
     /// Budget for the bake's own large allocations [bytes].
     pub memory_budget: u64,
     pub progress: Progress,
+    /// Set (by a signal handler) to stop at the next safe point with checkpoints intact.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+fn interrupted(req: &BakeRequest) -> bool {
+    req.interrupt
+        .as_ref()
+        .is_some_and(|f| f.load(Ordering::Relaxed))
+}
+
+/// Identities of each stage's inputs and settings: a checkpoint made under another key is
+/// not reused.
+struct StageKeys {
+    bin: u64,
+    voxelize: u64,
+}
+
+/// Bumped when a stage's output changes meaning, so old checkpoints are recomputed.
+const CHECKPOINT_VERSION: u32 = 1;
+
+impl StageKeys {
+    fn new(
+        info: &tessera_ingest::cache::CacheInfo,
+        frame: &GridFrame,
+        params: &tessera_config::VoxelParams,
+    ) -> StageKeys {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(&CHECKPOINT_VERSION.to_le_bytes());
+        h.update(&info.key.content_hash.to_le_bytes());
+        h.update(&[info.key.up.code()]);
+        h.update(&info.payload_hash.to_le_bytes());
+        h.update(&frame.encode());
+        let bin = h.digest();
+        h.update(b"voxelize+segment(flat)+contours");
+        for v in [
+            params.walkable_height,
+            params.walkable_climb,
+            params.walkable_radius,
+        ] {
+            h.update(&v.to_le_bytes());
+        }
+        h.update(&params.walkable_slope_cos.to_bits().to_le_bytes());
+        StageKeys {
+            bin,
+            voxelize: h.digest(),
+        }
+    }
 }
 
 /// What a bake did, written as `summary.json`.
@@ -100,8 +150,13 @@ pub struct BakeSummary {
     pub tiles_with_geometry: u64,
     pub tile_size: u32,
     pub cells: [u32; 2],
-    /// Triangle copies written to tiles (a triangle overlapping k tiles counts k times).
+    /// Triangle copies written to tiles (a triangle overlapping k tiles counts k times; 0 when
+    /// the tile pack was reused).
     pub triangle_placements: u64,
+    /// Stages whose checkpoint was valid for this input and config and was reused whole.
+    pub stages_reused: Vec<String>,
+    /// Tiles whose voxelization was recovered from a checkpoint rather than recomputed.
+    pub resumed_tiles: u64,
     pub spans: u64,
     pub walkable_spans: u64,
     /// Merged regions (flat: 8-connected spans of one floor height), across tile borders.
@@ -153,6 +208,8 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
     let budget = MemoryBudget::new(req.memory_budget);
     let progress = req.progress.clone();
     let mut seconds = BTreeMap::new();
+    // Stages whose checkpoint was reused whole.
+    let mut reused: Vec<String> = Vec::new();
 
     // 1. Ingest into the scene cache.
     let t = Instant::now();
@@ -195,6 +252,9 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         }
     };
     let _ = std::fs::remove_dir_all(layout.scratch());
+    if stats.reused {
+        reused.push("ingest".to_string());
+    }
     seconds.insert("ingest".into(), t.elapsed().as_secs_f64());
     progress.stage_done("ingest", stats.triangles);
 
@@ -225,29 +285,49 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         )));
     }
 
-    // 3. Bin the triangles into tiles on disk.
+    // 3. Bin the triangles into tiles on disk (reused when the scene and grid are unchanged).
     let t = Instant::now();
+    let keys = StageKeys::new(&info, &frame, &params);
+    let tiles_header = [keys.bin.to_le_bytes().as_slice(), &frame.encode()].concat();
     let triangles = cache.triangles();
-    progress.stage_start("bin", triangles.len() as u64);
-    let bin_limit = (req.memory_budget / 4).clamp(MIN_BIN_BUFFER, 256 << 20);
-    let bin_reservation = budget.reserve(bin_limit, "binning buffers")?;
-    let mut pack = PackWriter::create(layout.tiles_pack(), TILES_KIND, &frame.encode())?;
-    let mut binner = tessera_tiler::Binner::new(&frame, bin_limit as usize);
-    let mut spill = |tile: u32, bytes: &[u8]| pack.append(tile, bytes);
-    const RELEASE_EVERY: usize = (64 << 20) / std::mem::size_of::<Triangle>();
-    for (i, tri) in triangles.iter().enumerate() {
-        binner.add(tri, &mut spill)?;
-        if (i + 1) % RELEASE_EVERY == 0 {
-            cache.release_pages();
-            progress.advance("bin", (i + 1) as u64);
+    let tiles_reused = match PackReader::open(layout.tiles_pack(), TILES_KIND) {
+        Ok(r) if r.header() == tiles_header => match r.verify() {
+            Ok(()) => true,
+            Err(e) => {
+                progress.warn(&format!("tile pack recomputed: {e}"));
+                false
+            }
+        },
+        _ => false,
+    };
+    let mut placements = 0;
+    if tiles_reused {
+        reused.push("bin".to_string());
+    } else {
+        progress.stage_start("bin", triangles.len() as u64);
+        let bin_limit = (req.memory_budget / 4).clamp(MIN_BIN_BUFFER, 256 << 20);
+        let bin_reservation = budget.reserve(bin_limit, "binning buffers")?;
+        let mut pack = PackWriter::create(layout.tiles_pack(), TILES_KIND, &tiles_header)?;
+        let mut binner = tessera_tiler::Binner::new(&frame, bin_limit as usize);
+        let mut spill = |tile: u32, bytes: &[u8]| pack.append(tile, bytes);
+        const RELEASE_EVERY: usize = (64 << 20) / std::mem::size_of::<Triangle>();
+        for (i, tri) in triangles.iter().enumerate() {
+            binner.add(tri, &mut spill)?;
+            if (i + 1) % RELEASE_EVERY == 0 {
+                cache.release_pages();
+                progress.advance("bin", (i + 1) as u64);
+                if interrupted(&req) {
+                    return Err(BakeError::Interrupted);
+                }
+            }
         }
+        placements = binner.finish(&mut spill)?;
+        pack.finish()?;
+        cache.release_pages();
+        drop(bin_reservation);
+        progress.stage_done("bin", triangles.len() as u64);
     }
-    let placements = binner.finish(&mut spill)?;
-    pack.finish()?;
-    cache.release_pages();
-    drop(bin_reservation);
     seconds.insert("bin".into(), t.elapsed().as_secs_f64());
-    progress.stage_done("bin", triangles.len() as u64);
 
     // 4. Voxelize, streaming tiles through the workers.
     let t = Instant::now();
@@ -276,7 +356,12 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         req.threads,
         &layout,
         &progress,
+        keys.voxelize,
+        req.interrupt.as_deref(),
     )?;
+    if counts.resumed_tiles == tiles.keys().len() as u64 {
+        reused.push("voxelize".to_string());
+    }
     seconds.insert("voxelize".into(), t.elapsed().as_secs_f64());
     progress.stage_done("voxelize", counts.tiles_with_geometry);
 
@@ -301,6 +386,8 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         tile_size: frame.tile_size,
         cells: frame.cells,
         triangle_placements: placements,
+        stages_reused: reused,
+        resumed_tiles: counts.resumed_tiles,
         spans: counts.spans,
         walkable_spans: counts.walkable_spans,
         regions: counts.regions,
@@ -335,20 +422,33 @@ struct VoxelCounts {
     contours: u64,
     contour_vertices: u64,
     third_class_removed: u64,
+    /// Tiles taken from the checkpoint instead of voxelized again.
+    resumed_tiles: u64,
 }
 
-/// A tile read from the pack, with the memory it holds and the parts it is voxelized in.
+/// What a worker does with a tile.
+enum Work {
+    /// Voxelize the tile's triangles in these parts.
+    Voxelize {
+        triangles: Vec<Triangle>,
+        parts: Vec<CellRect>,
+    },
+    /// The tile's span field is in the checkpoint: decode it instead.
+    Recovered,
+}
+
+/// A tile on its way to a worker, with the memory it holds.
 struct TileJob {
     index: u32,
     coord: TileCoord,
-    triangles: Vec<Triangle>,
-    parts: Vec<CellRect>,
+    work: Work,
     reservation: Reservation,
 }
 
-/// A voxelized tile on its way to the writer.
+/// A finished tile on its way to the writer.
 struct TileDone {
     index: u32,
+    recovered: bool,
     regions: tessera_regions::TileRegions,
     contours: tessera_contours::TileContours,
     compressed: Vec<u8>,
@@ -407,58 +507,76 @@ fn read_and_plan(
     Ok(TileJob {
         index: key,
         coord,
-        triangles,
-        parts,
+        work: Work::Voxelize { triangles, parts },
         reservation,
     })
 }
 
-/// Voxelizes a job's parts one after the other and assembles the tile.
-fn run_job(frame: &GridFrame, params: &tessera_config::VoxelParams, job: TileJob) -> TileDone {
+/// Voxelizes a tile's parts one after the other (or decodes its checkpoint), assembles it,
+/// and segments and traces it.
+fn run_job(
+    frame: &GridFrame,
+    params: &tessera_config::VoxelParams,
+    checkpoint: &JournalReader,
+    checkpoint_path: &std::path::Path,
+    job: TileJob,
+) -> Result<TileDone, BakeError> {
     let core = frame.tile_core(job.coord);
-    let mut outputs = Vec::with_capacity(job.parts.len());
-    let mut worst = 0;
-    let triangle_bytes = (job.triangles.len() * std::mem::size_of::<Triangle>()) as u64;
-    for part in &job.parts {
-        let v = if job.parts.len() == 1 {
-            tessera_voxel::voxelize_part(frame, params, *part, &job.triangles)
-        } else {
-            let rect = part.grown(frame.band);
-            let subset: Vec<Triangle> = job
-                .triangles
-                .iter()
-                .filter(|t| tessera_tiler::triangle_reaches(frame, t, &rect))
-                .copied()
-                .collect();
-            tessera_voxel::voxelize_part(frame, params, *part, &subset)
-        };
-        let cells = part.grown(frame.band).area() as u64;
-        worst = worst.max(tessera_voxel::memory::estimate(
-            cells,
-            triangle_bytes,
-            v.rasterized_spans,
-        ));
-        outputs.push(v.field);
-    }
     let mut reservation = job.reservation;
-    // Account for what the work really took if the plan fell short (it is an upper bound by
-    // construction, so this is a safety net).
-    reservation.grow_to(worst);
-    drop(job.triangles);
-    let field = tessera_voxel::assemble(core, &outputs);
-    drop(outputs);
+    let recovered = matches!(job.work, Work::Recovered);
+    let field = match job.work {
+        Work::Recovered => {
+            SpanField::decode(&checkpoint.read(job.index)?).map_err(|e| BakeError::Corrupt {
+                path: checkpoint_path.to_path_buf(),
+                message: format!("tile {}: {e}", job.index),
+            })?
+        }
+        Work::Voxelize { triangles, parts } => {
+            let mut outputs = Vec::with_capacity(parts.len());
+            let mut worst = 0;
+            let triangle_bytes = (triangles.len() * std::mem::size_of::<Triangle>()) as u64;
+            for part in &parts {
+                let v = if parts.len() == 1 {
+                    tessera_voxel::voxelize_part(frame, params, *part, &triangles)
+                } else {
+                    let rect = part.grown(frame.band);
+                    let subset: Vec<Triangle> = triangles
+                        .iter()
+                        .filter(|t| tessera_tiler::triangle_reaches(frame, t, &rect))
+                        .copied()
+                        .collect();
+                    tessera_voxel::voxelize_part(frame, params, *part, &subset)
+                };
+                let cells = part.grown(frame.band).area() as u64;
+                worst = worst.max(tessera_voxel::memory::estimate(
+                    cells,
+                    triangle_bytes,
+                    v.rasterized_spans,
+                ));
+                outputs.push(v.field);
+            }
+            // Account for what the work really took if the plan fell short (it is an upper
+            // bound by construction, so this is a safety net).
+            reservation.grow_to(worst);
+            drop(triangles);
+            tessera_voxel::assemble(core, &outputs)
+        }
+    };
     debug_assert!(field.validate().is_ok());
     let (spans, walkable) = field.core_counts();
     let regions = tessera_regions::segment_tile(&field, job.coord);
     let contours = tessera_contours::trace_tile(&field, &regions);
-    let encoded = field.encode();
+    let (compressed, raw_len) = if recovered {
+        (Vec::new(), 0)
+    } else {
+        let encoded = field.encode();
+        (tessera_store::compress(&encoded), encoded.len())
+    };
     drop(field);
-    let raw_len = encoded.len();
-    let compressed = tessera_store::compress(&encoded);
-    drop(encoded);
     reservation.shrink_to(compressed.len() as u64);
-    TileDone {
+    Ok(TileDone {
         index: job.index,
+        recovered,
         regions,
         contours,
         compressed,
@@ -466,7 +584,7 @@ fn run_job(frame: &GridFrame, params: &tessera_config::VoxelParams, job: TileJob
         spans,
         walkable,
         _reservation: reservation,
-    }
+    })
 }
 
 /// Spans per cell above which the span bound is not believed (a column holding more than this
@@ -474,7 +592,33 @@ fn run_job(frame: &GridFrame, params: &tessera_config::VoxelParams, job: TileJob
 const MAX_SPANS_PER_CELL: u64 = 64;
 /// Parts are not split below this side [cells].
 const MIN_PART_SIDE: u32 = 16;
+/// How often the writer makes its checkpoints durable.
+const SYNC_EVERY: Duration = Duration::from_millis(500);
 
+/// Opens the two checkpoints of the voxelize stage and lines them up: both hold the same
+/// first tiles, in tile order, or both start afresh. Returns how many tiles they hold.
+fn open_checkpoints(
+    layout: &BakeLayout,
+    frame: &GridFrame,
+    stage_key: u64,
+    order: &[u32],
+    progress: &Progress,
+) -> Result<(Journal, Journal, usize), BakeError> {
+    let blob = frame.encode();
+    let mut spans = Journal::open(layout.spans_pack(), SPANS_KIND, stage_key, &blob)?;
+    let mut regions = Journal::open(layout.regions_pack(), REGIONS_KIND, stage_key, &blob)?;
+    let n = spans.keys().len().min(regions.keys().len());
+    let prefix_ok = spans.keys()[..n] == order[..n] && regions.keys()[..n] == order[..n];
+    let n = if prefix_ok { n } else { 0 };
+    if !prefix_ok {
+        progress.warn("voxelize checkpoints do not match the tile order; recomputing");
+    }
+    spans.truncate(n)?;
+    regions.truncate(n)?;
+    Ok((spans, regions, n))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn voxelize_all(
     frame: &GridFrame,
     params: &tessera_config::VoxelParams,
@@ -483,9 +627,15 @@ fn voxelize_all(
     threads: usize,
     layout: &BakeLayout,
     progress: &Progress,
+    stage_key: u64,
+    interrupt: Option<&AtomicBool>,
 ) -> Result<VoxelCounts, BakeError> {
     let keys = tiles.keys();
     progress.stage_start("voxelize", keys.len() as u64);
+    let (mut spans_out, mut regions_out, recovered) =
+        open_checkpoints(layout, frame, stage_key, &keys, progress)?;
+    let checkpoint = spans_out.snapshot()?;
+    let checkpoint_path = layout.spans_pack();
     let coords: HashMap<u32, TileCoord> = frame
         .tile_coords()
         .map(|c| (frame.tile_index(c) as u32, c))
@@ -500,21 +650,42 @@ fn voxelize_all(
     // next item.
     let (job_tx, job_rx) = bounded::<TileJob>(threads);
     let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
-    let mut out = PackWriter::create(layout.spans_pack(), SPANS_KIND, &frame.encode())?;
-    let mut counts = VoxelCounts::default();
+    let mut counts = VoxelCounts {
+        resumed_tiles: recovered as u64,
+        ..VoxelCounts::default()
+    };
     let mut merger = tessera_stitch::RegionMerger::new();
     let mut joiner = tessera_contours::ContourJoiner::new();
-    let mut regions_out = PackWriter::create(layout.regions_pack(), REGIONS_KIND, &frame.encode())?;
     let tiles_path = layout.tiles_pack();
+    let stopped = AtomicBool::new(false);
 
     std::thread::scope(|scope| -> Result<(), BakeError> {
-        // Reader: read, plan, reserve, send; stops early when the writer hangs up.
+        // Reader: read, plan, reserve, send; stops early when interrupted or when the writer
+        // hangs up.
         let reader_done = done_tx.clone();
-        let tiles_path = &tiles_path;
-        let coords = &coords;
+        let (tiles_path, coords, checkpoint, stopped) =
+            (&tiles_path, &coords, &checkpoint, &stopped);
+        let keys = &keys;
         let reader = scope.spawn(move || {
-            for &key in &keys {
-                match read_and_plan(frame, tiles, budget, key, coords[&key], tiles_path) {
+            for (n, &key) in keys.iter().enumerate() {
+                if interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                    stopped.store(true, Ordering::Relaxed);
+                    return;
+                }
+                let job = if n < recovered {
+                    budget
+                        .reserve(checkpoint.raw_len(key) * 3, "a recovered tile")
+                        .map(|reservation| TileJob {
+                            index: key,
+                            coord: coords[&key],
+                            work: Work::Recovered,
+                            reservation,
+                        })
+                        .map_err(BakeError::from)
+                } else {
+                    read_and_plan(frame, tiles, budget, key, coords[&key], tiles_path)
+                };
+                match job {
                     Ok(job) => {
                         if job_tx.send(job).is_err() {
                             return;
@@ -528,21 +699,26 @@ fn voxelize_all(
             }
         });
         // Workers on the rayon pool, one long-running loop each.
+        let checkpoint_path = &checkpoint_path;
         let workers = scope.spawn(move || {
             pool.broadcast(|_| {
                 for job in job_rx.iter() {
-                    if done_tx.send(Ok(run_job(frame, params, job))).is_err() {
+                    if done_tx
+                        .send(run_job(frame, params, checkpoint, checkpoint_path, job))
+                        .is_err()
+                    {
                         return;
                     }
                 }
             });
         });
-        // Writer (this thread): restore tile order, append, count.
+        // Writer (this thread): restore tile order, merge, append to the checkpoints, count.
         let mut pending: BTreeMap<u32, TileDone> = BTreeMap::new();
-        let mut order = tiles.keys().into_iter();
+        let mut order = keys.iter().copied();
         let mut next = order.next();
         let mut written = 0u64;
         let mut failure = None;
+        let mut last_sync = Instant::now();
         for msg in done_rx.iter() {
             match msg {
                 Ok(done) => {
@@ -557,37 +733,29 @@ fn voxelize_all(
                 let Some(done) = pending.remove(&key) else {
                     break;
                 };
-                counts.tiles_with_geometry += 1;
-                counts.spans += done.spans;
-                counts.walkable_spans += done.walkable;
-                let mut batch = RegionBatch {
-                    regions: merger.add_tile(&done.regions),
-                    contours: done.contours.cycles,
-                };
-                for chain in done.contours.chains {
-                    batch.contours.extend(joiner.add(chain));
-                }
-                counts.regions += batch.regions.len() as u64;
-                counts.region_spans += batch.regions.iter().map(|r| r.spans).sum::<u64>();
-                counts.contours += batch.contours.len() as u64;
-                counts.contour_vertices += batch
-                    .contours
-                    .iter()
-                    .map(|c| c.points.len() as u64)
-                    .sum::<u64>();
-                if !batch.is_empty() {
-                    if let Err(e) = regions_out.append(key, &batch.encode()) {
-                        failure = Some(e.into());
-                        break;
-                    }
-                }
-                if let Err(e) = out.append_compressed(key, &done.compressed, done.raw_len) {
-                    failure = Some(e.into());
+                if let Err(e) = write_tile(
+                    done,
+                    key,
+                    &mut spans_out,
+                    &mut regions_out,
+                    &mut merger,
+                    &mut joiner,
+                    &mut counts,
+                ) {
+                    failure = Some(e);
                     break;
                 }
                 written += 1;
                 progress.advance("voxelize", written);
                 next = order.next();
+                if last_sync.elapsed() >= SYNC_EVERY {
+                    // Spans first: a resume keeps the tiles both checkpoints hold.
+                    if let Err(e) = spans_out.sync().and_then(|_| regions_out.sync()) {
+                        failure = Some(e.into());
+                        break;
+                    }
+                    last_sync = Instant::now();
+                }
             }
             if failure.is_some() || next.is_none() {
                 break;
@@ -596,18 +764,64 @@ fn voxelize_all(
         drop(done_rx); // unblocks the workers and the reader if we stopped early
         let _ = reader.join();
         let _ = workers.join();
+        spans_out.sync()?;
+        regions_out.sync()?;
         match failure {
             Some(e) => Err(e),
+            None if next.is_some() && stopped.load(Ordering::Relaxed) => {
+                Err(BakeError::Interrupted)
+            }
             None => Ok(()),
         }
     })?;
-    out.finish()?;
-    regions_out.finish()?;
+    if !spans_out.is_complete() {
+        spans_out.finish()?;
+    }
+    if !regions_out.is_complete() {
+        regions_out.finish()?;
+    }
     debug_assert_eq!(merger.open_regions(), 0, "every tile was merged");
     debug_assert_eq!(joiner.open_chains(), 0, "every contour was closed");
-    counts.third_class_removed = joiner.third_class_removed;
     counts.frontier_peak = merger.peak_frontier;
+    counts.third_class_removed = joiner.third_class_removed;
     Ok(counts)
+}
+
+/// The writer's work for one tile, in tile order: merge its regions and contours, and append
+/// its outputs to the checkpoints (unless they came from there).
+fn write_tile(
+    done: TileDone,
+    key: u32,
+    spans_out: &mut Journal,
+    regions_out: &mut Journal,
+    merger: &mut tessera_stitch::RegionMerger,
+    joiner: &mut tessera_contours::ContourJoiner,
+    counts: &mut VoxelCounts,
+) -> Result<(), BakeError> {
+    counts.tiles_with_geometry += 1;
+    counts.spans += done.spans;
+    counts.walkable_spans += done.walkable;
+    let mut batch = RegionBatch {
+        regions: merger.add_tile(&done.regions),
+        contours: done.contours.cycles,
+    };
+    for chain in done.contours.chains {
+        batch.contours.extend(joiner.add(chain));
+    }
+    counts.regions += batch.regions.len() as u64;
+    counts.region_spans += batch.regions.iter().map(|r| r.spans).sum::<u64>();
+    counts.contours += batch.contours.len() as u64;
+    counts.contour_vertices += batch
+        .contours
+        .iter()
+        .map(|c| c.points.len() as u64)
+        .sum::<u64>();
+    if !done.recovered {
+        spans_out.append_compressed(key, &done.compressed, done.raw_len)?;
+        let encoded = batch.encode();
+        regions_out.append_compressed(key, &tessera_store::compress(&encoded), encoded.len())?;
+    }
+    Ok(())
 }
 
 /// Reads every span field of a finished bake, in tile order (tests and tools).
@@ -615,16 +829,17 @@ pub fn read_span_fields(
     out_dir: &std::path::Path,
 ) -> Result<(GridFrame, Vec<SpanField>), BakeError> {
     let layout = BakeLayout::new(out_dir);
-    let pack = PackReader::open(layout.spans_pack(), SPANS_KIND)?;
+    let path = layout.spans_pack();
+    let journal = Journal::open_complete(&path, SPANS_KIND)?;
     let corrupt = |message: String| BakeError::Corrupt {
-        path: layout.spans_pack(),
+        path: path.clone(),
         message,
     };
-    let frame = GridFrame::decode(pack.header()).map_err(|e| corrupt(e.to_string()))?;
+    let frame = GridFrame::decode(&Journal::blob(&path)?).map_err(|e| corrupt(e.to_string()))?;
     let mut fields = Vec::new();
-    for key in pack.keys() {
-        let field =
-            SpanField::decode(&pack.read(key)?).map_err(|e| corrupt(format!("tile {key}: {e}")))?;
+    for key in journal.keys() {
+        let field = SpanField::decode(&journal.read(key)?)
+            .map_err(|e| corrupt(format!("tile {key}: {e}")))?;
         fields.push(field);
     }
     Ok((frame, fields))
@@ -633,11 +848,12 @@ pub fn read_span_fields(
 /// Reads every region batch of a finished bake, in tile order (tests and tools).
 pub fn read_region_batches(out_dir: &std::path::Path) -> Result<Vec<RegionBatch>, BakeError> {
     let layout = BakeLayout::new(out_dir);
-    let pack = PackReader::open(layout.regions_pack(), REGIONS_KIND)?;
+    let path = layout.regions_pack();
+    let journal = Journal::open_complete(&path, REGIONS_KIND)?;
     let mut batches = Vec::new();
-    for key in pack.keys() {
-        let batch = RegionBatch::decode(&pack.read(key)?).map_err(|e| BakeError::Corrupt {
-            path: layout.regions_pack(),
+    for key in journal.keys() {
+        let batch = RegionBatch::decode(&journal.read(key)?).map_err(|e| BakeError::Corrupt {
+            path: path.clone(),
             message: format!("tile {key}: {e}"),
         })?;
         batches.push(batch);

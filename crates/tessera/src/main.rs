@@ -3,11 +3,14 @@
 //!
 //! Exit codes (stable, for scripts): 0 success; 2 bad command line; 3 bad input (unreadable
 //! or malformed scene, empty scene, nothing walkable); 4 bad config; 5 memory budget too small;
-//! 6 I/O failure or corrupt artifact.
+//! 6 I/O failure or corrupt artifact; 130 interrupted (SIGINT or SIGTERM; checkpoints intact,
+//! the same command resumes).
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use tessera_config::BakeConfig;
 use tessera_geom::UpAxis;
 use tessera_pipeline::{BakeError, BakeRequest, LogFormat, Progress, SceneInput};
@@ -18,6 +21,7 @@ mod exit {
     pub const BAD_CONFIG: u8 = 4;
     pub const OVER_BUDGET: u8 = 5;
     pub const IO: u8 = 6;
+    pub const INTERRUPTED: u8 = 130;
 }
 
 #[derive(Parser)]
@@ -29,8 +33,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Bake a scene (OBJ, glTF, GLB); with no scene, bake a generated demo world.
+    /// Bake a scene (OBJ, glTF, GLB); with no scene, bake a generated demo world. Re-running
+    /// the same bake resumes from its checkpoints.
     Bake(BakeArgs),
+    /// Remove a bake folder's checkpoints (its `work/` folder), keeping its results.
+    Clean {
+        /// The bake folder [default: tessera-out/demo].
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -75,6 +85,9 @@ struct BakeArgs {
     /// Seed of the generated demo world (when no scene is given).
     #[arg(long, default_value_t = 1)]
     demo_seed: u64,
+    /// Ignore (and remove) existing checkpoints: bake everything again.
+    #[arg(long)]
+    fresh: bool,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -84,6 +97,24 @@ fn parse_size(s: &str) -> Result<u64, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Clean { dir } => {
+            let dir = dir.unwrap_or_else(|| PathBuf::from("tessera-out").join("demo"));
+            let work = tessera_pipeline::BakeLayout::new(&dir).work();
+            match std::fs::remove_dir_all(&work) {
+                Ok(()) => {
+                    println!("removed {}", work.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    println!("nothing to remove: {} does not exist", work.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {}: {e}", work.display());
+                    ExitCode::from(exit::IO)
+                }
+            }
+        }
         Command::Bake(args) => {
             let json = matches!(args.log_format, LogArg::Json);
             match run_bake(args) {
@@ -184,6 +215,28 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
         LogArg::Quiet => LogFormat::Quiet,
     };
 
+    if args.fresh {
+        let work = tessera_pipeline::BakeLayout::new(&out_dir).work();
+        if let Err(e) = std::fs::remove_dir_all(&work) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                return Err(Failure::new(
+                    exit::IO,
+                    anyhow::anyhow!("{}: {e}", work.display()),
+                ));
+            }
+        }
+    }
+    // SIGINT and SIGTERM ask the bake to stop at its next safe point.
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&interrupt)).map_err(|e| {
+            Failure::new(
+                exit::IO,
+                anyhow::anyhow!("cannot install a signal handler: {e}"),
+            )
+        })?;
+    }
+
     let summary = tessera_pipeline::bake(BakeRequest {
         scene,
         config,
@@ -191,11 +244,13 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
         threads,
         memory_budget,
         progress: Progress::new(log_format),
+        interrupt: Some(interrupt),
     })
     .map_err(|e| {
         let code = match &e {
             BakeError::Input(_) | BakeError::NoWalkable(_) => exit::BAD_INPUT,
             BakeError::OverBudget(_) => exit::OVER_BUDGET,
+            BakeError::Interrupted => exit::INTERRUPTED,
             _ => exit::IO,
         };
         Failure::new(code, e)
@@ -258,6 +313,17 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
     }
     println!("  seconds          {}", stages.join(", "));
     println!("  disk             {:.1} MiB", mib(summary.disk_bytes));
+    if !summary.stages_reused.is_empty() || summary.resumed_tiles > 0 {
+        println!(
+            "  resumed          stages reused: {}; {} tiles from checkpoints",
+            if summary.stages_reused.is_empty() {
+                "none".to_string()
+            } else {
+                summary.stages_reused.join(", ")
+            },
+            summary.resumed_tiles
+        );
+    }
     println!(
         "  summary          {}",
         out_dir.join("summary.json").display()

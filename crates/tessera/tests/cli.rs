@@ -305,3 +305,249 @@ fn a_32_mib_budget_holds_on_a_scene_larger_than_it() {
     );
     assert!(s["peak_reserved_bytes"].as_u64().unwrap() <= 32 << 20);
 }
+
+/// The outputs that must not depend on how a bake was run: the checkpoint files' bytes and
+/// the summary's counts.
+fn outputs(dir: &Path) -> (Vec<u8>, Vec<u8>, Vec<(String, serde_json::Value)>) {
+    let s = summary(dir);
+    let counts = [
+        "triangles",
+        "tiles",
+        "spans",
+        "walkable_spans",
+        "regions",
+        "contours",
+        "contour_vertices",
+        "third_class_removed",
+        "walkable_area_m2",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), s[*k].clone()))
+    .collect();
+    (
+        std::fs::read(dir.join("work/spans.pack")).unwrap(),
+        std::fs::read(dir.join("work/regions.pack")).unwrap(),
+        counts,
+    )
+}
+
+fn flip_middle_byte(path: &Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x20;
+    std::fs::write(path, &bytes).unwrap();
+}
+
+const RESUME_ARGS: [&str; 6] = [
+    "bake",
+    "--config",
+    "def",
+    "--tile-size",
+    "48",
+    "--log-format",
+];
+
+#[test]
+fn killed_bakes_resume_to_identical_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    let o = tessera(
+        &[&RESUME_ARGS[..], &["quiet", "--out", "whole"]].concat(),
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let whole = start.elapsed();
+    let want = outputs(&dir.path().join("whole"));
+
+    // Kill the same bake with SIGKILL at several moments, resuming each time.
+    let mut state = 0x9e3779b97f4a7c15u64;
+    let mut kills = 0;
+    for _ in 0..4 {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let fraction = 0.1 + 0.8 * ((state >> 40) as f64 / (1u64 << 24) as f64);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args([&RESUME_ARGS[..], &["quiet", "--out", "killed"]].concat())
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(whole.mul_f64(fraction));
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            kills += 1;
+        }
+        child.wait().unwrap();
+    }
+    assert!(kills > 0, "no run was killed before it finished");
+    let o = tessera(
+        &[&RESUME_ARGS[..], &["quiet", "--out", "killed"]].concat(),
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got = outputs(&dir.path().join("killed"));
+    assert!(got.0 == want.0, "span checkpoint differs after resuming");
+    assert!(got.1 == want.1, "region checkpoint differs after resuming");
+    assert_eq!(got.2, want.2);
+}
+
+#[test]
+fn sigterm_stops_with_checkpoints_that_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = tessera(
+        &[&RESUME_ARGS[..], &["quiet", "--out", "whole"]].concat(),
+        dir.path(),
+    );
+    assert!(o.status.success());
+    let want = outputs(&dir.path().join("whole"));
+    let child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args([&RESUME_ARGS[..], &["json", "--out", "term"]].concat())
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until voxelization is under way, then ask it to stop.
+    let pid = child.id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !dir.path().join("term/work/spans.pack").exists() && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.code() == Some(130) {
+        assert!(err.contains("interrupted"), "{err}");
+        assert!(
+            !dir.path().join("term/summary.json").exists(),
+            "an interrupted bake writes no summary"
+        );
+    } else {
+        // It finished before the signal arrived: still a valid bake.
+        assert!(o.status.success(), "{err}");
+    }
+    let o = tessera(
+        &[&RESUME_ARGS[..], &["quiet", "--out", "term"]].concat(),
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(outputs(&dir.path().join("term")) == want);
+}
+
+#[test]
+fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let bake = |extra: &[&str]| {
+        let o = tessera(
+            &[&RESUME_ARGS[..], &["quiet", "--out", "b"], extra].concat(),
+            dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        summary(&dir.path().join("b"))
+    };
+    let first = bake(&[]);
+    assert_eq!(first["stages_reused"], serde_json::json!([]));
+    let want = outputs(&dir.path().join("b"));
+    // The same bake again: every stage is reused.
+    let again = bake(&[]);
+    assert_eq!(
+        again["stages_reused"],
+        serde_json::json!(["ingest", "bin", "voxelize"])
+    );
+    assert!(outputs(&dir.path().join("b")) == want);
+    // A flipped byte in a span checkpoint record is detected; that tile on is recomputed.
+    flip_middle_byte(&dir.path().join("b/work/spans.pack"));
+    let repaired = bake(&[]);
+    assert!(
+        repaired["resumed_tiles"].as_u64().unwrap()
+            < first["tiles_with_geometry"].as_u64().unwrap()
+    );
+    assert!(outputs(&dir.path().join("b")) == want);
+    // A flipped byte in the tile pack: binning is redone, the result is unchanged.
+    flip_middle_byte(&dir.path().join("b/work/tiles.pack"));
+    let rebinned = bake(&[]);
+    assert_eq!(
+        rebinned["stages_reused"],
+        serde_json::json!(["ingest", "voxelize"])
+    );
+    assert!(outputs(&dir.path().join("b")) == want);
+    // The memory budget changes no output: everything is reused.
+    let budgeted = bake(&["--memory-budget", "64MiB"]);
+    assert_eq!(
+        budgeted["stages_reused"],
+        serde_json::json!(["ingest", "bin", "voxelize"])
+    );
+    // A config change invalidates exactly the stages it affects: a new agent height
+    // re-voxelizes on the same tiles; a new radius widens the tiles' band, so it re-bins too.
+    let def = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../configs/def.toml"
+    ))
+    .unwrap();
+    std::fs::write(
+        dir.path().join("taller.toml"),
+        def.replace("height = 2.0", "height = 2.2"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("wider.toml"),
+        def.replace("radius = 0.0", "radius = 0.3"),
+    )
+    .unwrap();
+    let bake_with = |config: &str| {
+        let args = [
+            "bake",
+            "--config",
+            config,
+            "--tile-size",
+            "48",
+            "--log-format",
+            "quiet",
+            "--out",
+            "b",
+        ];
+        let o = tessera(&args, dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        summary(&dir.path().join("b"))
+    };
+    assert_eq!(
+        bake_with("taller.toml")["stages_reused"],
+        serde_json::json!(["ingest", "bin"])
+    );
+    assert_eq!(
+        bake_with("wider.toml")["stages_reused"],
+        serde_json::json!(["ingest"])
+    );
+    // A fresh bake with the new config gives what the resumed one gave.
+    let resumed = outputs(&dir.path().join("b"));
+    let o = tessera(
+        &[
+            "bake",
+            "--config",
+            "wider.toml",
+            "--tile-size",
+            "48",
+            "--log-format",
+            "quiet",
+            "--out",
+            "c",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success());
+    assert!(outputs(&dir.path().join("c")) == resumed);
+    // --fresh recomputes everything, to the same bytes.
+    let fresh = bake(&["--fresh"]);
+    assert_eq!(fresh["stages_reused"], serde_json::json!([]));
+    assert!(outputs(&dir.path().join("b")) == want);
+    // `tessera clean` removes the checkpoints and keeps the results.
+    let o = tessera(&["clean", "b"], dir.path());
+    assert!(o.status.success());
+    assert!(!dir.path().join("b/work").exists() && dir.path().join("b/summary.json").exists());
+}
