@@ -21,7 +21,7 @@
 //!
 //! Pure: no I/O, no threads.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 pub use tessera_artifacts::{Contour, Point};
 use tessera_artifacts::{SpanField, TileCoord};
 use tessera_regions::{TileRegions, NO_REGION};
@@ -203,7 +203,7 @@ pub struct TileContours {
 pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
     let core = field.core;
     // Every owned edge, with its region.
-    let mut edges: HashMap<EdgeKey, u32> = HashMap::new();
+    let mut edges: HashMap<EdgeKey, u32> = HashMap::default();
     for y in core.y0..core.y1() {
         for x in core.x0..core.x1() {
             let i = field.rect.index(x, y);
@@ -251,7 +251,8 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
         core.contains(cx, cy)
     };
     // Chain starts: owned edges whose predecessor is not owned.
-    let mut has_pred: HashMap<EdgeKey, bool> = HashMap::with_capacity(edges.len());
+    let mut has_pred: HashMap<EdgeKey, bool> =
+        HashMap::with_capacity_and_hasher(edges.len(), Default::default());
     for e in edges.keys() {
         let s = successor(e);
         if owned(&s) {
@@ -260,7 +261,8 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
     }
     let mut keys: Vec<EdgeKey> = edges.keys().copied().collect();
     keys.sort_unstable();
-    let mut visited: HashMap<EdgeKey, ()> = HashMap::with_capacity(edges.len());
+    let mut visited: HashMap<EdgeKey, ()> =
+        HashMap::with_capacity_and_hasher(edges.len(), Default::default());
     let mut out = TileContours::default();
     let walk = |first: EdgeKey, visited: &mut HashMap<EdgeKey, ()>| -> (Vec<Point>, EdgeKey, u8) {
         // Returns the points (start, corners) and the successor that stopped the walk.

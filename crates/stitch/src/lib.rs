@@ -13,7 +13,7 @@
 //!
 //! Pure: no I/O, no threads.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 pub use tessera_artifacts::MergedRegion;
 use tessera_regions::{LinkKey, TileRegions};
 
