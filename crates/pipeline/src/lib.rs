@@ -309,7 +309,10 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         let bin_reservation = budget.reserve(bin_limit, "binning buffers")?;
         let mut pack = PackWriter::create(layout.tiles_pack(), TILES_KIND, &tiles_header)?;
         let mut binner = tessera_tiler::Binner::new(&frame, bin_limit as usize);
-        let mut spill = |tile: u32, bytes: &[u8]| pack.append(tile, bytes);
+        let mut spill = |tile: u32, bytes: &[u8]| {
+            progress.add_bytes(bytes.len() as u64);
+            pack.append(tile, bytes)
+        };
         const RELEASE_EVERY: usize = (64 << 20) / std::mem::size_of::<Triangle>();
         for (i, tri) in triangles.iter().enumerate() {
             binner.add(tri, &mut spill)?;
@@ -733,6 +736,7 @@ fn voxelize_all(
                 let Some(done) = pending.remove(&key) else {
                     break;
                 };
+                progress.add_bytes(done.compressed.len() as u64);
                 if let Err(e) = write_tile(
                     done,
                     key,

@@ -1,12 +1,13 @@
 //! Progress for people and for build farms.
 //!
 //! On a terminal: an indicatif bar per stage with counts and ETA. Otherwise: plain periodic
-//! lines. With [`LogFormat::Json`]: one JSON object per line (stage, done, total, resident
-//! memory, elapsed seconds) for scripts. Everything goes to stderr; stdout carries results.
+//! lines. With [`LogFormat::Json`]: one JSON object per line (stage, done, total, bytes
+//! written, resident memory, elapsed seconds) for scripts. Everything goes to stderr; stdout carries results.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tessera_budget::ProcMemory;
@@ -26,6 +27,8 @@ pub enum LogFormat {
 
 struct Inner {
     format: LogFormat,
+    /// Bytes the bake has written to its checkpoints so far.
+    bytes: AtomicU64,
     started: Instant,
     bars: Mutex<HashMap<&'static str, ProgressBar>>,
     totals: Mutex<HashMap<&'static str, (u64, Instant)>>,
@@ -50,6 +53,7 @@ impl Progress {
         Progress {
             inner: Arc::new(Inner {
                 format,
+                bytes: AtomicU64::new(0),
                 started: Instant::now(),
                 bars: Mutex::new(HashMap::new()),
                 totals: Mutex::new(HashMap::new()),
@@ -69,6 +73,7 @@ impl Progress {
             "stage": stage,
             "done": done,
             "total": total,
+            "bytes": self.inner.bytes.load(Ordering::Relaxed),
             "rss_bytes": m.rss,
             "anon_bytes": m.anon,
             "elapsed_s": (self.inner.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
@@ -83,11 +88,17 @@ impl Progress {
     fn plain_line(&self, stage: &str, what: &str) {
         let m = ProcMemory::read();
         eprintln!(
-            "[{:>8.1}s] {stage}: {what} (rss {} MiB, anon {} MiB)",
+            "[{:>8.1}s] {stage}: {what} (written {} MiB, rss {} MiB, anon {} MiB)",
             self.inner.started.elapsed().as_secs_f64(),
+            self.inner.bytes.load(Ordering::Relaxed) >> 20,
             m.rss >> 20,
             m.anon >> 20
         );
+    }
+
+    /// Counts bytes written to the bake folder.
+    pub fn add_bytes(&self, n: u64) {
+        self.inner.bytes.fetch_add(n, Ordering::Relaxed);
     }
 
     /// A stage begins; `total` is its unit count (0 when unknown).
