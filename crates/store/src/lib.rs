@@ -135,7 +135,6 @@ pub struct PackWriter {
     file: AtomicFile,
     entries: Vec<Entry>,
     offset: u64,
-    raw_bytes: u64,
 }
 
 impl PackWriter {
@@ -157,7 +156,6 @@ impl PackWriter {
             file,
             entries: Vec::new(),
             offset,
-            raw_bytes: 0,
         })
     }
 
@@ -187,18 +185,7 @@ impl PackWriter {
             checksum: xxh3_64(stored),
         });
         self.offset += stored.len() as u64;
-        self.raw_bytes += raw_len as u64;
         Ok(())
-    }
-
-    /// Bytes written so far (compressed).
-    pub fn stored_bytes(&self) -> u64 {
-        self.offset
-    }
-
-    /// Uncompressed bytes appended so far.
-    pub fn raw_bytes(&self) -> u64 {
-        self.raw_bytes
     }
 
     /// Writes the index and puts the pack in place atomically. Returns the file size.
@@ -414,18 +401,6 @@ fn read_entries<'a>(
         }
     }
     Ok(out)
-}
-
-/// Opens a file for appending, creating its folder (used for logs).
-pub fn open_append(path: &Path) -> Result<File, StoreError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
-    }
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| StoreError::io(path, e))
 }
 
 #[cfg(test)]
