@@ -8,7 +8,12 @@ use tessera_tests::*;
 fn recast_scenes_are_tiling_invariant() {
     for scene in recast_scenes() {
         let dir = tempfile::tempdir().unwrap();
-        let (single_summary, single) = bake_recast_scene(&scene, 8192, dir.path().join("single"));
+        let (single_summary, single) = bake_recast_scene(
+            &scene,
+            8192,
+            tessera_config::SegmentationMode::Layered,
+            dir.path().join("single"),
+        );
         assert_eq!(single_summary.tiles, 1);
         assert!(
             single_summary.walkable_spans > 1000,

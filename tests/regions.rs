@@ -22,7 +22,13 @@ fn contours_of_bake(out: &Path, order: &dyn Fn(usize) -> Vec<usize>) -> (Contour
     let tiles: Vec<TileRegions> = fields
         .iter()
         .enumerate()
-        .map(|(i, f)| segment_tile(f, tessera_artifacts::TileCoord { x: i as u32, y: 0 }))
+        .map(|(i, f)| {
+            segment_tile(
+                f,
+                tessera_artifacts::TileCoord { x: i as u32, y: 0 },
+                levels(out),
+            )
+        })
         .collect();
     let mut merger = RegionMerger::new();
     let mut joiner = ContourJoiner::new();
@@ -95,7 +101,7 @@ fn merge_bake(
         .iter()
         .map(|f| {
             let coord = tessera_artifacts::TileCoord { x: 0, y: 0 };
-            segment_tile(f, coord)
+            segment_tile(f, coord, levels(out))
         })
         .enumerate()
         .map(|(i, mut t)| {
@@ -166,6 +172,15 @@ fn inside_or_on(poly: &[(i32, i32)], p: (i32, i32)) -> bool {
     inside
 }
 
+/// The grouping a finished bake used (from the config it wrote).
+fn levels(out: &Path) -> tessera_regions::Levels {
+    let config =
+        tessera_config::BakeConfig::load(out.join("config.toml").to_str().unwrap()).unwrap();
+    tessera_regions::Levels {
+        step: config.voxel_params().region_step,
+    }
+}
+
 fn in_order(n: usize) -> Vec<usize> {
     (0..n).collect()
 }
@@ -187,17 +202,21 @@ fn shuffled(seed: u64) -> impl Fn(usize) -> Vec<usize> {
 
 #[test]
 fn recast_scenes_regions_are_tiling_and_order_invariant() {
-    for scene in recast_scenes() {
+    use tessera_config::SegmentationMode::{Flat, Layered};
+    for (scene, mode) in recast_scenes()
+        .into_iter()
+        .flat_map(|s| [(s.clone(), Flat), (s, Layered)])
+    {
         let dir = tempfile::tempdir().unwrap();
         let single = dir.path().join("single");
-        bake_recast_scene(&scene, 8192, &single);
+        bake_recast_scene(&scene, 8192, mode, &single);
         let (want, want_regions, _) = merge_bake(&single, &in_order);
         assert!(want_regions.len() > 10, "{}", scene.display());
         let (want_contours, removed) = contours_of_bake(&single, &in_order);
         assert_eq!(removed, 0, "one tile has no tiling-only vertex");
         for tile in [8, 16, 64] {
             let out = dir.path().join(format!("t{tile}"));
-            let (summary, _) = bake_recast_scene(&scene, tile, &out);
+            let (summary, _) = bake_recast_scene(&scene, tile, mode, &out);
             assert_eq!(summary.regions, want_regions.len() as u64);
             let (got, regions, _) = merge_bake(&out, &in_order);
             assert!(
@@ -249,6 +268,8 @@ fn the_merge_frontier_stays_flat_along_a_strip() {
         let dir = tempfile::tempdir().unwrap();
         let mut c = coarse_config(16);
         c.voxel.cell_size = 0.25;
+        // Flat, so that every step makes its own region along the strip.
+        c.regions.mode = tessera_config::SegmentationMode::Flat;
         let (summary, _) = bake_columns(corridor(length), &c, dir.path(), 2, 128 << 20);
         assert!(summary.tiles >= (length / 4 / 16) as u64);
         let (_, regions, peak) = merge_bake(dir.path(), &in_order);
@@ -354,7 +375,12 @@ fn the_region_output_file_is_tiling_invariant() {
     let mut outputs = Vec::new();
     for tile in [8192, 16, 64] {
         let out = dir.path().join(format!("t{tile}"));
-        let (summary, _) = bake_recast_scene(&scene, tile, &out);
+        let (summary, _) = bake_recast_scene(
+            &scene,
+            tile,
+            tessera_config::SegmentationMode::Layered,
+            &out,
+        );
         let (regions, contours) = bake_output(&out);
         assert_eq!(regions.len() as u64, summary.regions);
         assert_eq!(
@@ -375,10 +401,19 @@ fn the_region_output_file_is_tiling_invariant() {
 fn seed_corner_masks_give_the_traced_vertices_on_real_scenes() {
     for scene in recast_scenes() {
         let dir = tempfile::tempdir().unwrap();
-        bake_recast_scene(&scene, 8192, dir.path());
+        bake_recast_scene(
+            &scene,
+            8192,
+            tessera_config::SegmentationMode::Layered,
+            dir.path(),
+        );
         let (_, fields) = tessera_pipeline::read_span_fields(dir.path()).unwrap();
         let field = &fields[0];
-        let tile = segment_tile(field, tessera_artifacts::TileCoord { x: 0, y: 0 });
+        let tile = segment_tile(
+            field,
+            tessera_artifacts::TileCoord { x: 0, y: 0 },
+            levels(dir.path()),
+        );
         let traced = trace_tile(field, &tile);
         assert!(traced.chains.is_empty());
         let mut from_contours: Vec<(u32, (i32, i32))> = traced
@@ -395,4 +430,58 @@ fn seed_corner_masks_give_the_traced_vertices_on_real_scenes() {
         assert_eq!(from_masks.len(), from_contours.len(), "{}", scene.display());
         assert!(from_masks == from_contours, "{}", scene.display());
     }
+}
+
+#[test]
+fn layered_regions_take_slopes_and_steps_whole_and_flat_ones_terrace() {
+    let mut mesh = MeshBuilder::default();
+    // A 12 m corridor of 0.2 m steps, then a 10 m ramp rising 3 m (about 17 degrees).
+    for i in 0..12 {
+        let (x, z) = (i as f64, if i % 8 < 4 { 0.0 } else { 0.2 });
+        mesh.quad([
+            [x, 0.0, z],
+            [x + 1.0, 0.0, z],
+            [x + 1.0, 3.0, z],
+            [x, 3.0, z],
+        ]);
+    }
+    mesh.quad([
+        [12.0, 0.0, 0.0],
+        [22.0, 0.0, 3.0],
+        [22.0, 3.0, 3.0],
+        [12.0, 3.0, 0.0],
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = coarse_config(32);
+    let mut counts = Vec::new();
+    for mode in [
+        tessera_config::SegmentationMode::Flat,
+        tessera_config::SegmentationMode::Layered,
+    ] {
+        c.regions.mode = mode;
+        let out = dir.path().join(format!("{mode:?}"));
+        let (summary, _) = bake_columns(
+            MeshBuilder {
+                positions: mesh.positions.clone(),
+                triangles: mesh.triangles.clone(),
+            }
+            .into_scene("steps and ramp"),
+            &c,
+            &out,
+            2,
+            128 << 20,
+        );
+        // Checks the contours' geometry in both modes.
+        contours_of_bake(&out, &in_order);
+        counts.push((
+            summary.regions,
+            summary.contour_vertices,
+            summary.walkable_area_m2,
+        ));
+    }
+    let (flat, layered) = (counts[0], counts[1]);
+    // Flat: a terrace per 0.1 m layer of the ramp. Layered: the climb (0.9 m here) per region.
+    assert!(flat.0 >= 30, "flat regions: {}", flat.0);
+    assert!(layered.0 <= 6, "layered regions: {}", layered.0);
+    assert_eq!(flat.2, layered.2, "the same walkable area either way");
 }

@@ -61,19 +61,17 @@ pub fn bake_columns(
     (summary, columns)
 }
 
-/// Bakes one of the Recast scenes (Y-up) with [`coarse_config`] and the given tile size.
+/// Bakes one of the Recast scenes (Y-up) with [`coarse_config`], the given tile size and
+/// segmentation mode.
 pub fn bake_recast_scene(
     scene: &Path,
     tile_size: u32,
+    mode: tessera_config::SegmentationMode,
     out: impl AsRef<Path>,
 ) -> (BakeSummary, Columns) {
-    bake_columns(
-        file(scene, UpAxis::Y),
-        &coarse_config(tile_size),
-        out.as_ref(),
-        2,
-        256 << 20,
-    )
+    let mut config = coarse_config(tile_size);
+    config.regions.mode = mode;
+    bake_columns(file(scene, UpAxis::Y), &config, out.as_ref(), 2, 256 << 20)
 }
 
 /// A file scene with an explicit up axis.

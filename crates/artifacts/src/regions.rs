@@ -12,6 +12,29 @@ pub struct SpanKey {
     pub zmax: u32,
 }
 
+/// How floor heights group into regions: spans of 8-neighbouring cells belong together when
+/// their `zmax / step` are equal. A step of 1 gives the seed's flat regions (same `zmax`); a
+/// step of `walkable_climb + 1` gives layered regions, in which neighbours differ by at most
+/// the climb, so slopes and stairs become a few regions instead of a terrace per voxel. The
+/// step never exceeds the agent's clearance, so a region never holds two spans of one column.
+/// Whether two cells belong together is decided by the two cells alone: that is what keeps
+/// regions and contours the same for every tiling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Levels {
+    pub step: u32,
+}
+
+impl Levels {
+    /// The seed's flat regions.
+    pub const FLAT: Levels = Levels { step: 1 };
+
+    /// The level of a floor height.
+    #[inline]
+    pub fn of(&self, zmax: u32) -> u32 {
+        zmax / self.step
+    }
+}
+
 /// A region of the whole world, merged across tiles.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MergedRegion {
@@ -31,13 +54,14 @@ pub struct MergedRegion {
 pub type Point = (i32, i32);
 
 /// A closed contour: corner points in order with the region on the left (outer contours
-/// counter-clockwise, holes clockwise), at the region's floor height. It is named after one
-/// member (tile, local region) of its merged region.
+/// counter-clockwise, holes clockwise). It is named after one member (tile, local region) of its
+/// merged region, whose height range gives the contour's heights.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Contour {
     pub tile: TileCoord,
     pub region: u32,
-    pub zmax: u32,
+    /// The region's level ([`Levels::of`] its floors; the floor height itself when flat).
+    pub level: u32,
     pub points: Vec<Point>,
 }
 
@@ -134,7 +158,7 @@ impl RegionBatch {
             w.u32(c.tile.x);
             w.u32(c.tile.y);
             w.u32(c.region);
-            w.u32(c.zmax);
+            w.u32(c.level);
             w.u64(c.points.len() as u64);
             for p in &c.points {
                 w.i32(p.0);
@@ -188,7 +212,7 @@ impl RegionBatch {
                 x: r.u32()?,
                 y: r.u32()?,
             };
-            let (region, zmax) = (r.u32()?, r.u32()?);
+            let (region, level) = (r.u32()?, r.u32()?);
             let mut points = Vec::new();
             for _ in 0..count(r, 8)? {
                 points.push((r.i32()?, r.i32()?));
@@ -196,7 +220,7 @@ impl RegionBatch {
             let c = Contour {
                 tile,
                 region,
-                zmax,
+                level,
                 points,
             };
             c.validate()?;
@@ -230,7 +254,7 @@ mod tests {
             contours: vec![Contour {
                 tile: TileCoord { x: 0, y: 1 },
                 region: 2,
-                zmax: 9,
+                level: 9,
                 points: vec![(0, 0), (2, 0), (2, 2), (0, 2)],
             }],
         };

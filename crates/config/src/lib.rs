@@ -58,13 +58,42 @@ pub struct AgentSettings {
     pub max_slope: f64,
 }
 
-/// Everything a bake needs to know besides the scene.
+/// How walkable spans are grouped into regions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SegmentationMode {
+    /// Seed 000: 8-neighbours with the same floor height. Flat regions; slopes become
+    /// terraces one voxel high.
+    Flat,
+    /// Seed 001's layers: 8-neighbours whose floors lie in the same climb-high band, so
+    /// neighbours differ by at most the climb and no region holds two spans of one column;
+    /// slopes and stairs become a few regions.
+    Layered,
+}
+
+/// Region settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-#[derive(Default)]
+pub struct RegionSettings {
+    /// `flat` or `layered`. Layered needs the climb to be below the agent height.
+    pub mode: SegmentationMode,
+}
+
+impl Default for RegionSettings {
+    fn default() -> Self {
+        RegionSettings {
+            mode: SegmentationMode::Layered,
+        }
+    }
+}
+
+/// Everything a bake needs to know besides the scene.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
 pub struct BakeConfig {
     pub voxel: VoxelSettings,
     pub agent: AgentSettings,
+    pub regions: RegionSettings,
 }
 
 impl Default for VoxelSettings {
@@ -197,6 +226,18 @@ impl BakeConfig {
         }
         range("agent.radius", a.radius, 0.0, 100.0, false)?;
         range("agent.max_climb", a.max_climb, 0.0, 100.0, false)?;
+        if self.regions.mode == SegmentationMode::Layered {
+            let p = self.voxel_params();
+            if p.region_step > p.walkable_height {
+                return Err(fail(
+                    "regions.mode",
+                    format!(
+                        "layered regions need the climb ({} m) below the agent height ({} m); use `flat`",
+                        a.max_climb, a.height
+                    ),
+                ));
+            }
+        }
         if !(a.max_slope.is_finite() && a.max_slope >= 0.0 && a.max_slope < 90.0) {
             return Err(fail(
                 "agent.max_slope",
@@ -223,6 +264,10 @@ impl BakeConfig {
             // cells keep the tile's outermost ring (which sees no neighbours) out of reach of the
             // core and of the one-cell ring around it that the region stage reads.
             band: radius + 3,
+            region_step: match self.regions.mode {
+                SegmentationMode::Flat => 1,
+                SegmentationMode::Layered => (a.max_climb / v.cell_height).floor() as u32 + 1,
+            },
         }
     }
 }
@@ -246,6 +291,9 @@ pub struct VoxelParams {
     pub walkable_slope_cos: f64,
     /// Cells voxelized around each tile's core [cells].
     pub band: u32,
+    /// Floors group into regions by `zmax / region_step` [voxels]: 1 when flat, the climb plus
+    /// one when layered.
+    pub region_step: u32,
 }
 
 /// Parses a byte size such as `64MiB`, `2GiB`, `512M`, `1.5G` or a plain byte count.
@@ -335,6 +383,27 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("recast-demo"));
+    }
+
+    #[test]
+    fn segmentation_modes() {
+        assert_eq!(
+            BakeConfig::preset("default").unwrap().regions.mode,
+            SegmentationMode::Layered
+        );
+        for paper in ["def", "S2", "S3", "S4", "S5"] {
+            assert_eq!(
+                BakeConfig::preset(paper).unwrap().regions.mode,
+                SegmentationMode::Flat,
+                "{paper}"
+            );
+        }
+        let p = BakeConfig::preset("default").unwrap().voxel_params();
+        assert_eq!(p.region_step, 11); // 0.5 m climb over 0.05 m layers, plus one
+        let err = BakeConfig::from_toml("[agent]\nheight = 0.4\nmax_climb = 0.5\n", "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("regions.mode"), "{err}");
     }
 
     #[test]

@@ -22,7 +22,7 @@
 //! Pure: no I/O, no threads.
 
 use rustc_hash::FxHashMap as HashMap;
-pub use tessera_artifacts::{Contour, Point};
+pub use tessera_artifacts::{Contour, Levels, Point};
 use tessera_artifacts::{SpanField, TileCoord};
 use tessera_regions::{TileRegions, NO_REGION};
 
@@ -34,13 +34,13 @@ pub const SOUTH: u8 = 3;
 
 const STEP: [(i32, i32); 4] = [(1, 0), (0, 1), (-1, 0), (0, -1)];
 
-/// A unit boundary edge: where it starts, its heading and the region's floor height.
+/// A unit boundary edge: where it starts, its heading and the region's level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EdgeKey {
     pub x: i32,
     pub y: i32,
     pub heading: u8,
-    pub zmax: u32,
+    pub level: u32,
 }
 
 /// The cell on the left of an edge leaving grid point `p` with `heading` (the region's cell).
@@ -65,32 +65,35 @@ fn right_cell(p: Point, heading: u8) -> (i32, i32) {
     }
 }
 
-/// True when cell (x, y) has a walkable span with floor `z` (a member of the flat region at
-/// that height, since all cells around a grid point are 8-neighbours).
+/// True when cell (x, y) has a walkable span at `level` (a member of the region at that level,
+/// since all cells around a grid point are 8-neighbours).
 #[inline]
-fn member(field: &SpanField, x: i32, y: i32, z: u32) -> bool {
+fn member(field: &SpanField, x: i32, y: i32, level: u32, levels: Levels) -> bool {
     if !field.rect.contains(x, y) {
         return false;
     }
-    field.column(x, y).iter().any(|s| s.walkable && s.zmax == z)
+    field
+        .column(x, y)
+        .iter()
+        .any(|s| s.walkable && levels.of(s.zmax) == level)
 }
 
-/// True when an edge leaves `p` with `heading` at height `z`.
+/// True when an edge leaves `p` with `heading` at `level`.
 #[inline]
-fn edge_leaves(field: &SpanField, p: Point, heading: u8, z: u32) -> bool {
+fn edge_leaves(field: &SpanField, p: Point, heading: u8, level: u32, levels: Levels) -> bool {
     let (lx, ly) = left_cell(p, heading);
     let (rx, ry) = right_cell(p, heading);
-    member(field, lx, ly, z) && !member(field, rx, ry, z)
+    member(field, lx, ly, level, levels) && !member(field, rx, ry, level, levels)
 }
 
 /// The heading that follows an edge arriving at `p` with `heading`: the only edge leaving `p`,
 /// or the right turn where two leave (a slash or antislash point).
-fn next_heading(field: &SpanField, p: Point, heading: u8, z: u32) -> u8 {
+fn next_heading(field: &SpanField, p: Point, heading: u8, level: u32, levels: Levels) -> u8 {
     let right = (heading + 3) % 4;
     let straight = heading;
     let left = (heading + 1) % 4;
     for h in [right, straight, left] {
-        if edge_leaves(field, p, h, z) {
+        if edge_leaves(field, p, h, level, levels) {
             return h;
         }
     }
@@ -133,6 +136,7 @@ const NC: [(i32, i32, u8); 8] = [
 /// duplication), once by each diagonal cell. Returned sorted by (region, point, kind).
 pub fn corner_points(field: &SpanField, regions: &TileRegions) -> Vec<(u32, Point, CornerKind)> {
     let core = field.core;
+    let levels = regions.levels;
     let mut normal: Vec<(u32, Point, CornerKind)> = Vec::new();
     let mut diagonal: Vec<(u32, Point, CornerKind)> = Vec::new();
     for y in core.y0..core.y1() {
@@ -143,10 +147,10 @@ pub fn corner_points(field: &SpanField, regions: &TileRegions) -> Vec<(u32, Poin
                 if label == NO_REGION {
                     continue;
                 }
-                let z = field.spans[k].zmax;
+                let level = levels.of(field.spans[k].zmax);
                 let nc = NC
                     .iter()
-                    .filter(|(dx, dy, _)| member(field, x + dx, y + dy, z))
+                    .filter(|(dx, dy, _)| member(field, x + dx, y + dy, level, levels))
                     .fold(0u8, |acc, (_, _, bit)| acc | bit);
                 // (vertex point, mask, straight-boundary values, diagonal-only value, its kind)
                 let vertices = [
@@ -202,6 +206,7 @@ pub struct TileContours {
 /// Traces the contours of a tile's regions (see the crate documentation).
 pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
     let core = field.core;
+    let levels = regions.levels;
     // Every owned edge, with its region.
     let mut edges: HashMap<EdgeKey, u32> = HashMap::default();
     for y in core.y0..core.y1() {
@@ -212,7 +217,7 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
                 if label == NO_REGION {
                     continue;
                 }
-                let z = field.spans[k].zmax;
+                let level = levels.of(field.spans[k].zmax);
                 // The four sides, each as the edge with this cell on its left.
                 for (start, heading) in [
                     ((x, y), EAST),
@@ -221,13 +226,13 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
                     ((x, y + 1), SOUTH),
                 ] {
                     let (rx, ry) = right_cell(start, heading);
-                    if !member(field, rx, ry, z) {
+                    if !member(field, rx, ry, level, levels) {
                         edges.insert(
                             EdgeKey {
                                 x: start.0,
                                 y: start.1,
                                 heading,
-                                zmax: z,
+                                level,
                             },
                             label,
                         );
@@ -242,8 +247,8 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
         EdgeKey {
             x: end.0,
             y: end.1,
-            heading: next_heading(field, end, e.heading, e.zmax),
-            zmax: e.zmax,
+            heading: next_heading(field, end, e.heading, e.level, levels),
+            level: e.level,
         }
     };
     let owned = |e: &EdgeKey| {
@@ -307,7 +312,7 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
         out.cycles.push(Contour {
             tile: regions.tile,
             region: edges[&e],
-            zmax: e.zmax,
+            level: e.level,
             points,
         });
     }
@@ -380,7 +385,7 @@ impl ContourJoiner {
             return Some(Contour {
                 tile: cur.tile,
                 region: cur.region,
-                zmax: cur.first.zmax,
+                level: cur.first.level,
                 points,
             });
         }
@@ -446,7 +451,7 @@ mod tests {
             height: h as u32,
         };
         let field = SpanField::from_floors(rect, core, &refs);
-        let regions = segment_tile(&field, TileCoord { x: 0, y: 0 });
+        let regions = segment_tile(&field, TileCoord { x: 0, y: 0 }, Levels::FLAT);
         (field, regions)
     }
 
@@ -598,7 +603,7 @@ mod tests {
                 height: 2,
             };
             let part = whole.crop(rect, core);
-            let regions = segment_tile(&part, TileCoord { x: tx, y: 0 });
+            let regions = segment_tile(&part, TileCoord { x: tx, y: 0 }, Levels::FLAT);
             let t = trace_tile(&part, &regions);
             assert!(t.cycles.is_empty() && t.chains.len() == 1);
             for chain in t.chains {

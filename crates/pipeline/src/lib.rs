@@ -567,7 +567,10 @@ fn run_job(
     };
     debug_assert!(field.validate().is_ok());
     let (spans, walkable) = field.core_counts();
-    let regions = tessera_regions::segment_tile(&field, job.coord);
+    let levels = tessera_artifacts::Levels {
+        step: params.region_step,
+    };
+    let regions = tessera_regions::segment_tile(&field, job.coord, levels);
     let contours = tessera_contours::trace_tile(&field, &regions);
     let (compressed, raw_len) = if recovered {
         (Vec::new(), 0)

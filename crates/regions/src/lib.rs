@@ -1,7 +1,9 @@
 //! Segmentation of one tile's walkable spans into regions (seed 000, section 3, Alg. 1-2).
 //!
 //! Based on: seed 000, 3.1 (flood fill; spans are connected when they are 8-neighbours with the
-//! same `zmax`, so regions are flat).
+//! same `zmax`, so regions are flat) and seed 001, 6.2.2.2 (layers: neighbours within the climb,
+//! never two spans of one column). Both are [`Levels`]: flat is a step of one voxel, layered a
+//! step of the climb, and membership is decided by two cells alone (see there).
 //!
 //! [`segment_tile`] floods the walkable spans of a tile's core and labels them; it also lists
 //! the tile's [`BorderLink`]s: every connection between a core span and a span of the one-cell
@@ -13,8 +15,8 @@
 //!
 //! Pure: no I/O, no threads.
 
-pub use tessera_artifacts::SpanKey;
 use tessera_artifacts::{CellRect, SpanField, TileCoord};
+pub use tessera_artifacts::{Levels, SpanKey};
 
 /// No region (an unwalkable span, or a span of the ring).
 pub const NO_REGION: u32 = u32::MAX;
@@ -57,6 +59,8 @@ pub struct LocalRegion {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TileRegions {
     pub tile: TileCoord,
+    /// How floors were grouped (the contours need the same rule).
+    pub levels: Levels,
     pub core: CellRect,
     /// Per span of the field (core and ring), its local region or [`NO_REGION`].
     pub labels: Vec<u32>,
@@ -77,9 +81,9 @@ const NEIGHBOURS: [(i32, i32); 8] = [
     (1, 1),
 ];
 
-/// The walkable span of column (x, y) with floor `zmax`, as an index into the field's spans.
+/// The walkable span of column (x, y) at `level`, as an index into the field's spans.
 #[inline]
-fn span_at(field: &SpanField, x: i32, y: i32, zmax: u32) -> Option<usize> {
+fn span_at(field: &SpanField, x: i32, y: i32, level: u32, levels: Levels) -> Option<usize> {
     if !field.rect.contains(x, y) {
         return None;
     }
@@ -88,13 +92,13 @@ fn span_at(field: &SpanField, x: i32, y: i32, zmax: u32) -> Option<usize> {
         field.column_start[i] as usize,
         field.column_start[i + 1] as usize,
     );
-    (a..b).find(|&k| field.spans[k].walkable && field.spans[k].zmax == zmax)
+    (a..b).find(|&k| field.spans[k].walkable && levels.of(field.spans[k].zmax) == level)
 }
 
 /// Floods the walkable spans of the field's core into flat regions (same `zmax`,
 /// 8-neighbours), labelled in scan order (rows bottom-up, then columns, then spans upward), and
 /// lists the links to the ring.
-pub fn segment_tile(field: &SpanField, tile: TileCoord) -> TileRegions {
+pub fn segment_tile(field: &SpanField, tile: TileCoord, levels: Levels) -> TileRegions {
     let core = field.core;
     let mut labels = vec![NO_REGION; field.spans.len()];
     let mut regions = Vec::new();
@@ -117,9 +121,12 @@ pub fn segment_tile(field: &SpanField, tile: TileCoord) -> TileRegions {
                 };
                 labels[k] = label;
                 stack.push((x, y, k));
+                let level = levels.of(s.zmax);
                 while let Some((cx, cy, ck)) = stack.pop() {
                     let z = field.spans[ck].zmax;
                     region.spans += 1;
+                    region.zmin = region.zmin.min(z);
+                    region.zmax = region.zmax.max(z);
                     let key = SpanKey {
                         y: cy,
                         x: cx,
@@ -128,7 +135,7 @@ pub fn segment_tile(field: &SpanField, tile: TileCoord) -> TileRegions {
                     region.first = region.first.min(key);
                     for (dx, dy) in NEIGHBOURS {
                         let (nx, ny) = (cx + dx, cy + dy);
-                        let Some(n) = span_at(field, nx, ny, z) else {
+                        let Some(n) = span_at(field, nx, ny, level, levels) else {
                             continue;
                         };
                         if core.contains(nx, ny) {
@@ -143,7 +150,7 @@ pub fn segment_tile(field: &SpanField, tile: TileCoord) -> TileRegions {
                                     SpanKey {
                                         y: ny,
                                         x: nx,
-                                        zmax: z,
+                                        zmax: field.spans[n].zmax,
                                     },
                                 ),
                                 region: label,
@@ -158,6 +165,7 @@ pub fn segment_tile(field: &SpanField, tile: TileCoord) -> TileRegions {
     links.sort_unstable_by_key(|l| l.key);
     TileRegions {
         tile,
+        levels,
         core,
         labels,
         regions,
@@ -199,7 +207,7 @@ mod tests {
             &[0, 0, 0, 6, 0],
             &[0, 0, 0, 0, 0],
         ]);
-        let r = segment_tile(&f, TileCoord { x: 0, y: 0 });
+        let r = segment_tile(&f, TileCoord { x: 0, y: 0 }, Levels::FLAT);
         assert_eq!(r.regions.len(), 2);
         assert_eq!(r.regions[0].spans, 2); // the diagonal pair at height 5
         assert_eq!(r.regions[1].spans, 2);
@@ -209,7 +217,7 @@ mod tests {
     #[test]
     fn links_to_the_ring_are_listed_once_per_pair() {
         let f = field(&[&[0, 0, 0, 0], &[3, 3, 3, 3], &[0, 0, 0, 3], &[0, 0, 0, 0]]);
-        let r = segment_tile(&f, TileCoord { x: 0, y: 0 });
+        let r = segment_tile(&f, TileCoord { x: 0, y: 0 }, Levels::FLAT);
         assert_eq!(r.regions.len(), 1);
         // (0,0) links to (-1,0); (1,0) links to (2,0), (2,1) diagonally and... (2,1) also to (1,0)'s
         // right-up neighbour: every (core span, ring span) pair once.
