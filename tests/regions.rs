@@ -398,15 +398,14 @@ fn the_region_output_file_is_tiling_invariant() {
 }
 
 #[test]
-fn seed_corner_masks_give_the_traced_vertices_on_real_scenes() {
-    for scene in recast_scenes() {
+fn seed_corner_masks_and_pairing_give_the_traced_contours_on_real_scenes() {
+    use tessera_config::SegmentationMode::{Flat, Layered};
+    for (scene, mode) in recast_scenes()
+        .into_iter()
+        .flat_map(|s| [(s.clone(), Flat), (s, Layered)])
+    {
         let dir = tempfile::tempdir().unwrap();
-        bake_recast_scene(
-            &scene,
-            8192,
-            tessera_config::SegmentationMode::Layered,
-            dir.path(),
-        );
+        bake_recast_scene(&scene, 8192, mode, dir.path());
         let (_, fields) = tessera_pipeline::read_span_fields(dir.path()).unwrap();
         let field = &fields[0];
         let tile = segment_tile(
@@ -429,6 +428,19 @@ fn seed_corner_masks_give_the_traced_vertices_on_real_scenes() {
         from_masks.sort_unstable();
         assert_eq!(from_masks.len(), from_contours.len(), "{}", scene.display());
         assert!(from_masks == from_contours, "{}", scene.display());
+        // The seed's Alg. 3-5 (even-odd pairing of those corner points) gives the same cycles.
+        let canon = |cs: &[tessera_artifacts::Contour]| {
+            let mut v: Vec<(u32, Vec<(i32, i32)>)> =
+                cs.iter().map(|c| (c.region, c.canonical())).collect();
+            v.sort();
+            v
+        };
+        let paired = tessera_contours::contours_by_pairing(field, &tile);
+        assert!(
+            canon(&paired) == canon(&traced.cycles),
+            "{}: pairing differs from tracing",
+            scene.display()
+        );
     }
 }
 

@@ -180,6 +180,129 @@ pub fn corner_points(field: &SpanField, regions: &TileRegions) -> Vec<(u32, Poin
     normal
 }
 
+/// The seed's own contour extraction (Alg. 3-5) for regions wholly inside one tile: corner
+/// points into rows and columns (slash and antislash points twice), even-odd pairing along
+/// each row and each column, then walking alternately vertical and horizontal links. The
+/// copies of a duplicated point are told apart geometrically (the seed's Table 1 is garbled):
+/// the first copy in its row pairs westward, the second eastward; as in [`trace_tile`], each
+/// cycle keeps to one piece of the complement, so an antislash point's west copy continues
+/// south (both edges bound the south-west cell outside the region) and a slash point's west
+/// copy continues north. Contours come out with the region on the left, like
+/// [`trace_tile`]'s: this is the cross-check that tracing implements the seed's method.
+pub fn contours_by_pairing(field: &SpanField, regions: &TileRegions) -> Vec<Contour> {
+    let corners = corner_points(field, regions);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < corners.len() {
+        let region = corners[start].0;
+        let end = corners[start..]
+            .iter()
+            .position(|c| c.0 != region)
+            .map_or(corners.len(), |n| start + n);
+        out.extend(pair_region(region, &corners[start..end], regions));
+        start = end;
+    }
+    out
+}
+
+/// Alg. 3-5 for one region's corner points (sorted by point; duplicates adjacent).
+fn pair_region(
+    region: u32,
+    corners: &[(u32, Point, CornerKind)],
+    regions: &TileRegions,
+) -> Vec<Contour> {
+    // Vertices: (point, copy, kind); copy 0 is the west-linked copy of a duplicated point.
+    let mut v: Vec<(Point, u8, CornerKind)> = Vec::with_capacity(corners.len());
+    for (i, c) in corners.iter().enumerate() {
+        let copy = if i > 0 && corners[i - 1].1 == c.1 {
+            1
+        } else {
+            0
+        };
+        v.push((c.1, copy, c.2));
+    }
+    let n = v.len();
+    let mut horizontal = vec![usize::MAX; n];
+    let mut vertical = vec![usize::MAX; n];
+    // Rows: by x, copies in order (the first copy takes the west partner).
+    let mut rows: Vec<usize> = (0..n).collect();
+    rows.sort_by_key(|&i| (v[i].0 .1, v[i].0 .0, v[i].1));
+    // Columns: by y; of two copies, the one continuing south comes first.
+    let south_first = |i: usize| -> u8 {
+        match (v[i].2, v[i].1) {
+            (CornerKind::Antislash, 0) | (CornerKind::Slash, 1) => 0,
+            (CornerKind::Normal, _) => 0,
+            _ => 1,
+        }
+    };
+    let mut cols: Vec<usize> = (0..n).collect();
+    cols.sort_by_key(|&i| (v[i].0 .0, v[i].0 .1, south_first(i)));
+    for (order, links, same_line) in [
+        (
+            &rows,
+            &mut horizontal,
+            (|a: Point, b: Point| a.1 == b.1) as fn(Point, Point) -> bool,
+        ),
+        (&cols, &mut vertical, |a: Point, b: Point| a.0 == b.0),
+    ] {
+        let mut k = 0;
+        while k < order.len() {
+            // One row (or column) at a time, paired first-second, third-fourth, ...
+            let mut end = k;
+            while end < order.len() && same_line(v[order[k]].0, v[order[end]].0) {
+                end += 1;
+            }
+            for pair in order[k..end].chunks(2) {
+                if let [a, b] = *pair {
+                    links[a] = b;
+                    links[b] = a;
+                }
+            }
+            k = end;
+        }
+    }
+    // Alg. 5: alternate vertical and horizontal links.
+    let mut used = vec![false; n];
+    let mut contours = Vec::new();
+    for s in 0..n {
+        if used[s] || vertical[s] == usize::MAX || horizontal[s] == usize::MAX {
+            continue;
+        }
+        let mut points = Vec::new();
+        let mut cur = s;
+        let mut go_vertical = true;
+        loop {
+            used[cur] = true;
+            points.push(v[cur].0);
+            let next = if go_vertical {
+                vertical[cur]
+            } else {
+                horizontal[cur]
+            };
+            go_vertical = !go_vertical;
+            if next == s || next == usize::MAX {
+                break;
+            }
+            cur = next;
+        }
+        let mut c = Contour {
+            tile: regions.tile,
+            region,
+            level: regions.levels.of(regions.regions[region as usize].zmax),
+            points,
+        };
+        // Orientation: the region on the left. Alg. 7 labels the contour holding the region's
+        // bottom-left vertex as the outer one; it runs counter-clockwise, holes clockwise.
+        let first = regions.regions[region as usize].first;
+        let outer = c.points.contains(&(first.x, first.y));
+        if c.is_outer() != outer {
+            c.points.reverse();
+        }
+        contours.push(c);
+    }
+    contours
+}
+
 /// A contour piece that leaves the tile: from its first edge to the edge (owned by another
 /// tile) that follows its last.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -499,6 +622,33 @@ mod tests {
             .map(|c| c.2)
             .collect();
         assert_eq!(kinds.iter().filter(|k| **k == CornerKind::Slash).count(), 2);
+    }
+
+    /// Alg. 3-5 (pairing) and tracing give the same contours.
+    fn pairing_agrees_with_tracing(drawing: &[&str]) {
+        let (field, regions) = setup(drawing);
+        let canon = |cs: Vec<Contour>| {
+            let mut v: Vec<(u32, Vec<Point>)> =
+                cs.iter().map(|c| (c.region, c.canonical())).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            canon(contours_by_pairing(&field, &regions)),
+            canon(trace_tile(&field, &regions).cycles),
+            "{drawing:?}"
+        );
+    }
+
+    #[test]
+    fn the_seeds_pairing_gives_the_traced_contours() {
+        pairing_agrees_with_tracing(&["1"]);
+        pairing_agrees_with_tracing(&["01", "10"]);
+        pairing_agrees_with_tracing(&["10", "01"]);
+        pairing_agrees_with_tracing(&["1111", "1101", "1011", "1111"]);
+        pairing_agrees_with_tracing(&["1122", "1122", "3333"]);
+        pairing_agrees_with_tracing(&["11011", "10101", "11111", "01010"]);
+        pairing_agrees_with_tracing(&["11111", "10001", "10101", "10001", "11111"]);
     }
 
     #[test]
