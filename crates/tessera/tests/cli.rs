@@ -551,3 +551,24 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
     assert!(o.status.success());
     assert!(!dir.path().join("b/work").exists() && dir.path().join("b/summary.json").exists());
 }
+
+#[test]
+fn an_unwritable_output_is_a_clear_io_error() {
+    let dir = tempfile::tempdir().unwrap();
+    small_obj(&dir.path().join("s.obj"));
+    // The output path is an existing file: nothing can be created under it.
+    std::fs::write(dir.path().join("taken"), "not a folder").unwrap();
+    let o = tessera(
+        &[
+            "bake",
+            "s.obj",
+            "--out",
+            "taken/bake",
+            "--log-format",
+            "quiet",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(6));
+    assert!(stderr(&o).contains("taken"), "{}", stderr(&o));
+}
