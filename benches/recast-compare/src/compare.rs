@@ -11,7 +11,7 @@
 //! | clearance | `filter_low_clearance` | `rcFilterWalkableLowHeightSpans` |
 //! | links for erosion | (inside `erode`) | `rcBuildCompactHeightfield` |
 //! | erosion | `erode` | `rcErodeWalkableArea` |
-//! | output | `crop` to core + 1 ring | (none: the compact field is the output) |
+//! | output | `SpanField::crop` to core + 1 ring | (none: the compact field is the output) |
 //!
 //! Freeing each tile's results is inside the timed region on both sides. Preparing the inputs
 //! (binning, converting to Recast's frame) is not.
@@ -26,15 +26,15 @@ use tessera_voxel::{filters, rasterize, voxelize_tile};
 /// One tile prepared for Recast: the triangles in Recast's frame and the heightfield's box.
 pub struct RecastTile {
     mesh: RecastMesh,
-    /// The same triangles wound the other way, when both windings count as floors (the
-    /// diagnostic run that mimics tessera's winding-blind slope test).
+    /// The same triangles wound the other way, when both windings count as floors (an
+    /// untimed diagnostic: what a winding-blind slope test would make walkable).
     flipped: Option<RecastMesh>,
     width: i32,
     depth: i32,
     bmin: [f32; 3],
     bmax: [f32; 3],
     /// The core's columns inside the heightfield: x, z offset and size.
-    core: [i32; 4],
+    pub(crate) core: [i32; 4],
 }
 
 /// Converts a point from tessera's rebased Z-up frame to Recast's Y-up frame: `(x, y, z)`
@@ -65,8 +65,9 @@ fn recast_top(scene: &TiledScene) -> Result<f64, String> {
 pub enum Winding {
     /// Recast's rule: counter-clockwise seen from above (normal up) only.
     Up,
-    /// Either winding, as tessera does (`|n_z|` against the slope): marked by running
-    /// `rcMarkWalkableTriangles` a second time on the triangles wound the other way.
+    /// Either winding (`|n_z|` against the slope, tessera's rule before it took Recast's):
+    /// marked by running `rcMarkWalkableTriangles` a second time on the triangles wound the
+    /// other way.
     Both,
 }
 
@@ -264,7 +265,7 @@ pub fn tessera_stages(scene: &TiledScene, check: bool) -> (StageTimes, Counts) {
             p.walkable_radius,
         );
         laps.lap(&mut times, 5);
-        let out = filters::crop(&field, core.grown(1), core);
+        let out = field.crop(core.grown(1), core);
         laps.lap(&mut times, 6);
         let (spans, walkable) = out.core_counts();
         if check {
@@ -290,14 +291,14 @@ pub fn tessera_stages(scene: &TiledScene, check: bool) -> (StageTimes, Counts) {
 }
 
 /// What one Recast tile build keeps alive until it is freed.
-struct RecastOutput {
-    hf: Heightfield,
-    chf: CompactHeightfield,
+pub(crate) struct RecastOutput {
+    pub(crate) hf: Heightfield,
+    pub(crate) chf: CompactHeightfield,
 }
 
 /// Builds one tile the Recast way. `on_lap(stage, hf)` is called after each step, with the
 /// heightfield after the last filter (so the caller can count its walkable spans untimed).
-fn recast_tile(
+pub(crate) fn recast_tile(
     ctx: &Context,
     tile: &RecastTile,
     scene: &TiledScene,
@@ -409,6 +410,10 @@ mod tests {
         // The same triangle wound the other way faces down: Recast refuses it.
         assert!(!recast_marks([up[0], up[2], up[1]]));
         // A wall is never walkable.
-        assert!(!recast_marks([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]));
+        assert!(!recast_marks([
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0]
+        ]));
     }
 }

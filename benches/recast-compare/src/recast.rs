@@ -1,9 +1,10 @@
 //! A small safe layer over the Recast calls the benchmark needs.
 //!
 //! Every raw pointer Recast hands out is owned by one Rust value that frees it in `Drop`
-//! (`DeleteContext`, `rcFreeHeightField`, `rcFreeCompactHeightfield`). The triangle data Recast
-//! reads is held in [`RecastMesh`], whose constructor checks that every index is in range, so
-//! the calls below cannot read out of bounds whatever the caller passes.
+//! (`DeleteContext`, `rcFreeHeightField`, `rcFreeCompactHeightfield`, `rcFreeContourSet`).
+//! The triangle data Recast reads is held in [`RecastMesh`], whose constructor checks that
+//! every index is in range, so the calls below cannot read out of bounds whatever the caller
+//! passes.
 //!
 //! Recast is Y-up: its grid columns are indexed by (x, z) and heights run along y.
 
@@ -14,6 +15,11 @@ use std::ptr::NonNull;
 
 /// Area id of unwalkable spans (`RC_NULL_AREA`).
 pub const NULL_AREA: u8 = 0;
+/// Region id bit of the regions painted over the border (`RC_BORDER_REG`).
+pub const BORDER_REG: u16 = 0x8000;
+/// `rcBuildContours` flag: split long wall edges (only acts when `maxEdgeLen > 0`).
+pub const CONTOUR_TESS_WALL_EDGES: i32 =
+    sys::rcBuildContoursFlags_RC_CONTOUR_TESS_WALL_EDGES as i32;
 /// Largest span height Recast stores (`RC_SPAN_MAX_HEIGHT`, 13 bits).
 pub const SPAN_MAX_HEIGHT: u32 = (1 << 13) - 1;
 
@@ -295,9 +301,179 @@ impl CompactHeightfield {
     }
 }
 
+impl CompactHeightfield {
+    /// `rcBuildDistanceField`: each span's distance to the nearest boundary, the watershed's
+    /// input.
+    pub fn build_distance_field(&mut self, ctx: &Context) -> Result<(), RecastError> {
+        // SAFETY: a live compact heightfield; Recast frees any previous distance array.
+        let ok = unsafe { sys::rcBuildDistanceField(ctx.ptr(), self.0.as_ptr()) };
+        if ok {
+            Ok(())
+        } else {
+            Err(RecastError("rcBuildDistanceField"))
+        }
+    }
+
+    /// `rcBuildRegions` (watershed), after [`Self::build_distance_field`]. `border` cells on
+    /// each side are painted as border regions (a tile's band); regions smaller than
+    /// `min_area` cells that touch no other region are dropped, and regions smaller than
+    /// `merge_area` are merged into a neighbour when possible.
+    pub fn build_regions(
+        &mut self,
+        ctx: &Context,
+        border: i32,
+        min_area: i32,
+        merge_area: i32,
+    ) -> Result<(), RecastError> {
+        assert!(border >= 0 && min_area >= 0 && merge_area >= 0);
+        // SAFETY: a live compact heightfield. Recast asserts nothing about `dist` in release
+        // builds, so insist on it here: without it the watershed would read a null array.
+        assert!(
+            !self.raw().dist.is_null(),
+            "build_distance_field must run before build_regions"
+        );
+        let ok = unsafe {
+            sys::rcBuildRegions(ctx.ptr(), self.0.as_ptr(), border, min_area, merge_area)
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(RecastError("rcBuildRegions"))
+        }
+    }
+
+    fn raw(&self) -> &sys::rcCompactHeightfield {
+        // SAFETY: owned, live, and only mutated through &mut self.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// After [`Self::build_regions`], over columns `x0 .. x0 + w`, `z0 .. z0 + d`: the distinct
+    /// regions (border regions and region 0 left out) and the spans that belong to one.
+    pub fn region_counts(&self, x0: i32, z0: i32, w: i32, d: i32) -> (u64, u64) {
+        let chf = self.raw();
+        assert!(x0 >= 0 && z0 >= 0 && x0 + w <= chf.width && z0 + d <= chf.height);
+        let mut seen = vec![false; 1 << 16];
+        let (mut regions, mut spans) = (0, 0);
+        for z in z0..z0 + d {
+            for x in x0..x0 + w {
+                // SAFETY: as in `walkable`; `spans` holds spanCount entries.
+                let cell = unsafe { &*chf.cells.add((x + z * chf.width) as usize) };
+                let (first, count) = (cell.index() as usize, cell.count() as usize);
+                assert!(first + count <= chf.spanCount as usize);
+                for i in first..first + count {
+                    let reg = unsafe { (*chf.spans.add(i)).reg };
+                    if reg == 0 || reg & BORDER_REG != 0 {
+                        continue;
+                    }
+                    spans += 1;
+                    if !seen[reg as usize] {
+                        seen[reg as usize] = true;
+                        regions += 1;
+                    }
+                }
+            }
+        }
+        (regions, spans)
+    }
+}
+
 impl Drop for CompactHeightfield {
     fn drop(&mut self) {
         // SAFETY: allocated by rcAllocCompactHeightfield, freed once.
         unsafe { sys::rcFreeCompactHeightfield(self.0.as_ptr()) }
+    }
+}
+
+/// Region outlines (`rcContourSet`) built from a compact heightfield's regions.
+pub struct ContourSet(NonNull<sys::rcContourSet>);
+
+/// What a contour set holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ContourCounts {
+    /// Contours (holes are merged into their outline by Recast, so one per region piece).
+    pub contours: u64,
+    /// Vertices of the simplified contours.
+    pub vertices: u64,
+    /// Vertices of the raw contours: one per unit boundary edge.
+    pub raw_vertices: u64,
+    /// Raw vertices where the outline changes direction (in x, z).
+    pub raw_corners: u64,
+}
+
+impl std::ops::AddAssign for ContourCounts {
+    fn add_assign(&mut self, o: ContourCounts) {
+        self.contours += o.contours;
+        self.vertices += o.vertices;
+        self.raw_vertices += o.raw_vertices;
+        self.raw_corners += o.raw_corners;
+    }
+}
+
+impl ContourSet {
+    /// `rcAllocContourSet` + `rcBuildContours`. `max_error` is compared with distances in
+    /// cells (whatever the header says about world units), `max_edge_len` is in cells, 0 for
+    /// no limit.
+    pub fn build(
+        ctx: &Context,
+        chf: &CompactHeightfield,
+        max_error: f32,
+        max_edge_len: i32,
+        flags: i32,
+    ) -> Result<ContourSet, RecastError> {
+        assert!(max_error >= 0.0 && max_edge_len >= 0);
+        // SAFETY: allocation; the constructor nulls the contour array, so dropping is fine.
+        let raw = unsafe { sys::rcAllocContourSet() };
+        let cset = ContourSet(NonNull::new(raw).ok_or(RecastError("rcAllocContourSet"))?);
+        // SAFETY: both objects are live; Recast only reads `chf`. A fresh set each time, since
+        // rcBuildContours overwrites the contour array without freeing an old one.
+        let ok = unsafe {
+            sys::rcBuildContours(
+                ctx.ptr(),
+                chf.0.as_ptr(),
+                max_error,
+                max_edge_len,
+                cset.0.as_ptr(),
+                flags,
+            )
+        };
+        if ok {
+            Ok(cset)
+        } else {
+            Err(RecastError("rcBuildContours"))
+        }
+    }
+
+    pub fn counts(&self) -> ContourCounts {
+        // SAFETY: owned and live; `conts` holds `nconts` contours, each with `nverts` and
+        // `nrverts` points of 4 ints.
+        let set = unsafe { self.0.as_ref() };
+        let mut out = ContourCounts::default();
+        for k in 0..set.nconts.max(0) as usize {
+            let c = unsafe { &*set.conts.add(k) };
+            out.contours += 1;
+            out.vertices += c.nverts.max(0) as u64;
+            let n = c.nrverts.max(0) as usize;
+            out.raw_vertices += n as u64;
+            if n == 0 || c.rverts.is_null() {
+                continue;
+            }
+            let raw = unsafe { std::slice::from_raw_parts(c.rverts, n * 4) };
+            let xz = |i: usize| (raw[i * 4], raw[i * 4 + 2]);
+            for i in 0..n {
+                let (a, b, d) = (xz((i + n - 1) % n), xz(i), xz((i + 1) % n));
+                let (u, v) = ((b.0 - a.0, b.1 - a.1), (d.0 - b.0, d.1 - b.1));
+                if u.0 * v.1 - u.1 * v.0 != 0 {
+                    out.raw_corners += 1;
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Drop for ContourSet {
+    fn drop(&mut self) {
+        // SAFETY: allocated by rcAllocContourSet, freed once (with its contours).
+        unsafe { sys::rcFreeContourSet(self.0.as_ptr()) }
     }
 }

@@ -175,7 +175,8 @@ fn revision() -> String {
     }
 }
 
-/// A stamp: date, machine, compiler, revision.
+/// A stamp: date, machine, compiler, revision. Take it before measuring: the revision is read
+/// from the working tree, which should be the one the binary was built from.
 pub fn stamp() -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -193,14 +194,19 @@ pub fn stamp() -> String {
     )
 }
 
-/// The whole results file.
-pub fn results_file(settings: &Settings, repeat: usize, results: &[SceneResult]) -> String {
+/// The whole results file; `stamp` as from [`stamp`], taken when the run started.
+pub fn results_file(
+    settings: &Settings,
+    repeat: usize,
+    results: &[SceneResult],
+    stamp: &str,
+) -> String {
     let mut s = String::from(
         "# Voxelization: tessera vs Recast, same tiles\n\n\
          Written by `cargo run --release --manifest-path benches/recast-compare/Cargo.toml -- all`; \
          see `benches/recast-compare/README.md` for what is timed and the caveats.\n\n",
     );
-    s += &format!("Measured {}.\n\n", stamp());
+    s += &format!("Measured {stamp}.\n\n");
     s += &settings_line(settings, repeat);
     s += " Both sides: rasterize, low hanging obstacles, ledges, clearance, then erosion by the \
           agent radius (Recast: `rcBuildCompactHeightfield` + `rcErodeWalkableArea`), per tile \

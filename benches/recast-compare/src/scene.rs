@@ -7,8 +7,10 @@
 
 use std::error::Error;
 use std::path::Path;
-use tessera_artifacts::{GridFrame, TileCoord, Triangle};
-use tessera_config::{AgentSettings, BakeConfig, VoxelParams, VoxelSettings};
+use tessera_artifacts::{GridFrame, Levels, TileCoord, Triangle};
+use tessera_config::{
+    AgentSettings, BakeConfig, RegionSettings, SegmentationMode, VoxelParams, VoxelSettings,
+};
 use tessera_geom::UpAxis;
 use tessera_ingest::cache::{build_cache, SceneCache, SourceKey};
 
@@ -41,8 +43,15 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The validated tessera config for these settings.
+    /// The validated tessera config for these settings. Voxelization does not depend on the
+    /// segmentation mode; flat is asked for here because it accepts any climb, so the
+    /// voxelization comparison runs whatever the settings.
     pub fn config(&self) -> Result<BakeConfig, Box<dyn Error>> {
+        self.config_with(SegmentationMode::Flat)
+    }
+
+    /// The validated tessera config with segmentation `mode`.
+    pub fn config_with(&self, mode: SegmentationMode) -> Result<BakeConfig, Box<dyn Error>> {
         let config = BakeConfig {
             voxel: VoxelSettings {
                 cell_size: self.cell_size,
@@ -55,9 +64,17 @@ impl Settings {
                 max_climb: self.max_climb,
                 max_slope: self.max_slope,
             },
+            regions: RegionSettings { mode },
         };
         config.validate("command line")?;
         Ok(config)
+    }
+
+    /// How tessera groups floors into regions in `mode`, as a bake with these settings does.
+    pub fn levels(&self, mode: SegmentationMode) -> Result<Levels, Box<dyn Error>> {
+        Ok(Levels {
+            step: self.config_with(mode)?.voxel_params().region_step,
+        })
     }
 }
 

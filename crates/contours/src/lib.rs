@@ -22,6 +22,7 @@
 //! Pure: no I/O, no threads.
 
 use rustc_hash::FxHashMap as HashMap;
+
 pub use tessera_artifacts::{Contour, Levels, Point};
 use tessera_artifacts::{SpanField, TileCoord};
 use tessera_regions::{TileRegions, NO_REGION};
@@ -326,119 +327,152 @@ pub struct TileContours {
     pub chains: Vec<Chain>,
 }
 
+/// The start point of the edge on side `heading` of cell (x, y) (the side that has the cell on
+/// its left when walked in that heading).
+#[inline]
+fn side_start(x: i32, y: i32, heading: u8) -> Point {
+    match heading {
+        EAST => (x, y),
+        NORTH => (x + 1, y),
+        WEST => (x + 1, y + 1),
+        _ => (x, y + 1),
+    }
+}
+
+/// The walkable span of column (x, y) at `level`, as an index into the field's spans.
+#[inline]
+fn span_at_level(field: &SpanField, x: i32, y: i32, level: u32, levels: Levels) -> Option<usize> {
+    let i = field.rect.index(x, y);
+    (field.column_start[i] as usize..field.column_start[i + 1] as usize)
+        .find(|&k| field.spans[k].walkable && levels.of(field.spans[k].zmax) == level)
+}
+
 /// Traces the contours of a tile's regions (see the crate documentation).
+///
+/// An edge is named by the span it bounds and its heading (`span * 4 + heading`: each heading
+/// is one side of the cell), so the bookkeeping is three flags per side in plain arrays.
 pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
     let core = field.core;
     let levels = regions.levels;
-    // Every owned edge, with its region.
-    let mut edges: HashMap<EdgeKey, u32> = HashMap::default();
+    let n = field.spans.len() * 4;
+    let mut is_edge = vec![false; n];
+    let mut cell_of = vec![(0i32, 0i32); field.spans.len()];
+    let mut order: Vec<usize> = Vec::new();
     for y in core.y0..core.y1() {
         for x in core.x0..core.x1() {
             let i = field.rect.index(x, y);
             for k in field.column_start[i] as usize..field.column_start[i + 1] as usize {
-                let label = regions.labels[k];
-                if label == NO_REGION {
+                if regions.labels[k] == NO_REGION {
                     continue;
                 }
+                cell_of[k] = (x, y);
                 let level = levels.of(field.spans[k].zmax);
-                // The four sides, each as the edge with this cell on its left.
-                for (start, heading) in [
-                    ((x, y), EAST),
-                    ((x + 1, y), NORTH),
-                    ((x + 1, y + 1), WEST),
-                    ((x, y + 1), SOUTH),
-                ] {
-                    let (rx, ry) = right_cell(start, heading);
+                for heading in [EAST, NORTH, WEST, SOUTH] {
+                    let (rx, ry) = right_cell(side_start(x, y, heading), heading);
                     if !member(field, rx, ry, level, levels) {
-                        edges.insert(
-                            EdgeKey {
-                                x: start.0,
-                                y: start.1,
-                                heading,
-                                level,
-                            },
-                            label,
-                        );
+                        is_edge[k * 4 + heading as usize] = true;
+                        order.push(k * 4 + heading as usize);
                     }
                 }
             }
         }
     }
-    let successor = |e: &EdgeKey| -> EdgeKey {
-        let (dx, dy) = STEP[e.heading as usize];
-        let end = (e.x + dx, e.y + dy);
+    let key_of = |e: usize| -> EdgeKey {
+        let (x, y) = cell_of[e / 4];
+        let heading = (e % 4) as u8;
+        let p = side_start(x, y, heading);
         EdgeKey {
-            x: end.0,
-            y: end.1,
-            heading: next_heading(field, end, e.heading, e.level, levels),
-            level: e.level,
+            x: p.0,
+            y: p.1,
+            heading,
+            level: levels.of(field.spans[e / 4].zmax),
         }
     };
-    let owned = |e: &EdgeKey| {
-        let (cx, cy) = left_cell((e.x, e.y), e.heading);
-        core.contains(cx, cy)
+    // The edge after `e`: owned (an index) or foreign (its key).
+    let successor = |e: usize| -> Result<usize, EdgeKey> {
+        let k = key_of(e);
+        let (dx, dy) = STEP[k.heading as usize];
+        let end = (k.x + dx, k.y + dy);
+        let heading = next_heading(field, end, k.heading, k.level, levels);
+        let (cx, cy) = left_cell(end, heading);
+        if core.contains(cx, cy) {
+            let span = span_at_level(field, cx, cy, k.level, levels)
+                .expect("an edge's left cell is a member");
+            Ok(span * 4 + heading as usize)
+        } else {
+            Err(EdgeKey {
+                x: end.0,
+                y: end.1,
+                heading,
+                level: k.level,
+            })
+        }
     };
     // Chain starts: owned edges whose predecessor is not owned.
-    let mut has_pred: HashMap<EdgeKey, bool> =
-        HashMap::with_capacity_and_hasher(edges.len(), Default::default());
-    for e in edges.keys() {
-        let s = successor(e);
-        if owned(&s) {
-            has_pred.insert(s, true);
+    let mut has_pred = vec![false; n];
+    for &e in &order {
+        if let Ok(s) = successor(e) {
+            has_pred[s] = true;
         }
     }
-    let mut keys: Vec<EdgeKey> = edges.keys().copied().collect();
-    keys.sort_unstable();
-    let mut visited: HashMap<EdgeKey, ()> =
-        HashMap::with_capacity_and_hasher(edges.len(), Default::default());
+    let mut visited = vec![false; n];
     let mut out = TileContours::default();
-    let walk = |first: EdgeKey, visited: &mut HashMap<EdgeKey, ()>| -> (Vec<Point>, EdgeKey, u8) {
-        // Returns the points (start, corners) and the successor that stopped the walk.
-        let mut points = vec![(first.x, first.y)];
+    // Walks from `first`; returns the points (start, corners), the edge that stopped the walk
+    // (foreign key, or None back at `first`) and the last heading.
+    let walk = |first: usize, visited: &mut Vec<bool>| -> (Vec<Point>, Option<EdgeKey>, u8) {
+        let start = key_of(first);
+        let mut points = vec![(start.x, start.y)];
         let mut e = first;
         loop {
-            visited.insert(e, ());
-            let s = successor(&e);
-            if s.heading != e.heading && owned(&s) && s != first {
-                points.push((s.x, s.y));
+            visited[e] = true;
+            let heading = (e % 4) as u8;
+            match successor(e) {
+                Ok(s) if s == first => return (points, None, heading),
+                Ok(s) => {
+                    if (s % 4) as u8 != heading {
+                        let p = key_of(s);
+                        points.push((p.x, p.y));
+                    }
+                    e = s;
+                }
+                Err(foreign) => return (points, Some(foreign), heading),
             }
-            if !owned(&s) || s == first {
-                return (points, s, e.heading);
-            }
-            e = s;
         }
     };
-    for &e in &keys {
-        if has_pred.contains_key(&e) || visited.contains_key(&e) {
+    for &e in &order {
+        if has_pred[e] || visited[e] {
             continue;
         }
         let (mut points, next, last_heading) = walk(e, &mut visited);
+        let next = next.expect("a walk from a chain start leaves the tile");
         points.push((next.x, next.y));
         out.chains.push(Chain {
             tile: regions.tile,
-            region: edges[&e],
-            first: e,
+            region: regions.labels[e / 4],
+            first: key_of(e),
             next,
             points,
             last_heading,
         });
     }
-    for &e in &keys {
-        if visited.contains_key(&e) {
+    for &e in &order {
+        if visited[e] {
             continue;
         }
         let (mut points, _, last_heading) = walk(e, &mut visited);
         // The start point is a corner only if the cycle turns there.
-        if last_heading == e.heading {
+        if last_heading == (e % 4) as u8 {
             points.remove(0);
         }
         out.cycles.push(Contour {
             tile: regions.tile,
-            region: edges[&e],
-            level: e.level,
+            region: regions.labels[e / 4],
+            level: levels.of(field.spans[e / 4].zmax),
             points,
         });
     }
+    // Scan order is already deterministic; chains sorted by their first edge for readability.
+    out.chains.sort_by_key(|c| c.first);
     out
 }
 
@@ -463,6 +497,8 @@ pub struct ContourJoiner {
     pub third_class_removed: u64,
     /// The most chains open at once.
     pub peak_open: usize,
+    /// Points held by open chains.
+    held_points: u64,
 }
 
 impl ContourJoiner {
@@ -473,6 +509,11 @@ impl ContourJoiner {
     /// Chains still open.
     pub fn open_chains(&self) -> usize {
         self.by_first.len()
+    }
+
+    /// Bytes the open chains hold (about).
+    pub fn held_bytes(&self) -> u64 {
+        self.held_points * std::mem::size_of::<Point>() as u64 + self.by_first.len() as u64 * 96
     }
 
     /// Adds one chain; returns the cycle it closes, if any. The cycle is named after the
@@ -489,12 +530,14 @@ impl ContourJoiner {
         };
         // Append what follows it.
         if let Some(after) = self.by_first.remove(&cur.next) {
+            self.held_points -= after.points.len() as u64;
             self.by_next.remove(&after.next);
             cur = self.concat(cur, after);
         }
         // Prepend what leads into it.
         if let Some(before_first) = self.by_next.remove(&cur.first) {
             let before = self.by_first.remove(&before_first).expect("indexed chain");
+            self.held_points -= before.points.len() as u64;
             cur = self.concat(before, cur);
         }
         if cur.next == cur.first {
@@ -513,6 +556,7 @@ impl ContourJoiner {
             });
         }
         self.by_next.insert(cur.next, cur.first);
+        self.held_points += cur.points.len() as u64;
         self.by_first.insert(cur.first, cur);
         self.peak_open = self.peak_open.max(self.by_first.len());
         None

@@ -172,6 +172,9 @@ pub struct BakeSummary {
     pub third_class_removed: u64,
     /// Largest merge frontier: links waiting for a tile not yet seen.
     pub merge_frontier_links: u64,
+    /// Largest memory the merge frontier held (waiting links, open regions, open contour
+    /// chains), estimated [bytes]. Outside the budget's reservations.
+    pub merge_frontier_bytes: u64,
     pub peak_rss_bytes: u64,
     pub peak_anon_bytes: u64,
     /// Peak bytes reserved from the budget.
@@ -399,6 +402,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         contour_vertices: counts.contour_vertices,
         third_class_removed: counts.third_class_removed,
         merge_frontier_links: counts.frontier_peak.0 as u64,
+        merge_frontier_bytes: counts.frontier_bytes,
         peak_rss_bytes: peak_rss,
         peak_anon_bytes: peak_anon,
         peak_reserved_bytes: budget.peak_reserved(),
@@ -427,6 +431,8 @@ struct VoxelCounts {
     third_class_removed: u64,
     /// Tiles taken from the checkpoint instead of voxelized again.
     resumed_tiles: u64,
+    /// Largest memory held by the merge frontier [bytes, estimated].
+    frontier_bytes: u64,
 }
 
 /// What a worker does with a tile.
@@ -664,6 +670,9 @@ fn voxelize_all(
     let mut joiner = tessera_contours::ContourJoiner::new();
     let tiles_path = layout.tiles_pack();
     let stopped = AtomicBool::new(false);
+    // The merge frontier's size (reported, not reserved: it shrinks only as tiles arrive, so
+    // making the reader wait for it could stall the bake).
+    let mut frontier_peak = 0u64;
 
     std::thread::scope(|scope| -> Result<(), BakeError> {
         // Reader: read, plan, reserve, send; stops early when interrupted or when the writer
@@ -752,6 +761,7 @@ fn voxelize_all(
                     failure = Some(e);
                     break;
                 }
+                frontier_peak = frontier_peak.max(merger.held_bytes() + joiner.held_bytes());
                 written += 1;
                 progress.advance("voxelize", written);
                 next = order.next();
@@ -790,6 +800,7 @@ fn voxelize_all(
     debug_assert_eq!(merger.open_regions(), 0, "every tile was merged");
     debug_assert_eq!(joiner.open_chains(), 0, "every contour was closed");
     counts.frontier_peak = merger.peak_frontier;
+    counts.frontier_bytes = frontier_peak;
     counts.third_class_removed = joiner.third_class_removed;
     Ok(counts)
 }

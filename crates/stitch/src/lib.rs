@@ -153,4 +153,10 @@ impl RegionMerger {
     pub fn waiting_links(&self) -> usize {
         self.waiting.len()
     }
+
+    /// Bytes the frontier holds (about): waiting links, open regions and their members.
+    pub fn held_bytes(&self) -> u64 {
+        let members: usize = self.open.values().map(|o| o.region.members.len()).sum();
+        (self.waiting.len() * 48 + self.open.len() * 120 + members * 28) as u64
+    }
 }

@@ -151,8 +151,9 @@ pub mod memory {
     pub const PER_CELL: u64 = 4 + 4 + 4;
     /// Bytes per rasterized span: the linked pool (16) and the packed field (12) alive together
     /// while packing, erosion's links, distance, queue entry and span-to-column map (16), the
-    /// cropped copy (12) and its encoding (13).
-    pub const PER_SPAN: u64 = 16 + 12 + 16 + 12 + 13;
+    /// cropped copy (12) and its encoding (13), then what segmentation and contour tracing keep
+    /// per span of the tile's field (labels 4, edge flags 12, cell of each span 8).
+    pub const PER_SPAN: u64 = 16 + 12 + 16 + 12 + 13 + 4 + 12 + 8;
 
     /// The estimate for a tile of `cells` cells, `triangle_bytes` of triangles and `spans`
     /// rasterized spans.
