@@ -120,16 +120,8 @@ pub fn load(path: &Path, up: UpAxis, settings: &Settings) -> Result<TiledScene, 
     let cache = SceneCache::open(&cache_path)?;
     let info = *cache.info();
     let params = settings.config()?.voxel_params();
-    // The same grid a bake lays: origin at the bounds minimum, cells covering the extent.
-    let extent = info.bounds_max.map(|v| v.max(0.0) as f64);
-    let frame = GridFrame::new(
-        info.origin,
-        extent,
-        params.cell_size,
-        params.cell_height,
-        params.tile_size,
-        params.band,
-    );
+    // The same grid a bake lays.
+    let frame = tessera_voxel::grid_frame(info.origin, info.bounds_max, &params);
     frame.validate()?;
     let mut bins: Vec<Vec<Triangle>> = vec![Vec::new(); frame.tile_count()];
     for tri in cache.triangles() {
@@ -144,7 +136,7 @@ pub fn load(path: &Path, up: UpAxis, settings: &Settings) -> Result<TiledScene, 
         frame,
         params,
         triangles: info.triangles,
-        top: extent[2],
+        top: info.bounds_max[2].max(0.0) as f64,
         max_slope: settings.max_slope,
         tiles,
     })

@@ -264,15 +264,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
     // 2. The grid.
     let info = *cache.info();
     let params = req.config.voxel_params();
-    let extent = info.bounds_max.map(|v| v.max(0.0) as f64);
-    let frame = GridFrame::new(
-        info.origin,
-        extent,
-        params.cell_size,
-        params.cell_height,
-        params.tile_size,
-        params.band,
-    );
+    let frame = tessera_voxel::grid_frame(info.origin, info.bounds_max, &params);
     frame.validate().map_err(|e| BakeError::Corrupt {
         path: cache.path().to_path_buf(),
         message: e.to_string(),

@@ -27,6 +27,19 @@ pub mod rasterize;
 use tessera_artifacts::{CellRect, GridFrame, SpanField, TileCoord, Triangle};
 use tessera_config::VoxelParams;
 
+/// The grid a bake voxelizes on: its corner at the rebased origin `origin` (world coordinates),
+/// cells covering the rebased extent up to `bounds_max`, tiles and band from the settings.
+pub fn grid_frame(origin: [f64; 3], bounds_max: [f32; 3], params: &VoxelParams) -> GridFrame {
+    GridFrame::new(
+        origin,
+        bounds_max.map(|v| v.max(0.0) as f64),
+        params.cell_size,
+        params.cell_height,
+        params.tile_size,
+        params.band,
+    )
+}
+
 /// A voxelized tile (or part of one) and what it cost.
 pub struct VoxelizedTile {
     /// The core plus a one-cell ring.
