@@ -1,0 +1,308 @@
+//! Assembling a [`NavMesh`] from polygons on the voxel grid: vertex welding, portals,
+//! areas, the spatial grid.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::{Frame, Grid, Link, NavMesh, Poly, Stats, NONE};
+
+/// Polygons on the voxel grid, as the polygonizer makes them.
+#[derive(Clone, Debug, Default)]
+pub struct MeshInput {
+    /// Vertices: `x`, `y` grid points (cell corners), `z` voxel heights.
+    pub verts: Vec<[i32; 3]>,
+    pub polys: Vec<InputPoly>,
+    /// Links between polygons that share no edge, both directions, endpoints in grid units.
+    pub links: Vec<(u32, u32, [i32; 3], [i32; 3])>,
+    /// Regions (the polygons' `region` are below this).
+    pub regions: u32,
+    /// Two edges that coincide in plan are a portal when their heights differ by at most this
+    /// many voxels at both ends.
+    pub climb: u32,
+}
+
+/// One convex polygon: vertex indices counter-clockwise seen from above, and its detail
+/// triangles (vertex indices, counter-clockwise).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InputPoly {
+    pub verts: Vec<u32>,
+    pub region: u32,
+    pub tris: Vec<[u32; 3]>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("polygon {poly}: {detail}")]
+    Poly { poly: usize, detail: String },
+    #[error("link {link}: polygon out of range")]
+    Link { link: usize },
+}
+
+/// Builds the mesh. Deterministic: the output depends only on the input's order.
+pub fn build(frame: Frame, input: &MeshInput) -> Result<NavMesh, BuildError> {
+    let (cs, ch) = (frame.cell_size as f64, frame.cell_height as f64);
+    let world = |v: [i32; 3]| -> [f32; 3] {
+        [
+            (v[0] as f64 * cs) as f32,
+            (v[1] as f64 * cs) as f32,
+            (v[2] as f64 * ch) as f32,
+        ]
+    };
+    // Weld exact duplicates, in first-use order.
+    let mut ids: HashMap<[i32; 3], u32> = HashMap::default();
+    let mut grid_verts: Vec<[i32; 3]> = Vec::new();
+    let mut weld = |v: [i32; 3]| -> u32 {
+        *ids.entry(v).or_insert_with(|| {
+            grid_verts.push(v);
+            (grid_verts.len() - 1) as u32
+        })
+    };
+    let np = input.polys.len();
+    let mut polys = Vec::with_capacity(np);
+    let mut poly_verts = Vec::new();
+    let mut detail_tris = Vec::new();
+    for (i, p) in input.polys.iter().enumerate() {
+        let bad = |detail: &str| BuildError::Poly {
+            poly: i,
+            detail: detail.into(),
+        };
+        if p.verts.len() < 3 {
+            return Err(bad("fewer than 3 vertices"));
+        }
+        let n_in = input.verts.len() as u32;
+        if p.verts.iter().chain(p.tris.iter().flatten()).any(|&v| v >= n_in) {
+            return Err(bad("vertex index out of range"));
+        }
+        if p.region >= input.regions {
+            return Err(bad("region out of range"));
+        }
+        let twice: i64 = (0..p.verts.len())
+            .map(|k| {
+                let a = input.verts[p.verts[k] as usize];
+                let b = input.verts[p.verts[(k + 1) % p.verts.len()] as usize];
+                a[0] as i64 * b[1] as i64 - b[0] as i64 * a[1] as i64
+            })
+            .sum();
+        if twice <= 0 {
+            return Err(bad("not counter-clockwise"));
+        }
+        let first = poly_verts.len() as u32;
+        poly_verts.extend(p.verts.iter().map(|&v| weld(input.verts[v as usize])));
+        let tri_first = detail_tris.len() as u32;
+        detail_tris.extend(
+            p.tris
+                .iter()
+                .map(|t| t.map(|v| weld(input.verts[v as usize]))),
+        );
+        polys.push(Poly {
+            first,
+            count: p.verts.len() as u32,
+            tri_first,
+            tri_count: p.tris.len() as u32,
+            link_first: 0,
+            link_count: 0,
+            region: p.region,
+            area: (twice as f64 * 0.5 * cs * cs) as f32,
+        });
+    }
+
+    // Portals: an edge a->b meets an edge b->a (same plan points) with heights within the
+    // climb at both ends. Candidates are matched cheapest first, each edge at most once.
+    let mut by_plan: HashMap<[i32; 4], Vec<u32>> = HashMap::default();
+    for p in &polys {
+        for k in 0..p.count {
+            let e = p.first + k;
+            let a = grid_verts[poly_verts[e as usize] as usize];
+            let b = grid_verts[poly_verts[(p.first + (k + 1) % p.count) as usize] as usize];
+            by_plan.entry([a[0], a[1], b[0], b[1]]).or_default().push(e);
+        }
+    }
+    let mut owner = vec![0u32; poly_verts.len()];
+    let mut next_of = vec![0u32; poly_verts.len()];
+    for (i, p) in polys.iter().enumerate() {
+        for k in 0..p.count {
+            owner[(p.first + k) as usize] = i as u32;
+            next_of[(p.first + k) as usize] = p.first + (k + 1) % p.count;
+        }
+    }
+    let mut candidates: Vec<(u32, u32, u32)> = Vec::new();
+    for p in &polys {
+        for k in 0..p.count {
+            let e = p.first + k;
+            let a = grid_verts[poly_verts[e as usize] as usize];
+            let b = grid_verts[poly_verts[next_of[e as usize] as usize] as usize];
+            if let Some(rev) = by_plan.get(&[b[0], b[1], a[0], a[1]]) {
+                for &f in rev {
+                    if f <= e || owner[f as usize] == owner[e as usize] {
+                        continue;
+                    }
+                    let fb = grid_verts[poly_verts[f as usize] as usize];
+                    let fa = grid_verts[poly_verts[next_of[f as usize] as usize] as usize];
+                    let (da, db) = ((a[2] - fa[2]).unsigned_abs(), (b[2] - fb[2]).unsigned_abs());
+                    if da <= input.climb && db <= input.climb {
+                        candidates.push((da + db, e, f));
+                    }
+                }
+            }
+        }
+    }
+    candidates.sort_unstable();
+    let mut poly_neis = vec![NONE; poly_verts.len()];
+    let mut portals = 0u32;
+    for (_, e, f) in candidates {
+        if poly_neis[e as usize] == NONE && poly_neis[f as usize] == NONE {
+            poly_neis[e as usize] = owner[f as usize];
+            poly_neis[f as usize] = owner[e as usize];
+            portals += 1;
+        }
+    }
+
+    // Links, grouped by their source polygon.
+    let mut links: Vec<(u32, u32, [i32; 3], [i32; 3])> = input.links.clone();
+    for (i, l) in links.iter().enumerate() {
+        if l.0 as usize >= np || l.1 as usize >= np {
+            return Err(BuildError::Link { link: i });
+        }
+    }
+    links.sort_by_key(|l| (l.0, l.1, l.2, l.3));
+    for (i, l) in links.iter().enumerate() {
+        let p = &mut polys[l.0 as usize];
+        if p.link_count == 0 {
+            p.link_first = i as u32;
+        }
+        p.link_count += 1;
+    }
+    let links: Vec<Link> = links
+        .iter()
+        .map(|l| Link {
+            from: l.0,
+            to: l.1,
+            a: world(l.2),
+            b: world(l.3),
+        })
+        .collect();
+
+    let verts: Vec<[f32; 3]> = grid_verts.iter().map(|&v| world(v)).collect();
+    let mut bounds_min = [f32::INFINITY; 3];
+    let mut bounds_max = [f32::NEG_INFINITY; 3];
+    for v in &verts {
+        for k in 0..3 {
+            bounds_min[k] = bounds_min[k].min(v[k]);
+            bounds_max[k] = bounds_max[k].max(v[k]);
+        }
+    }
+    if verts.is_empty() {
+        bounds_min = [0.0; 3];
+        bounds_max = [0.0; 3];
+    }
+    let grid = build_grid(&verts, &polys, &poly_verts, bounds_min, bounds_max);
+    let walkable_area = polys.iter().map(|p| p.area as f64).sum();
+    let link_count = links.len() as u32;
+    Ok(NavMesh {
+        frame,
+        bounds_min,
+        bounds_max,
+        verts,
+        polys,
+        poly_verts,
+        poly_neis,
+        detail_tris,
+        links,
+        grid,
+        stats: Stats {
+            regions: input.regions,
+            portals,
+            links: link_count,
+            walkable_area,
+        },
+    })
+}
+
+/// Plan bounding box of a polygon.
+fn plan_box(verts: &[[f32; 3]], poly_verts: &[u32], p: &Poly) -> ([f32; 2], [f32; 2]) {
+    let mut lo = [f32::INFINITY; 2];
+    let mut hi = [f32::NEG_INFINITY; 2];
+    for &v in &poly_verts[p.first as usize..(p.first + p.count) as usize] {
+        let v = verts[v as usize];
+        for k in 0..2 {
+            lo[k] = lo[k].min(v[k]);
+            hi[k] = hi[k].max(v[k]);
+        }
+    }
+    (lo, hi)
+}
+
+/// A grid with cells about twice the mean polygon size, at most about four cells per polygon.
+fn build_grid(
+    verts: &[[f32; 3]],
+    polys: &[Poly],
+    poly_verts: &[u32],
+    min: [f32; 3],
+    max: [f32; 3],
+) -> Grid {
+    let boxes: Vec<_> = polys.iter().map(|p| plan_box(verts, poly_verts, p)).collect();
+    let mean = if boxes.is_empty() {
+        1.0
+    } else {
+        boxes
+            .iter()
+            .map(|(lo, hi)| (hi[0] - lo[0]).max(hi[1] - lo[1]) as f64)
+            .sum::<f64>()
+            / boxes.len() as f64
+    };
+    let (ex, ey) = ((max[0] - min[0]).max(0.0), (max[1] - min[1]).max(0.0));
+    let mut cell = (2.0 * mean).max(1e-3) as f32;
+    let limit = 4 * polys.len() as u64 + 16;
+    loop {
+        let w = (ex / cell).floor() as u64 + 1;
+        let h = (ey / cell).floor() as u64 + 1;
+        if w * h <= limit {
+            break;
+        }
+        cell *= 1.5;
+    }
+    let width = (ex / cell).floor() as u32 + 1;
+    let height = (ey / cell).floor() as u32 + 1;
+    let cell_of = |v: f32, o: f32, n: u32| (((v - o) / cell).floor().max(0.0) as u32).min(n - 1);
+    let mut counts = vec![0u32; (width * height) as usize + 1];
+    let ranges: Vec<_> = boxes
+        .iter()
+        .map(|(lo, hi)| {
+            (
+                cell_of(lo[0], min[0], width),
+                cell_of(lo[1], min[1], height),
+                cell_of(hi[0], min[0], width),
+                cell_of(hi[1], min[1], height),
+            )
+        })
+        .collect();
+    for &(x0, y0, x1, y1) in &ranges {
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                counts[(y * width + x) as usize + 1] += 1;
+            }
+        }
+    }
+    for i in 1..counts.len() {
+        counts[i] += counts[i - 1];
+    }
+    let start = counts.clone();
+    let mut fill = counts;
+    let mut items = vec![0u32; *start.last().unwrap() as usize];
+    for (p, &(x0, y0, x1, y1)) in ranges.iter().enumerate() {
+        for y in y0..=y1 {
+            for x in x0..=x1 {
+                let c = (y * width + x) as usize;
+                items[fill[c] as usize] = p as u32;
+                fill[c] += 1;
+            }
+        }
+    }
+    Grid {
+        min: [min[0], min[1]],
+        cell,
+        width,
+        height,
+        start,
+        items,
+    }
+}

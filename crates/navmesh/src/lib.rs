@@ -1,0 +1,455 @@
+//! The navmesh file (`navmesh.tsn`): what a bake hands to path-finding.
+//!
+//! Convex polygons (counter-clockwise seen from above) over shared vertices, each edge naming
+//! the polygon across it (a portal) or none; links between polygons that do not share an edge
+//! (stairs); per polygon a few detail triangles for point heights; and a uniform grid over the
+//! polygons' plan bounding boxes for nearest-polygon lookups.
+//!
+//! Coordinates are tessera's internal frame: Z up, world units, rebased on [`Frame::origin`].
+//! [`Frame::to_internal`] and [`Frame::to_scene`] convert from and to the source scene's own
+//! coordinates and up axis.
+//!
+//! **The file** is a 64-byte header (magic, format version, payload length, xxh3 checksum of
+//! everything else) followed by an rkyv archive of [`NavMesh`]. [`NavMeshFile::open`] memory-maps it and
+//! checks, in order: the header, the checksum (a flipped byte is refused), rkyv's structural
+//! validation (a hostile file cannot make an access go out of bounds), and [`validate`]: every
+//! index in range, every number finite. After that, access is zero-copy.
+//!
+//! This crate depends on no builder crate: the query library reads files through it alone.
+
+mod build;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use rkyv::rancor;
+use rkyv::util::AlignedVec;
+use rkyv::{Archive, Deserialize, Serialize};
+use tessera_geom::UpAxis;
+
+pub use build::{build, BuildError, InputPoly, MeshInput};
+
+/// Magic bytes that open every navmesh file.
+pub const MAGIC: &[u8; 8] = b"TSNAVMSH";
+/// Format version; bumped whenever [`NavMesh`] changes.
+pub const VERSION: u32 = 1;
+/// Header length; the archive starts here (a multiple of rkyv's alignment).
+pub const HEADER_LEN: usize = 64;
+/// "No polygon" in [`NavMesh::poly_neis`] and elsewhere.
+pub const NONE: u32 = u32::MAX;
+
+/// Where the mesh sits in the scene.
+#[derive(Archive, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Frame {
+    /// The scene point (Z-up, world units) that internal coordinates are relative to.
+    pub origin: [f64; 3],
+    /// The source scene's up axis ([`UpAxis::code`]).
+    pub up: u8,
+    /// Voxel size the mesh was baked at (world units).
+    pub cell_size: f32,
+    pub cell_height: f32,
+    /// The agent it was baked for (world units).
+    pub agent_height: f32,
+    pub agent_radius: f32,
+    pub agent_climb: f32,
+}
+
+/// A convex polygon.
+#[derive(Archive, Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct Poly {
+    /// Its vertices: `poly_verts[first .. first + count]`; edge `i` runs from vertex `i` to
+    /// vertex `i + 1`, and `poly_neis[first + i]` names the polygon across it.
+    pub first: u32,
+    pub count: u32,
+    /// Its detail triangles: `detail_tris[tri_first .. tri_first + tri_count]`.
+    pub tri_first: u32,
+    pub tri_count: u32,
+    /// Its links: `links[link_first .. link_first + link_count]`.
+    pub link_first: u32,
+    pub link_count: u32,
+    /// The merged region it belongs to (dense index).
+    pub region: u32,
+    /// Plan area (world units squared).
+    pub area: f32,
+}
+
+/// A connection between two polygons that share no edge (a stair step up to the climb height).
+/// Stored once per direction; `a`..`b` is the crossing segment, on the `from` side.
+#[derive(Archive, Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct Link {
+    pub from: u32,
+    pub to: u32,
+    pub a: [f32; 3],
+    pub b: [f32; 3],
+}
+
+/// A uniform grid over the plan: `items[start[c] .. start[c + 1]]` are the polygons whose plan
+/// bounding box meets cell `c = y * width + x`.
+#[derive(Archive, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Grid {
+    pub min: [f32; 2],
+    pub cell: f32,
+    pub width: u32,
+    pub height: u32,
+    pub start: Vec<u32>,
+    pub items: Vec<u32>,
+}
+
+/// Counts a bake reports and `tessera info` prints.
+#[derive(Archive, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Stats {
+    pub regions: u32,
+    pub portals: u32,
+    pub links: u32,
+    pub walkable_area: f64,
+}
+
+/// The whole navigation mesh.
+#[derive(Archive, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct NavMesh {
+    pub frame: Frame,
+    /// Internal-frame bounds of the vertices.
+    pub bounds_min: [f32; 3],
+    pub bounds_max: [f32; 3],
+    pub verts: Vec<[f32; 3]>,
+    pub polys: Vec<Poly>,
+    pub poly_verts: Vec<u32>,
+    pub poly_neis: Vec<u32>,
+    /// Detail triangles, as vertex indices into `verts`.
+    pub detail_tris: Vec<[u32; 3]>,
+    pub links: Vec<Link>,
+    pub grid: Grid,
+    pub stats: Stats,
+}
+
+impl Frame {
+    pub fn up_axis(&self) -> UpAxis {
+        UpAxis::from_code(self.up).unwrap_or(UpAxis::Z)
+    }
+
+    /// A scene point (its own coordinates and up axis) in the internal frame.
+    pub fn to_internal(&self, p: [f64; 3]) -> [f32; 3] {
+        let z = self.up_axis().to_z_up(p);
+        [
+            (z[0] - self.origin[0]) as f32,
+            (z[1] - self.origin[1]) as f32,
+            (z[2] - self.origin[2]) as f32,
+        ]
+    }
+
+    /// An internal point in the scene's coordinates and up axis.
+    pub fn to_scene(&self, p: [f32; 3]) -> [f64; 3] {
+        self.up_axis().from_z_up([
+            p[0] as f64 + self.origin[0],
+            p[1] as f64 + self.origin[1],
+            p[2] as f64 + self.origin[2],
+        ])
+    }
+}
+
+impl ArchivedFrame {
+    /// The native [`Frame`] (a handful of numbers).
+    pub fn native(&self) -> Frame {
+        Frame {
+            origin: self.origin.map(|v| v.to_native()),
+            up: self.up,
+            cell_size: self.cell_size.to_native(),
+            cell_height: self.cell_height.to_native(),
+            agent_height: self.agent_height.to_native(),
+            agent_radius: self.agent_radius.to_native(),
+            agent_climb: self.agent_climb.to_native(),
+        }
+    }
+}
+
+/// Why a navmesh could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum NavMeshError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{what}: not a tessera navmesh (bad magic)")]
+    Magic { what: String },
+    #[error("{what}: navmesh format version {found}, this build reads {VERSION}")]
+    Version { what: String, found: u32 },
+    #[error("{what}: truncated (header says {expected} payload bytes, {found} present)")]
+    Truncated {
+        what: String,
+        expected: u64,
+        found: u64,
+    },
+    #[error("{what}: checksum mismatch (the file is corrupt)")]
+    Checksum { what: String },
+    #[error("{what}: malformed archive: {detail}")]
+    Archive { what: String, detail: String },
+    #[error("{what}: invalid navmesh: {detail}")]
+    Invalid { what: String, detail: String },
+}
+
+/// The file's bytes: header, then the archive.
+pub fn encode(mesh: &NavMesh) -> Vec<u8> {
+    let payload = rkyv::to_bytes::<rancor::Error>(mesh).expect("serializing to memory cannot fail");
+    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&[0; 8]);
+    out.resize(HEADER_LEN, 0);
+    out.extend_from_slice(&payload);
+    let sum = checksum(&out);
+    out[24..32].copy_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// xxh3 of the whole file but the checksum field itself: header and payload both covered.
+fn checksum(bytes: &[u8]) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&bytes[..24]);
+    h.update(&bytes[32..]);
+    h.digest()
+}
+
+/// Checks the header and checksum; returns the archive bytes.
+fn payload<'a>(bytes: &'a [u8], what: &str) -> Result<&'a [u8], NavMeshError> {
+    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+        return Err(NavMeshError::Magic { what: what.into() });
+    }
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
+    let version = u32_at(8);
+    if version != VERSION {
+        return Err(NavMeshError::Version {
+            what: what.into(),
+            found: version,
+        });
+    }
+    let len = u64_at(16);
+    let found = (bytes.len() - HEADER_LEN) as u64;
+    if len != found {
+        return Err(NavMeshError::Truncated {
+            what: what.into(),
+            expected: len,
+            found,
+        });
+    }
+    let body = &bytes[HEADER_LEN..];
+    if checksum(bytes) != u64_at(24) {
+        return Err(NavMeshError::Checksum { what: what.into() });
+    }
+    Ok(body)
+}
+
+/// Validates bytes (header, checksum, structure, indices) and gives access to the mesh.
+/// `bytes` must be 16-byte aligned (a memory map or an [`AlignedVec`] are).
+pub fn access<'a>(bytes: &'a [u8], what: &str) -> Result<&'a ArchivedNavMesh, NavMeshError> {
+    let body = payload(bytes, what)?;
+    let mesh = rkyv::access::<ArchivedNavMesh, rancor::Error>(body).map_err(|e| {
+        NavMeshError::Archive {
+            what: what.into(),
+            detail: e.to_string(),
+        }
+    })?;
+    validate(mesh).map_err(|detail| NavMeshError::Invalid {
+        what: what.into(),
+        detail,
+    })?;
+    Ok(mesh)
+}
+
+/// Copies bytes into an aligned buffer (for meshes held in memory, as tests do).
+pub fn aligned(bytes: &[u8]) -> AlignedVec {
+    let mut v = AlignedVec::with_capacity(bytes.len());
+    v.extend_from_slice(bytes);
+    v
+}
+
+/// Every index in range and every number finite: what queries rely on to never panic.
+pub fn validate(m: &ArchivedNavMesh) -> Result<(), String> {
+    let nv = m.verts.len() as u64;
+    let np = m.polys.len() as u64;
+    for (i, v) in m.verts.iter().enumerate() {
+        if v.iter().any(|c| !c.to_native().is_finite()) {
+            return Err(format!("vertex {i} is not finite"));
+        }
+    }
+    if m.poly_verts.len() != m.poly_neis.len() {
+        return Err("poly_verts and poly_neis differ in length".into());
+    }
+    let in_range = |first: u32, count: u32, len: usize| first as u64 + count as u64 <= len as u64;
+    for (i, p) in m.polys.iter().enumerate() {
+        let (first, count) = (p.first.to_native(), p.count.to_native());
+        if count < 3 || !in_range(first, count, m.poly_verts.len()) {
+            return Err(format!("polygon {i}: vertex range out of bounds"));
+        }
+        if !in_range(p.tri_first.to_native(), p.tri_count.to_native(), m.detail_tris.len()) {
+            return Err(format!("polygon {i}: triangle range out of bounds"));
+        }
+        if !in_range(p.link_first.to_native(), p.link_count.to_native(), m.links.len()) {
+            return Err(format!("polygon {i}: link range out of bounds"));
+        }
+        if !p.area.to_native().is_finite() {
+            return Err(format!("polygon {i}: area is not finite"));
+        }
+        for k in first..first + count {
+            if m.poly_verts[k as usize].to_native() as u64 >= nv {
+                return Err(format!("polygon {i}: vertex index out of range"));
+            }
+            let n = m.poly_neis[k as usize].to_native();
+            if n != NONE && n as u64 >= np {
+                return Err(format!("polygon {i}: neighbour index out of range"));
+            }
+        }
+    }
+    for (i, t) in m.detail_tris.iter().enumerate() {
+        if t.iter().any(|v| v.to_native() as u64 >= nv) {
+            return Err(format!("detail triangle {i}: vertex index out of range"));
+        }
+    }
+    for (i, l) in m.links.iter().enumerate() {
+        if l.from.to_native() as u64 >= np || l.to.to_native() as u64 >= np {
+            return Err(format!("link {i}: polygon index out of range"));
+        }
+        if l.a.iter().chain(l.b.iter()).any(|c| !c.to_native().is_finite()) {
+            return Err(format!("link {i}: endpoint is not finite"));
+        }
+    }
+    let g = &m.grid;
+    let cells = g.width.to_native() as u64 * g.height.to_native() as u64;
+    if g.start.len() as u64 != cells + 1 {
+        return Err("grid: start table does not match its size".into());
+    }
+    if !(g.cell.to_native() > 0.0) || g.min.iter().any(|c| !c.to_native().is_finite()) {
+        return Err("grid: bad cell size or origin".into());
+    }
+    let mut prev = 0u32;
+    for s in g.start.iter() {
+        let s = s.to_native();
+        if s < prev || s as usize > g.items.len() {
+            return Err("grid: start table out of order or out of range".into());
+        }
+        prev = s;
+    }
+    if g.items.iter().any(|p| p.to_native() as u64 >= np) {
+        return Err("grid: polygon index out of range".into());
+    }
+    Ok(())
+}
+
+/// A navmesh file, memory-mapped and validated.
+pub struct NavMeshFile {
+    map: memmap2::Mmap,
+    path: PathBuf,
+}
+
+impl NavMeshFile {
+    /// Maps and validates a file; a corrupt or hostile file is refused with the reason.
+    pub fn open(path: impl AsRef<Path>) -> Result<NavMeshFile, NavMeshError> {
+        let path = path.as_ref().to_path_buf();
+        let io = |source| NavMeshError::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = File::open(&path).map_err(io)?;
+        // SAFETY: the map is read-only and private to this process. A file changed underneath
+        // it would be a concurrent writer ignoring tessera's atomic-rename protocol; the bake
+        // never rewrites a navmesh in place.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        access(&map, &path.display().to_string())?;
+        Ok(NavMeshFile { map, path })
+    }
+
+    /// The mesh, zero-copy.
+    pub fn mesh(&self) -> &ArchivedNavMesh {
+        let body = &self.map[HEADER_LEN..];
+        // SAFETY: `open` ran rkyv's validation and `validate` on exactly these bytes, and the
+        // map is immutable for as long as `self` lives.
+        unsafe { rkyv::access_unchecked::<ArchivedNavMesh>(body) }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// File size in bytes.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+impl ArchivedNavMesh {
+    /// Vertex `i` (internal frame).
+    #[inline]
+    pub fn vert(&self, i: u32) -> [f32; 3] {
+        self.verts[i as usize].map(|c| c.to_native())
+    }
+
+    /// The vertex indices of polygon `p`.
+    #[inline]
+    pub fn poly_vert_ids(&self, p: u32) -> impl Iterator<Item = u32> + '_ {
+        let poly = &self.polys[p as usize];
+        let first = poly.first.to_native() as usize;
+        self.poly_verts[first..first + poly.count.to_native() as usize]
+            .iter()
+            .map(|v| v.to_native())
+    }
+
+    /// The neighbours across polygon `p`'s edges (`NONE` where there is none).
+    #[inline]
+    pub fn poly_neighbours(&self, p: u32) -> impl Iterator<Item = u32> + '_ {
+        let poly = &self.polys[p as usize];
+        let first = poly.first.to_native() as usize;
+        self.poly_neis[first..first + poly.count.to_native() as usize]
+            .iter()
+            .map(|v| v.to_native())
+    }
+
+    /// The links leaving polygon `p`.
+    pub fn poly_links(&self, p: u32) -> &[ArchivedLink] {
+        let poly = &self.polys[p as usize];
+        let first = poly.link_first.to_native() as usize;
+        &self.links[first..first + poly.link_count.to_native() as usize]
+    }
+
+    /// Polygon `p`'s detail triangles, as vertex positions.
+    pub fn poly_triangles(&self, p: u32) -> impl Iterator<Item = [[f32; 3]; 3]> + '_ {
+        let poly = &self.polys[p as usize];
+        let first = poly.tri_first.to_native() as usize;
+        self.detail_tris[first..first + poly.tri_count.to_native() as usize]
+            .iter()
+            .map(|t| t.map(|v| self.vert(v.to_native())))
+    }
+
+    /// The grid cells `(x0, y0, x1, y1)` (inclusive) that cover the plan box `min..max`,
+    /// clamped to the grid.
+    pub fn grid_cells(&self, min: [f32; 2], max: [f32; 2]) -> (u32, u32, u32, u32) {
+        let g = &self.grid;
+        let cell = g.cell.to_native();
+        let (gx, gy) = (g.min[0].to_native(), g.min[1].to_native());
+        let (w, h) = (g.width.to_native() as i64, g.height.to_native() as i64);
+        let clamp = |v: f32, n: i64| ((v.floor() as i64).clamp(0, n - 1)) as u32;
+        (
+            clamp((min[0] - gx) / cell, w),
+            clamp((min[1] - gy) / cell, h),
+            clamp((max[0] - gx) / cell, w),
+            clamp((max[1] - gy) / cell, h),
+        )
+    }
+
+    /// The polygons listed in grid cell `(x, y)`.
+    pub fn grid_items(&self, x: u32, y: u32) -> impl Iterator<Item = u32> + '_ {
+        let g = &self.grid;
+        let c = (y * g.width.to_native() + x) as usize;
+        let (s, e) = (g.start[c].to_native() as usize, g.start[c + 1].to_native() as usize);
+        g.items[s..e].iter().map(|v| v.to_native())
+    }
+}
+
+#[cfg(test)]
+mod tests;

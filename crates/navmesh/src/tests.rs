@@ -1,0 +1,122 @@
+use super::*;
+
+pub(crate) fn frame() -> Frame {
+    Frame {
+        origin: [1000.0, 2000.0, 10.0],
+        up: b'z',
+        cell_size: 0.5,
+        cell_height: 0.25,
+        agent_height: 2.0,
+        agent_radius: 0.5,
+        agent_climb: 0.5,
+    }
+}
+
+/// Two unit squares side by side (x 0..4, 4..8; y 0..4), the second one voxel higher, and a
+/// third square on another floor above the first.
+fn input() -> MeshInput {
+    let verts = vec![
+        [0, 0, 0],
+        [4, 0, 0],
+        [4, 4, 0],
+        [0, 4, 0],
+        [4, 0, 1],
+        [8, 0, 1],
+        [8, 4, 1],
+        [4, 4, 1],
+        [0, 0, 20],
+        [4, 0, 20],
+        [4, 4, 20],
+        [0, 4, 20],
+    ];
+    let square = |a: u32, region| InputPoly {
+        verts: vec![a, a + 1, a + 2, a + 3],
+        region,
+        tris: vec![[a, a + 1, a + 2], [a, a + 2, a + 3]],
+    };
+    MeshInput {
+        verts,
+        polys: vec![square(0, 0), square(4, 1), square(8, 2)],
+        links: vec![],
+        regions: 3,
+        climb: 2,
+    }
+}
+
+#[test]
+fn portals_join_edges_within_the_climb_only() {
+    let m = build(frame(), &input()).unwrap();
+    assert_eq!(m.stats.portals, 1);
+    // Square 0's east edge (vertex 1 -> 2) is the portal to square 1.
+    assert_eq!(m.poly_neis[1], 1);
+    assert_eq!(m.poly_neis[4 + 3], 0);
+    // The floor above shares plan points with square 0 but is 20 voxels up: no portal.
+    assert!(m.poly_neis[8..12].iter().all(|&n| n == NONE));
+    assert_eq!(m.polys[0].area, 4.0);
+    assert_eq!(m.stats.walkable_area, 12.0);
+    assert_eq!(m.verts[5], [4.0, 0.0, 0.25]);
+}
+
+#[test]
+fn file_round_trips_through_a_memory_map() {
+    let m = build(frame(), &input()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("navmesh.tsn");
+    std::fs::write(&path, encode(&m)).unwrap();
+    let file = NavMeshFile::open(&path).unwrap();
+    let back: NavMesh = rkyv::deserialize::<NavMesh, rancor::Error>(file.mesh()).unwrap();
+    assert_eq!(back, m);
+    // Every polygon is listed in the grid cells its box covers.
+    let mesh = file.mesh();
+    for p in 0..mesh.polys.len() as u32 {
+        let v = mesh.vert(mesh.poly_vert_ids(p).next().unwrap());
+        let (x, y, _, _) = mesh.grid_cells([v[0], v[1]], [v[0], v[1]]);
+        assert!(mesh.grid_items(x, y).any(|q| q == p));
+    }
+}
+
+#[test]
+fn every_flipped_byte_is_refused() {
+    let bytes = encode(&build(frame(), &input()).unwrap());
+    for i in (0..bytes.len()).step_by(7) {
+        let mut b = aligned(&bytes);
+        b[i] ^= 0x10;
+        assert!(access(&b, "t").is_err(), "flip at byte {i} accepted");
+    }
+    assert!(access(&aligned(&bytes[..bytes.len() - 1]), "t").is_err());
+    assert!(access(&aligned(&bytes), "t").is_ok());
+}
+
+#[test]
+fn a_checksummed_but_hostile_file_is_refused() {
+    let mut m = build(frame(), &input()).unwrap();
+    m.poly_verts[2] = 999;
+    let Err(err) = access(&aligned(&encode(&m)), "hostile.tsn") else {
+        panic!("accepted")
+    };
+    assert!(
+        err.to_string().contains("polygon 0: vertex index out of range"),
+        "{err}"
+    );
+    let mut m = build(frame(), &input()).unwrap();
+    m.grid.start[1] = 1_000_000;
+    assert!(access(&aligned(&encode(&m)), "t").is_err());
+}
+
+#[test]
+fn scene_coordinates_round_trip_through_the_frame() {
+    let mut f = frame();
+    f.up = b'y';
+    let p = [1003.5, 12.25, -2001.0];
+    let q = f.to_scene(f.to_internal(p));
+    for k in 0..3 {
+        assert!((p[k] - q[k]).abs() < 1e-4);
+    }
+}
+
+#[test]
+fn clockwise_polygons_are_refused() {
+    let mut i = input();
+    i.polys[0].verts.reverse();
+    assert!(matches!(build(frame(), &i), Err(BuildError::Poly { poly: 0, .. })));
+}
