@@ -36,7 +36,7 @@ fn contours_of_bake(out: &Path, order: &dyn Fn(usize) -> Vec<usize>) -> (Contour
     let mut cycles = Vec::new();
     for i in order(tiles.len()) {
         regions.extend(merger.add_tile(&tiles[i]));
-        let traced = trace_tile(&fields[i], &tiles[i]);
+        let traced = trace_tile(&fields[i], &tiles[i], climb(out));
         cycles.extend(traced.cycles);
         for chain in traced.chains {
             cycles.extend(joiner.add(chain));
@@ -53,7 +53,7 @@ fn contours_of_bake(out: &Path, order: &dyn Fn(usize) -> Vec<usize>) -> (Contour
     let mut area: BTreeMap<SpanKey, (i64, u64)> = BTreeMap::new();
     for c in &cycles {
         let (id, spans) = names[&(c.tile.x, c.region)];
-        // Every vertex is a corner: edges are axis-aligned and turn at each vertex.
+        // Edges are axis-aligned; every vertex turns or changes neighbour.
         c.validate().unwrap();
         let e = area.entry(id).or_insert((0, spans));
         e.0 += c.twice_area();
@@ -173,6 +173,14 @@ fn inside_or_on(poly: &[(i32, i32)], p: (i32, i32)) -> bool {
 }
 
 /// The grouping a finished bake used (from the config it wrote).
+/// The climb [voxels] of a bake, as its config says.
+fn climb(out: &Path) -> u32 {
+    tessera_config::BakeConfig::load(out.join("config.toml").to_str().unwrap())
+        .unwrap()
+        .voxel_params()
+        .walkable_climb
+}
+
 fn levels(out: &Path) -> tessera_regions::Levels {
     let config =
         tessera_config::BakeConfig::load(out.join("config.toml").to_str().unwrap()).unwrap();
@@ -413,12 +421,13 @@ fn seed_corner_masks_and_pairing_give_the_traced_contours_on_real_scenes() {
             tessera_artifacts::TileCoord { x: 0, y: 0 },
             levels(dir.path()),
         );
-        let traced = trace_tile(field, &tile);
+        let traced = trace_tile(field, &tile, climb(dir.path()));
         assert!(traced.chains.is_empty());
         let mut from_contours: Vec<(u32, (i32, i32))> = traced
             .cycles
             .iter()
-            .flat_map(|c| c.points.iter().map(move |&p| (c.region, p)))
+            .map(|c| c.corners_only())
+            .flat_map(|c| c.points.into_iter().map(move |p| (c.region, p)))
             .collect();
         from_contours.sort_unstable();
         let mut from_masks: Vec<(u32, (i32, i32))> = tessera_contours::corner_points(field, &tile)
@@ -437,7 +446,14 @@ fn seed_corner_masks_and_pairing_give_the_traced_contours_on_real_scenes() {
         };
         let paired = tessera_contours::contours_by_pairing(field, &tile);
         assert!(
-            canon(&paired) == canon(&traced.cycles),
+            canon(&paired)
+                == canon(
+                    &traced
+                        .cycles
+                        .iter()
+                        .map(|c| c.corners_only())
+                        .collect::<Vec<_>>()
+                ),
             "{}: pairing differs from tracing",
             scene.display()
         );

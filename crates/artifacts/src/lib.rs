@@ -18,7 +18,7 @@ mod regions;
 mod spans;
 
 pub use frame::{CellRect, GridFrame, TileCoord};
-pub use regions::{Contour, Levels, MergedRegion, Point, RegionBatch, SpanKey};
+pub use regions::{Contour, Levels, MergedRegion, Point, RegionBatch, SpanKey, NO_NEIGHBOUR};
 pub use spans::{Span, SpanField};
 pub use tessera_geom::Triangle;
 

@@ -53,9 +53,19 @@ pub struct MergedRegion {
 /// A grid point: the corner shared by cells (x-1..x, y-1..y).
 pub type Point = (i32, i32);
 
-/// A closed contour: corner points in order with the region on the left (outer contours
+/// "No neighbour" in [`Contour::neighbours`]: the cell across is not walkable at a height the
+/// agent can step to.
+pub const NO_NEIGHBOUR: u32 = u32::MAX;
+
+/// A closed contour: its vertices in order with the region on the left (outer contours
 /// counter-clockwise, holes clockwise). It is named after one member (tile, local region) of its
-/// merged region, whose height range gives the contour's heights.
+/// merged region.
+///
+/// The vertices are the corner points (where the contour turns) and the points where what lies
+/// across it changes: every edge between two vertices has one neighbour, the level of the
+/// walkable floor across it within the climb or [`NO_NEIGHBOUR`]. Two regions that touch
+/// therefore list the same vertices along their common border, which keeps later simplification
+/// watertight.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Contour {
     pub tile: TileCoord,
@@ -63,6 +73,11 @@ pub struct Contour {
     /// The region's level ([`Levels::of`] its floors; the floor height itself when flat).
     pub level: u32,
     pub points: Vec<Point>,
+    /// Floor height [voxels] at each vertex: the highest floor of the region among the four
+    /// cells around it.
+    pub heights: Vec<u32>,
+    /// For each vertex, the neighbour across the edge that leaves it.
+    pub neighbours: Vec<u32>,
 }
 
 impl Contour {
@@ -93,11 +108,38 @@ impl Contour {
         (0..n).map(|k| self.points[(start + k) % n]).collect()
     }
 
-    /// Every edge axis-aligned and the contour turning at every vertex.
+    /// The vertices where the contour turns (the seed's corner points), dropping the straight
+    /// ones that only mark a change of neighbour.
+    pub fn corners_only(&self) -> Contour {
+        let n = self.points.len();
+        let keep: Vec<usize> = (0..n)
+            .filter(|&k| {
+                let (a, b, d) = (
+                    self.points[(k + n - 1) % n],
+                    self.points[k],
+                    self.points[(k + 1) % n],
+                );
+                (b.0 - a.0) * (d.1 - b.1) - (b.1 - a.1) * (d.0 - b.0) != 0
+            })
+            .collect();
+        Contour {
+            tile: self.tile,
+            region: self.region,
+            level: self.level,
+            points: keep.iter().map(|&k| self.points[k]).collect(),
+            heights: keep.iter().map(|&k| self.heights[k]).collect(),
+            neighbours: keep.iter().map(|&k| self.neighbours[k]).collect(),
+        }
+    }
+
+    /// Every edge axis-aligned, and the contour turning or changing neighbour at every vertex.
     pub fn validate(&self) -> Result<(), ArtifactError> {
         let n = self.points.len();
         if n < 4 {
             return Err(invalid("contour", format!("{n} vertices")));
+        }
+        if self.heights.len() != n || self.neighbours.len() != n {
+            return Err(invalid("contour", "heights or neighbours do not match the vertices"));
         }
         for k in 0..n {
             let (a, b, d) = (
@@ -112,8 +154,11 @@ impl Contour {
                     format!("edge {a:?} -> {b:?} is not axis-aligned"),
                 ));
             }
-            if u.0 * v.1 - u.1 * v.0 == 0 {
-                return Err(invalid("contour", format!("vertex {b:?} does not turn")));
+            if u.0 * v.1 - u.1 * v.0 == 0 && self.neighbours[k] == self.neighbours[(k + 1) % n] {
+                return Err(invalid(
+                    "contour",
+                    format!("vertex {b:?} neither turns nor changes neighbour"),
+                ));
             }
         }
         Ok(())
@@ -129,7 +174,7 @@ pub struct RegionBatch {
 }
 
 const MAGIC: &[u8; 8] = b"TSREGNS\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 impl RegionBatch {
     pub fn is_empty(&self) -> bool {
@@ -160,9 +205,11 @@ impl RegionBatch {
             w.u32(c.region);
             w.u32(c.level);
             w.u64(c.points.len() as u64);
-            for p in &c.points {
-                w.i32(p.0);
-                w.i32(p.1);
+            for k in 0..c.points.len() {
+                w.i32(c.points[k].0);
+                w.i32(c.points[k].1);
+                w.u32(c.heights[k]);
+                w.u32(c.neighbours[k]);
             }
         }
         codec::seal(MAGIC, VERSION, &w.bytes)
@@ -213,15 +260,19 @@ impl RegionBatch {
                 y: r.u32()?,
             };
             let (region, level) = (r.u32()?, r.u32()?);
-            let mut points = Vec::new();
-            for _ in 0..count(r, 8)? {
+            let (mut points, mut heights, mut neighbours) = (Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..count(r, 16)? {
                 points.push((r.i32()?, r.i32()?));
+                heights.push(r.u32()?);
+                neighbours.push(r.u32()?);
             }
             let c = Contour {
                 tile,
                 region,
                 level,
                 points,
+                heights,
+                neighbours,
             };
             c.validate()?;
             batch.contours.push(c);
@@ -255,15 +306,18 @@ mod tests {
                 tile: TileCoord { x: 0, y: 1 },
                 region: 2,
                 level: 9,
-                points: vec![(0, 0), (2, 0), (2, 2), (0, 2)],
+                points: vec![(0, 0), (1, 0), (2, 0), (2, 2), (0, 2)],
+                heights: vec![9, 9, 9, 9, 9],
+                neighbours: vec![NO_NEIGHBOUR, 3, NO_NEIGHBOUR, NO_NEIGHBOUR, NO_NEIGHBOUR],
             }],
         };
         assert_eq!(RegionBatch::decode(&b.encode()).unwrap(), b);
         assert_eq!(b.contours[0].twice_area(), 8);
-        let bad = Contour {
-            points: vec![(0, 0), (1, 0), (2, 0), (2, 1)],
-            ..b.contours[0].clone()
-        };
+        b.contours[0].validate().unwrap();
+        // A straight vertex with the same neighbour on both sides is not a vertex.
+        let mut bad = b.contours[0].clone();
+        bad.neighbours[1] = NO_NEIGHBOUR;
         assert!(bad.validate().is_err());
+        assert_eq!(b.contours[0].corners_only().points.len(), 4);
     }
 }

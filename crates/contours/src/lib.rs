@@ -23,7 +23,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-pub use tessera_artifacts::{Contour, Levels, Point};
+pub use tessera_artifacts::{Contour, Levels, Point, NO_NEIGHBOUR};
 use tessera_artifacts::{SpanField, TileCoord};
 use tessera_regions::{TileRegions, NO_REGION};
 
@@ -77,6 +77,39 @@ fn member(field: &SpanField, x: i32, y: i32, level: u32, levels: Levels) -> bool
         .column(x, y)
         .iter()
         .any(|s| s.walkable && levels.of(s.zmax) == level)
+}
+
+/// The floor height of a region (at `level`) at grid point `p`: the highest of its floors in
+/// the four cells around `p`. Decided by those four cells alone, so every tile that sees the
+/// point agrees.
+fn corner_height(field: &SpanField, p: Point, level: u32, levels: Levels) -> u32 {
+    let mut h = 0;
+    for (x, y) in [(p.0 - 1, p.1 - 1), (p.0, p.1 - 1), (p.0 - 1, p.1), (p.0, p.1)] {
+        if field.rect.contains(x, y) {
+            for s in field.column(x, y) {
+                if s.walkable && levels.of(s.zmax) == level {
+                    h = h.max(s.zmax);
+                }
+            }
+        }
+    }
+    h
+}
+
+/// What lies across a boundary edge whose region floor is at height `z`: the level of the
+/// walkable floor of cell (x, y) nearest in height within `climb` (the lower one on a tie), or
+/// [`NO_NEIGHBOUR`]. Two consecutive edges with the same neighbour level border the same
+/// region (their outside cells are 8-neighbours at one level).
+fn neighbour_across(field: &SpanField, x: i32, y: i32, z: u32, climb: u32, levels: Levels) -> u32 {
+    if !field.rect.contains(x, y) {
+        return NO_NEIGHBOUR;
+    }
+    field
+        .column(x, y)
+        .iter()
+        .filter(|s| s.walkable && s.zmax.abs_diff(z) <= climb)
+        .min_by_key(|s| (s.zmax.abs_diff(z), s.zmax))
+        .map_or(NO_NEIGHBOUR, |s| levels.of(s.zmax))
 }
 
 /// True when an edge leaves `p` with `heading` at `level`.
@@ -200,7 +233,7 @@ pub fn contours_by_pairing(field: &SpanField, regions: &TileRegions) -> Vec<Cont
             .iter()
             .position(|c| c.0 != region)
             .map_or(corners.len(), |n| start + n);
-        out.extend(pair_region(region, &corners[start..end], regions));
+        out.extend(pair_region(field, region, &corners[start..end], regions));
         start = end;
     }
     out
@@ -208,6 +241,7 @@ pub fn contours_by_pairing(field: &SpanField, regions: &TileRegions) -> Vec<Cont
 
 /// Alg. 3-5 for one region's corner points (sorted by point; duplicates adjacent).
 fn pair_region(
+    field: &SpanField,
     region: u32,
     corners: &[(u32, Point, CornerKind)],
     regions: &TileRegions,
@@ -286,11 +320,21 @@ fn pair_region(
             }
             cur = next;
         }
+        let level = regions.levels.of(regions.regions[region as usize].zmax);
+        let heights = points
+            .iter()
+            .map(|&p| corner_height(field, p, level, regions.levels))
+            .collect();
+        let n = points.len();
         let mut c = Contour {
             tile: regions.tile,
             region,
-            level: regions.levels.of(regions.regions[region as usize].zmax),
+            level,
             points,
+            heights,
+            // The seed's method finds corner points only; what lies across each edge is
+            // [`trace_tile`]'s business.
+            neighbours: vec![NO_NEIGHBOUR; n],
         };
         // Orientation: the region on the left. Alg. 7 labels the contour holding the region's
         // bottom-left vertex as the outer one; it runs counter-clockwise, holes clockwise.
@@ -314,8 +358,12 @@ pub struct Chain {
     pub first: EdgeKey,
     /// The foreign edge that continues it.
     pub next: EdgeKey,
-    /// Its start point, its corners, and its end point.
+    /// Its start point, its vertices, and its end point.
     pub points: Vec<Point>,
+    /// Floor height at each point.
+    pub heights: Vec<u32>,
+    /// The neighbour across each piece between consecutive points (one fewer than points).
+    pub neighbours: Vec<u32>,
     /// Heading of its last edge.
     pub last_heading: u8,
 }
@@ -347,11 +395,12 @@ fn span_at_level(field: &SpanField, x: i32, y: i32, level: u32, levels: Levels) 
         .find(|&k| field.spans[k].walkable && levels.of(field.spans[k].zmax) == level)
 }
 
-/// Traces the contours of a tile's regions (see the crate documentation).
+/// Traces the contours of a tile's regions (see the crate documentation). `climb` (voxels)
+/// decides which floor across an edge is its neighbour.
 ///
 /// An edge is named by the span it bounds and its heading (`span * 4 + heading`: each heading
 /// is one side of the cell), so the bookkeeping is three flags per side in plain arrays.
-pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
+pub fn trace_tile(field: &SpanField, regions: &TileRegions, climb: u32) -> TileContours {
     let core = field.core;
     let levels = regions.levels;
     let n = field.spans.len() * 4;
@@ -388,6 +437,14 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
             level: levels.of(field.spans[e / 4].zmax),
         }
     };
+    // What lies across an owned edge.
+    let across = |e: usize| -> u32 {
+        let (x, y) = cell_of[e / 4];
+        let heading = (e % 4) as u8;
+        let (rx, ry) = right_cell(side_start(x, y, heading), heading);
+        neighbour_across(field, rx, ry, field.spans[e / 4].zmax, climb, levels)
+    };
+    let height = |p: Point, level: u32| corner_height(field, p, level, levels);
     // The edge after `e`: owned (an index) or foreign (its key).
     let successor = |e: usize| -> Result<usize, EdgeKey> {
         let k = key_of(e);
@@ -417,25 +474,49 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
     }
     let mut visited = vec![false; n];
     let mut out = TileContours::default();
-    // Walks from `first`; returns the points (start, corners), the edge that stopped the walk
-    // (foreign key, or None back at `first`) and the last heading.
-    let walk = |first: usize, visited: &mut Vec<bool>| -> (Vec<Point>, Option<EdgeKey>, u8) {
+    // Walks from `first`: the points where the walk turns or its neighbour changes (starting
+    // with the start point), the neighbour of each piece after them, the edge that stopped the
+    // walk (foreign key, or None back at `first`) and the last heading.
+    struct Walk {
+        points: Vec<Point>,
+        neighbours: Vec<u32>,
+        foreign: Option<EdgeKey>,
+        last_heading: u8,
+    }
+    let walk = |first: usize, visited: &mut Vec<bool>| -> Walk {
         let start = key_of(first);
         let mut points = vec![(start.x, start.y)];
+        let mut neighbours = vec![across(first)];
         let mut e = first;
         loop {
             visited[e] = true;
             let heading = (e % 4) as u8;
             match successor(e) {
-                Ok(s) if s == first => return (points, None, heading),
+                Ok(s) if s == first => {
+                    return Walk {
+                        points,
+                        neighbours,
+                        foreign: None,
+                        last_heading: heading,
+                    }
+                }
                 Ok(s) => {
-                    if (s % 4) as u8 != heading {
+                    let nb = across(s);
+                    if (s % 4) as u8 != heading || nb != *neighbours.last().unwrap() {
                         let p = key_of(s);
                         points.push((p.x, p.y));
+                        neighbours.push(nb);
                     }
                     e = s;
                 }
-                Err(foreign) => return (points, Some(foreign), heading),
+                Err(foreign) => {
+                    return Walk {
+                        points,
+                        neighbours,
+                        foreign: Some(foreign),
+                        last_heading: heading,
+                    }
+                }
             }
         }
     };
@@ -443,15 +524,23 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
         if has_pred[e] || visited[e] {
             continue;
         }
-        let (mut points, next, last_heading) = walk(e, &mut visited);
-        let next = next.expect("a walk from a chain start leaves the tile");
+        let Walk {
+            mut points,
+            neighbours,
+            foreign,
+            last_heading,
+        } = walk(e, &mut visited);
+        let next = foreign.expect("a walk from a chain start leaves the tile");
         points.push((next.x, next.y));
+        let level = levels.of(field.spans[e / 4].zmax);
         out.chains.push(Chain {
             tile: regions.tile,
             region: regions.labels[e / 4],
             first: key_of(e),
             next,
+            heights: points.iter().map(|&p| height(p, level)).collect(),
             points,
+            neighbours,
             last_heading,
         });
     }
@@ -459,16 +548,25 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
         if visited[e] {
             continue;
         }
-        let (mut points, _, last_heading) = walk(e, &mut visited);
-        // The start point is a corner only if the cycle turns there.
-        if last_heading == (e % 4) as u8 {
+        let Walk {
+            mut points,
+            mut neighbours,
+            last_heading,
+            ..
+        } = walk(e, &mut visited);
+        // The start point is a vertex only if the cycle turns there or changes neighbour.
+        if last_heading == (e % 4) as u8 && neighbours.last() == neighbours.first() {
             points.remove(0);
+            neighbours.remove(0);
         }
+        let level = levels.of(field.spans[e / 4].zmax);
         out.cycles.push(Contour {
             tile: regions.tile,
             region: regions.labels[e / 4],
-            level: levels.of(field.spans[e / 4].zmax),
+            level,
+            heights: points.iter().map(|&p| height(p, level)).collect(),
             points,
+            neighbours,
         });
     }
     // Scan order is already deterministic; chains sorted by their first edge for readability.
@@ -476,13 +574,15 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions) -> TileContours {
     out
 }
 
-/// A chain being joined: its pieces so far.
+/// A chain being joined: its pieces so far (points, heights and neighbours as in [`Chain`]).
 struct Open {
     tile: TileCoord,
     region: u32,
     first: EdgeKey,
     next: EdgeKey,
     points: Vec<Point>,
+    heights: Vec<u32>,
+    neighbours: Vec<u32>,
     last_heading: u8,
 }
 
@@ -513,7 +613,8 @@ impl ContourJoiner {
 
     /// Bytes the open chains hold (about).
     pub fn held_bytes(&self) -> u64 {
-        self.held_points * std::mem::size_of::<Point>() as u64 + self.by_first.len() as u64 * 96
+        self.held_points * (std::mem::size_of::<Point>() + 8) as u64
+            + self.by_first.len() as u64 * 128
     }
 
     /// Adds one chain; returns the cycle it closes, if any. The cycle is named after the
@@ -526,6 +627,8 @@ impl ContourJoiner {
             first: chain.first,
             next: chain.next,
             points: chain.points,
+            heights: chain.heights,
+            neighbours: chain.neighbours,
             last_heading: chain.last_heading,
         };
         // Append what follows it.
@@ -541,11 +644,20 @@ impl ContourJoiner {
             cur = self.concat(before, cur);
         }
         if cur.next == cur.first {
-            // Closed: the join point is a corner only if the contour turns there.
-            let mut points = cur.points;
-            points.pop(); // the end point repeats the start point
-            if cur.last_heading == cur.first.heading {
+            // Closed: the end point repeats the start point, which is a vertex only if the
+            // contour turns or changes neighbour there.
+            let Open {
+                mut points,
+                mut heights,
+                mut neighbours,
+                ..
+            } = cur;
+            points.pop();
+            heights.pop();
+            if cur.last_heading == cur.first.heading && neighbours.last() == neighbours.first() {
                 points.remove(0);
+                heights.remove(0);
+                neighbours.remove(0);
                 self.third_class_removed += 1;
             }
             return Some(Contour {
@@ -553,6 +665,8 @@ impl ContourJoiner {
                 region: cur.region,
                 level: cur.first.level,
                 points,
+                heights,
+                neighbours,
             });
         }
         self.by_next.insert(cur.next, cur.first);
@@ -565,23 +679,30 @@ impl ContourJoiner {
     /// `a` followed by `b` (`a.next == b.first`).
     fn concat(&mut self, mut a: Open, b: Open) -> Open {
         debug_assert_eq!(a.next, b.first);
-        // The shared point ends `a` and starts `b`.
+        // The shared point ends `a` and starts `b`; it stays a vertex where the contour turns
+        // or its neighbour changes. Otherwise it existed only because of the tiling.
+        let straight = a.last_heading == b.first.heading
+            && a.neighbours.last() == b.neighbours.first();
         a.points.pop();
-        let straight = a.last_heading == b.first.heading;
-        let mut rest = b.points.into_iter();
-        let join = rest.next().expect("a chain has a start point");
-        if straight {
+        a.heights.pop();
+        let skip = if straight {
             self.third_class_removed += 1;
+            a.neighbours.pop();
+            1
         } else {
-            a.points.push(join);
-        }
-        a.points.extend(rest);
+            0
+        };
+        a.points.extend(b.points.into_iter().skip(skip));
+        a.heights.extend(b.heights.into_iter().skip(skip));
+        a.neighbours.extend(b.neighbours);
         Open {
             tile: a.tile,
             region: a.region,
             first: a.first,
             next: b.next,
             points: a.points,
+            heights: a.heights,
+            neighbours: a.neighbours,
             last_heading: b.last_heading,
         }
     }
@@ -625,7 +746,7 @@ mod tests {
     /// Traces a drawing (see [`setup`]).
     fn trace(drawing: &[&str]) -> TileContours {
         let (field, regions) = setup(drawing);
-        let out = trace_tile(&field, &regions);
+        let out = trace_tile(&field, &regions, 1);
         assert!(
             out.chains.is_empty(),
             "one tile with an empty ring has no open chain"
@@ -637,11 +758,12 @@ mod tests {
     /// antislash points twice.
     fn masks_agree_with_tracing(drawing: &[&str]) {
         let (field, regions) = setup(drawing);
-        let traced = trace_tile(&field, &regions);
+        let traced = trace_tile(&field, &regions, 1);
         let mut from_contours: Vec<(u32, Point)> = traced
             .cycles
             .iter()
-            .flat_map(|c| c.points.iter().map(move |&p| (c.region, p)))
+            .map(|c| c.corners_only())
+            .flat_map(|c| c.points.into_iter().map(move |p| (c.region, p)))
             .collect();
         from_contours.sort_unstable();
         let mut from_masks: Vec<(u32, Point)> = corner_points(&field, &regions)
@@ -679,7 +801,13 @@ mod tests {
         };
         assert_eq!(
             canon(contours_by_pairing(&field, &regions)),
-            canon(trace_tile(&field, &regions).cycles),
+            canon(
+                trace_tile(&field, &regions, 1)
+                    .cycles
+                    .iter()
+                    .map(|c| c.corners_only())
+                    .collect()
+            ),
             "{drawing:?}"
         );
     }
@@ -757,6 +885,32 @@ mod tests {
     }
 
     #[test]
+    fn a_vertex_marks_where_the_neighbour_across_changes() {
+        // Floor 1 along the top row; floor 2 (one voxel up) under its western half.
+        let drawing = ["1111", "2200"];
+        let (field, regions) = setup(&drawing);
+        let top = |climb| {
+            let out = trace_tile(&field, &regions, climb);
+            out.cycles.into_iter().find(|c| c.level == 1).unwrap()
+        };
+        // Out of reach: nothing across, only the four corners.
+        assert_eq!(top(0).points.len(), 4);
+        // Within the climb: the bottom edge splits where floor 2 ends.
+        let c = top(1);
+        c.validate().unwrap();
+        assert_eq!(c.canonical(), vec![(0, 1), (2, 1), (4, 1), (4, 2), (0, 2)]);
+        let at = |p: Point| c.points.iter().position(|&q| q == p).unwrap();
+        assert_eq!(c.neighbours[at((0, 1))], 2);
+        assert_eq!(c.neighbours[at((2, 1))], NO_NEIGHBOUR);
+        assert!(c.heights.iter().all(|&h| h == 1));
+        // The lower floor's contour lists the same shared border, and its heights are its own.
+        let out = trace_tile(&field, &regions, 1);
+        let low = out.cycles.iter().find(|c| c.level == 2).unwrap();
+        assert!(low.points.contains(&(0, 1)) && low.points.contains(&(2, 1)));
+        assert!(low.heights.iter().all(|&h| h == 2));
+    }
+
+    #[test]
     fn joining_removes_straight_tile_border_vertices() {
         // One 4 x 2 region cut by a tile border between columns 1 and 2.
         let floors: Vec<Vec<u32>> = vec![
@@ -798,7 +952,7 @@ mod tests {
             };
             let part = whole.crop(rect, core);
             let regions = segment_tile(&part, TileCoord { x: tx, y: 0 }, Levels::FLAT);
-            let t = trace_tile(&part, &regions);
+            let t = trace_tile(&part, &regions, 1);
             assert!(t.cycles.is_empty() && t.chains.len() == 1);
             for chain in t.chains {
                 cycles.extend(joiner.add(chain));
