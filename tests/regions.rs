@@ -36,7 +36,7 @@ fn contours_of_bake(out: &Path, order: &dyn Fn(usize) -> Vec<usize>) -> (Contour
     let mut cycles = Vec::new();
     for i in order(tiles.len()) {
         regions.extend(merger.add_tile(&tiles[i]));
-        let traced = trace_tile(&fields[i], &tiles[i], climb(out));
+        let traced = trace_tile(&fields[i], &tiles[i], reach(out));
         cycles.extend(traced.cycles);
         for chain in traced.chains {
             cycles.extend(joiner.add(chain));
@@ -173,12 +173,15 @@ fn inside_or_on(poly: &[(i32, i32)], p: (i32, i32)) -> bool {
 }
 
 /// The grouping a finished bake used (from the config it wrote).
-/// The climb [voxels] of a bake, as its config says.
-fn climb(out: &Path) -> u32 {
-    tessera_config::BakeConfig::load(out.join("config.toml").to_str().unwrap())
+/// How far contours look across their edges, as the bake's config says.
+fn reach(out: &Path) -> tessera_contours::Reach {
+    let params = tessera_config::BakeConfig::load(out.join("config.toml").to_str().unwrap())
         .unwrap()
-        .voxel_params()
-        .walkable_climb
+        .voxel_params();
+    tessera_contours::Reach {
+        climb: params.walkable_climb,
+        height: params.walkable_height,
+    }
 }
 
 fn levels(out: &Path) -> tessera_regions::Levels {
@@ -421,7 +424,7 @@ fn seed_corner_masks_and_pairing_give_the_traced_contours_on_real_scenes() {
             tessera_artifacts::TileCoord { x: 0, y: 0 },
             levels(dir.path()),
         );
-        let traced = trace_tile(field, &tile, climb(dir.path()));
+        let traced = trace_tile(field, &tile, reach(dir.path()));
         assert!(traced.chains.is_empty());
         let mut from_contours: Vec<(u32, (i32, i32))> = traced
             .cycles

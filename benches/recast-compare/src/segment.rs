@@ -206,7 +206,14 @@ pub fn tessera_run(scene: &TiledScene, levels: Levels) -> (TesseraTimes, Tessera
         let t0 = Instant::now();
         let regions = segment_tile(&field, *t, levels);
         let t1 = Instant::now();
-        let contours = tessera_contours::trace_tile(&field, &regions, scene.params.walkable_climb);
+        let contours = tessera_contours::trace_tile(
+            &field,
+            &regions,
+            tessera_contours::Reach {
+                climb: scene.params.walkable_climb,
+                height: scene.params.walkable_height,
+            },
+        );
         let t2 = Instant::now();
         times.segment += t1 - t0;
         times.trace += t2 - t1;

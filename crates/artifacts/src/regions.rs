@@ -53,9 +53,12 @@ pub struct MergedRegion {
 /// A grid point: the corner shared by cells (x-1..x, y-1..y).
 pub type Point = (i32, i32);
 
-/// "No neighbour" in [`Contour::neighbours`]: the cell across is not walkable at a height the
-/// agent can step to.
+/// "No neighbour" in [`Contour::neighbours`]: no walkable floor across within the agent's
+/// height.
 pub const NO_NEIGHBOUR: u32 = u32::MAX;
+/// Set in [`Contour::neighbours`] when the floor across is out of the agent's climb (a kerb,
+/// a ledge): a border to share, not to cross.
+pub const OUT_OF_REACH: u32 = 1 << 31;
 
 /// A closed contour: its vertices in order with the region on the left (outer contours
 /// counter-clockwise, holes clockwise). It is named after one member (tile, local region) of its
@@ -63,8 +66,9 @@ pub const NO_NEIGHBOUR: u32 = u32::MAX;
 ///
 /// The vertices are the corner points (where the contour turns) and the points where what lies
 /// across it changes: every edge between two vertices has one neighbour, the level of the
-/// walkable floor across it within the climb or [`NO_NEIGHBOUR`]. Two regions that touch
-/// therefore list the same vertices along their common border, which keeps later simplification
+/// walkable floor across it nearest in height within the agent's height (with [`OUT_OF_REACH`]
+/// set when the step exceeds the climb), or [`NO_NEIGHBOUR`]. Two regions that touch therefore
+/// list the same vertices along their common border, which keeps later simplification
 /// watertight.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Contour {

@@ -23,7 +23,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-pub use tessera_artifacts::{Contour, Levels, Point, NO_NEIGHBOUR};
+pub use tessera_artifacts::{Contour, Levels, Point, NO_NEIGHBOUR, OUT_OF_REACH};
 use tessera_artifacts::{SpanField, TileCoord};
 use tessera_regions::{TileRegions, NO_REGION};
 
@@ -96,20 +96,38 @@ fn corner_height(field: &SpanField, p: Point, level: u32, levels: Levels) -> u32
     h
 }
 
+/// How far across a contour edge to look for the floor on the other side [voxels].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reach {
+    /// Floors within this step are connected (the agent's climb).
+    pub climb: u32,
+    /// Floors within this step are still the neighbour across, out of reach
+    /// (the agent's height).
+    pub height: u32,
+}
+
 /// What lies across a boundary edge whose region floor is at height `z`: the level of the
-/// walkable floor of cell (x, y) nearest in height within `climb` (the lower one on a tie), or
-/// [`NO_NEIGHBOUR`]. Two consecutive edges with the same neighbour level border the same
-/// region (their outside cells are 8-neighbours at one level).
-fn neighbour_across(field: &SpanField, x: i32, y: i32, z: u32, climb: u32, levels: Levels) -> u32 {
+/// walkable floor of cell (x, y) nearest in height within the agent's height (the lower one
+/// on a tie), marked [`OUT_OF_REACH`] beyond the climb, or [`NO_NEIGHBOUR`]. Two consecutive
+/// edges with the same neighbour level border the same region (their outside cells are
+/// 8-neighbours at one level).
+fn neighbour_across(field: &SpanField, x: i32, y: i32, z: u32, reach: Reach, levels: Levels) -> u32 {
     if !field.rect.contains(x, y) {
         return NO_NEIGHBOUR;
     }
     field
         .column(x, y)
         .iter()
-        .filter(|s| s.walkable && s.zmax.abs_diff(z) <= climb)
+        .filter(|s| s.walkable && s.zmax.abs_diff(z) <= reach.height)
         .min_by_key(|s| (s.zmax.abs_diff(z), s.zmax))
-        .map_or(NO_NEIGHBOUR, |s| levels.of(s.zmax))
+        .map_or(NO_NEIGHBOUR, |s| {
+            let level = levels.of(s.zmax);
+            if s.zmax.abs_diff(z) <= reach.climb {
+                level
+            } else {
+                level | OUT_OF_REACH
+            }
+        })
 }
 
 /// True when an edge leaves `p` with `heading` at `level`.
@@ -395,12 +413,12 @@ fn span_at_level(field: &SpanField, x: i32, y: i32, level: u32, levels: Levels) 
         .find(|&k| field.spans[k].walkable && levels.of(field.spans[k].zmax) == level)
 }
 
-/// Traces the contours of a tile's regions (see the crate documentation). `climb` (voxels)
-/// decides which floor across an edge is its neighbour.
+/// Traces the contours of a tile's regions (see the crate documentation). `reach` decides
+/// which floor across an edge is its neighbour.
 ///
 /// An edge is named by the span it bounds and its heading (`span * 4 + heading`: each heading
 /// is one side of the cell), so the bookkeeping is three flags per side in plain arrays.
-pub fn trace_tile(field: &SpanField, regions: &TileRegions, climb: u32) -> TileContours {
+pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> TileContours {
     let core = field.core;
     let levels = regions.levels;
     let n = field.spans.len() * 4;
@@ -442,7 +460,7 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, climb: u32) -> TileC
         let (x, y) = cell_of[e / 4];
         let heading = (e % 4) as u8;
         let (rx, ry) = right_cell(side_start(x, y, heading), heading);
-        neighbour_across(field, rx, ry, field.spans[e / 4].zmax, climb, levels)
+        neighbour_across(field, rx, ry, field.spans[e / 4].zmax, reach, levels)
     };
     let height = |p: Point, level: u32| corner_height(field, p, level, levels);
     // The edge after `e`: owned (an index) or foreign (its key).
@@ -743,10 +761,15 @@ mod tests {
         (field, regions)
     }
 
+    const REACH: Reach = Reach {
+        climb: 1,
+        height: 4,
+    };
+
     /// Traces a drawing (see [`setup`]).
     fn trace(drawing: &[&str]) -> TileContours {
         let (field, regions) = setup(drawing);
-        let out = trace_tile(&field, &regions, 1);
+        let out = trace_tile(&field, &regions, REACH);
         assert!(
             out.chains.is_empty(),
             "one tile with an empty ring has no open chain"
@@ -758,7 +781,7 @@ mod tests {
     /// antislash points twice.
     fn masks_agree_with_tracing(drawing: &[&str]) {
         let (field, regions) = setup(drawing);
-        let traced = trace_tile(&field, &regions, 1);
+        let traced = trace_tile(&field, &regions, REACH);
         let mut from_contours: Vec<(u32, Point)> = traced
             .cycles
             .iter()
@@ -802,7 +825,7 @@ mod tests {
         assert_eq!(
             canon(contours_by_pairing(&field, &regions)),
             canon(
-                trace_tile(&field, &regions, 1)
+                trace_tile(&field, &regions, REACH)
                     .cycles
                     .iter()
                     .map(|c| c.corners_only())
@@ -890,11 +913,16 @@ mod tests {
         let drawing = ["1111", "2200"];
         let (field, regions) = setup(&drawing);
         let top = |climb| {
-            let out = trace_tile(&field, &regions, climb);
+            let out = trace_tile(&field, &regions, Reach { climb, height: climb });
             out.cycles.into_iter().find(|c| c.level == 1).unwrap()
         };
-        // Out of reach: nothing across, only the four corners.
+        // Beyond the agent's height: nothing across, only the four corners.
         assert_eq!(top(0).points.len(), 4);
+        // Out of the climb but within the height: the shared border is still marked.
+        let out = trace_tile(&field, &regions, Reach { climb: 0, height: 4 });
+        let c = out.cycles.iter().find(|c| c.level == 1).unwrap();
+        assert_eq!(c.points.len(), 5);
+        assert!(c.neighbours.contains(&(2 | OUT_OF_REACH)));
         // Within the climb: the bottom edge splits where floor 2 ends.
         let c = top(1);
         c.validate().unwrap();
@@ -904,7 +932,7 @@ mod tests {
         assert_eq!(c.neighbours[at((2, 1))], NO_NEIGHBOUR);
         assert!(c.heights.iter().all(|&h| h == 1));
         // The lower floor's contour lists the same shared border, and its heights are its own.
-        let out = trace_tile(&field, &regions, 1);
+        let out = trace_tile(&field, &regions, REACH);
         let low = out.cycles.iter().find(|c| c.level == 2).unwrap();
         assert!(low.points.contains(&(0, 1)) && low.points.contains(&(2, 1)));
         assert!(low.heights.iter().all(|&h| h == 2));
@@ -952,7 +980,7 @@ mod tests {
             };
             let part = whole.crop(rect, core);
             let regions = segment_tile(&part, TileCoord { x: tx, y: 0 }, Levels::FLAT);
-            let t = trace_tile(&part, &regions, 1);
+            let t = trace_tile(&part, &regions, REACH);
             assert!(t.cycles.is_empty() && t.chains.len() == 1);
             for chain in t.chains {
                 cycles.extend(joiner.add(chain));

@@ -27,6 +27,9 @@ pub struct InputPoly {
     pub verts: Vec<u32>,
     pub region: u32,
     pub tris: Vec<[u32; 3]>,
+    /// Per edge (`i` runs from vertex `i` to `i + 1`): true where no portal may be (a wall, a
+    /// ledge). Empty means every edge may be a portal.
+    pub blocked: Vec<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +75,9 @@ pub fn build(frame: Frame, input: &MeshInput) -> Result<NavMesh, BuildError> {
         if p.verts.iter().chain(p.tris.iter().flatten()).any(|&v| v >= n_in) {
             return Err(bad("vertex index out of range"));
         }
+        if !p.blocked.is_empty() && p.blocked.len() != p.verts.len() {
+            return Err(bad("blocked flags do not match the edges"));
+        }
         if p.region >= input.regions {
             return Err(bad("region out of range"));
         }
@@ -116,6 +122,12 @@ pub fn build(frame: Frame, input: &MeshInput) -> Result<NavMesh, BuildError> {
             by_plan.entry([a[0], a[1], b[0], b[1]]).or_default().push(e);
         }
     }
+    let mut is_blocked = vec![false; poly_verts.len()];
+    for (p, ip) in polys.iter().zip(&input.polys) {
+        for (k, &b) in ip.blocked.iter().enumerate() {
+            is_blocked[p.first as usize + k] = b;
+        }
+    }
     let mut owner = vec![0u32; poly_verts.len()];
     let mut next_of = vec![0u32; poly_verts.len()];
     for (i, p) in polys.iter().enumerate() {
@@ -128,11 +140,14 @@ pub fn build(frame: Frame, input: &MeshInput) -> Result<NavMesh, BuildError> {
     for p in &polys {
         for k in 0..p.count {
             let e = p.first + k;
+            if is_blocked[e as usize] {
+                continue;
+            }
             let a = grid_verts[poly_verts[e as usize] as usize];
             let b = grid_verts[poly_verts[next_of[e as usize] as usize] as usize];
             if let Some(rev) = by_plan.get(&[b[0], b[1], a[0], a[1]]) {
                 for &f in rev {
-                    if f <= e || owner[f as usize] == owner[e as usize] {
+                    if f <= e || owner[f as usize] == owner[e as usize] || is_blocked[f as usize] {
                         continue;
                     }
                     let fb = grid_verts[poly_verts[f as usize] as usize];

@@ -33,6 +33,7 @@ fn input() -> MeshInput {
         verts: vec![a, a + 1, a + 2, a + 3],
         region,
         tris: vec![[a, a + 1, a + 2], [a, a + 2, a + 3]],
+        blocked: vec![],
     };
     MeshInput {
         verts,
@@ -55,6 +56,15 @@ fn portals_join_edges_within_the_climb_only() {
     assert_eq!(m.polys[0].area, 4.0);
     assert_eq!(m.stats.walkable_area, 12.0);
     assert_eq!(m.verts[5], [4.0, 0.0, 0.25]);
+}
+
+#[test]
+fn blocked_edges_are_never_portals() {
+    let mut i = input();
+    i.polys[1].blocked = vec![false, false, false, true];
+    let m = build(frame(), &i).unwrap();
+    assert_eq!(m.stats.portals, 0);
+    assert!(m.poly_neis.iter().all(|&n| n == NONE));
 }
 
 #[test]

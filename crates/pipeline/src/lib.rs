@@ -569,7 +569,14 @@ fn run_job(
         step: params.region_step,
     };
     let regions = tessera_regions::segment_tile(&field, job.coord, levels);
-    let contours = tessera_contours::trace_tile(&field, &regions, params.walkable_climb);
+    let contours = tessera_contours::trace_tile(
+        &field,
+        &regions,
+        tessera_contours::Reach {
+            climb: params.walkable_climb,
+            height: params.walkable_height,
+        },
+    );
     let (compressed, raw_len) = if recovered {
         (Vec::new(), 0)
     } else {

@@ -1,0 +1,247 @@
+//! A region's simplified contours to convex polygons: constrained Delaunay triangulation with
+//! holes (spade), then Hertel-Mehlhorn (seed 000, 5.1.3): remove every diagonal whose removal
+//! keeps both sides convex, longest first.
+
+use rustc_hash::FxHashMap as HashMap;
+use spade::handles::FixedFaceHandle;
+use spade::{ConstrainedDelaunayTriangulation, Point2, Triangulation};
+use tessera_artifacts::Point;
+
+/// Convex polygons of one region over its own vertex list.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RegionPolygons {
+    pub verts: Vec<Point>,
+    /// Counter-clockwise vertex cycles.
+    pub polys: Vec<Vec<u32>>,
+    /// The triangles each polygon is made of (counter-clockwise).
+    pub tris: Vec<Vec<[u32; 3]>>,
+}
+
+pub(crate) fn orient(a: Point, b: Point, c: Point) -> i64 {
+    (b.0 - a.0) as i64 * (c.1 - a.1) as i64 - (b.1 - a.1) as i64 * (c.0 - a.0) as i64
+}
+
+/// Triangulates the region bounded by `contours` (outer counter-clockwise, holes clockwise; no
+/// two segments crossing) and returns the triangles inside it, over the deduplicated vertices.
+pub fn triangulate(contours: &[Vec<Point>]) -> Result<(Vec<Point>, Vec<[u32; 3]>), String> {
+    let mut ids: HashMap<Point, usize> = HashMap::default();
+    let mut verts: Vec<Point> = Vec::new();
+    let mut edges: Vec<[usize; 2]> = Vec::new();
+    for c in contours {
+        let idx: Vec<usize> = c
+            .iter()
+            .map(|&p| {
+                *ids.entry(p).or_insert_with(|| {
+                    verts.push(p);
+                    verts.len() - 1
+                })
+            })
+            .collect();
+        for k in 0..idx.len() {
+            let (a, b) = (idx[k], idx[(k + 1) % idx.len()]);
+            if a != b {
+                edges.push([a, b]);
+            }
+        }
+    }
+    let points: Vec<Point2<f64>> = verts
+        .iter()
+        .map(|p| Point2::new(p.0 as f64, p.1 as f64))
+        .collect();
+    let mut conflicts = 0usize;
+    let cdt = ConstrainedDelaunayTriangulation::<Point2<f64>>::try_bulk_load_cdt(
+        points,
+        edges,
+        |_| conflicts += 1,
+    )
+    .map_err(|e| format!("triangulation failed: {e:?}"))?;
+    if conflicts > 0 {
+        return Err(format!("{conflicts} crossing constraint edges"));
+    }
+    if cdt.num_vertices() != verts.len() {
+        return Err("duplicate vertices".into());
+    }
+    // Inside = an odd number of constraint edges crossed from the outside.
+    let mut parity: HashMap<FixedFaceHandle<spade::handles::InnerTag>, bool> = HashMap::default();
+    let mut queue = Vec::new();
+    for face in cdt.inner_faces() {
+        for e in face.adjacent_edges() {
+            if e.rev().face().is_outer() {
+                let inside = cdt.is_constraint_edge(e.fix().as_undirected());
+                if parity.insert(face.fix(), inside).is_none() {
+                    queue.push(face.fix());
+                }
+                break;
+            }
+        }
+    }
+    while let Some(f) = queue.pop() {
+        let here = parity[&f];
+        for e in cdt.face(f).adjacent_edges() {
+            if let Some(g) = e.rev().face().as_inner() {
+                let p = here ^ cdt.is_constraint_edge(e.fix().as_undirected());
+                if let std::collections::hash_map::Entry::Vacant(v) = parity.entry(g.fix()) {
+                    v.insert(p);
+                    queue.push(g.fix());
+                }
+            }
+        }
+    }
+    let mut tris = Vec::new();
+    for face in cdt.inner_faces() {
+        if parity.get(&face.fix()).copied().unwrap_or(false) {
+            let v = face.vertices().map(|v| v.fix().index() as u32);
+            tris.push(v);
+        }
+    }
+    // Deterministic order, each triangle starting at its smallest index.
+    for t in tris.iter_mut() {
+        let m = (0..3).min_by_key(|&k| t[k]).unwrap();
+        *t = [t[m], t[(m + 1) % 3], t[(m + 2) % 3]];
+    }
+    tris.sort_unstable();
+    Ok((verts, tris))
+}
+
+fn find(parent: &mut [u32], mut x: u32) -> u32 {
+    while parent[x as usize] != x {
+        parent[x as usize] = parent[parent[x as usize] as usize];
+        x = parent[x as usize];
+    }
+    x
+}
+
+/// Hertel-Mehlhorn over the triangles: diagonals (edges inside the region) are removed longest
+/// first whenever the merged polygon stays convex at both ends of the diagonal.
+pub fn hertel_mehlhorn(verts: Vec<Point>, tris: Vec<[u32; 3]>) -> RegionPolygons {
+    let mut edge_tris: HashMap<(u32, u32), Vec<u32>> = HashMap::default();
+    for (t, tri) in tris.iter().enumerate() {
+        for k in 0..3 {
+            let (a, b) = (tri[k], tri[(k + 1) % 3]);
+            edge_tris.entry((a.min(b), a.max(b))).or_default().push(t as u32);
+        }
+    }
+    let mut diagonals: Vec<(i64, Point, Point, u32, u32, u32, u32)> = edge_tris
+        .iter()
+        .filter(|(_, ts)| ts.len() == 2)
+        .map(|(&(a, b), ts)| {
+            let (pa, pb) = (verts[a as usize], verts[b as usize]);
+            let d = (pa.0 - pb.0) as i64;
+            let e = (pa.1 - pb.1) as i64;
+            (-(d * d + e * e), pa.min(pb), pa.max(pb), a, b, ts[0], ts[1])
+        })
+        .collect();
+    diagonals.sort_unstable();
+    let mut parent: Vec<u32> = (0..tris.len() as u32).collect();
+    let mut cycles: Vec<Vec<u32>> = tris.iter().map(|t| t.to_vec()).collect();
+    for &(_, _, _, a, b, t1, t2) in &diagonals {
+        let (p, q) = (find(&mut parent, t1), find(&mut parent, t2));
+        if p == q {
+            continue;
+        }
+        // Rotate P to run v .. u and Q to run u .. v, where P holds the directed edge u -> v.
+        let (cp, cq) = (&cycles[p as usize], &cycles[q as usize]);
+        let pos = |c: &[u32], x: u32| c.iter().position(|&y| y == x);
+        let (Some(pa), Some(pb)) = (pos(cp, a), pos(cp, b)) else {
+            continue;
+        };
+        let (u, v) = if cp[(pa + 1) % cp.len()] == b {
+            (a, b)
+        } else if cp[(pb + 1) % cp.len()] == a {
+            (b, a)
+        } else {
+            continue;
+        };
+        let pv = pos(cp, v).unwrap();
+        let prot: Vec<u32> = (0..cp.len()).map(|k| cp[(pv + k) % cp.len()]).collect();
+        let Some(qu) = pos(cq, u) else { continue };
+        let qrot: Vec<u32> = (0..cq.len()).map(|k| cq[(qu + k) % cq.len()]).collect();
+        if qrot.last() != Some(&v) {
+            continue;
+        }
+        let at = |i: u32| verts[i as usize];
+        // At u: P's vertex before u, u, Q's vertex after u. At v: Q's before v, v, P's after v.
+        let convex_u = orient(at(prot[prot.len() - 2]), at(u), at(qrot[1])) >= 0;
+        let convex_v = orient(at(qrot[qrot.len() - 2]), at(v), at(prot[1])) >= 0;
+        if !(convex_u && convex_v) {
+            continue;
+        }
+        let mut merged = prot;
+        merged.extend_from_slice(&qrot[1..qrot.len() - 1]);
+        let (keep, gone) = (p.min(q), p.max(q));
+        parent[gone as usize] = keep;
+        cycles[keep as usize] = merged;
+        cycles[gone as usize] = Vec::new();
+    }
+    // Polygons in order of their smallest triangle; each cycle starts at its smallest vertex.
+    let mut index: HashMap<u32, usize> = HashMap::default();
+    let mut out = RegionPolygons {
+        verts,
+        ..Default::default()
+    };
+    for t in 0..tris.len() as u32 {
+        let root = find(&mut parent, t);
+        let k = *index.entry(root).or_insert_with(|| {
+            let c = &cycles[root as usize];
+            let m = (0..c.len()).min_by_key(|&i| c[i]).unwrap();
+            out.polys
+                .push((0..c.len()).map(|i| c[(m + i) % c.len()]).collect());
+            out.tris.push(Vec::new());
+            out.polys.len() - 1
+        });
+        out.tris[k].push(tris[t as usize]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn area2(verts: &[Point], cycle: &[u32]) -> i64 {
+        (0..cycle.len())
+            .map(|k| {
+                let (a, b) = (verts[cycle[k] as usize], verts[cycle[(k + 1) % cycle.len()] as usize]);
+                a.0 as i64 * b.1 as i64 - b.0 as i64 * a.1 as i64
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_square_with_a_hole_triangulates_to_its_area_and_partitions_convexly() {
+        let outer = vec![(0, 0), (10, 0), (10, 10), (0, 10)];
+        let hole = vec![(4, 4), (4, 6), (6, 6), (6, 4)];
+        let (verts, tris) = triangulate(&[outer, hole]).unwrap();
+        let total: i64 = tris.iter().map(|t| area2(&verts, t)).sum();
+        assert_eq!(total, 2 * (100 - 4));
+        let polys = hertel_mehlhorn(verts, tris);
+        let mut sum = 0;
+        for c in &polys.polys {
+            let n = c.len();
+            for k in 0..n {
+                let (a, b, d) = (c[k], c[(k + 1) % n], c[(k + 2) % n]);
+                let v = &polys.verts;
+                assert!(orient(v[a as usize], v[b as usize], v[d as usize]) >= 0);
+            }
+            sum += area2(&polys.verts, c);
+        }
+        assert_eq!(sum, 2 * 96);
+        // A square ring needs at least 4 convex pieces; HM stays within 4x of optimal.
+        assert!(polys.polys.len() >= 4 && polys.polys.len() <= 8, "{}", polys.polys.len());
+    }
+
+    #[test]
+    fn an_l_shape_becomes_two_polygons() {
+        let l = vec![(0, 0), (6, 0), (6, 2), (2, 2), (2, 6), (0, 6)];
+        let (verts, tris) = triangulate(&[l]).unwrap();
+        let polys = hertel_mehlhorn(verts, tris);
+        assert_eq!(polys.polys.len(), 2);
+    }
+
+    #[test]
+    fn crossing_contours_are_refused() {
+        let a = vec![(0, 0), (4, 0), (4, 4), (0, 4)];
+        let b = vec![(2, 2), (6, 2), (6, 6), (2, 6)];
+        assert!(triangulate(&[a, b]).is_err());
+    }
+}

@@ -1,0 +1,373 @@
+//! Watertight contour simplification (Ramer-Douglas-Peucker) for all regions at once.
+//!
+//! A contour's vertices already mark every point where what lies across it changes, so a
+//! border shared by two regions is the same run of points in both contours (reversed). Each
+//! contour is cut into *sections* at those points; a section is stored once, whichever regions
+//! use it, and simplified once, by a rule that does not depend on its direction (the farthest
+//! point wins; ties go to the smaller point). Both sides of a border therefore keep the same
+//! vertices, and neighbouring polygons meet edge to edge.
+//!
+//! A contour whose neighbour never changes (an island, a hole with one thing around it) is cut
+//! at two anchors chosen from its points alone: the smallest point and the point farthest
+//! from it.
+//!
+//! Simplifying can make a contour cross itself, another contour of its region, or collapse.
+//! After each round every region is checked (segments that cross or touch where they should
+//! not, contours with fewer than three vertices or a flipped orientation); each offending
+//! simplified segment gets back its farthest original point, in the shared section, and the
+//! check runs again. Original contours pass the check, so this ends.
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap as HashMap;
+use tessera_artifacts::{Contour, Point};
+
+/// One contour in terms of sections: `(section, reversed)` in order, and what lies across
+/// each (the contour's neighbour code).
+#[derive(Clone, Debug)]
+pub(crate) struct ContourSections {
+    pub parts: Vec<(u32, bool)>,
+    pub across: Vec<u32>,
+}
+
+/// A run of contour points between two cut points (both included).
+#[derive(Clone, Debug)]
+pub(crate) struct Section {
+    pub points: Vec<Point>,
+    pub keep: Vec<bool>,
+}
+
+/// Cuts every contour into shared sections.
+pub(crate) fn sections_of(
+    regions: &[Vec<Contour>],
+) -> (Vec<Section>, Vec<Vec<ContourSections>>) {
+    let mut sections: Vec<Section> = Vec::new();
+    let mut ids: HashMap<Vec<Point>, u32> = HashMap::default();
+    let mut out = Vec::with_capacity(regions.len());
+    for contours in regions {
+        let mut per_region = Vec::with_capacity(contours.len());
+        for c in contours {
+            let n = c.points.len();
+            let mut cuts: Vec<usize> = (0..n)
+                .filter(|&k| c.neighbours[(k + n - 1) % n] != c.neighbours[k])
+                .collect();
+            if cuts.is_empty() {
+                let a = (0..n).min_by_key(|&k| c.points[k]).unwrap();
+                let pa = c.points[a];
+                let b = (0..n)
+                    .max_by(|&i, &j| {
+                        let (di, dj) = (dist2(pa, c.points[i]), dist2(pa, c.points[j]));
+                        di.cmp(&dj).then(c.points[j].cmp(&c.points[i]))
+                    })
+                    .unwrap();
+                cuts = vec![a.min(b), a.max(b)];
+            }
+            let mut parts = Vec::with_capacity(cuts.len());
+            let across = cuts.iter().map(|&k| c.neighbours[k]).collect();
+            for (i, &start) in cuts.iter().enumerate() {
+                let end = cuts[(i + 1) % cuts.len()];
+                let mut run = Vec::new();
+                let mut k = start;
+                loop {
+                    run.push(c.points[k]);
+                    k = (k + 1) % n;
+                    if k == end {
+                        run.push(c.points[k]);
+                        break;
+                    }
+                }
+                // The key is the run in its smaller direction.
+                let mut rev = run.clone();
+                rev.reverse();
+                let (key, reversed) = if rev < run { (rev, true) } else { (run, false) };
+                let next = sections.len() as u32;
+                let id = *ids.entry(key.clone()).or_insert_with(|| {
+                    let mut keep = vec![false; key.len()];
+                    keep[0] = true;
+                    *keep.last_mut().unwrap() = true;
+                    sections.push(Section { points: key, keep });
+                    next
+                });
+                parts.push((id, reversed));
+            }
+            per_region.push(ContourSections { parts, across });
+        }
+        out.push(per_region);
+    }
+    (sections, out)
+}
+
+fn dist2(a: Point, b: Point) -> i64 {
+    let (dx, dy) = ((a.0 - b.0) as i64, (a.1 - b.1) as i64);
+    dx * dx + dy * dy
+}
+
+/// Squared distance from `p` to segment `a..b`, in cells squared.
+fn seg_dist2(p: Point, a: Point, b: Point) -> f64 {
+    let (ax, ay, bx, by) = (a.0 as f64, a.1 as f64, b.0 as f64, b.1 as f64);
+    let (px, py) = (p.0 as f64, p.1 as f64);
+    let (dx, dy) = (bx - ax, by - ay);
+    let len2 = dx * dx + dy * dy;
+    let t = if len2 > 0.0 {
+        (((px - ax) * dx + (py - ay) * dy) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let (qx, qy) = (ax + t * dx - px, ay + t * dy - py);
+    qx * qx + qy * qy
+}
+
+/// The point strictly between `lo` and `hi` farthest from segment `lo..hi` (ties: the smaller
+/// point), with its squared distance.
+fn farthest(points: &[Point], lo: usize, hi: usize) -> Option<(usize, f64)> {
+    let (a, b) = (points[lo], points[hi]);
+    let mut best: Option<(usize, f64)> = None;
+    for k in lo + 1..hi {
+        let d = seg_dist2(points[k], a, b);
+        best = match best {
+            Some((j, bd)) if bd > d || (bd == d && points[j] < points[k]) => Some((j, bd)),
+            _ => Some((k, d)),
+        };
+    }
+    best
+}
+
+/// Ramer-Douglas-Peucker on one section with tolerance `tol` (cells).
+pub(crate) fn rdp(section: &mut Section, tol: f64) {
+    let tol2 = tol * tol;
+    let mut stack = vec![(0usize, section.points.len() - 1)];
+    while let Some((lo, hi)) = stack.pop() {
+        if let Some((k, d)) = farthest(&section.points, lo, hi) {
+            if d > tol2 {
+                section.keep[k] = true;
+                stack.push((lo, k));
+                stack.push((k, hi));
+            }
+        }
+    }
+}
+
+/// A simplified segment of a region: its section and the positions of its ends there.
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    a: Point,
+    b: Point,
+    section: u32,
+    lo: usize,
+    hi: usize,
+}
+
+/// The simplified contours of a region as segments, plus each contour's vertex count and twice
+/// its area (for collapse and orientation checks).
+fn segments(sections: &[Section], contours: &[ContourSections]) -> (Vec<Seg>, Vec<(usize, i64)>) {
+    let mut segs = Vec::new();
+    let mut shapes = Vec::new();
+    for c in contours {
+        let first = segs.len();
+        for &(s, reversed) in &c.parts {
+            let sec = &sections[s as usize];
+            let kept: Vec<usize> = (0..sec.points.len()).filter(|&k| sec.keep[k]).collect();
+            for w in kept.windows(2) {
+                let (lo, hi) = (w[0], w[1]);
+                let (a, b) = if reversed {
+                    (sec.points[hi], sec.points[lo])
+                } else {
+                    (sec.points[lo], sec.points[hi])
+                };
+                segs.push(Seg {
+                    a,
+                    b,
+                    section: s,
+                    lo,
+                    hi,
+                });
+            }
+        }
+        let twice: i64 = segs[first..]
+            .iter()
+            .map(|s| s.a.0 as i64 * s.b.1 as i64 - s.b.0 as i64 * s.a.1 as i64)
+            .sum();
+        shapes.push((segs.len() - first, twice));
+    }
+    (segs, shapes)
+}
+
+fn orient(a: Point, b: Point, c: Point) -> i64 {
+    (b.0 - a.0) as i64 * (c.1 - a.1) as i64 - (b.1 - a.1) as i64 * (c.0 - a.0) as i64
+}
+
+/// `p` on segment `a..b`, strictly between its ends.
+fn on_interior(p: Point, a: Point, b: Point) -> bool {
+    p != a
+        && p != b
+        && orient(a, b, p) == 0
+        && p.0 >= a.0.min(b.0)
+        && p.0 <= a.0.max(b.0)
+        && p.1 >= a.1.min(b.1)
+        && p.1 <= a.1.max(b.1)
+}
+
+/// Two segments that a triangulation could not take together: a proper crossing, or an end of
+/// one lying inside the other (which covers collinear overlaps).
+fn conflict(s: &Seg, t: &Seg) -> bool {
+    if on_interior(t.a, s.a, s.b)
+        || on_interior(t.b, s.a, s.b)
+        || on_interior(s.a, t.a, t.b)
+        || on_interior(s.b, t.a, t.b)
+    {
+        return true;
+    }
+    let (d1, d2) = (orient(s.a, s.b, t.a), orient(s.a, s.b, t.b));
+    let (d3, d4) = (orient(t.a, t.b, s.a), orient(t.a, t.b, s.b));
+    (d1 > 0 && d2 < 0 || d1 < 0 && d2 > 0) && (d3 > 0 && d4 < 0 || d3 < 0 && d4 > 0)
+}
+
+/// The simplified segments of one region that must get a vertex back.
+fn offenders(sections: &[Section], contours: &[ContourSections], outer: &[bool]) -> Vec<Seg> {
+    let (segs, shapes) = segments(sections, contours);
+    let mut bad = vec![false; segs.len()];
+    // Collapsed or flipped contours: every segment of it.
+    let mut start = 0;
+    for (ci, &(count, twice)) in shapes.iter().enumerate() {
+        let ok = count >= 3 && if outer[ci] { twice > 0 } else { twice < 0 };
+        if !ok {
+            bad[start..start + count].iter_mut().for_each(|b| *b = true);
+        }
+        start += count;
+    }
+    // Conflicting pairs, by a sweep over x.
+    let mut order: Vec<usize> = (0..segs.len()).collect();
+    let min_x = |s: &Seg| s.a.0.min(s.b.0);
+    order.sort_by_key(|&i| min_x(&segs[i]));
+    for (k, &i) in order.iter().enumerate() {
+        let s = &segs[i];
+        let max_x = s.a.0.max(s.b.0);
+        let (y0, y1) = (s.a.1.min(s.b.1), s.a.1.max(s.b.1));
+        for &j in &order[k + 1..] {
+            let t = &segs[j];
+            if min_x(t) > max_x {
+                break;
+            }
+            if t.a.1.max(t.b.1) < y0 || t.a.1.min(t.b.1) > y1 {
+                continue;
+            }
+            if conflict(s, t) {
+                bad[i] = true;
+                bad[j] = true;
+            }
+        }
+    }
+    segs.into_iter()
+        .zip(bad)
+        .filter_map(|(s, b)| b.then_some(s))
+        .collect()
+}
+
+/// Simplifies every section with tolerance `tol` (cells; 0 keeps every vertex), then repairs
+/// until every region's simplified contours are simple, correctly oriented and apart. Returns
+/// the number of vertices put back by repairs.
+pub(crate) fn simplify_all(
+    sections: &mut [Section],
+    regions: &[Vec<ContourSections>],
+    outer: &[Vec<bool>],
+    tol: f64,
+) -> u64 {
+    if tol <= 0.0 {
+        for s in sections.iter_mut() {
+            s.keep.iter_mut().for_each(|k| *k = true);
+        }
+    } else {
+        sections.par_iter_mut().for_each(|s| rdp(s, tol));
+    }
+    let mut restored = 0;
+    loop {
+        let shared: &[Section] = sections;
+        let mut fixes: Vec<(u32, usize, usize)> = regions
+            .par_iter()
+            .zip(outer.par_iter())
+            .flat_map_iter(|(contours, outer)| {
+                offenders(shared, contours, outer)
+                    .into_iter()
+                    .map(|s| (s.section, s.lo, s.hi))
+            })
+            .collect();
+        fixes.sort_unstable();
+        fixes.dedup();
+        let mut changed = false;
+        for (s, lo, hi) in fixes {
+            let sec = &mut sections[s as usize];
+            if let Some((k, _)) = farthest(&sec.points, lo, hi) {
+                if !sec.keep[k] {
+                    sec.keep[k] = true;
+                    restored += 1;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return restored;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(points: &[Point]) -> Section {
+        let mut keep = vec![false; points.len()];
+        keep[0] = true;
+        *keep.last_mut().unwrap() = true;
+        Section {
+            points: points.to_vec(),
+            keep,
+        }
+    }
+
+    #[test]
+    fn rdp_keeps_what_deviates_and_is_direction_free() {
+        // A staircase from (0,0) to (6,6) plus one spike.
+        let pts = [
+            (0, 0),
+            (1, 0),
+            (1, 1),
+            (2, 1),
+            (2, 2),
+            (3, 2),
+            (3, 6),
+            (4, 6),
+            (6, 6),
+        ];
+        let mut s = section(&pts);
+        rdp(&mut s, 1.0);
+        let kept: Vec<Point> = (0..pts.len()).filter(|&k| s.keep[k]).map(|k| pts[k]).collect();
+        assert!(kept.contains(&(3, 2)) && kept.contains(&(3, 6)));
+        let mut rev: Vec<Point> = pts.to_vec();
+        rev.reverse();
+        let mut r = section(&rev);
+        rdp(&mut r, 1.0);
+        let mut kept_rev: Vec<Point> =
+            (0..rev.len()).filter(|&k| r.keep[k]).map(|k| rev[k]).collect();
+        kept_rev.reverse();
+        assert_eq!(kept, kept_rev);
+        // Zero tolerance keeps everything that deviates at all.
+        let mut z = section(&pts);
+        rdp(&mut z, 0.0);
+        assert!(z.keep[1..pts.len() - 1].iter().filter(|k| **k).count() >= 6);
+    }
+
+    #[test]
+    fn conflicts_are_crossings_and_touches_not_shared_ends() {
+        let seg = |a, b| Seg {
+            a,
+            b,
+            section: 0,
+            lo: 0,
+            hi: 1,
+        };
+        assert!(conflict(&seg((0, 0), (4, 4)), &seg((0, 4), (4, 0))));
+        assert!(conflict(&seg((0, 0), (4, 0)), &seg((2, 0), (2, 3))));
+        assert!(conflict(&seg((0, 0), (4, 0)), &seg((2, 0), (6, 0))));
+        assert!(!conflict(&seg((0, 0), (4, 0)), &seg((4, 0), (4, 3))));
+        assert!(!conflict(&seg((0, 0), (4, 0)), &seg((0, 1), (4, 1))));
+    }
+}

@@ -1,0 +1,222 @@
+use super::*;
+use tessera_artifacts::{CellRect, Levels, SpanField};
+use tessera_navmesh::NONE;
+
+/// A height map (top row first; '0' = no floor, digits = floor height) as one tile with an
+/// empty ring, through segmentation, contours and the merge, polygonized.
+fn polygons_of(drawing: &[&str], levels: Levels, max_error: f64) -> (MeshInput, PolygonStats) {
+    let h = drawing.len();
+    let w = drawing[0].len();
+    let mut floors = vec![vec![0u32; w + 2]; h + 2];
+    for (r, row) in drawing.iter().enumerate() {
+        for (c, ch) in row.chars().enumerate() {
+            floors[h - r][c + 1] = ch.to_digit(10).unwrap();
+        }
+    }
+    let refs: Vec<&[u32]> = floors.iter().map(|r| r.as_slice()).collect();
+    let rect = CellRect {
+        x0: -1,
+        y0: -1,
+        width: w as u32 + 2,
+        height: h as u32 + 2,
+    };
+    let core = CellRect {
+        x0: 0,
+        y0: 0,
+        width: w as u32,
+        height: h as u32,
+    };
+    let field = SpanField::from_floors(rect, core, &refs);
+    let tile = TileCoord { x: 0, y: 0 };
+    let regions = tessera_regions::segment_tile(&field, tile, levels);
+    let traced = tessera_contours::trace_tile(
+        &field,
+        &regions,
+        tessera_contours::Reach {
+            climb: 1,
+            height: 8,
+        },
+    );
+    assert!(traced.chains.is_empty());
+    let merged = tessera_stitch::RegionMerger::new().add_tile(&regions);
+    let batch = RegionBatch {
+        regions: merged,
+        contours: traced.cycles,
+    };
+    let grouped = group_regions([batch]).unwrap();
+    polygonize(
+        &grouped,
+        PolygonParams {
+            max_error,
+            portal_climb: 2,
+        },
+    )
+    .unwrap()
+}
+
+fn area2(input: &MeshInput, cycle: &[u32]) -> i64 {
+    (0..cycle.len())
+        .map(|k| {
+            let a = input.verts[cycle[k] as usize];
+            let b = input.verts[cycle[(k + 1) % cycle.len()] as usize];
+            a[0] as i64 * b[1] as i64 - b[0] as i64 * a[1] as i64
+        })
+        .sum()
+}
+
+/// Convex polygons, areas per region equal to the cell counts, and every edge either a
+/// border of the walkable area or matched exactly by one reversed edge.
+fn check(input: &MeshInput, cells_per_region: &HashMap<u32, i64>) {
+    let mut area: HashMap<u32, i64> = HashMap::default();
+    let mut edges: HashMap<([i32; 2], [i32; 2]), u32> = HashMap::default();
+    for p in &input.polys {
+        let n = p.verts.len();
+        for k in 0..n {
+            let [a, b, c] = [0, 1, 2].map(|d| input.verts[p.verts[(k + d) % n] as usize]);
+            let turn = (b[0] - a[0]) as i64 * (c[1] - b[1]) as i64
+                - (b[1] - a[1]) as i64 * (c[0] - b[0]) as i64;
+            assert!(turn >= 0, "reflex vertex in a polygon");
+            *edges.entry(([a[0], a[1]], [b[0], b[1]])).or_default() += 1;
+        }
+        *area.entry(p.region).or_default() += area2(input, &p.verts);
+    }
+    for (r, &cells) in cells_per_region {
+        assert_eq!(area[r], 2 * cells, "region {r}");
+    }
+    for (&(a, b), &n) in &edges {
+        assert_eq!(n, 1, "edge {a:?}->{b:?} twice");
+        // A reversed twin, or no polygon at all touches this edge from the other side
+        // collinearly (a T-junction would leave a partial overlap).
+        if !edges.contains_key(&(b, a)) {
+            for (&(c, d), _) in &edges {
+                if (c, d) == (a, b) {
+                    continue;
+                }
+                let collinear = |p: [i32; 2]| {
+                    (b[0] - a[0]) as i64 * (p[1] - a[1]) as i64
+                        - (b[1] - a[1]) as i64 * (p[0] - a[0]) as i64
+                        == 0
+                };
+                if collinear(c) && collinear(d) {
+                    // Opposite direction and overlapping would be a T-junction.
+                    let dot = (b[0] - a[0]) as i64 * (d[0] - c[0]) as i64
+                        + (b[1] - a[1]) as i64 * (d[1] - c[1]) as i64;
+                    if dot < 0 {
+                        let t = |p: [i32; 2]| {
+                            (p[0] - a[0]) as i64 * (b[0] - a[0]) as i64
+                                + (p[1] - a[1]) as i64 * (b[1] - a[1]) as i64
+                        };
+                        let len = t(b);
+                        let (lo, hi) = (t(c).min(t(d)), t(c).max(t(d)));
+                        assert!(hi <= 0 || lo >= len, "T-junction on {a:?}->{b:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_room_with_a_pillar_is_covered_by_convex_polygons() {
+    let drawing = [
+        "11111111", "11111111", "11100111", "11100111", "11111111", "11111111",
+    ];
+    let (input, stats) = polygons_of(&drawing, Levels::FLAT, 0.0);
+    check(&input, &HashMap::from_iter([(0, 44)]));
+    assert_eq!(stats.regions, 1);
+    assert_eq!(stats.notches, 4);
+    assert!(stats.polygons >= 4 && stats.polygons <= 8, "{stats:?}");
+}
+
+#[test]
+fn touching_regions_share_their_border_vertex_for_vertex() {
+    // Three floors one voxel apart (within the climb) and a staircase-shaped border.
+    let drawing = [
+        "111112222", "111122222", "111222222", "112222233", "122222333", "333333333",
+    ];
+    for max_error in [0.0, 1.5, 4.0] {
+        let (input, stats) = polygons_of(&drawing, Levels::FLAT, max_error);
+        let mut cells: HashMap<u32, i64> = HashMap::default();
+        // Regions are ordered by id (first span in (y, x) order): floor 3 (bottom row) first.
+        for (row_i, row) in drawing.iter().rev().enumerate() {
+            let _ = row_i;
+            for ch in row.chars() {
+                let r = match ch {
+                    '3' => 0,
+                    '1' => 1,
+                    _ => 2,
+                };
+                *cells.entry(r).or_default() += 1;
+            }
+        }
+        let mesh = tessera_navmesh::build(
+            tessera_navmesh::Frame {
+                origin: [0.0; 3],
+                up: b'z',
+                cell_size: 1.0,
+                cell_height: 1.0,
+                agent_height: 2.0,
+                agent_radius: 0.0,
+                agent_climb: 1.0,
+            },
+            &input,
+        )
+        .unwrap();
+        if max_error == 0.0 {
+            check(&input, &cells);
+        } else {
+            check(&input, &HashMap::default());
+        }
+        // Watertight: an edge without a reversed twin lies on the outside of the whole
+        // (within the tolerance of the 9 x 6 rectangle's border), never between regions.
+        let mut edges = std::collections::HashSet::new();
+        for p in &input.polys {
+            for k in 0..p.verts.len() {
+                let a = input.verts[p.verts[k] as usize];
+                let b = input.verts[p.verts[(k + 1) % p.verts.len()] as usize];
+                edges.insert(([a[0], a[1]], [b[0], b[1]]));
+            }
+        }
+        for &(a, b) in &edges {
+            if !edges.contains(&(b, a)) {
+                let m = [(a[0] + b[0]) as f64 / 2.0, (a[1] + b[1]) as f64 / 2.0];
+                let to_border = m[0].min(9.0 - m[0]).min(m[1]).min(6.0 - m[1]);
+                assert!(
+                    to_border <= max_error + 0.5,
+                    "max_error {max_error}: open edge {a:?}->{b:?} inside the floor"
+                );
+            }
+        }
+        // Floors 1 and 2, and 2 and 3, are within the climb of each other; 1 and 3 are not.
+        let mut pairs = std::collections::BTreeSet::new();
+        for (i, p) in mesh.polys.iter().enumerate() {
+            for k in 0..p.count {
+                let n = mesh.poly_neis[(p.first + k) as usize];
+                if n != NONE && mesh.polys[n as usize].region != mesh.polys[i].region {
+                    pairs.insert((mesh.polys[i].region, mesh.polys[n as usize].region));
+                }
+            }
+        }
+        let expected = std::collections::BTreeSet::from([(0, 2), (2, 0), (1, 2), (2, 1)]);
+        assert_eq!(pairs, expected, "max_error {max_error}: {stats:?}");
+    }
+}
+
+#[test]
+fn simplification_reduces_a_staircase_border_and_keeps_polygons_valid() {
+    let drawing = [
+        "1111111111111111",
+        "1111111111111110",
+        "1111111111111100",
+        "1111111111111000",
+        "1111111111110000",
+        "1111111111100000",
+        "1111111111000000",
+        "1111111110000000",
+    ];
+    let (exact, s0) = polygons_of(&drawing, Levels::FLAT, 0.0);
+    let (coarse, s1) = polygons_of(&drawing, Levels::FLAT, 1.5);
+    assert!(s1.simplified_vertices < s0.simplified_vertices, "{s0:?} {s1:?}");
+    assert!(coarse.polys.len() <= exact.polys.len());
+    check(&coarse, &HashMap::default());
+}
