@@ -112,6 +112,18 @@ impl Contour {
         (0..n).map(|k| self.points[(start + k) % n]).collect()
     }
 
+    /// Rotates the cycle in place to start where [`Contour::canonical`] does, so that a
+    /// contour's vertex order does not depend on which tile closed it.
+    pub fn make_canonical(&mut self) {
+        let n = self.points.len();
+        let start = (0..n)
+            .min_by_key(|&i| (self.points[i], self.points[(i + 1) % n]))
+            .unwrap_or(0);
+        self.points.rotate_left(start);
+        self.heights.rotate_left(start);
+        self.neighbours.rotate_left(start);
+    }
+
     /// The vertices where the contour turns (the seed's corner points), dropping the straight
     /// ones that only mark a change of neighbour.
     pub fn corners_only(&self) -> Contour {

@@ -87,6 +87,21 @@ impl Default for RegionSettings {
     }
 }
 
+/// Polygon settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolygonSettings {
+    /// How far a simplified contour may stray from the voxel contour [m]; 0 keeps every
+    /// vertex.
+    pub max_error: f64,
+}
+
+impl Default for PolygonSettings {
+    fn default() -> Self {
+        PolygonSettings { max_error: 0.15 }
+    }
+}
+
 /// Everything a bake needs to know besides the scene.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -94,6 +109,7 @@ pub struct BakeConfig {
     pub voxel: VoxelSettings,
     pub agent: AgentSettings,
     pub regions: RegionSettings,
+    pub polygons: PolygonSettings,
 }
 
 impl Default for VoxelSettings {
@@ -238,6 +254,7 @@ impl BakeConfig {
                 ));
             }
         }
+        range("polygons.max_error", self.polygons.max_error, 0.0, 100.0, false)?;
         if !(a.max_slope.is_finite() && a.max_slope >= 0.0 && a.max_slope < 90.0) {
             return Err(fail(
                 "agent.max_slope",
@@ -269,6 +286,13 @@ impl BakeConfig {
                 SegmentationMode::Layered => (a.max_climb / v.cell_height).floor() as u32 + 1,
             },
         }
+    }
+}
+
+impl BakeConfig {
+    /// Simplification tolerance in cells.
+    pub fn max_error_cells(&self) -> f64 {
+        self.polygons.max_error / self.voxel.cell_size
     }
 }
 

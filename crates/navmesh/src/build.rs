@@ -15,6 +15,8 @@ pub struct MeshInput {
     pub links: Vec<(u32, u32, [i32; 3], [i32; 3])>,
     /// Regions (the polygons' `region` are below this).
     pub regions: u32,
+    /// Reflex vertices of the region outlines, reported in [`Stats`].
+    pub notches: u64,
     /// Two edges that coincide in plan are a portal when their heights differ by at most this
     /// many voxels at both ends.
     pub climb: u32,
@@ -225,6 +227,7 @@ pub fn build(frame: Frame, input: &MeshInput) -> Result<NavMesh, BuildError> {
         grid,
         stats: Stats {
             regions: input.regions,
+            notches: input.notches,
             portals,
             links: link_count,
             walkable_area,

@@ -99,6 +99,8 @@ pub struct Grid {
 #[derive(Archive, Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Stats {
     pub regions: u32,
+    /// Reflex vertices of the region outlines (what a convex partition must resolve).
+    pub notches: u64,
     pub portals: u32,
     pub links: u32,
     pub walkable_area: f64,
@@ -190,6 +192,12 @@ pub enum NavMeshError {
 
 /// The file's bytes: header, then the archive.
 pub fn encode(mesh: &NavMesh) -> Vec<u8> {
+    encode_keyed(mesh, 0)
+}
+
+/// [`encode`], recording in the header the key of the inputs and settings the mesh was made
+/// from (the bake uses it to know when the file can be reused).
+pub fn encode_keyed(mesh: &NavMesh, key: u64) -> Vec<u8> {
     let payload = rkyv::to_bytes::<rancor::Error>(mesh).expect("serializing to memory cannot fail");
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(MAGIC);
@@ -197,6 +205,7 @@ pub fn encode(mesh: &NavMesh) -> Vec<u8> {
     out.extend_from_slice(&0u32.to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&key.to_le_bytes());
     out.resize(HEADER_LEN, 0);
     out.extend_from_slice(&payload);
     let sum = checksum(&out);
@@ -371,6 +380,11 @@ impl NavMeshFile {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The key given to [`encode_keyed`].
+    pub fn key(&self) -> u64 {
+        u64::from_le_bytes(self.map[32..40].try_into().unwrap())
     }
 
     /// File size in bytes.

@@ -40,6 +40,7 @@ fn input() -> MeshInput {
         polys: vec![square(0, 0), square(4, 1), square(8, 2)],
         links: vec![],
         regions: 3,
+        notches: 0,
         climb: 2,
     }
 }
@@ -73,7 +74,9 @@ fn file_round_trips_through_a_memory_map() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("navmesh.tsn");
     std::fs::write(&path, encode(&m)).unwrap();
+    std::fs::write(&path, encode_keyed(&m, 42)).unwrap();
     let file = NavMeshFile::open(&path).unwrap();
+    assert_eq!(file.key(), 42);
     let back: NavMesh = rkyv::deserialize::<NavMesh, rancor::Error>(file.mesh()).unwrap();
     assert_eq!(back, m);
     // Every polygon is listed in the grid cells its box covers.

@@ -50,6 +50,10 @@ impl BakeLayout {
     pub fn regions_pack(&self) -> PathBuf {
         self.work().join("regions.pack")
     }
+    pub fn navmesh(&self) -> PathBuf {
+        self.root.join("navmesh.tsn")
+    }
+
     pub fn summary_json(&self) -> PathBuf {
         self.root.join("summary.json")
     }

@@ -104,17 +104,19 @@ fn interrupted(req: &BakeRequest) -> bool {
 struct StageKeys {
     bin: u64,
     voxelize: u64,
+    polygons: u64,
 }
 
 /// Bumped when a stage's output changes meaning, so old checkpoints are recomputed.
-const CHECKPOINT_VERSION: u32 = 1;
+const CHECKPOINT_VERSION: u32 = 2;
 
 impl StageKeys {
     fn new(
         info: &tessera_ingest::cache::CacheInfo,
         frame: &GridFrame,
-        params: &tessera_config::VoxelParams,
+        config: &BakeConfig,
     ) -> StageKeys {
+        let params = &config.voxel_params();
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         h.update(&CHECKPOINT_VERSION.to_le_bytes());
         h.update(&info.key.content_hash.to_le_bytes());
@@ -122,18 +124,29 @@ impl StageKeys {
         h.update(&info.payload_hash.to_le_bytes());
         h.update(&frame.encode());
         let bin = h.digest();
-        h.update(b"voxelize+segment(flat)+contours");
+        h.update(b"voxelize+segment+contours");
         for v in [
             params.walkable_height,
             params.walkable_climb,
             params.walkable_radius,
+            params.region_step,
         ] {
             h.update(&v.to_le_bytes());
         }
         h.update(&params.walkable_slope_cos.to_bits().to_le_bytes());
+        let voxelize = h.digest();
+        h.update(b"polygons+navmesh");
+        h.update(&tessera_navmesh::VERSION.to_le_bytes());
+        h.update(&config.polygons.max_error.to_bits().to_le_bytes());
+        h.update(&config.agent.radius.to_bits().to_le_bytes());
+        h.update(&[info.key.up.code()]);
+        for v in info.origin {
+            h.update(&v.to_bits().to_le_bytes());
+        }
         StageKeys {
             bin,
-            voxelize: h.digest(),
+            voxelize,
+            polygons: h.digest(),
         }
     }
 }
@@ -170,6 +183,18 @@ pub struct BakeSummary {
     /// Vertices that existed only because of the tiling (straight through a tile border),
     /// removed by the merge.
     pub third_class_removed: u64,
+    /// Convex polygons in the navmesh, their distinct vertices, the edges two of them share
+    /// (portals), links between polygons that share no edge, and the reflex vertices of the
+    /// simplified region outlines (cells per notch = polygons / notches).
+    pub polygons: u64,
+    pub polygon_vertices: u64,
+    pub portals: u64,
+    pub links: u64,
+    pub notches: u64,
+    /// Plan area of the polygons [m^2] (differs from `walkable_area_m2` by simplification).
+    pub navmesh_area_m2: f64,
+    /// Size of `navmesh.tsn`.
+    pub navmesh_bytes: u64,
     /// Largest merge frontier: links waiting for a tile not yet seen.
     pub merge_frontier_links: u64,
     /// Largest memory the merge frontier held (waiting links, open regions, open contour
@@ -282,7 +307,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
 
     // 3. Bin the triangles into tiles on disk (reused when the scene and grid are unchanged).
     let t = Instant::now();
-    let keys = StageKeys::new(&info, &frame, &params);
+    let keys = StageKeys::new(&info, &frame, &req.config);
     let tiles_header = [keys.bin.to_le_bytes().as_slice(), &frame.encode()].concat();
     let triangles = cache.triangles();
     let tiles_reused = match PackReader::open(layout.tiles_pack(), TILES_KIND) {
@@ -371,6 +396,40 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         )));
     }
 
+    // 5. Polygons and the navmesh file (reused when made from the same regions and settings).
+    let t = Instant::now();
+    let navmesh_path = layout.navmesh();
+    let existing = match tessera_navmesh::NavMeshFile::open(&navmesh_path) {
+        Ok(f) if f.key() == keys.polygons => Some(f),
+        Ok(_) => None,
+        Err(tessera_navmesh::NavMeshError::Io { .. }) => None,
+        Err(e) => {
+            progress.warn(&format!("navmesh recomputed: {e}"));
+            None
+        }
+    };
+    let polygons = match existing {
+        Some(file) => {
+            reused.push("polygons".to_string());
+            PolygonCounts::of(file.mesh(), file.len() as u64)
+        }
+        None => {
+            progress.stage_start("polygons", counts.regions);
+            let mesh = build_navmesh(&req, &layout, &info, &frame, up)?;
+            let bytes = tessera_navmesh::encode_keyed(&mesh, keys.polygons);
+            tessera_store::write_atomic(&navmesh_path, &bytes)?;
+            progress.stage_done("polygons", mesh.polys.len() as u64);
+            let aligned = tessera_navmesh::aligned(&bytes);
+            let view = tessera_navmesh::access(&aligned, &navmesh_path.display().to_string())
+                .map_err(|e| BakeError::Corrupt {
+                    path: navmesh_path.clone(),
+                    message: e.to_string(),
+                })?;
+            PolygonCounts::of(view, bytes.len() as u64)
+        }
+    };
+    seconds.insert("polygons".into(), t.elapsed().as_secs_f64());
+
     seconds.insert("total".into(), started.elapsed().as_secs_f64());
     let (peak_anon, peak_rss) = sampler.peaks();
     let summary = BakeSummary {
@@ -393,6 +452,13 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         contours: counts.contours,
         contour_vertices: counts.contour_vertices,
         third_class_removed: counts.third_class_removed,
+        polygons: polygons.polygons,
+        polygon_vertices: polygons.vertices,
+        portals: polygons.portals,
+        links: polygons.links,
+        notches: polygons.notches,
+        navmesh_area_m2: polygons.area,
+        navmesh_bytes: polygons.bytes,
         merge_frontier_links: counts.frontier_peak.0 as u64,
         merge_frontier_bytes: counts.frontier_bytes,
         peak_rss_bytes: peak_rss,
@@ -407,6 +473,77 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
     let json = serde_json::to_vec_pretty(&summary).expect("summary serializes");
     tessera_store::write_atomic(layout.summary_json(), &json)?;
     Ok(summary)
+}
+
+/// What the summary reports about the navmesh.
+struct PolygonCounts {
+    polygons: u64,
+    vertices: u64,
+    portals: u64,
+    links: u64,
+    notches: u64,
+    area: f64,
+    bytes: u64,
+}
+
+impl PolygonCounts {
+    fn of(mesh: &tessera_navmesh::ArchivedNavMesh, bytes: u64) -> PolygonCounts {
+        PolygonCounts {
+            polygons: mesh.polys.len() as u64,
+            vertices: mesh.verts.len() as u64,
+            portals: mesh.stats.portals.to_native() as u64,
+            links: mesh.stats.links.to_native() as u64,
+            notches: mesh.stats.notches.to_native(),
+            area: mesh.stats.walkable_area.to_native(),
+            bytes,
+        }
+    }
+}
+
+/// Polygonizes the merged regions of a finished region journal into a navmesh.
+fn build_navmesh(
+    req: &BakeRequest,
+    layout: &BakeLayout,
+    info: &tessera_ingest::cache::CacheInfo,
+    frame: &GridFrame,
+    up: UpAxis,
+) -> Result<tessera_navmesh::NavMesh, BakeError> {
+    let regions_path = layout.regions_pack();
+    let corrupt = |message: String| BakeError::Corrupt {
+        path: regions_path.clone(),
+        message,
+    };
+    let batches = read_region_batches(&req.out_dir)?;
+    let params = req.config.voxel_params();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(req.threads.max(1))
+        .build()
+        .map_err(|e| corrupt(format!("thread pool: {e}")))?;
+    let (input, _) = pool
+        .install(|| {
+            let grouped = tessera_polygons::group_regions(batches)?;
+            tessera_polygons::polygonize(
+                &grouped,
+                tessera_polygons::PolygonParams {
+                    max_error: req.config.max_error_cells(),
+                    // Vertex heights are each side's own floor; floors stacked in one column
+                    // are at least the agent's height apart.
+                    portal_climb: params.walkable_height.saturating_sub(1),
+                },
+            )
+        })
+        .map_err(|e| corrupt(e.to_string()))?;
+    let agent = &req.config.agent;
+    let nav_frame = tessera_navmesh::Frame {
+        origin: info.origin,
+        up: up.code(),
+        cell_size: frame.cell_size as f32,
+        cell_height: frame.cell_height as f32,
+        agent_height: agent.height as f32,
+        agent_radius: agent.radius as f32,
+        agent_climb: agent.max_climb as f32,
+    };
+    tessera_navmesh::build(nav_frame, &input).map_err(|e| corrupt(e.to_string()))
 }
 
 #[derive(Default)]

@@ -96,6 +96,9 @@ pub fn group_regions(
         out[i].contours.push(c);
     }
     for r in &mut out {
+        for c in &mut r.contours {
+            c.make_canonical();
+        }
         // Outer contours first; then by smallest point: the same for every tiling.
         r.contours.sort_by_key(|c| {
             (
@@ -238,6 +241,7 @@ pub fn polygonize(
             });
         }
     }
+    input.notches = stats.notches;
     Ok((input, stats))
 }
 
