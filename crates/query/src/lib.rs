@@ -1,0 +1,245 @@
+//! Path queries over a tessera navmesh ([`tessera_navmesh::ArchivedNavMesh`], read zero-copy).
+//!
+//! A [`Query`] borrows a validated mesh and answers:
+//!
+//! * [`Query::nearest`]: the polygon closest to a point, within a search box (spatial grid);
+//! * [`Query::height`]: the surface height of a plan point on a polygon (detail triangles);
+//! * [`Query::find_path`]: A* over polygons, their portals and links, giving a [`Corridor`];
+//! * [`Query::straight_path`]: string pulling (the funnel algorithm) along a corridor;
+//! * [`Query::raycast`]: walks a straight plan segment over the mesh until it leaves it;
+//! * [`Query::random_point`]: area-weighted uniform points, from a seeded [`Rng`];
+//! * [`Query::path`]: all of the above in the scene's own coordinates, as a [`PathAnswer`].
+//!
+//! **Conventions.** Points are in the mesh's internal frame (Z up, world units, rebased on the
+//! frame's origin) except in [`Query::path`], which converts. Polygons are convex and
+//! counter-clockwise seen from above. Neighbouring polygons of different regions may disagree
+//! on a shared edge's height by up to the agent's climb, so every containment, crossing and
+//! funnel test works in plan (x, y); heights always come from the polygons (their detail
+//! triangles, or their own vertices on a portal).
+//!
+//! **Robustness.** The mesh has passed [`tessera_navmesh::validate`] (indices in range, numbers
+//! finite) but its geometry is not trusted: no query panics or loops forever on a hostile
+//! mesh, and non-finite query points give empty answers.
+//!
+//! This crate reads navmesh files only; it depends on no builder crate.
+
+mod geom;
+mod path;
+mod random;
+mod raycast;
+
+pub use path::{Corridor, PathAnswer};
+pub use random::Rng;
+pub use raycast::Raycast;
+
+use geom::{closest_on_segment, dist3, finite3, inside, lerp3, triangle_probe, V3};
+use tessera_navmesh::{ArchivedNavMesh, Frame};
+
+/// Queries over one navmesh. Cheap to build (one pass over the polygons for the area table);
+/// holds no mutable state, so one `Query` can serve any number of threads.
+pub struct Query<'a> {
+    mesh: &'a ArchivedNavMesh,
+    frame: Frame,
+    /// `area_prefix[i]` = total area of polygons `0..=i` (negative areas count as zero).
+    area_prefix: Vec<f64>,
+    /// Plan distance under which two points are the same and a point on an edge is inside.
+    eps: f32,
+}
+
+impl<'a> Query<'a> {
+    /// Prepares queries over `mesh`.
+    pub fn new(mesh: &'a ArchivedNavMesh) -> Query<'a> {
+        let frame = mesh.frame.native();
+        let mut sum = 0.0f64;
+        let area_prefix = mesh
+            .polys
+            .iter()
+            .map(|p| {
+                sum += (p.area.to_native() as f64).max(0.0);
+                sum
+            })
+            .collect();
+        // A thousandth of a cell, but never below what f32 resolves at the mesh's extent.
+        let cs = frame.cell_size;
+        let base = if cs.is_finite() && cs > 0.0 {
+            (cs * 1e-3).clamp(1e-6, 1e-2)
+        } else {
+            1e-4
+        };
+        let reach = mesh
+            .bounds_min
+            .iter()
+            .chain(mesh.bounds_max.iter())
+            .map(|c| c.to_native().abs())
+            .filter(|c| c.is_finite())
+            .fold(0.0f32, f32::max);
+        let eps = base.max(reach * 8.0 * f32::EPSILON);
+        Query {
+            mesh,
+            frame,
+            area_prefix,
+            eps,
+        }
+    }
+
+    /// The mesh queried.
+    pub fn mesh(&self) -> &'a ArchivedNavMesh {
+        self.mesh
+    }
+
+    /// The mesh's frame (origin, up axis, cell size, agent).
+    pub fn frame(&self) -> &Frame {
+        &self.frame
+    }
+
+    /// The plan distance under which points count as equal and a point on a polygon's edge
+    /// as inside it: a thousandth of a cell (at least f32's resolution at the mesh's extent).
+    pub fn tolerance(&self) -> f32 {
+        self.eps
+    }
+
+    /// Number of polygons.
+    pub fn poly_count(&self) -> u32 {
+        self.mesh.polys.len() as u32
+    }
+
+    /// The search box half-size [`Query::path`] snaps its ends with, in internal axes:
+    /// `2 * agent_radius + cell_size` across (x and y) and `agent_height` up (z). A point
+    /// given at an agent's feet, or anywhere up to its head, finds the floor under it.
+    pub fn snap_extent(&self) -> [f32; 3] {
+        let f = &self.frame;
+        let across = 2.0 * f.agent_radius.max(0.0) + f.cell_size.max(0.0);
+        [across, across, f.agent_height.max(0.0)]
+    }
+
+    /// Polygon `p`'s vertices (internal frame), counter-clockwise.
+    pub(crate) fn poly_points(&self, p: u32) -> Vec<V3> {
+        self.mesh
+            .poly_vert_ids(p)
+            .map(|v| self.mesh.vert(v))
+            .collect()
+    }
+
+    fn valid_poly(&self, p: u32) -> bool {
+        (p as usize) < self.mesh.polys.len()
+    }
+
+    /// The surface height of polygon `poly` at the plan point of `p`, from the detail triangle
+    /// nearest in plan (or the polygon's own fan when it has none). Never fails.
+    pub(crate) fn surface(&self, poly: u32, p: V3) -> f32 {
+        let mut best = (f64::INFINITY, f32::NAN);
+        for t in self.mesh.poly_triangles(poly) {
+            let probe = triangle_probe(&t, p);
+            if probe.0 < best.0 {
+                best = probe;
+                if best.0 == 0.0 {
+                    return best.1;
+                }
+            }
+        }
+        if best.0.is_finite() {
+            return best.1;
+        }
+        let pts = self.poly_points(poly);
+        for k in 1..pts.len().saturating_sub(1) {
+            let probe = triangle_probe(&[pts[0], pts[k], pts[k + 1]], p);
+            if probe.0 < best.0 {
+                best = probe;
+            }
+        }
+        if best.0.is_finite() {
+            best.1
+        } else {
+            pts.first().map_or(0.0, |v| v[2])
+        }
+    }
+
+    /// Whether the plan point of `p` lies on polygon `poly` (its boundary included, within
+    /// [`Query::tolerance`]). `p`'s height is ignored.
+    pub fn contains(&self, poly: u32, p: [f32; 3]) -> bool {
+        self.valid_poly(poly) && finite3(p) && inside(&self.poly_points(poly), p, self.eps as f64)
+    }
+
+    /// The height of the plan point `p` (its z is ignored) on polygon `poly`, from the
+    /// polygon's detail triangles; `None` when `poly` does not exist or `p` is not over it.
+    pub fn height(&self, poly: u32, p: [f32; 3]) -> Option<f32> {
+        self.contains(poly, p).then(|| self.surface(poly, p))
+    }
+
+    /// The point of polygon `poly` closest to `p`: `p` itself (at the surface height) when it
+    /// is over the polygon, else the nearest point of its boundary in plan, at the surface
+    /// height there. `None` when `poly` does not exist or `p` is not finite.
+    pub fn closest_point(&self, poly: u32, p: [f32; 3]) -> Option<[f32; 3]> {
+        if !self.valid_poly(poly) || !finite3(p) {
+            return None;
+        }
+        let pts = self.poly_points(poly);
+        if inside(&pts, p, self.eps as f64) {
+            return Some([p[0], p[1], self.surface(poly, p)]);
+        }
+        let n = pts.len();
+        let mut best = (f64::INFINITY, pts[0]);
+        for i in 0..n {
+            let (a, b) = (pts[i], pts[(i + 1) % n]);
+            let (s, d2) = closest_on_segment(p, a, b);
+            if d2 < best.0 {
+                best = (d2, lerp3(a, b, s));
+            }
+        }
+        let q = best.1;
+        Some([q[0], q[1], self.surface(poly, q)])
+    }
+
+    /// The polygon nearest to `p` within the box `p ± extent`, and the point on it.
+    ///
+    /// Candidates come from the mesh's spatial grid; each one's closest point is
+    /// [`Query::closest_point`], and only closest points inside the box count. The smallest 3D
+    /// distance wins; equal distances go to the smaller polygon id, so the answer is
+    /// deterministic. `None` when no polygon comes within the box.
+    pub fn nearest(&self, p: [f32; 3], extent: [f32; 3]) -> Option<(u32, [f32; 3])> {
+        if !finite3(p) || !finite3(extent) || self.mesh.polys.is_empty() {
+            return None;
+        }
+        let ext = extent.map(f32::abs);
+        let lo = [0, 1, 2].map(|k| p[k] - ext[k]);
+        let hi = [0, 1, 2].map(|k| p[k] + ext[k]);
+        let g = &self.mesh.grid;
+        let mut candidates: Vec<u32> = if g.width.to_native() == 0 || g.height.to_native() == 0 {
+            (0..self.poly_count()).collect()
+        } else {
+            let (x0, y0, x1, y1) = self.mesh.grid_cells([lo[0], lo[1]], [hi[0], hi[1]]);
+            let mut c = Vec::new();
+            for y in y0..=y1 {
+                for x in x0..=x1 {
+                    c.extend(self.mesh.grid_items(x, y));
+                }
+            }
+            c
+        };
+        candidates.sort_unstable();
+        candidates.dedup();
+        let eps = self.eps;
+        let mut best: Option<(f64, u32, V3)> = None;
+        for poly in candidates {
+            let pts = self.poly_points(poly);
+            // Plan bounding box against the search box first: cheap and rejects most.
+            let outside = (0..2).any(|k| {
+                pts.iter().all(|v| v[k] < lo[k] - eps) || pts.iter().all(|v| v[k] > hi[k] + eps)
+            });
+            if outside {
+                continue;
+            }
+            let Some(q) = self.closest_point(poly, p) else {
+                continue;
+            };
+            if (0..3).any(|k| q[k] < lo[k] - eps || q[k] > hi[k] + eps) {
+                continue;
+            }
+            let d = dist3(p, q);
+            if best.is_none_or(|(bd, _, _)| d < bd) {
+                best = Some((d, poly, q));
+            }
+        }
+        best.map(|(_, poly, q)| (poly, q))
+    }
+}

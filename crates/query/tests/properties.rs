@@ -1,0 +1,153 @@
+//! Properties on random grids of unit squares with holes.
+
+mod common;
+
+use std::collections::VecDeque;
+
+use common::{centre_line, frame, length, Builder};
+use proptest::prelude::*;
+use tessera_query::{Query, Rng};
+
+/// A `w x h` grid of 2 m squares, `open[y * w + x]` telling which exist; polygon ids in
+/// row-major order of the open cells.
+fn grid_mesh(w: usize, h: usize, open: &[bool]) -> (Builder, Vec<Option<u32>>) {
+    let mut b = Builder::new();
+    let mut ids = vec![None; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            if open[y * w + x] {
+                let (x0, y0) = (2 * x as i32, 2 * y as i32);
+                ids[y * w + x] = Some(b.rect(x0, y0, x0 + 2, y0 + 2, 0, 0));
+            }
+        }
+    }
+    (b, ids)
+}
+
+/// Connected components of the open cells (4-neighbours: squares meet along edges).
+fn components(w: usize, h: usize, open: &[bool]) -> Vec<usize> {
+    let mut comp = vec![usize::MAX; w * h];
+    let mut next = 0;
+    for s in 0..w * h {
+        if !open[s] || comp[s] != usize::MAX {
+            continue;
+        }
+        comp[s] = next;
+        let mut queue = VecDeque::from([s]);
+        while let Some(c) = queue.pop_front() {
+            let (x, y) = (c % w, c / w);
+            let mut nbs = Vec::new();
+            if x > 0 {
+                nbs.push(c - 1);
+            }
+            if x + 1 < w {
+                nbs.push(c + 1);
+            }
+            if y > 0 {
+                nbs.push(c - w);
+            }
+            if y + 1 < h {
+                nbs.push(c + w);
+            }
+            for n in nbs {
+                if open[n] && comp[n] == usize::MAX {
+                    comp[n] = next;
+                    queue.push_back(n);
+                }
+            }
+        }
+        next += 1;
+    }
+    comp
+}
+
+fn grid_case() -> impl Strategy<Value = (usize, usize, Vec<bool>, u64)> {
+    (2usize..12, 2usize..12).prop_flat_map(|(w, h)| {
+        (
+            Just(w),
+            Just(h),
+            proptest::collection::vec(proptest::bool::weighted(0.75), w * h),
+            any::<u64>(),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn straight_paths_are_short_clear_and_found_exactly_when_connected(
+        (w, h, open, seed) in grid_case()
+    ) {
+        prop_assume!(open.iter().any(|&o| o));
+        let (b, _) = grid_mesh(w, h, &open);
+        let bytes = b.bytes(frame());
+        let q = Query::new(bytes.mesh());
+        let comp = components(w, h, &open);
+        let cell_of = |p: [f32; 3]| (p[1] / 2.0).floor().min(h as f32 - 1.0) as usize * w
+            + (p[0] / 2.0).floor().min(w as f32 - 1.0) as usize;
+        let mut rng = Rng::new(seed);
+        for _ in 0..16 {
+            let (sp, s) = q.random_point(&mut rng).unwrap();
+            let (ep, e) = q.random_point(&mut rng).unwrap();
+            let c = q.find_path(sp, s, ep, e);
+            prop_assert_eq!(c.found, comp[cell_of(s)] == comp[cell_of(e)]);
+            if !c.found {
+                continue;
+            }
+            let pts = q.straight_path(s, e, &c.polys);
+            prop_assert_eq!(pts.first(), Some(&s));
+            prop_assert_eq!(pts.last(), Some(&e));
+            let straight = length(&pts);
+            let centre = length(&centre_line(&q, s, e, &c.polys));
+            prop_assert!(straight <= centre + 1e-4, "{} > centre line {}", straight, centre);
+            prop_assert!(straight >= length(&[s, e]) - 1e-4);
+            for seg in pts.windows(2) {
+                let (poly, _) = q.nearest(seg[0], [0.01, 0.01, 0.01]).unwrap();
+                let r = q.raycast(poly, seg[0], seg[1]);
+                prop_assert_eq!(r.t, 1.0, "{:?} -> {:?} from {}: {:?}", seg[0], seg[1], poly, r);
+            }
+        }
+    }
+
+    #[test]
+    fn a_ray_stops_exactly_at_the_first_missing_square(
+        (w, h, open, seed) in grid_case()
+    ) {
+        prop_assume!(open.iter().any(|&o| o));
+        let (b, ids) = grid_mesh(w, h, &open);
+        let bytes = b.bytes(frame());
+        let q = Query::new(bytes.mesh());
+        let mut rng = Rng::new(seed);
+        // Rays along a row, east or west, from a random point: the mesh ends at the first
+        // closed cell (or the grid's edge).
+        for _ in 0..16 {
+            let (sp, s) = q.random_point(&mut rng).unwrap();
+            if (s[1] - 2.0 * (s[1] / 2.0).round()).abs() < 0.01 {
+                continue; // along a row's edge, within the tolerance: the row beside counts too
+            }
+            let east = rng.next_u64() & 1 == 0;
+            let reach = 3.0 + 2.0 * w as f32 * rng.next_f32();
+            let e = [if east { s[0] + reach } else { s[0] - reach }, s[1], s[2]];
+            let (cx, cy) = ((s[0] / 2.0).floor() as i64, (s[1] / 2.0).floor() as i64);
+            let mut x = cx;
+            loop {
+                let nx = if east { x + 1 } else { x - 1 };
+                if nx < 0 || nx >= w as i64 || ids[cy as usize * w + nx as usize].is_none() {
+                    break;
+                }
+                x = nx;
+            }
+            let wall = if east { 2.0 * (x + 1) as f32 } else { 2.0 * x as f32 };
+            if (e[0] - wall).abs() < 0.01 {
+                continue; // an end on the wall, within the tolerance: either answer is right
+            }
+            let want = ((wall - s[0]) / (e[0] - s[0])).min(1.0);
+            let r = q.raycast(sp, s, e);
+            prop_assert!((r.t - want).abs() < 1e-4, "want {} got {:?} from {:?} to {:?}", want, r, s, e);
+            if want < 1.0 {
+                prop_assert_eq!(r.hit_edge_normal, Some([if east { 1.0 } else { -1.0 }, 0.0]));
+            }
+        }
+    }
+}
