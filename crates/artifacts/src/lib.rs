@@ -18,8 +18,8 @@ mod regions;
 mod spans;
 
 pub use frame::{CellRect, GridFrame, TileCoord};
-pub use regions::{Contour, Levels, MergedRegion, Point, RegionBatch, SpanKey, NO_NEIGHBOUR,
-    OUT_OF_REACH,
+pub use regions::{
+    Contour, Levels, MergedRegion, Point, RegionBatch, SpanKey, NO_NEIGHBOUR, OUT_OF_REACH,
 };
 pub use spans::{Span, SpanField};
 pub use tessera_geom::Triangle;

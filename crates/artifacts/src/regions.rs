@@ -155,7 +155,10 @@ impl Contour {
             return Err(invalid("contour", format!("{n} vertices")));
         }
         if self.heights.len() != n || self.neighbours.len() != n {
-            return Err(invalid("contour", "heights or neighbours do not match the vertices"));
+            return Err(invalid(
+                "contour",
+                "heights or neighbours do not match the vertices",
+            ));
         }
         for k in 0..n {
             let (a, b, d) = (

@@ -254,7 +254,13 @@ impl BakeConfig {
                 ));
             }
         }
-        range("polygons.max_error", self.polygons.max_error, 0.0, 100.0, false)?;
+        range(
+            "polygons.max_error",
+            self.polygons.max_error,
+            0.0,
+            100.0,
+            false,
+        )?;
         if !(a.max_slope.is_finite() && a.max_slope >= 0.0 && a.max_slope < 90.0) {
             return Err(fail(
                 "agent.max_slope",

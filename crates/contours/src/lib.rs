@@ -84,7 +84,12 @@ fn member(field: &SpanField, x: i32, y: i32, level: u32, levels: Levels) -> bool
 /// point agrees.
 fn corner_height(field: &SpanField, p: Point, level: u32, levels: Levels) -> u32 {
     let mut h = 0;
-    for (x, y) in [(p.0 - 1, p.1 - 1), (p.0, p.1 - 1), (p.0 - 1, p.1), (p.0, p.1)] {
+    for (x, y) in [
+        (p.0 - 1, p.1 - 1),
+        (p.0, p.1 - 1),
+        (p.0 - 1, p.1),
+        (p.0, p.1),
+    ] {
         if field.rect.contains(x, y) {
             for s in field.column(x, y) {
                 if s.walkable && levels.of(s.zmax) == level {
@@ -111,7 +116,14 @@ pub struct Reach {
 /// on a tie), marked [`OUT_OF_REACH`] beyond the climb, or [`NO_NEIGHBOUR`]. Two consecutive
 /// edges with the same neighbour level border the same region (their outside cells are
 /// 8-neighbours at one level).
-fn neighbour_across(field: &SpanField, x: i32, y: i32, z: u32, reach: Reach, levels: Levels) -> u32 {
+fn neighbour_across(
+    field: &SpanField,
+    x: i32,
+    y: i32,
+    z: u32,
+    reach: Reach,
+    levels: Levels,
+) -> u32 {
     if !field.rect.contains(x, y) {
         return NO_NEIGHBOUR;
     }
@@ -699,8 +711,8 @@ impl ContourJoiner {
         debug_assert_eq!(a.next, b.first);
         // The shared point ends `a` and starts `b`; it stays a vertex where the contour turns
         // or its neighbour changes. Otherwise it existed only because of the tiling.
-        let straight = a.last_heading == b.first.heading
-            && a.neighbours.last() == b.neighbours.first();
+        let straight =
+            a.last_heading == b.first.heading && a.neighbours.last() == b.neighbours.first();
         a.points.pop();
         a.heights.pop();
         let skip = if straight {
@@ -913,13 +925,27 @@ mod tests {
         let drawing = ["1111", "2200"];
         let (field, regions) = setup(&drawing);
         let top = |climb| {
-            let out = trace_tile(&field, &regions, Reach { climb, height: climb });
+            let out = trace_tile(
+                &field,
+                &regions,
+                Reach {
+                    climb,
+                    height: climb,
+                },
+            );
             out.cycles.into_iter().find(|c| c.level == 1).unwrap()
         };
         // Beyond the agent's height: nothing across, only the four corners.
         assert_eq!(top(0).points.len(), 4);
         // Out of the climb but within the height: the shared border is still marked.
-        let out = trace_tile(&field, &regions, Reach { climb: 0, height: 4 });
+        let out = trace_tile(
+            &field,
+            &regions,
+            Reach {
+                climb: 0,
+                height: 4,
+            },
+        );
         let c = out.cycles.iter().find(|c| c.level == 1).unwrap();
         assert_eq!(c.points.len(), 5);
         assert!(c.neighbours.contains(&(2 | OUT_OF_REACH)));

@@ -74,7 +74,11 @@ pub fn build(frame: Frame, input: &MeshInput) -> Result<NavMesh, BuildError> {
             return Err(bad("fewer than 3 vertices"));
         }
         let n_in = input.verts.len() as u32;
-        if p.verts.iter().chain(p.tris.iter().flatten()).any(|&v| v >= n_in) {
+        if p.verts
+            .iter()
+            .chain(p.tris.iter().flatten())
+            .any(|&v| v >= n_in)
+        {
             return Err(bad("vertex index out of range"));
         }
         if !p.blocked.is_empty() && p.blocked.len() != p.verts.len() {
@@ -257,7 +261,10 @@ fn build_grid(
     min: [f32; 3],
     max: [f32; 3],
 ) -> Grid {
-    let boxes: Vec<_> = polys.iter().map(|p| plan_box(verts, poly_verts, p)).collect();
+    let boxes: Vec<_> = polys
+        .iter()
+        .map(|p| plan_box(verts, poly_verts, p))
+        .collect();
     let mean = if boxes.is_empty() {
         1.0
     } else {

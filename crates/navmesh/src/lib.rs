@@ -293,10 +293,18 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), String> {
         if count < 3 || !in_range(first, count, m.poly_verts.len()) {
             return Err(format!("polygon {i}: vertex range out of bounds"));
         }
-        if !in_range(p.tri_first.to_native(), p.tri_count.to_native(), m.detail_tris.len()) {
+        if !in_range(
+            p.tri_first.to_native(),
+            p.tri_count.to_native(),
+            m.detail_tris.len(),
+        ) {
             return Err(format!("polygon {i}: triangle range out of bounds"));
         }
-        if !in_range(p.link_first.to_native(), p.link_count.to_native(), m.links.len()) {
+        if !in_range(
+            p.link_first.to_native(),
+            p.link_count.to_native(),
+            m.links.len(),
+        ) {
             return Err(format!("polygon {i}: link range out of bounds"));
         }
         if !p.area.to_native().is_finite() {
@@ -321,7 +329,11 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), String> {
         if l.from.to_native() as u64 >= np || l.to.to_native() as u64 >= np {
             return Err(format!("link {i}: polygon index out of range"));
         }
-        if l.a.iter().chain(l.b.iter()).any(|c| !c.to_native().is_finite()) {
+        if l.a
+            .iter()
+            .chain(l.b.iter())
+            .any(|c| !c.to_native().is_finite())
+        {
             return Err(format!("link {i}: endpoint is not finite"));
         }
     }
@@ -460,7 +472,10 @@ impl ArchivedNavMesh {
     pub fn grid_items(&self, x: u32, y: u32) -> impl Iterator<Item = u32> + '_ {
         let g = &self.grid;
         let c = (y * g.width.to_native() + x) as usize;
-        let (s, e) = (g.start[c].to_native() as usize, g.start[c + 1].to_native() as usize);
+        let (s, e) = (
+            g.start[c].to_native() as usize,
+            g.start[c + 1].to_native() as usize,
+        );
         g.items[s..e].iter().map(|v| v.to_native())
     }
 }

@@ -108,7 +108,8 @@ fn a_checksummed_but_hostile_file_is_refused() {
         panic!("accepted")
     };
     assert!(
-        err.to_string().contains("polygon 0: vertex index out of range"),
+        err.to_string()
+            .contains("polygon 0: vertex index out of range"),
         "{err}"
     );
     let mut m = build(frame(), &input()).unwrap();
@@ -131,5 +132,8 @@ fn scene_coordinates_round_trip_through_the_frame() {
 fn clockwise_polygons_are_refused() {
     let mut i = input();
     i.polys[0].verts.reverse();
-    assert!(matches!(build(frame(), &i), Err(BuildError::Poly { poly: 0, .. })));
+    assert!(matches!(
+        build(frame(), &i),
+        Err(BuildError::Poly { poly: 0, .. })
+    ));
 }

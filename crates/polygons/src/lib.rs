@@ -141,63 +141,62 @@ pub fn polygonize(
         u64,
         u64,
     );
-    let results: Vec<Result<Done, PolygonError>> =
-        regions
-            .par_iter()
-            .zip(parts.par_iter())
-            .map(|(region, parts)| {
-                // Each point's height in this region (a pinch point has one height).
-                let mut height: HashMap<Point, u32> = HashMap::default();
-                for c in &region.contours {
-                    for (p, h) in c.points.iter().zip(&c.heights) {
-                        height.insert(*p, *h);
-                    }
+    let results: Vec<Result<Done, PolygonError>> = regions
+        .par_iter()
+        .zip(parts.par_iter())
+        .map(|(region, parts)| {
+            // Each point's height in this region (a pinch point has one height).
+            let mut height: HashMap<Point, u32> = HashMap::default();
+            for c in &region.contours {
+                for (p, h) in c.points.iter().zip(&c.heights) {
+                    height.insert(*p, *h);
                 }
-                let mut simplified: Vec<Vec<Point>> = Vec::with_capacity(parts.len());
-                // Boundary edges no agent may cross: nothing or an out-of-reach floor across.
-                let mut blocked: HashMap<(Point, Point), bool> = HashMap::default();
-                for cs in parts {
-                    let mut pts: Vec<Point> = Vec::new();
-                    for (&(s, reversed), &across) in cs.parts.iter().zip(&cs.across) {
-                        let closed = across == NO_NEIGHBOUR || across & OUT_OF_REACH != 0;
-                        let sec = &sections[s as usize];
-                        let mut kept: Vec<Point> = (0..sec.points.len())
-                            .filter(|&k| sec.keep[k])
-                            .map(|k| sec.points[k])
-                            .collect();
-                        if reversed {
-                            kept.reverse();
-                        }
-                        for w in kept.windows(2) {
-                            blocked.insert((w[0], w[1]), closed);
-                        }
-                        kept.pop(); // the next part starts there
-                        pts.extend(kept);
+            }
+            let mut simplified: Vec<Vec<Point>> = Vec::with_capacity(parts.len());
+            // Boundary edges no agent may cross: nothing or an out-of-reach floor across.
+            let mut blocked: HashMap<(Point, Point), bool> = HashMap::default();
+            for cs in parts {
+                let mut pts: Vec<Point> = Vec::new();
+                for (&(s, reversed), &across) in cs.parts.iter().zip(&cs.across) {
+                    let closed = across == NO_NEIGHBOUR || across & OUT_OF_REACH != 0;
+                    let sec = &sections[s as usize];
+                    let mut kept: Vec<Point> = (0..sec.points.len())
+                        .filter(|&k| sec.keep[k])
+                        .map(|k| sec.points[k])
+                        .collect();
+                    if reversed {
+                        kept.reverse();
                     }
-                    simplified.push(pts);
+                    for w in kept.windows(2) {
+                        blocked.insert((w[0], w[1]), closed);
+                    }
+                    kept.pop(); // the next part starts there
+                    pts.extend(kept);
                 }
-                let notches = simplified
-                    .iter()
-                    .map(|c| {
-                        let n = c.len();
-                        (0..n)
-                            .filter(|&k| {
-                                partition::orient(c[(k + n - 1) % n], c[k], c[(k + 1) % n]) < 0
-                            })
-                            .count() as u64
-                    })
-                    .sum();
-                let kept = simplified.iter().map(|c| c.len() as u64).sum();
-                let (verts, tris) =
-                    triangulate(&simplified).map_err(|detail| PolygonError::Region {
-                        x: region.id.x,
-                        y: region.id.y,
-                        z: region.id.zmax,
-                        detail,
-                    })?;
-                Ok((hertel_mehlhorn(verts, tris), height, blocked, notches, kept))
-            })
-            .collect();
+                simplified.push(pts);
+            }
+            let notches = simplified
+                .iter()
+                .map(|c| {
+                    let n = c.len();
+                    (0..n)
+                        .filter(|&k| {
+                            partition::orient(c[(k + n - 1) % n], c[k], c[(k + 1) % n]) < 0
+                        })
+                        .count() as u64
+                })
+                .sum();
+            let kept = simplified.iter().map(|c| c.len() as u64).sum();
+            let (verts, tris) =
+                triangulate(&simplified).map_err(|detail| PolygonError::Region {
+                    x: region.id.x,
+                    y: region.id.y,
+                    z: region.id.zmax,
+                    detail,
+                })?;
+            Ok((hertel_mehlhorn(verts, tris), height, blocked, notches, kept))
+        })
+        .collect();
 
     let mut input = MeshInput {
         regions: regions.len() as u32,

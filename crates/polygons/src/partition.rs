@@ -49,12 +49,11 @@ pub fn triangulate(contours: &[Vec<Point>]) -> Result<(Vec<Point>, Vec<[u32; 3]>
         .map(|p| Point2::new(p.0 as f64, p.1 as f64))
         .collect();
     let mut conflicts = 0usize;
-    let cdt = ConstrainedDelaunayTriangulation::<Point2<f64>>::try_bulk_load_cdt(
-        points,
-        edges,
-        |_| conflicts += 1,
-    )
-    .map_err(|e| format!("triangulation failed: {e:?}"))?;
+    let cdt =
+        ConstrainedDelaunayTriangulation::<Point2<f64>>::try_bulk_load_cdt(points, edges, |_| {
+            conflicts += 1
+        })
+        .map_err(|e| format!("triangulation failed: {e:?}"))?;
     if conflicts > 0 {
         return Err(format!("{conflicts} crossing constraint edges"));
     }
@@ -118,7 +117,10 @@ pub fn hertel_mehlhorn(verts: Vec<Point>, tris: Vec<[u32; 3]>) -> RegionPolygons
     for (t, tri) in tris.iter().enumerate() {
         for k in 0..3 {
             let (a, b) = (tri[k], tri[(k + 1) % 3]);
-            edge_tris.entry((a.min(b), a.max(b))).or_default().push(t as u32);
+            edge_tris
+                .entry((a.min(b), a.max(b)))
+                .or_default()
+                .push(t as u32);
         }
     }
     let mut diagonals: Vec<(i64, Point, Point, u32, u32, u32, u32)> = edge_tris
@@ -159,11 +161,24 @@ pub fn hertel_mehlhorn(verts: Vec<Point>, tris: Vec<[u32; 3]>) -> RegionPolygons
         if qrot.last() != Some(&v) {
             continue;
         }
+        // P and Q touching anywhere else (a pinch) would make a polygon that is not simple.
+        if qrot[1..qrot.len() - 1].iter().any(|w| prot.contains(w)) {
+            continue;
+        }
         let at = |i: u32| verts[i as usize];
         // At u: P's vertex before u, u, Q's vertex after u. At v: Q's before v, v, P's after v.
-        let convex_u = orient(at(prot[prot.len() - 2]), at(u), at(qrot[1])) >= 0;
-        let convex_v = orient(at(qrot[qrot.len() - 2]), at(v), at(prot[1])) >= 0;
-        if !(convex_u && convex_v) {
+        // A straight angle is convex; folding back is not.
+        let convex = |a: Point, b: Point, c: Point| {
+            let o = orient(a, b, c);
+            o > 0
+                || o == 0
+                    && (b.0 - a.0) as i64 * (c.0 - b.0) as i64
+                        + (b.1 - a.1) as i64 * (c.1 - b.1) as i64
+                        > 0
+        };
+        if !(convex(at(prot[prot.len() - 2]), at(u), at(qrot[1]))
+            && convex(at(qrot[qrot.len() - 2]), at(v), at(prot[1])))
+        {
             continue;
         }
         let mut merged = prot;
@@ -201,7 +216,10 @@ mod tests {
     fn area2(verts: &[Point], cycle: &[u32]) -> i64 {
         (0..cycle.len())
             .map(|k| {
-                let (a, b) = (verts[cycle[k] as usize], verts[cycle[(k + 1) % cycle.len()] as usize]);
+                let (a, b) = (
+                    verts[cycle[k] as usize],
+                    verts[cycle[(k + 1) % cycle.len()] as usize],
+                );
                 a.0 as i64 * b.1 as i64 - b.0 as i64 * a.1 as i64
             })
             .sum()
@@ -227,7 +245,11 @@ mod tests {
         }
         assert_eq!(sum, 2 * 96);
         // A square ring needs at least 4 convex pieces; HM stays within 4x of optimal.
-        assert!(polys.polys.len() >= 4 && polys.polys.len() <= 8, "{}", polys.polys.len());
+        assert!(
+            polys.polys.len() >= 4 && polys.polys.len() <= 8,
+            "{}",
+            polys.polys.len()
+        );
     }
 
     #[test]

@@ -37,9 +37,7 @@ pub(crate) struct Section {
 }
 
 /// Cuts every contour into shared sections.
-pub(crate) fn sections_of(
-    regions: &[Vec<Contour>],
-) -> (Vec<Section>, Vec<Vec<ContourSections>>) {
+pub(crate) fn sections_of(regions: &[Vec<Contour>]) -> (Vec<Section>, Vec<Vec<ContourSections>>) {
     let mut sections: Vec<Section> = Vec::new();
     let mut ids: HashMap<Vec<Point>, u32> = HashMap::default();
     let mut out = Vec::with_capacity(regions.len());
@@ -339,14 +337,19 @@ mod tests {
         ];
         let mut s = section(&pts);
         rdp(&mut s, 1.0);
-        let kept: Vec<Point> = (0..pts.len()).filter(|&k| s.keep[k]).map(|k| pts[k]).collect();
+        let kept: Vec<Point> = (0..pts.len())
+            .filter(|&k| s.keep[k])
+            .map(|k| pts[k])
+            .collect();
         assert!(kept.contains(&(3, 2)) && kept.contains(&(3, 6)));
         let mut rev: Vec<Point> = pts.to_vec();
         rev.reverse();
         let mut r = section(&rev);
         rdp(&mut r, 1.0);
-        let mut kept_rev: Vec<Point> =
-            (0..rev.len()).filter(|&k| r.keep[k]).map(|k| rev[k]).collect();
+        let mut kept_rev: Vec<Point> = (0..rev.len())
+            .filter(|&k| r.keep[k])
+            .map(|k| rev[k])
+            .collect();
         kept_rev.reverse();
         assert_eq!(kept, kept_rev);
         // Zero tolerance keeps everything that deviates at all.

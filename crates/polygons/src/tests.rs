@@ -132,7 +132,12 @@ fn a_room_with_a_pillar_is_covered_by_convex_polygons() {
 fn touching_regions_share_their_border_vertex_for_vertex() {
     // Three floors one voxel apart (within the climb) and a staircase-shaped border.
     let drawing = [
-        "111112222", "111122222", "111222222", "112222233", "122222333", "333333333",
+        "111112222",
+        "111122222",
+        "111222222",
+        "112222233",
+        "122222333",
+        "333333333",
     ];
     for max_error in [0.0, 1.5, 4.0] {
         let (input, stats) = polygons_of(&drawing, Levels::FLAT, max_error);
@@ -216,7 +221,10 @@ fn simplification_reduces_a_staircase_border_and_keeps_polygons_valid() {
     ];
     let (exact, s0) = polygons_of(&drawing, Levels::FLAT, 0.0);
     let (coarse, s1) = polygons_of(&drawing, Levels::FLAT, 1.5);
-    assert!(s1.simplified_vertices < s0.simplified_vertices, "{s0:?} {s1:?}");
+    assert!(
+        s1.simplified_vertices < s0.simplified_vertices,
+        "{s0:?} {s1:?}"
+    );
     assert!(coarse.polys.len() <= exact.polys.len());
     check(&coarse, &HashMap::default());
 }

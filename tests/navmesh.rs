@@ -1,0 +1,212 @@
+//! The navmesh file end to end: the same for every tiling and thread count, convex polygons,
+//! symmetric portals, exact cover without simplification, stairs joining floors.
+
+use std::collections::VecDeque;
+use std::path::Path;
+
+use tessera_config::SegmentationMode::{Flat, Layered};
+use tessera_navmesh::{ArchivedNavMesh, NavMeshFile, NONE};
+use tessera_tests::{bake_columns, bake_recast_scene, coarse_config, recast_scenes, MeshBuilder};
+
+fn open(out: &Path) -> NavMeshFile {
+    NavMeshFile::open(out.join("navmesh.tsn")).unwrap()
+}
+
+/// The archive bytes (the header holds the checkpoint key, which names the tile size).
+fn payload(out: &Path) -> Vec<u8> {
+    std::fs::read(out.join("navmesh.tsn")).unwrap()[tessera_navmesh::HEADER_LEN..].to_vec()
+}
+
+/// Every polygon convex in plan; every portal answered by the polygon across, on the same
+/// edge reversed.
+fn check_structure(m: &ArchivedNavMesh, what: &str) {
+    for p in 0..m.polys.len() as u32 {
+        let v: Vec<[f32; 3]> = m.poly_vert_ids(p).map(|i| m.vert(i)).collect();
+        let n = v.len();
+        for k in 0..n {
+            let (a, b, c) = (v[k], v[(k + 1) % n], v[(k + 2) % n]);
+            let turn = (b[0] as f64 - a[0] as f64) * (c[1] as f64 - b[1] as f64)
+                - (b[1] as f64 - a[1] as f64) * (c[0] as f64 - b[0] as f64);
+            // Vertices sit on the voxel grid, so a real reflex turn is at least a cell's area;
+            // f32 world coordinates round straight angles by a few ulps of the coordinates.
+            let len = |p: [f32; 3], q: [f32; 3]| ((q[0] - p[0]).hypot(q[1] - p[1])) as f64;
+            let scale = [a, b, c]
+                .iter()
+                .flat_map(|p| [p[0].abs(), p[1].abs()])
+                .fold(1f32, f32::max);
+            let tol = 4.0 * f32::EPSILON as f64 * scale as f64 * (len(a, b) + len(b, c));
+            assert!(turn >= -tol, "{what}: polygon {p} is not convex: {v:?}");
+        }
+        let ids: Vec<u32> = m.poly_vert_ids(p).collect();
+        for (k, q) in m.poly_neighbours(p).enumerate() {
+            if q == NONE {
+                continue;
+            }
+            let (a, b) = (m.vert(ids[k]), m.vert(ids[(k + 1) % n]));
+            let qids: Vec<u32> = m.poly_vert_ids(q).collect();
+            let back = m.poly_neighbours(q).enumerate().any(|(j, r)| {
+                let (c, d) = (m.vert(qids[j]), m.vert(qids[(j + 1) % qids.len()]));
+                r == p && c[..2] == b[..2] && d[..2] == a[..2]
+            });
+            assert!(back, "{what}: portal {p} -> {q} is not answered");
+        }
+    }
+}
+
+#[test]
+fn recast_scenes_navmesh_is_the_same_for_every_tiling() {
+    for scene in recast_scenes() {
+        for mode in [Layered, Flat] {
+            let whole = tempfile::tempdir().unwrap();
+            let (s1, _) = bake_recast_scene(&scene, 8192, mode, whole.path());
+            let tiled = tempfile::tempdir().unwrap();
+            let (s2, _) = bake_recast_scene(&scene, 32, mode, tiled.path());
+            assert!(s2.tiles > 4);
+            assert!(s1.polygons > 0);
+            let what = format!("{} {mode:?}", scene.display());
+            assert!(payload(whole.path()) == payload(tiled.path()), "{what}");
+            assert_eq!(
+                (s1.polygons, s1.portals, s1.notches),
+                (s2.polygons, s2.portals, s2.notches)
+            );
+            check_structure(open(tiled.path()).mesh(), &what);
+        }
+    }
+}
+
+#[test]
+fn without_simplification_polygons_cover_the_regions_exactly() {
+    for scene in recast_scenes() {
+        let mut config = coarse_config(64);
+        config.polygons.max_error = 0.0;
+        let dir = tempfile::tempdir().unwrap();
+        let (s, _) = bake_columns(
+            tessera_tests::file(&scene, tessera_geom::UpAxis::Y),
+            &config,
+            dir.path(),
+            2,
+            256 << 20,
+        );
+        let rel = (s.navmesh_area_m2 - s.walkable_area_m2).abs() / s.walkable_area_m2;
+        assert!(
+            rel < 1e-5,
+            "{}: {} vs {}",
+            scene.display(),
+            s.navmesh_area_m2,
+            s.walkable_area_m2
+        );
+        check_structure(open(dir.path()).mesh(), &scene.display().to_string());
+    }
+}
+
+/// A 20 x 20 m ground floor, a first floor 3 m up over its western 12 m, a 15-step stair
+/// (0.2 m risers, 0.3 m treads) down from the first floor's edge eastwards, and a 1.5 m
+/// platform with no way up (an island).
+pub fn two_storey_building() -> MeshBuilder {
+    let mut m = MeshBuilder::default();
+    let flat = |m: &mut MeshBuilder, x0: f64, y0: f64, x1: f64, y1: f64, z: f64| {
+        m.quad([[x0, y0, z], [x1, y0, z], [x1, y1, z], [x0, y1, z]]);
+    };
+    flat(&mut m, 0.0, 0.0, 20.0, 20.0, 0.0);
+    flat(&mut m, 0.0, 0.0, 12.0, 20.0, 3.0);
+    for i in 0..15 {
+        let x0 = 12.0 + 0.3 * i as f64;
+        let z = 3.0 - 0.2 * (i + 1) as f64;
+        flat(&mut m, x0, 8.0, x0 + 0.3, 12.0, z);
+        // The riser in front of the tread.
+        let zt = z + 0.2;
+        m.quad([[x0, 8.0, z], [x0, 12.0, z], [x0, 12.0, zt], [x0, 8.0, zt]]);
+    }
+    flat(&mut m, 16.0, 15.0, 19.0, 19.0, 1.5);
+    m
+}
+
+/// The polygon under plan point (x, y) whose height there is nearest to z.
+fn poly_at(m: &ArchivedNavMesh, x: f32, y: f32, z: f32) -> Option<u32> {
+    let mut best: Option<(f32, u32)> = None;
+    for p in 0..m.polys.len() as u32 {
+        for t in m.poly_triangles(p) {
+            let [a, b, c] = t;
+            let d = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+            let u = ((b[0] - x) * (c[1] - y) - (b[1] - y) * (c[0] - x)) / d;
+            let v = ((c[0] - x) * (a[1] - y) - (c[1] - y) * (a[0] - x)) / d;
+            let w = 1.0 - u - v;
+            if u >= -1e-4 && v >= -1e-4 && w >= -1e-4 {
+                let h = u * a[2] + v * b[2] + w * c[2];
+                if best.is_none_or(|(bd, _)| (h - z).abs() < bd) {
+                    best = Some(((h - z).abs(), p));
+                }
+            }
+        }
+    }
+    best.filter(|(d, _)| *d < 0.6).map(|(_, p)| p)
+}
+
+/// Polygons reachable from `start` over portals and links.
+fn reachable(m: &ArchivedNavMesh, start: u32) -> Vec<bool> {
+    let mut seen = vec![false; m.polys.len()];
+    let mut queue = VecDeque::from([start]);
+    seen[start as usize] = true;
+    while let Some(p) = queue.pop_front() {
+        let next = m
+            .poly_neighbours(p)
+            .filter(|&q| q != NONE)
+            .chain(m.poly_links(p).iter().map(|l| l.to.to_native()));
+        for q in next.collect::<Vec<_>>() {
+            if !seen[q as usize] {
+                seen[q as usize] = true;
+                queue.push_back(q);
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn stairs_join_the_two_floors_in_both_modes_and_the_platform_stays_an_island() {
+    for mode in [Flat, Layered] {
+        let mut config = coarse_config(32);
+        config.regions.mode = mode;
+        let dir = tempfile::tempdir().unwrap();
+        let scene = two_storey_building().into_scene("two storeys");
+        bake_columns(scene, &config, dir.path(), 2, 256 << 20);
+        let file = open(dir.path());
+        let m = file.mesh();
+        check_structure(m, "two storeys");
+        // Internal coordinates are relative to the scene's minimum (0, 0, 0 here).
+        let at = |x: f32, y: f32, z: f32| {
+            poly_at(m, x, y, z).unwrap_or_else(|| panic!("{mode:?}: no floor at {x},{y},{z}"))
+        };
+        let ground = at(17.0, 3.0, 0.0);
+        let first = at(5.0, 10.0, 3.0);
+        let under = at(5.0, 10.0, 0.0);
+        let platform = at(17.5, 17.0, 1.5);
+        let from_ground = reachable(m, ground);
+        assert!(from_ground[first as usize], "{mode:?}: the stairs lead up");
+        assert!(from_ground[under as usize]);
+        assert!(
+            !from_ground[platform as usize],
+            "{mode:?}: the platform is an island"
+        );
+        assert_ne!(first, under);
+    }
+}
+
+#[test]
+fn thread_count_and_budget_do_not_change_the_navmesh() {
+    let scene = &recast_scenes()[0];
+    let config = coarse_config(32);
+    let mut files = Vec::new();
+    for (threads, budget) in [(1, 24u64 << 20), (2, 512 << 20), (8, 64 << 20)] {
+        let dir = tempfile::tempdir().unwrap();
+        bake_columns(
+            tessera_tests::file(scene, tessera_geom::UpAxis::Y),
+            &config,
+            dir.path(),
+            threads,
+            budget,
+        );
+        files.push(std::fs::read(dir.path().join("navmesh.tsn")).unwrap());
+    }
+    assert!(files[0] == files[1] && files[1] == files[2]);
+}
