@@ -210,3 +210,33 @@ fn thread_count_and_budget_do_not_change_the_navmesh() {
     }
     assert!(files[0] == files[1] && files[1] == files[2]);
 }
+
+#[test]
+fn a_polygon_setting_change_re_runs_only_the_polygon_stage() {
+    let scene = &recast_scenes()[0];
+    let input = || tessera_tests::file(scene, tessera_geom::UpAxis::Y);
+    let mut config = coarse_config(32);
+    let dir = tempfile::tempdir().unwrap();
+    bake_columns(input(), &config, dir.path(), 2, 256 << 20);
+    // Same settings: everything is reused, the polygon stage included.
+    let (again, _) = bake_columns(input(), &config, dir.path(), 2, 256 << 20);
+    assert_eq!(again.stages_reused, ["ingest", "bin", "voxelize", "polygons"]);
+    // A new simplification tolerance: only the polygons are made again.
+    config.polygons.max_error = 0.0;
+    let (changed, _) = bake_columns(input(), &config, dir.path(), 2, 256 << 20);
+    assert_eq!(changed.stages_reused, ["ingest", "bin", "voxelize"]);
+    let fresh = tempfile::tempdir().unwrap();
+    bake_columns(input(), &config, fresh.path(), 2, 256 << 20);
+    assert!(payload(dir.path()) == payload(fresh.path()));
+    // A flipped byte in the navmesh is detected and the file made again, identical.
+    let path = dir.path().join("navmesh.tsn");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let good = bytes.clone();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 1;
+    std::fs::write(&path, &bytes).unwrap();
+    assert!(NavMeshFile::open(&path).is_err());
+    let (repaired, _) = bake_columns(input(), &config, dir.path(), 2, 256 << 20);
+    assert!(!repaired.stages_reused.contains(&"polygons".to_string()));
+    assert!(std::fs::read(&path).unwrap() == good);
+}
