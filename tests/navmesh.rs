@@ -6,7 +6,7 @@ use std::path::Path;
 
 use tessera_config::SegmentationMode::{Flat, Layered};
 use tessera_navmesh::{ArchivedNavMesh, NavMeshFile, NONE};
-use tessera_tests::{bake_columns, bake_recast_scene, coarse_config, recast_scenes, MeshBuilder};
+use tessera_tests::{bake_columns, bake_recast_scene, coarse_config, recast_scenes};
 
 fn open(out: &Path) -> NavMeshFile {
     NavMeshFile::open(out.join("navmesh.tsn")).unwrap()
@@ -99,28 +99,6 @@ fn without_simplification_polygons_cover_the_regions_exactly() {
     }
 }
 
-/// A 20 x 20 m ground floor, a first floor 3 m up over its western 12 m, a 15-step stair
-/// (0.2 m risers, 0.3 m treads) down from the first floor's edge eastwards, and a 1.5 m
-/// platform with no way up (an island).
-pub fn two_storey_building() -> MeshBuilder {
-    let mut m = MeshBuilder::default();
-    let flat = |m: &mut MeshBuilder, x0: f64, y0: f64, x1: f64, y1: f64, z: f64| {
-        m.quad([[x0, y0, z], [x1, y0, z], [x1, y1, z], [x0, y1, z]]);
-    };
-    flat(&mut m, 0.0, 0.0, 20.0, 20.0, 0.0);
-    flat(&mut m, 0.0, 0.0, 12.0, 20.0, 3.0);
-    for i in 0..15 {
-        let x0 = 12.0 + 0.3 * i as f64;
-        let z = 3.0 - 0.2 * (i + 1) as f64;
-        flat(&mut m, x0, 8.0, x0 + 0.3, 12.0, z);
-        // The riser in front of the tread.
-        let zt = z + 0.2;
-        m.quad([[x0, 8.0, z], [x0, 12.0, z], [x0, 12.0, zt], [x0, 8.0, zt]]);
-    }
-    flat(&mut m, 16.0, 15.0, 19.0, 19.0, 1.5);
-    m
-}
-
 /// The polygon under plan point (x, y) whose height there is nearest to z.
 fn poly_at(m: &ArchivedNavMesh, x: f32, y: f32, z: f32) -> Option<u32> {
     let mut best: Option<(f32, u32)> = None;
@@ -168,7 +146,7 @@ fn stairs_join_the_two_floors_in_both_modes_and_the_platform_stays_an_island() {
         let mut config = coarse_config(32);
         config.regions.mode = mode;
         let dir = tempfile::tempdir().unwrap();
-        let scene = two_storey_building().into_scene("two storeys");
+        let scene = tessera_tests::two_storey_building().into_scene("two storeys");
         bake_columns(scene, &config, dir.path(), 2, 256 << 20);
         let file = open(dir.path());
         let m = file.mesh();
@@ -220,7 +198,10 @@ fn a_polygon_setting_change_re_runs_only_the_polygon_stage() {
     bake_columns(input(), &config, dir.path(), 2, 256 << 20);
     // Same settings: everything is reused, the polygon stage included.
     let (again, _) = bake_columns(input(), &config, dir.path(), 2, 256 << 20);
-    assert_eq!(again.stages_reused, ["ingest", "bin", "voxelize", "polygons"]);
+    assert_eq!(
+        again.stages_reused,
+        ["ingest", "bin", "voxelize", "polygons"]
+    );
     // A new simplification tolerance: only the polygons are made again.
     config.polygons.max_error = 0.0;
     let (changed, _) = bake_columns(input(), &config, dir.path(), 2, 256 << 20);

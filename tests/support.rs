@@ -116,3 +116,25 @@ impl MeshBuilder {
         }
     }
 }
+
+/// A 20 x 20 m ground floor, a first floor 3 m up over its western 12 m, a 15-step stair
+/// (0.2 m risers, 0.3 m treads) down from the first floor's edge eastwards, and a 1.5 m
+/// platform with no way up (an island). Z up, minimum at the origin.
+pub fn two_storey_building() -> MeshBuilder {
+    let mut m = MeshBuilder::default();
+    let flat = |m: &mut MeshBuilder, x0: f64, y0: f64, x1: f64, y1: f64, z: f64| {
+        m.quad([[x0, y0, z], [x1, y0, z], [x1, y1, z], [x0, y1, z]]);
+    };
+    flat(&mut m, 0.0, 0.0, 20.0, 20.0, 0.0);
+    flat(&mut m, 0.0, 0.0, 12.0, 20.0, 3.0);
+    for i in 0..15 {
+        let x0 = 12.0 + 0.3 * i as f64;
+        let z = 3.0 - 0.2 * (i + 1) as f64;
+        flat(&mut m, x0, 8.0, x0 + 0.3, 12.0, z);
+        // The riser in front of the tread.
+        let zt = z + 0.2;
+        m.quad([[x0, 8.0, z], [x0, 12.0, z], [x0, 12.0, zt], [x0, 8.0, zt]]);
+    }
+    flat(&mut m, 16.0, 15.0, 19.0, 19.0, 1.5);
+    m
+}

@@ -1,0 +1,222 @@
+//! Paths on baked meshes: straight paths stay on the mesh, are never longer than the
+//! corridor's centre line, match the visibility-graph optimum on hand-made maps, and islands
+//! get no path.
+
+use std::path::Path;
+
+use tessera_config::BakeConfig;
+use tessera_navmesh::NavMeshFile;
+use tessera_query::{Query, Rng};
+use tessera_tests::{bake_columns, coarse_config, recast_scenes, MeshBuilder};
+
+type V3 = [f32; 3];
+
+fn plan_len(path: &[V3]) -> f64 {
+    path.windows(2)
+        .map(|w| ((w[1][0] - w[0][0]) as f64).hypot((w[1][1] - w[0][1]) as f64))
+        .sum()
+}
+
+/// True when the plan segment `a..b` lies on the mesh: a raycast from some polygon holding
+/// `a` reaches `b`.
+fn visible(q: &Query, a: V3, b: V3) -> bool {
+    (0..q.poly_count()).any(|p| q.contains(p, a) && q.raycast(p, a, b).t >= 1.0 - 1e-5)
+}
+
+/// The corridor's centre line: start, the midpoints of the portals crossed, end.
+fn centre_line(q: &Query, start: V3, end: V3, corridor: &[u32]) -> Vec<V3> {
+    let mut line = vec![start];
+    for w in corridor.windows(2) {
+        let (a, b) = q
+            .portal(w[0], w[1])
+            .expect("consecutive corridor polygons share a portal");
+        line.push([
+            (a[0] + b[0]) / 2.0,
+            (a[1] + b[1]) / 2.0,
+            (a[2] + b[2]) / 2.0,
+        ]);
+    }
+    line.push(end);
+    line
+}
+
+fn bake(scene: tessera_pipeline::SceneInput, config: &BakeConfig, out: &Path) -> NavMeshFile {
+    bake_columns(scene, config, out, 2, 256 << 20);
+    NavMeshFile::open(out.join("navmesh.tsn")).unwrap()
+}
+
+#[test]
+fn random_paths_on_the_recast_scenes_stay_on_the_mesh_and_pull_tight() {
+    for scene in recast_scenes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = bake(
+            tessera_tests::file(&scene, tessera_geom::UpAxis::Y),
+            &coarse_config(32),
+            dir.path(),
+        );
+        let q = Query::new(file.mesh());
+        let mut rng = Rng::new(7);
+        let mut found = 0;
+        for _ in 0..40 {
+            let (sp, s) = q.random_point(&mut rng).unwrap();
+            let (ep, e) = q.random_point(&mut rng).unwrap();
+            let corridor = q.find_path(sp, s, ep, e);
+            if !corridor.found {
+                continue;
+            }
+            found += 1;
+            let straight = q.straight_path(s, e, &corridor.polys);
+            // Ends in plan (heights are re-read from the surface).
+            assert_eq!(straight.first().map(|p| [p[0], p[1]]), Some([s[0], s[1]]));
+            assert_eq!(straight.last().map(|p| [p[0], p[1]]), Some([e[0], e[1]]));
+            for w in straight.windows(2) {
+                assert!(
+                    visible(&q, w[0], w[1]),
+                    "{}: segment {:?} -> {:?} leaves the mesh",
+                    scene.display(),
+                    w[0],
+                    w[1]
+                );
+            }
+            let (len, centre) = (
+                plan_len(&straight),
+                plan_len(&centre_line(&q, s, e, &corridor.polys)),
+            );
+            assert!(
+                len <= centre + 1e-3,
+                "{}: {len} > centre {centre}",
+                scene.display()
+            );
+            let direct = plan_len(&[s, e]);
+            assert!(len >= direct - 1e-3);
+        }
+        assert!(
+            found >= 10,
+            "{}: only {found} pairs connected",
+            scene.display()
+        );
+    }
+}
+
+/// Shortest path over the visibility graph of the mesh's vertices (exact for a polygonal
+/// domain: a shortest path bends only at boundary vertices).
+fn visibility_optimum(q: &Query, s: V3, e: V3) -> f64 {
+    let m = q.mesh();
+    let mut nodes: Vec<V3> = vec![s, e];
+    nodes.extend((0..m.verts.len() as u32).map(|i| m.vert(i)));
+    let n = nodes.len();
+    let mut dist = vec![f64::INFINITY; n];
+    let mut done = vec![false; n];
+    dist[0] = 0.0;
+    for _ in 0..n {
+        let u = (0..n)
+            .filter(|&i| !done[i])
+            .min_by(|&a, &b| dist[a].total_cmp(&dist[b]))
+            .unwrap();
+        if u == 1 || !dist[u].is_finite() {
+            break;
+        }
+        done[u] = true;
+        for v in 0..n {
+            if !done[v] && visible(q, nodes[u], nodes[v]) {
+                let d = dist[u] + plan_len(&[nodes[u], nodes[v]]);
+                if d < dist[v] {
+                    dist[v] = d;
+                }
+            }
+        }
+    }
+    dist[1]
+}
+
+#[test]
+fn paths_on_hand_made_maps_match_the_optimum() {
+    let mut config = coarse_config(16);
+    config.agent.radius = 0.0;
+    config.polygons.max_error = 0.0;
+    // An L-shaped floor, and a square room with a pillar (no top: walls only).
+    let mut l = MeshBuilder::default();
+    l.quad([
+        [0.0, 0.0, 0.0],
+        [20.0, 0.0, 0.0],
+        [20.0, 4.0, 0.0],
+        [0.0, 4.0, 0.0],
+    ]);
+    l.quad([
+        [0.0, 4.0, 0.0],
+        [4.0, 4.0, 0.0],
+        [4.0, 20.0, 0.0],
+        [0.0, 20.0, 0.0],
+    ]);
+    let mut room = MeshBuilder::default();
+    room.quad([
+        [0.0, 0.0, 0.0],
+        [20.0, 0.0, 0.0],
+        [20.0, 20.0, 0.0],
+        [0.0, 20.0, 0.0],
+    ]);
+    let (x0, y0, x1, y1, h) = (8.0, 6.0, 12.0, 14.0, 3.0);
+    for (a, b) in [
+        ((x0, y0), (x1, y0)),
+        ((x1, y0), (x1, y1)),
+        ((x1, y1), (x0, y1)),
+        ((x0, y1), (x0, y0)),
+    ] {
+        room.quad([
+            [a.0, a.1, 0.0],
+            [b.0, b.1, 0.0],
+            [b.0, b.1, h],
+            [a.0, a.1, h],
+        ]);
+    }
+    for (name, mesh, from, to) in [
+        ("L", l, [1.0, 18.0], [18.0, 1.0]),
+        ("pillar", room, [2.0, 10.0], [18.0, 10.5]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = bake(mesh.into_scene(name), &config, dir.path());
+        let q = Query::new(file.mesh());
+        let ext = [0.5, 0.5, 1.0];
+        let (sp, s) = q.nearest([from[0], from[1], 0.0], ext).unwrap();
+        let (ep, e) = q.nearest([to[0], to[1], 0.0], ext).unwrap();
+        let corridor = q.find_path(sp, s, ep, e);
+        assert!(corridor.found, "{name}");
+        let straight = q.straight_path(s, e, &corridor.polys);
+        let len = plan_len(&straight);
+        let best = visibility_optimum(&q, s, e);
+        assert!(
+            (len - best).abs() <= 1e-3 * best,
+            "{name}: path {len} vs optimum {best} ({straight:?})"
+        );
+        // Not the straight line: the path bends around the corner or the pillar.
+        assert!(len > plan_len(&[s, e]) + 0.1, "{name}");
+    }
+}
+
+#[test]
+fn stairs_give_a_path_up_and_islands_none() {
+    for mode in [
+        tessera_config::SegmentationMode::Flat,
+        tessera_config::SegmentationMode::Layered,
+    ] {
+        let mut config = coarse_config(32);
+        config.regions.mode = mode;
+        let dir = tempfile::tempdir().unwrap();
+        let building = tessera_tests::two_storey_building().into_scene("two storeys");
+        let file = bake(building, &config, dir.path());
+        let q = Query::new(file.mesh());
+        // Scene coordinates: Z up, origin at the scene minimum (0, 0, 0).
+        let up = q.path([17.0, 3.0, 0.0], [5.0, 10.0, 3.0]);
+        assert!(up.found, "{mode:?}: no path up the stairs");
+        let first = up.waypoints.first().unwrap();
+        let last = up.waypoints.last().unwrap();
+        assert!(
+            first[2].abs() < 0.3 && (last[2] - 3.0).abs() < 0.3,
+            "{mode:?}: {up:?}"
+        );
+        assert!(up.length > 12.0);
+        let island = q.path([17.0, 3.0, 0.0], [17.5, 17.0, 1.5]);
+        assert!(!island.found, "{mode:?}: a path onto the platform");
+        assert!(island.waypoints.is_empty() && island.length == 0.0);
+    }
+}
