@@ -221,3 +221,30 @@ fn a_polygon_setting_change_re_runs_only_the_polygon_stage() {
     assert!(!repaired.stages_reused.contains(&"polygons".to_string()));
     assert!(std::fs::read(&path).unwrap() == good);
 }
+
+#[test]
+fn reachability_from_a_seed_drops_the_island_and_keeps_both_floors() {
+    let mut config = coarse_config(32);
+    config.polygons.reachable_from = vec![[17.0, 3.0, 0.0]];
+    let dir = tempfile::tempdir().unwrap();
+    let scene = tessera_tests::two_storey_building().into_scene("two storeys");
+    let (s, _) = bake_columns(scene, &config, dir.path(), 2, 256 << 20);
+    assert!(
+        s.unreachable_polygons_removed >= 1 && s.unreachable_islands_removed >= 1,
+        "{s:?}"
+    );
+    let file = open(dir.path());
+    let m = file.mesh();
+    assert!(
+        poly_at(m, 17.5, 17.0, 1.5).is_none(),
+        "the platform is gone"
+    );
+    let ground = poly_at(m, 17.0, 3.0, 0.0).unwrap();
+    let first = poly_at(m, 5.0, 10.0, 3.0).unwrap();
+    let all = reachable(m, ground);
+    assert!(
+        all[first as usize] && all.iter().all(|&r| r),
+        "everything left is reachable"
+    );
+    check_structure(m, "pruned");
+}

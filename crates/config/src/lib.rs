@@ -94,11 +94,17 @@ pub struct PolygonSettings {
     /// How far a simplified contour may stray from the voxel contour [m]; 0 keeps every
     /// vertex.
     pub max_error: f64,
+    /// Walkable seed points in the scene's own coordinates and up axis. When any are given,
+    /// polygons no agent can reach from one of them (over portals and links) are dropped.
+    pub reachable_from: Vec<[f64; 3]>,
 }
 
 impl Default for PolygonSettings {
     fn default() -> Self {
-        PolygonSettings { max_error: 0.15 }
+        PolygonSettings {
+            max_error: 0.15,
+            reachable_from: Vec::new(),
+        }
     }
 }
 

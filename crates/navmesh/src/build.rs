@@ -235,6 +235,8 @@ pub fn build(frame: Frame, input: &MeshInput) -> Result<NavMesh, BuildError> {
             portals,
             links: link_count,
             walkable_area,
+            polygons_removed: 0,
+            islands_removed: 0,
         },
     })
 }
@@ -330,4 +332,125 @@ fn build_grid(
         start,
         items,
     }
+}
+
+/// What [`keep_reachable`] removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    pub polygons: u64,
+    /// Connected groups of removed polygons.
+    pub islands: u64,
+    /// Seeds (by index) that stand on no polygon.
+    pub unplaced_seeds: Vec<usize>,
+}
+
+/// The polygon under a seed point (internal frame): one whose detail triangles hold the plan
+/// point, with the surface within the agent's height below or above it, nearest in height.
+fn polygon_under(mesh: &NavMesh, p: [f32; 3]) -> Option<u32> {
+    let mut best: Option<(f32, u32)> = None;
+    for (i, poly) in mesh.polys.iter().enumerate() {
+        let tris =
+            &mesh.detail_tris[poly.tri_first as usize..(poly.tri_first + poly.tri_count) as usize];
+        for t in tris {
+            let [a, b, c] = t.map(|v| mesh.verts[v as usize]);
+            let d = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+            if d == 0.0 {
+                continue;
+            }
+            let u = ((b[0] - p[0]) * (c[1] - p[1]) - (b[1] - p[1]) * (c[0] - p[0])) / d;
+            let v = ((c[0] - p[0]) * (a[1] - p[1]) - (c[1] - p[1]) * (a[0] - p[0])) / d;
+            let w = 1.0 - u - v;
+            if u < -1e-5 || v < -1e-5 || w < -1e-5 {
+                continue;
+            }
+            let dz = (u * a[2] + v * b[2] + w * c[2] - p[2]).abs();
+            if dz <= mesh.frame.agent_height && best.is_none_or(|(bd, _)| dz < bd) {
+                best = Some((dz, i as u32));
+            }
+        }
+    }
+    best.map(|(_, i)| i)
+}
+
+/// Reachability from seed points (seed 001): keeps the polygons an agent standing on one of
+/// `seeds` (internal frame) can reach over portals and links, and rebuilds the input without
+/// the rest. `mesh` is `input` built.
+pub fn keep_reachable(
+    input: &MeshInput,
+    mesh: &NavMesh,
+    seeds: &[[f32; 3]],
+) -> (MeshInput, Pruned) {
+    let n = mesh.polys.len();
+    let neighbours = |p: usize| -> Vec<usize> {
+        let poly = &mesh.polys[p];
+        let edges = &mesh.poly_neis[poly.first as usize..(poly.first + poly.count) as usize];
+        let links =
+            &mesh.links[poly.link_first as usize..(poly.link_first + poly.link_count) as usize];
+        edges
+            .iter()
+            .filter(|&&q| q != NONE)
+            .map(|&q| q as usize)
+            .chain(links.iter().map(|l| l.to as usize))
+            .collect()
+    };
+    let flood = |starts: Vec<usize>, mark: &mut Vec<bool>| {
+        let mut stack = starts;
+        for &s in &stack {
+            mark[s] = true;
+        }
+        while let Some(p) = stack.pop() {
+            for q in neighbours(p) {
+                if !mark[q] {
+                    mark[q] = true;
+                    stack.push(q);
+                }
+            }
+        }
+    };
+    let mut pruned = Pruned::default();
+    let mut starts = Vec::new();
+    for (i, &s) in seeds.iter().enumerate() {
+        match polygon_under(mesh, s) {
+            Some(p) => starts.push(p as usize),
+            None => pruned.unplaced_seeds.push(i),
+        }
+    }
+    let mut keep = vec![false; n];
+    flood(starts, &mut keep);
+    let mut seen = keep.clone();
+    for p in 0..n {
+        if !seen[p] {
+            pruned.islands += 1;
+            flood(vec![p], &mut seen);
+        }
+    }
+    pruned.polygons = keep.iter().filter(|k| !**k).count() as u64;
+    // Polygons and links renumbered densely; regions too.
+    let mut new_id = vec![u32::MAX; n];
+    let mut region_id: HashMap<u32, u32> = HashMap::default();
+    let mut out = MeshInput {
+        verts: input.verts.clone(),
+        climb: input.climb,
+        ..Default::default()
+    };
+    for (p, ip) in input.polys.iter().enumerate() {
+        if keep[p] {
+            new_id[p] = out.polys.len() as u32;
+            let next = region_id.len() as u32;
+            let region = *region_id.entry(ip.region).or_insert(next);
+            out.polys.push(InputPoly {
+                region,
+                ..ip.clone()
+            });
+        }
+    }
+    out.regions = region_id.len() as u32;
+    out.links = input
+        .links
+        .iter()
+        .filter(|l| keep[l.0 as usize] && keep[l.1 as usize])
+        .map(|l| (new_id[l.0 as usize], new_id[l.1 as usize], l.2, l.3))
+        .collect();
+    out.notches = input.notches;
+    (out, pruned)
 }

@@ -27,7 +27,7 @@ use rkyv::util::AlignedVec;
 use rkyv::{Archive, Deserialize, Serialize};
 use tessera_geom::UpAxis;
 
-pub use build::{build, BuildError, InputPoly, MeshInput};
+pub use build::{build, keep_reachable, BuildError, InputPoly, MeshInput, Pruned};
 
 /// Magic bytes that open every navmesh file.
 pub const MAGIC: &[u8; 8] = b"TSNAVMSH";
@@ -104,6 +104,10 @@ pub struct Stats {
     pub portals: u32,
     pub links: u32,
     pub walkable_area: f64,
+    /// Polygons dropped as unreachable from the bake's seed points, and the islands they
+    /// formed (0 when no seeds were given).
+    pub polygons_removed: u64,
+    pub islands_removed: u64,
 }
 
 /// The whole navigation mesh.

@@ -137,3 +137,24 @@ fn clockwise_polygons_are_refused() {
         Err(BuildError::Poly { poly: 0, .. })
     ));
 }
+
+#[test]
+fn reachability_keeps_what_a_seed_reaches_and_counts_islands() {
+    let i = input();
+    let m = build(frame(), &i).unwrap();
+    // A seed on square 1 (x 2..4 m, 1 voxel up): squares 0 and 1 are joined, 2 is an island.
+    let (kept, pruned) = keep_reachable(&i, &m, &[[3.0, 1.0, 0.3], [50.0, 50.0, 0.0]]);
+    assert_eq!(pruned.polygons, 1);
+    assert_eq!(pruned.islands, 1);
+    assert_eq!(pruned.unplaced_seeds, vec![1]);
+    assert_eq!(kept.polys.len(), 2);
+    assert_eq!(kept.regions, 2);
+    let m2 = build(frame(), &kept).unwrap();
+    assert_eq!(m2.stats.portals, 1);
+    // A seed on the upper floor keeps only it.
+    let (kept, pruned) = keep_reachable(&i, &m, &[[1.0, 1.0, 5.0]]);
+    assert_eq!(
+        (kept.polys.len(), pruned.polygons, pruned.islands),
+        (1, 2, 1)
+    );
+}

@@ -139,6 +139,11 @@ impl StageKeys {
         h.update(&tessera_navmesh::VERSION.to_le_bytes());
         h.update(&config.polygons.max_error.to_bits().to_le_bytes());
         h.update(&config.agent.radius.to_bits().to_le_bytes());
+        for p in &config.polygons.reachable_from {
+            for c in p {
+                h.update(&c.to_bits().to_le_bytes());
+            }
+        }
         h.update(&[info.key.up.code()]);
         for v in info.origin {
             h.update(&v.to_bits().to_le_bytes());
@@ -195,6 +200,10 @@ pub struct BakeSummary {
     pub navmesh_area_m2: f64,
     /// Size of `navmesh.tsn`.
     pub navmesh_bytes: u64,
+    /// With `polygons.reachable_from` seeds: polygons dropped as unreachable, and the islands
+    /// they formed.
+    pub unreachable_polygons_removed: u64,
+    pub unreachable_islands_removed: u64,
     /// Largest merge frontier: links waiting for a tile not yet seen.
     pub merge_frontier_links: u64,
     /// Largest memory the merge frontier held (waiting links, open regions, open contour
@@ -415,7 +424,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         }
         None => {
             progress.stage_start("polygons", counts.regions);
-            let mesh = build_navmesh(&req, &layout, &info, &frame, up)?;
+            let mesh = build_navmesh(&req, &layout, &info, &frame, up, &progress)?;
             let bytes = tessera_navmesh::encode_keyed(&mesh, keys.polygons);
             tessera_store::write_atomic(&navmesh_path, &bytes)?;
             progress.stage_done("polygons", mesh.polys.len() as u64);
@@ -459,6 +468,8 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         notches: polygons.notches,
         navmesh_area_m2: polygons.area,
         navmesh_bytes: polygons.bytes,
+        unreachable_polygons_removed: polygons.polygons_removed,
+        unreachable_islands_removed: polygons.islands_removed,
         merge_frontier_links: counts.frontier_peak.0 as u64,
         merge_frontier_bytes: counts.frontier_bytes,
         peak_rss_bytes: peak_rss,
@@ -484,6 +495,8 @@ struct PolygonCounts {
     notches: u64,
     area: f64,
     bytes: u64,
+    polygons_removed: u64,
+    islands_removed: u64,
 }
 
 impl PolygonCounts {
@@ -496,6 +509,8 @@ impl PolygonCounts {
             notches: mesh.stats.notches.to_native(),
             area: mesh.stats.walkable_area.to_native(),
             bytes,
+            polygons_removed: mesh.stats.polygons_removed.to_native(),
+            islands_removed: mesh.stats.islands_removed.to_native(),
         }
     }
 }
@@ -507,6 +522,7 @@ fn build_navmesh(
     info: &tessera_ingest::cache::CacheInfo,
     frame: &GridFrame,
     up: UpAxis,
+    progress: &Progress,
 ) -> Result<tessera_navmesh::NavMesh, BakeError> {
     let regions_path = layout.regions_pack();
     let corrupt = |message: String| BakeError::Corrupt {
@@ -543,7 +559,24 @@ fn build_navmesh(
         agent_radius: agent.radius as f32,
         agent_climb: agent.max_climb as f32,
     };
-    tessera_navmesh::build(nav_frame, &input).map_err(|e| corrupt(e.to_string()))
+    let mesh =
+        tessera_navmesh::build(nav_frame.clone(), &input).map_err(|e| corrupt(e.to_string()))?;
+    let seeds = &req.config.polygons.reachable_from;
+    if seeds.is_empty() {
+        return Ok(mesh);
+    }
+    let internal: Vec<[f32; 3]> = seeds.iter().map(|&p| nav_frame.to_internal(p)).collect();
+    let (kept, pruned) = tessera_navmesh::keep_reachable(&input, &mesh, &internal);
+    for &i in &pruned.unplaced_seeds {
+        progress.warn(&format!(
+            "polygons.reachable_from[{i}] = {:?} stands on no walkable polygon; ignored",
+            seeds[i]
+        ));
+    }
+    let mut mesh = tessera_navmesh::build(nav_frame, &kept).map_err(|e| corrupt(e.to_string()))?;
+    mesh.stats.polygons_removed = pruned.polygons;
+    mesh.stats.islands_removed = pruned.islands;
+    Ok(mesh)
 }
 
 #[derive(Default)]
