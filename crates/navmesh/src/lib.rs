@@ -346,7 +346,9 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), String> {
     if g.start.len() as u64 != cells + 1 {
         return Err("grid: start table does not match its size".into());
     }
-    if !(g.cell.to_native() > 0.0) || g.min.iter().any(|c| !c.to_native().is_finite()) {
+    if g.cell.to_native().partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+        || g.min.iter().any(|c| !c.to_native().is_finite())
+    {
         return Err("grid: bad cell size or origin".into());
     }
     let mut prev = 0u32;

@@ -88,7 +88,7 @@ fn check(input: &MeshInput, cells_per_region: &HashMap<u32, i64>) {
         // A reversed twin, or no polygon at all touches this edge from the other side
         // collinearly (a T-junction would leave a partial overlap).
         if !edges.contains_key(&(b, a)) {
-            for (&(c, d), _) in &edges {
+            for &(c, d) in edges.keys() {
                 if (c, d) == (a, b) {
                     continue;
                 }
