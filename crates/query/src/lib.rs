@@ -98,6 +98,16 @@ impl<'a> Query<'a> {
         self.eps
     }
 
+    /// An internal point in the scene's own coordinates and up axis. Each f32 coordinate is
+    /// read as the shortest decimal that rounds to it (0.1 stays 0.1, not 0.10000000149), then
+    /// the frame's origin is added and the up axis converted back.
+    pub fn to_scene(&self, p: [f32; 3]) -> [f64; 3] {
+        let o = self.frame.origin;
+        self.frame
+            .up_axis()
+            .from_z_up([0, 1, 2].map(|k| shortest_decimal(p[k]) + o[k]))
+    }
+
     /// Number of polygons.
     pub fn poly_count(&self) -> u32 {
         self.mesh.polys.len() as u32
@@ -241,5 +251,14 @@ impl<'a> Query<'a> {
             }
         }
         best.map(|(_, poly, q)| (poly, q))
+    }
+}
+
+/// `v` as the f64 nearest the shortest decimal that reads back as `v` (f32's Display).
+pub fn shortest_decimal(v: f32) -> f64 {
+    if v.is_finite() {
+        v.to_string().parse().unwrap_or(v as f64)
+    } else {
+        v as f64
     }
 }

@@ -68,17 +68,32 @@ impl PartialOrd for Open {
 }
 
 impl Query<'_> {
-    /// Every way out of polygon `p`: (polygon across, left, right) for each portal edge, then
-    /// for each link, with left and right as seen walking out of `p`.
+    /// Every way out of polygon `p`: (polygon across, left, right) for each portal, then for
+    /// each link, with left and right as seen walking out of `p`. Consecutive edges with the
+    /// same polygon across (a straight side split by a vertex) make one portal.
     fn crossings(&self, p: u32) -> Vec<(u32, V3, V3)> {
         let pts = self.poly_points(p);
+        let neis: Vec<u32> = self.mesh.poly_neighbours(p).collect();
         let n = pts.len();
         let mut out = Vec::new();
-        for (i, nb) in self.mesh.poly_neighbours(p).enumerate() {
-            if nb != NONE && nb != p && (nb as usize) < self.mesh.polys.len() {
-                // Walking out across edge a -> b of a counter-clockwise polygon, b is on the left.
-                out.push((nb, pts[(i + 1) % n], pts[i]));
+        // Start the walk round the polygon where the neighbour changes, so no run is cut.
+        let first = (0..n)
+            .find(|&k| neis[k] != neis[(k + n - 1) % n])
+            .unwrap_or(0);
+        let mut k = 0;
+        while k < n {
+            let i = (first + k) % n;
+            let nb = neis[i];
+            let mut run = 1;
+            while k + run < n && neis[(first + k + run) % n] == nb {
+                run += 1;
             }
+            if nb != NONE && nb != p && self.valid_poly(nb) {
+                // Walking out across edges a -> b of a counter-clockwise polygon, b is on the
+                // left.
+                out.push((nb, pts[(i + run) % n], pts[i]));
+            }
+            k += run;
         }
         for l in self.mesh.poly_links(p) {
             let to = l.to.to_native();
@@ -314,7 +329,8 @@ impl Query<'_> {
     ///
     /// Both ends snap to the mesh with [`Query::nearest`] in the box [`Query::snap_extent`];
     /// then [`Query::find_path`] and [`Query::straight_path`]. The waypoints are converted back
-    /// to scene coordinates; the length is the sum of their 3D segment lengths. An end that
+    /// to scene coordinates ([`Query::to_scene`]); the length is the sum of their 3D segment
+    /// lengths. An end that
     /// snaps to no polygon, or no path between them, is an answer: `found` false, length 0,
     /// no waypoints.
     pub fn path(&self, from_scene: [f64; 3], to_scene: [f64; 3]) -> PathAnswer {
@@ -334,7 +350,7 @@ impl Query<'_> {
         if pts.is_empty() {
             return PathAnswer::default();
         }
-        let waypoints: Vec<[f64; 3]> = pts.iter().map(|&p| self.frame.to_scene(p)).collect();
+        let waypoints: Vec<[f64; 3]> = pts.iter().map(|&p| self.to_scene(p)).collect();
         let length = waypoints
             .windows(2)
             .map(|w| {

@@ -40,35 +40,64 @@ impl Ray {
     }
 }
 
+/// Where a ray leaves a polygon.
+struct Exit {
+    /// The ray parameter of the crossing.
+    at: f64,
+    /// Whether the end lies on the polygon (within the tolerance): nothing to leave.
+    reached: bool,
+    /// The leaving edges that hold the crossing point, the first crossed first.
+    ties: Vec<usize>,
+}
+
 /// Most polygons gathered around one crossing point when the way on is not obvious.
 const FAN_LIMIT: usize = 64;
 
 impl Query<'_> {
-    /// Where the ray, inside polygon `pts` at parameter `t`, leaves it: the parameter (never
-    /// before `t`) and the edges it leaves through there (within `tol`), in edge order. `None`
-    /// when it leaves through no edge (a degenerate polygon, or a ray along it).
-    fn exit(&self, pts: &[V3], ray: &Ray, t: f64, tol: f64) -> Option<(f64, Vec<usize>)> {
+    /// Where the ray, inside polygon `pts` at parameter `t`, leaves it.
+    ///
+    /// The ray leaves through the edge it first gets more than the tolerance outside of (so a
+    /// ray along an edge, or a hair off parallel to it, does not leave through it); the exit
+    /// is where it crosses that edge's line (never before `t`), and `ties` are the leaving
+    /// edges that hold the exit point, in edge order. `None` when the ray leaves through no
+    /// edge (a degenerate polygon).
+    fn exit(&self, pts: &[V3], ray: &Ray, t: f64, tol: f64) -> Option<Exit> {
         let n = pts.len();
-        let mut leaving: Vec<(usize, f64)> = Vec::with_capacity(n);
+        let eps = self.eps as f64;
+        // (edge, exact crossing, crossing of the line pushed out by the tolerance)
+        let mut leaving: Vec<(usize, f64, f64)> = Vec::with_capacity(n);
         for i in 0..n {
             let (a, b) = (pts[i], pts[(i + 1) % n]);
             let (ex, ey) = (b[0] as f64 - a[0] as f64, b[1] as f64 - a[1] as f64);
             let elen = (ex * ex + ey * ey).sqrt();
             // Inside is to the left of a -> b; the ray heads out when it turns right of it.
+            // `num / elen` is the start's distance inside the line, `den / elen` its change
+            // per unit of `t`.
             let den = ex * ray.dy - ey * ray.dx;
             if den >= -1e-12 * elen * ray.len {
                 continue;
             }
             let num = ex * (ray.sy - a[1] as f64) - ey * (ray.sx - a[0] as f64);
-            leaving.push((i, (-num / den).max(t)));
+            leaving.push((i, (-num / den).max(t), ((-num - eps * elen) / den).max(t)));
         }
-        let exit = leaving.iter().map(|e| e.1).min_by(f64::total_cmp)?;
-        let ties = leaving
+        let first = leaving
             .iter()
-            .filter(|e| e.1 <= exit + tol)
+            .min_by(|x, y| x.2.total_cmp(&y.2).then(x.0.cmp(&y.0)))?;
+        let at = first.1.min(1.0);
+        let reached = first.2 >= 1.0 || at >= 1.0 - tol;
+        let q = ray.at(at);
+        // Collinear edges share a line but not the crossing point: keep those that hold it.
+        let mut ties: Vec<usize> = leaving
+            .iter()
+            .filter(|e| closest_on_segment(q, pts[e.0], pts[(e.0 + 1) % n]).1 <= eps * eps)
             .map(|e| e.0)
             .collect();
-        Some((exit, ties))
+        if ties.is_empty() {
+            ties.push(first.0);
+        }
+        // The edge found first leads (when it holds the point).
+        ties.sort_by_key(|&i| i != first.0);
+        Some(Exit { at, reached, ties })
     }
 
     /// The polygons around the plan point `q` reachable from `cur` through portals and links
@@ -162,10 +191,15 @@ impl Query<'_> {
         loop {
             steps_left = steps_left.saturating_sub(1);
             let pts = self.poly_points(cur);
-            let Some((exit, ties)) = self.exit(&pts, &ray, t, tol) else {
+            let Some(Exit {
+                at: exit,
+                reached: done,
+                ties,
+            }) = self.exit(&pts, &ray, t, tol)
+            else {
                 return reached(polys);
             };
-            if exit >= 1.0 - tol {
+            if done {
                 return reached(polys);
             }
             // Usually the ray leaves through one edge and the polygon across it is next.
@@ -190,7 +224,13 @@ impl Query<'_> {
                 if !inside(&ppts, q, eps) {
                     continue;
                 }
-                let reach = self.exit(&ppts, &ray, exit, tol).map_or(1.0, |e| e.0);
+                let reach = self.exit(&ppts, &ray, exit, tol).map_or(1.0, |e| {
+                    if e.reached {
+                        1.0
+                    } else {
+                        e.at
+                    }
+                });
                 if reach > exit + tol && best.as_ref().is_none_or(|b| reach > b.0) {
                     best = Some((reach, chain));
                 }

@@ -9,15 +9,34 @@ use proptest::prelude::*;
 use tessera_query::{Query, Rng};
 
 /// A `w x h` grid of 2 m squares, `open[y * w + x]` telling which exist; polygon ids in
-/// row-major order of the open cells.
-fn grid_mesh(w: usize, h: usize, open: &[bool]) -> (Builder, Vec<Option<u32>>) {
+/// row-major order of the open cells. With `split`, every side has a vertex at its middle
+/// (collinear edges, each side two portals).
+fn grid_mesh(w: usize, h: usize, open: &[bool], split: bool) -> (Builder, Vec<Option<u32>>) {
     let mut b = Builder::new();
     let mut ids = vec![None; w * h];
     for y in 0..h {
         for x in 0..w {
             if open[y * w + x] {
                 let (x0, y0) = (2 * x as i32, 2 * y as i32);
-                ids[y * w + x] = Some(b.rect(x0, y0, x0 + 2, y0 + 2, 0, 0));
+                ids[y * w + x] = Some(if split {
+                    let (x1, y1) = (x0 + 2, y0 + 2);
+                    let (xm, ym) = (x0 + 1, y0 + 1);
+                    b.poly(
+                        &[
+                            [x0, y0, 0],
+                            [xm, y0, 0],
+                            [x1, y0, 0],
+                            [x1, ym, 0],
+                            [x1, y1, 0],
+                            [xm, y1, 0],
+                            [x0, y1, 0],
+                            [x0, ym, 0],
+                        ],
+                        0,
+                    )
+                } else {
+                    b.rect(x0, y0, x0 + 2, y0 + 2, 0, 0)
+                });
             }
         }
     }
@@ -61,12 +80,13 @@ fn components(w: usize, h: usize, open: &[bool]) -> Vec<usize> {
     comp
 }
 
-fn grid_case() -> impl Strategy<Value = (usize, usize, Vec<bool>, u64)> {
+fn grid_case() -> impl Strategy<Value = (usize, usize, Vec<bool>, bool, u64)> {
     (2usize..12, 2usize..12).prop_flat_map(|(w, h)| {
         (
             Just(w),
             Just(h),
             proptest::collection::vec(proptest::bool::weighted(0.75), w * h),
+            any::<bool>(),
             any::<u64>(),
         )
     })
@@ -77,10 +97,10 @@ proptest! {
 
     #[test]
     fn straight_paths_are_short_clear_and_found_exactly_when_connected(
-        (w, h, open, seed) in grid_case()
+        (w, h, open, split, seed) in grid_case()
     ) {
         prop_assume!(open.iter().any(|&o| o));
-        let (b, _) = grid_mesh(w, h, &open);
+        let (b, _) = grid_mesh(w, h, &open, split);
         let bytes = b.bytes(frame());
         let q = Query::new(bytes.mesh());
         let comp = components(w, h, &open);
@@ -112,10 +132,10 @@ proptest! {
 
     #[test]
     fn a_ray_stops_exactly_at_the_first_missing_square(
-        (w, h, open, seed) in grid_case()
+        (w, h, open, split, seed) in grid_case()
     ) {
         prop_assume!(open.iter().any(|&o| o));
-        let (b, ids) = grid_mesh(w, h, &open);
+        let (b, ids) = grid_mesh(w, h, &open, split);
         let bytes = b.bytes(frame());
         let q = Query::new(bytes.mesh());
         let mut rng = Rng::new(seed);

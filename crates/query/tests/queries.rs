@@ -312,3 +312,52 @@ fn bad_input_gives_empty_answers() {
     let single = q.find_path(0, START, 0, [3.0, 1.0, 0.0]);
     assert_eq!((single.polys, single.found), (vec![0], true));
 }
+
+/// A 4 x 2 rectangle over two 2 x 2 squares, its bottom side split at (2, 0) so that it has
+/// two collinear edges, each with its own square across; and east of it a 4 x 2 rectangle
+/// whose shared side is split by a vertex on both sides.
+fn collinear() -> Builder {
+    let mut b = Builder::new();
+    b.poly(
+        &[
+            [0, 0, 0],
+            [2, 0, 0],
+            [4, 0, 0],
+            [4, 1, 0],
+            [4, 2, 0],
+            [0, 2, 0],
+        ],
+        0,
+    ); // 0
+    b.rect(0, -2, 2, 0, 0, 0); // 1
+    b.rect(2, -2, 4, 0, 0, 0); // 2
+    b.poly(&[[4, 0, 0], [8, 0, 0], [8, 2, 0], [4, 2, 0], [4, 1, 0]], 0); // 3
+    b
+}
+
+#[test]
+fn collinear_edges_are_told_apart_by_where_the_ray_crosses() {
+    let bytes = collinear().bytes(frame());
+    let q = Query::new(bytes.mesh());
+    // Down through the right half of the split side: into square 2, not square 1.
+    let r = q.raycast(0, [3.0, 1.0, 0.0], [3.8, -1.0, 0.0]);
+    assert_eq!((r.t, r.polys), (1.0, vec![0, 2]));
+    let r = q.raycast(0, [1.0, 1.0, 0.0], [0.5, -1.0, 0.0]);
+    assert_eq!((r.t, r.polys), (1.0, vec![0, 1]));
+    // From the split vertex itself, down-right.
+    let r = q.raycast(0, [2.0, 0.0, 0.0], [3.0, -1.5, 0.0]);
+    assert_eq!(r.t, 1.0, "{r:?}");
+}
+
+#[test]
+fn a_side_split_by_a_vertex_is_one_portal() {
+    let bytes = collinear().bytes(frame());
+    let q = Query::new(bytes.mesh());
+    // Both halves of x = 4, y 0..2 join polygons 0 and 3: the portal is the whole side.
+    assert_eq!(q.portal(0, 3), Some(([4.0, 2.0, 0.0], [4.0, 0.0, 0.0])));
+    assert_eq!(q.portal(3, 0), Some(([4.0, 0.0, 0.0], [4.0, 2.0, 0.0])));
+    // So a path across it near the top is straight.
+    let (s, e) = ([0.5, 0.2, 0.0], [7.5, 1.9, 0.0]);
+    let c = q.find_path(0, s, 3, e);
+    assert_eq!(q.straight_path(s, e, &c.polys), vec![s, e]);
+}

@@ -1,10 +1,13 @@
-//! `tessera`: the command line. Glue only: parse arguments and the config, call the pipeline,
-//! print the summary, map each kind of failure to its exit code.
+//! `tessera`: the command line. Glue only: parse arguments and the config, call the pipeline
+//! or the query library, print the summary or the answer, map each kind of failure to its exit
+//! code.
 //!
-//! Exit codes (stable, for scripts): 0 success; 2 bad command line; 3 bad input (unreadable
-//! or malformed scene, empty scene, nothing walkable); 4 bad config; 5 memory budget too small;
-//! 6 I/O failure or corrupt artifact; 130 interrupted (SIGINT or SIGTERM; checkpoints intact,
-//! the same command resumes).
+//! Exit codes (stable, for scripts): 0 success (a path query that finds no path included);
+//! 2 bad command line; 3 bad input (unreadable or malformed scene, empty scene, nothing
+//! walkable; a navmesh that is not one, is corrupt or fails validation); 4 bad config; 5 memory
+//! budget too small; 6 I/O failure (a navmesh that cannot be opened or read included) or
+//! corrupt artifact; 130 interrupted (SIGINT or SIGTERM; checkpoints intact, the same command
+//! resumes).
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -13,7 +16,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use tessera_config::BakeConfig;
 use tessera_geom::UpAxis;
+use tessera_navmesh::{NavMeshError, NavMeshFile};
 use tessera_pipeline::{BakeError, BakeRequest, LogFormat, Progress, SceneInput};
+use tessera_query::{shortest_decimal, Query, Rng};
 
 /// Exit codes.
 mod exit {
@@ -41,6 +46,68 @@ enum Command {
         /// The bake folder [default: tessera-out/demo].
         dir: Option<PathBuf>,
     },
+    /// Find a path on a baked navmesh between two scene points, or answer seeded random pairs
+    /// of points on it. No path is an answer (found: false), not an error.
+    Path(PathArgs),
+    /// Describe a baked navmesh: bounds, counts, walkable area, file size.
+    Info {
+        /// The navmesh file (navmesh.tsn in a bake folder).
+        navmesh: PathBuf,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(clap::Args)]
+struct PathArgs {
+    /// The navmesh file (navmesh.tsn in a bake folder).
+    navmesh: PathBuf,
+    /// Start point X,Y,Z in the scene's own coordinates and up axis.
+    #[arg(
+        long,
+        value_name = "X,Y,Z",
+        value_parser = parse_point,
+        allow_hyphen_values = true,
+        requires = "to",
+        required_unless_present = "random_pairs"
+    )]
+    from: Option<[f64; 3]>,
+    /// End point X,Y,Z in the scene's own coordinates and up axis.
+    #[arg(
+        long,
+        value_name = "X,Y,Z",
+        value_parser = parse_point,
+        allow_hyphen_values = true,
+        requires = "from"
+    )]
+    to: Option<[f64; 3]>,
+    /// Instead of --from/--to: answer N pairs of random points on the mesh (area-weighted).
+    #[arg(long, value_name = "N", conflicts_with_all = ["from", "to"])]
+    random_pairs: Option<u32>,
+    /// Seed of the random pairs: the same seed gives the same pairs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print JSON: one object for a path, one array for random pairs.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `X,Y,Z`: three finite numbers.
+fn parse_point(s: &str) -> Result<[f64; 3], String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if parts.len() != 3 {
+        return Err(format!("expected X,Y,Z (three numbers), got {s:?}"));
+    }
+    let mut p = [0.0; 3];
+    for (v, part) in p.iter_mut().zip(&parts) {
+        *v = part
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| format!("{part:?} is not a finite number"))?;
+    }
+    Ok(p)
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -115,6 +182,8 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Path(args) => report(run_path(args)),
+        Command::Info { navmesh, json } => report(run_info(&navmesh, json)),
         Command::Bake(args) => {
             let json = matches!(args.log_format, LogArg::Json);
             match run_bake(args) {
@@ -146,6 +215,171 @@ impl Failure {
             error: error.into(),
         }
     }
+}
+
+/// Prints a failure on stderr and gives its exit code.
+fn report(result: Result<(), Failure>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("error: {:#}", failure.error);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+/// Opens and validates a navmesh file: a file that cannot be read is an I/O failure, one that
+/// is not a sound navmesh (magic, version, length, checksum, structure, indices) bad input.
+fn open_navmesh(path: &std::path::Path) -> Result<NavMeshFile, Failure> {
+    NavMeshFile::open(path).map_err(|e| {
+        let code = match e {
+            NavMeshError::Io { .. } => exit::IO,
+            _ => exit::BAD_INPUT,
+        };
+        Failure::new(code, anyhow::anyhow!("cannot use navmesh: {e}"))
+    })
+}
+
+fn run_path(args: PathArgs) -> Result<(), Failure> {
+    let file = open_navmesh(&args.navmesh)?;
+    let query = Query::new(file.mesh());
+    let fmt = |p: [f64; 3]| format!("({:.3}, {:.3}, {:.3})", p[0], p[1], p[2]);
+    if let Some(n) = args.random_pairs {
+        let mut rng = Rng::new(args.seed);
+        let mut answers = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let (Some((_, a)), Some((_, b))) =
+                (query.random_point(&mut rng), query.random_point(&mut rng))
+            else {
+                return Err(Failure::new(
+                    exit::BAD_INPUT,
+                    anyhow::anyhow!(
+                        "{}: the navmesh has no walkable area to draw points from",
+                        args.navmesh.display()
+                    ),
+                ));
+            };
+            let (from, to) = (query.to_scene(a), query.to_scene(b));
+            answers.push((from, to, query.path(from, to)));
+        }
+        if args.json {
+            let list: Vec<serde_json::Value> = answers
+                .iter()
+                .map(|(from, to, a)| {
+                    serde_json::json!({"from": from, "to": to, "found": a.found, "length": a.length})
+                })
+                .collect();
+            println!("{}", serde_json::Value::Array(list));
+        } else {
+            for (from, to, a) in &answers {
+                if a.found {
+                    println!("{} -> {}: {:.3} m", fmt(*from), fmt(*to), a.length);
+                } else {
+                    println!("{} -> {}: no path", fmt(*from), fmt(*to));
+                }
+            }
+            let found = answers.iter().filter(|a| a.2.found).count();
+            println!("{found} of {n} pairs joined (seed {})", args.seed);
+        }
+        return Ok(());
+    }
+    let (Some(from), Some(to)) = (args.from, args.to) else {
+        // clap already requires --from and --to together unless --random-pairs is given.
+        return Err(Failure::new(
+            2,
+            anyhow::anyhow!("give --from and --to, or --random-pairs"),
+        ));
+    };
+    let a = query.path(from, to);
+    if args.json {
+        let v = serde_json::json!({"found": a.found, "length": a.length, "waypoints": a.waypoints});
+        println!("{v}");
+    } else if a.found {
+        println!(
+            "path from {} to {}: {:.3} m, {} waypoints",
+            fmt(from),
+            fmt(to),
+            a.length,
+            a.waypoints.len()
+        );
+        for w in &a.waypoints {
+            println!("  {:.3} {:.3} {:.3}", w[0], w[1], w[2]);
+        }
+    } else {
+        println!(
+            "no path from {} to {} (an end is off the mesh, or nothing joins them)",
+            fmt(from),
+            fmt(to)
+        );
+    }
+    Ok(())
+}
+
+fn run_info(path: &std::path::Path, json: bool) -> Result<(), Failure> {
+    let file = open_navmesh(path)?;
+    let mesh = file.mesh();
+    let query = Query::new(mesh);
+    let frame = query.frame();
+    // The internal box's corners in scene coordinates: a Y-up scene swaps and flips axes.
+    let (lo, hi) = (
+        mesh.bounds_min.map(|c| c.to_native()),
+        mesh.bounds_max.map(|c| c.to_native()),
+    );
+    let (a, b) = (query.to_scene(lo), query.to_scene(hi));
+    let min = [0, 1, 2].map(|k| a[k].min(b[k]));
+    let max = [0, 1, 2].map(|k| a[k].max(b[k]));
+    let stats = &mesh.stats;
+    let (polygons, vertices) = (mesh.polys.len(), mesh.verts.len());
+    let (regions, portals, links) = (
+        stats.regions.to_native(),
+        stats.portals.to_native(),
+        stats.links.to_native(),
+    );
+    let area = stats.walkable_area.to_native();
+    let up = frame.up_axis().to_string();
+    if json {
+        let v = serde_json::json!({
+            "file": path.display().to_string(),
+            "file_bytes": file.len(),
+            "bounds": {"min": min, "max": max},
+            "up": up,
+            "polygons": polygons,
+            "vertices": vertices,
+            "regions": regions,
+            "portals": portals,
+            "links": links,
+            "walkable_area_m2": area,
+            "cell_size": shortest_decimal(frame.cell_size),
+            "cell_height": shortest_decimal(frame.cell_height),
+            "agent": {
+                "height": shortest_decimal(frame.agent_height),
+                "radius": shortest_decimal(frame.agent_radius),
+                "climb": shortest_decimal(frame.agent_climb),
+            },
+        });
+        println!("{v}");
+        return Ok(());
+    }
+    let fmt = |p: [f64; 3]| format!("({:.3}, {:.3}, {:.3})", p[0], p[1], p[2]);
+    println!("navmesh {}", path.display());
+    println!(
+        "  bounds           {} to {} (scene coordinates, {up} up)",
+        fmt(min),
+        fmt(max)
+    );
+    println!("  polygons         {polygons} ({vertices} vertices, {regions} regions)");
+    println!("  portals          {portals}, links {links}");
+    println!("  walkable area    {area:.1} m^2");
+    println!(
+        "  baked for        cell {} m x {} m, agent height {} m, radius {} m, climb {} m",
+        frame.cell_size,
+        frame.cell_height,
+        frame.agent_height,
+        frame.agent_radius,
+        frame.agent_climb
+    );
+    println!("  file size        {} bytes", file.len());
+    Ok(())
 }
 
 fn run_bake(args: BakeArgs) -> Result<(), Failure> {

@@ -572,3 +572,295 @@ fn an_unwritable_output_is_a_clear_io_error() {
     assert_eq!(o.status.code(), Some(6));
     assert!(stderr(&o).contains("taken"), "{}", stderr(&o));
 }
+
+/// The navmesh the query tests use: an L-shaped corridor 2 m wide (east along y 0..2 to
+/// x 10, then north along x 8..10 to y 10; inner corner at (8, 2)) in six convex polygons,
+/// and a 2 m square island at x 20..22 that nothing reaches. Cell size 1 m, the scene's
+/// origin at (1000, 2000, 10), Z up.
+fn query_navmesh(path: &Path) {
+    use tessera_navmesh::{Frame, InputPoly, MeshInput};
+    let frame = Frame {
+        origin: [1000.0, 2000.0, 10.0],
+        up: b'z',
+        cell_size: 1.0,
+        cell_height: 0.25,
+        agent_height: 2.0,
+        agent_radius: 0.5,
+        agent_climb: 0.5,
+    };
+    let mut input = MeshInput {
+        regions: 4,
+        climb: 2,
+        ..MeshInput::default()
+    };
+    let mut poly = |corners: &[[i32; 2]], region: u32| {
+        let first = input.verts.len() as u32;
+        input.verts.extend(corners.iter().map(|c| [c[0], c[1], 0]));
+        let verts: Vec<u32> = (first..first + corners.len() as u32).collect();
+        let tris = (1..verts.len() - 1)
+            .map(|k| [verts[0], verts[k], verts[k + 1]])
+            .collect();
+        input.polys.push(InputPoly {
+            verts,
+            region,
+            tris,
+            ..InputPoly::default()
+        });
+    };
+    let rect = |x0, y0, x1, y1| [[x0, y0], [x1, y0], [x1, y1], [x0, y1]];
+    poly(&rect(0, 0, 4, 2), 0);
+    poly(&rect(4, 0, 8, 2), 0);
+    poly(&[[8, 0], [10, 0], [10, 2]], 1);
+    poly(&[[8, 0], [10, 2], [8, 2]], 1);
+    poly(&rect(8, 2, 10, 6), 2);
+    poly(&rect(8, 6, 10, 10), 2);
+    poly(&rect(20, 0, 22, 2), 3);
+    let mesh = tessera_navmesh::build(frame, &input).expect("a valid mesh");
+    std::fs::write(path, tessera_navmesh::encode(&mesh)).unwrap();
+}
+
+fn stdout_json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON value ({e}): {}",
+            String::from_utf8_lossy(&o.stdout)
+        )
+    })
+}
+
+#[test]
+fn navmesh_path_json_gives_the_shortest_path() {
+    let dir = tempfile::tempdir().unwrap();
+    query_navmesh(&dir.path().join("nav.tsn"));
+    let args = [
+        "path",
+        "nav.tsn",
+        "--from",
+        "1001,2001,10.5",
+        "--to",
+        "1009,2009,10",
+        "--json",
+    ];
+    let o = tessera(&args, dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = stdout_json(&o);
+    assert_eq!(v["found"], true, "{v}");
+    // Around the inner corner: (1, 1) -> (8, 2) -> (9, 9).
+    let want = 2.0 * 50f64.sqrt();
+    let length = v["length"].as_f64().unwrap();
+    assert!((length - want).abs() < 1e-4 * want, "{length}");
+    let waypoints = v["waypoints"].as_array().unwrap();
+    assert_eq!(waypoints.len(), 3, "{v}");
+    let corner: Vec<f64> = waypoints[1]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_f64().unwrap())
+        .collect();
+    assert!((corner[0] - 1008.0).abs() < 1e-3 && (corner[1] - 2002.0).abs() < 1e-3);
+    assert!((corner[2] - 10.0).abs() < 1e-3);
+
+    // The same as text: the length and the waypoints.
+    let o = tessera(&args[..6], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("14.142 m") && text.contains("1008.000 2002.000 10.000"),
+        "{text}"
+    );
+}
+
+#[test]
+fn navmesh_path_without_a_way_is_an_answer_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    query_navmesh(&dir.path().join("nav.tsn"));
+    // To the island, and to a point off the mesh altogether.
+    for to in ["1021,2001,10", "1050,2050,10"] {
+        let o = tessera(
+            &[
+                "path",
+                "nav.tsn",
+                "--from",
+                "1001,2001,10",
+                "--to",
+                to,
+                "--json",
+            ],
+            dir.path(),
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v = stdout_json(&o);
+        assert_eq!(v["found"], false);
+        assert_eq!(v["length"], 0.0);
+        assert_eq!(v["waypoints"], serde_json::json!([]));
+    }
+    let o = tessera(
+        &[
+            "path",
+            "nav.tsn",
+            "--from",
+            "1001,2001,10",
+            "--to",
+            "1021,2001,10",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no path"));
+}
+
+#[test]
+fn navmesh_random_pairs_are_seeded() {
+    let dir = tempfile::tempdir().unwrap();
+    query_navmesh(&dir.path().join("nav.tsn"));
+    let run = |seed: &str| {
+        let o = tessera(
+            &[
+                "path",
+                "nav.tsn",
+                "--random-pairs",
+                "5",
+                "--seed",
+                seed,
+                "--json",
+            ],
+            dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        o.stdout
+    };
+    let first = run("7");
+    let v: serde_json::Value = serde_json::from_slice(&first).unwrap();
+    let pairs = v.as_array().expect("an array");
+    assert_eq!(pairs.len(), 5);
+    for p in pairs {
+        for f in ["from", "to"] {
+            let pt = p[f].as_array().unwrap();
+            assert_eq!(pt.len(), 3);
+            // On the mesh: the floor is at the origin's height.
+            assert!((pt[2].as_f64().unwrap() - 10.0).abs() < 1e-3, "{p}");
+        }
+        let length = p["length"].as_f64().unwrap();
+        if !p["found"].as_bool().unwrap() {
+            assert_eq!(length, 0.0, "{p}");
+        }
+    }
+    assert_eq!(first, run("7"), "the same seed gives the same answers");
+    assert_ne!(first, run("8"));
+}
+
+#[test]
+fn navmesh_info_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nav.tsn");
+    query_navmesh(&path);
+    let o = tessera(&["info", "nav.tsn", "--json"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = stdout_json(&o);
+    assert_eq!(v["polygons"], 7, "{v}");
+    assert_eq!(v["regions"], 4);
+    assert_eq!(v["portals"], 5);
+    assert_eq!(v["links"], 0);
+    assert_eq!(v["walkable_area_m2"], 8.0 + 8.0 + 4.0 + 8.0 + 8.0 + 4.0);
+    assert_eq!(v["file_bytes"], std::fs::metadata(&path).unwrap().len());
+    assert_eq!(
+        v["bounds"]["min"],
+        serde_json::json!([1000.0, 2000.0, 10.0])
+    );
+    assert_eq!(
+        v["bounds"]["max"],
+        serde_json::json!([1022.0, 2010.0, 10.0])
+    );
+    let o = tessera(&["info", "nav.tsn"], dir.path());
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("polygons         7"), "{text}");
+}
+
+#[test]
+fn navmesh_that_fails_to_open_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nav.tsn");
+    query_navmesh(&path);
+    flip_middle_byte(&path);
+    for args in [
+        &["info", "nav.tsn"][..],
+        &[
+            "path",
+            "nav.tsn",
+            "--from",
+            "1001,2001,10",
+            "--to",
+            "1009,2009,10",
+            "--json",
+        ],
+    ] {
+        let o = tessera(args, dir.path());
+        assert_eq!(o.status.code(), Some(3), "{args:?}");
+        let e = stderr(&o);
+        assert!(e.contains("nav.tsn") && e.contains("checksum"), "{e}");
+        assert!(o.stdout.is_empty());
+    }
+    // Not a navmesh at all, and no file.
+    std::fs::write(dir.path().join("scene.obj"), "v 0 0 0\n").unwrap();
+    let o = tessera(&["info", "scene.obj"], dir.path());
+    assert_eq!(o.status.code(), Some(3));
+    assert!(
+        stderr(&o).contains("not a tessera navmesh"),
+        "{}",
+        stderr(&o)
+    );
+    let o = tessera(&["info", "missing.tsn"], dir.path());
+    assert_eq!(o.status.code(), Some(6));
+    assert!(stderr(&o).contains("missing.tsn"), "{}", stderr(&o));
+    // A malformed point is a command-line error.
+    let o = tessera(
+        &["path", "nav.tsn", "--from", "1,2", "--to", "1,2,3"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn navmesh_of_a_real_bake_answers_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    small_obj(&dir.path().join("s.obj"));
+    let o = tessera(
+        &["bake", "s.obj", "--out", "b", "--log-format", "quiet"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = tessera(&["info", "b/navmesh.tsn", "--json"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info = stdout_json(&o);
+    let polygons = info["polygons"].as_u64().unwrap();
+    assert!(polygons > 0, "{info}");
+    if let Some(baked) = summary(&dir.path().join("b"))["polygons"].as_u64() {
+        assert_eq!(polygons, baked);
+    }
+    // Corner to corner of the floor, around the box in the middle of the diagonal.
+    let o = tessera(
+        &[
+            "path",
+            "b/navmesh.tsn",
+            "--from",
+            "1,1,0",
+            "--to",
+            "19,19,0",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = stdout_json(&o);
+    assert_eq!(v["found"], true, "{v}");
+    let length = v["length"].as_f64().unwrap();
+    let direct = 18.0 * 2f64.sqrt();
+    assert!(length > direct && length < direct * 1.05, "{length}");
+    let o = tessera(
+        &["path", "b/navmesh.tsn", "--random-pairs", "20", "--json"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout_json(&o).as_array().unwrap().len(), 20);
+}
