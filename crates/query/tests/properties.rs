@@ -171,3 +171,71 @@ proptest! {
         }
     }
 }
+
+/// Garbage that still builds: polygons over random vertices (counter-clockwise overall but
+/// not necessarily convex or simple), random detail triangles, random links.
+fn garbage_case() -> impl Strategy<Value = (Vec<[i32; 3]>, Vec<Vec<u32>>, Vec<(u32, u32)>, u64)> {
+    (4usize..12, 1usize..8).prop_flat_map(|(nv, np)| {
+        (
+            proptest::collection::vec(
+                (0i32..6, 0i32..6, 0i32..3).prop_map(|(x, y, z)| [x, y, z]),
+                nv,
+            ),
+            proptest::collection::vec(proptest::collection::vec(0..nv as u32, 3..7), np),
+            proptest::collection::vec((0..np as u32, 0..np as u32), 0..4),
+            any::<u64>(),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Queries on meshes that break the geometric rules (the file format only promises
+    /// indices in range and finite numbers) end, and do not panic.
+    #[test]
+    fn queries_on_garbage_geometry_end_without_panicking((verts, polys, links, seed) in garbage_case()) {
+        let mut b = Builder::new();
+        b.input.verts = verts.clone();
+        b.input.regions = 1;
+        for mut p in polys {
+            let twice: i64 = (0..p.len())
+                .map(|k| {
+                    let (a, c) = (verts[p[k] as usize], verts[p[(k + 1) % p.len()] as usize]);
+                    a[0] as i64 * c[1] as i64 - c[0] as i64 * a[1] as i64
+                })
+                .sum();
+            if twice == 0 {
+                continue;
+            }
+            if twice < 0 {
+                p.reverse();
+            }
+            let tris = vec![[p[0], p[1], p[2]], [p[2], p[1], p[0]]];
+            b.input.polys.push(tessera_navmesh::InputPoly { verts: p, region: 0, tris, ..Default::default() });
+        }
+        let np = b.input.polys.len() as u32;
+        prop_assume!(np > 0);
+        for (i, &(x, y)) in links.iter().enumerate() {
+            let (x, y) = (x % np, y % np);
+            let p = [i as i32, 1];
+            b.input.links.push((x, y, [p[0], p[1], 0], [p[0] + 1, p[1] + 2, 1]));
+        }
+        let bytes = b.bytes(frame());
+        let q = Query::new(bytes.mesh());
+        let mut rng = Rng::new(seed);
+        let mut point = |rng: &mut Rng| [rng.next_f32() * 8.0 - 1.0, rng.next_f32() * 8.0 - 1.0, rng.next_f32()];
+        for _ in 0..6 {
+            let (a, z) = (point(&mut rng), point(&mut rng));
+            let (pa, pz) = ((rng.next_u64() % np as u64) as u32, (rng.next_u64() % np as u64) as u32);
+            let c = q.find_path(pa, a, pz, z);
+            let pts = q.straight_path(a, z, &c.polys);
+            prop_assert!(!c.polys.is_empty() && !pts.is_empty());
+            let r = q.raycast(pa, a, z);
+            prop_assert!((0.0..=1.0).contains(&r.t), "{:?}", r);
+            let _ = q.nearest(a, [2.0, 2.0, 2.0]);
+            let _ = q.random_point(&mut rng);
+            let _ = q.height(pa, a);
+        }
+    }
+}
