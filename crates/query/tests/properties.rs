@@ -172,9 +172,12 @@ proptest! {
     }
 }
 
+/// Vertices, polygons (vertex indices), links (polygon pairs), and a seed.
+type Garbage = (Vec<[i32; 3]>, Vec<Vec<u32>>, Vec<(u32, u32)>, u64);
+
 /// Garbage that still builds: polygons over random vertices (counter-clockwise overall but
 /// not necessarily convex or simple), random detail triangles, random links.
-fn garbage_case() -> impl Strategy<Value = (Vec<[i32; 3]>, Vec<Vec<u32>>, Vec<(u32, u32)>, u64)> {
+fn garbage_case() -> impl Strategy<Value = Garbage> {
     (4usize..12, 1usize..8).prop_flat_map(|(nv, np)| {
         (
             proptest::collection::vec(
@@ -224,7 +227,7 @@ proptest! {
         let bytes = b.bytes(frame());
         let q = Query::new(bytes.mesh());
         let mut rng = Rng::new(seed);
-        let mut point = |rng: &mut Rng| [rng.next_f32() * 8.0 - 1.0, rng.next_f32() * 8.0 - 1.0, rng.next_f32()];
+        let point = |rng: &mut Rng| [rng.next_f32() * 8.0 - 1.0, rng.next_f32() * 8.0 - 1.0, rng.next_f32()];
         for _ in 0..6 {
             let (a, z) = (point(&mut rng), point(&mut rng));
             let (pa, pz) = ((rng.next_u64() % np as u64) as u32, (rng.next_u64() % np as u64) as u32);
