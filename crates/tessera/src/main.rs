@@ -22,6 +22,7 @@ use tessera_query::{shortest_decimal, Query, Rng};
 
 /// Exit codes.
 mod exit {
+    pub const USAGE: u8 = 2;
     pub const BAD_INPUT: u8 = 3;
     pub const BAD_CONFIG: u8 = 4;
     pub const OVER_BUDGET: u8 = 5;
@@ -286,7 +287,7 @@ fn run_path(args: PathArgs) -> Result<(), Failure> {
     let (Some(from), Some(to)) = (args.from, args.to) else {
         // clap already requires --from and --to together unless --random-pairs is given.
         return Err(Failure::new(
-            2,
+            exit::USAGE,
             anyhow::anyhow!("give --from and --to, or --random-pairs"),
         ));
     };
