@@ -524,6 +524,22 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
         summary.third_class_removed
     );
     println!(
+        "  navmesh          {} polygons, {} vertices, {} portals, {} links, {} notches, {:.1} m^2, {:.1} MiB",
+        summary.polygons,
+        summary.polygon_vertices,
+        summary.portals,
+        summary.links,
+        summary.notches,
+        summary.navmesh_area_m2,
+        mib(summary.navmesh_bytes)
+    );
+    if summary.unreachable_polygons_removed > 0 {
+        println!(
+            "  unreachable      {} polygons in {} islands removed",
+            summary.unreachable_polygons_removed, summary.unreachable_islands_removed
+        );
+    }
+    println!(
         "  memory           peak rss {:.1} MiB, peak anon {:.1} MiB, budget {:.1} MiB, {} threads",
         mib(summary.peak_rss_bytes),
         mib(summary.peak_anon_bytes),
@@ -531,7 +547,7 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
         summary.threads
     );
     // Pipeline order first, then anything a later stage added.
-    const ORDER: [&str; 3] = ["ingest", "bin", "voxelize"];
+    const ORDER: [&str; 4] = ["ingest", "bin", "voxelize", "polygons"];
     let mut stages: Vec<String> = ORDER
         .iter()
         .filter_map(|k| summary.seconds.get(*k).map(|v| format!("{k} {v:.2}")))
@@ -559,6 +575,10 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
             summary.resumed_tiles
         );
     }
+    println!(
+        "  navmesh file     {}",
+        out_dir.join("navmesh.tsn").display()
+    );
     println!(
         "  summary          {}",
         out_dir.join("summary.json").display()

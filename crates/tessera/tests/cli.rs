@@ -220,7 +220,7 @@ fn json_log_lines_parse_and_carry_the_fields() {
         .filter(|l| l["event"] == "done")
         .map(|l| l["stage"].as_str().unwrap())
         .collect();
-    assert_eq!(stages, ["ingest", "bin", "voxelize"]);
+    assert_eq!(stages, ["ingest", "bin", "voxelize", "polygons"]);
 
     // A failure is a JSON line too, with the exit code.
     let o = tessera(&["bake", "missing.obj", "--log-format", "json"], dir.path());
@@ -308,7 +308,10 @@ fn a_32_mib_budget_holds_on_a_scene_larger_than_it() {
 
 /// The outputs that must not depend on how a bake was run: the checkpoint files' bytes and
 /// the summary's counts.
-fn outputs(dir: &Path) -> (Vec<u8>, Vec<u8>, Vec<(String, serde_json::Value)>) {
+/// What a bake produced: its two journals, its navmesh file, and its counts.
+type Outputs = (Vec<u8>, Vec<u8>, Vec<u8>, Vec<(String, serde_json::Value)>);
+
+fn outputs(dir: &Path) -> Outputs {
     let s = summary(dir);
     let counts = [
         "triangles",
@@ -320,6 +323,9 @@ fn outputs(dir: &Path) -> (Vec<u8>, Vec<u8>, Vec<(String, serde_json::Value)>) {
         "contour_vertices",
         "third_class_removed",
         "walkable_area_m2",
+        "polygons",
+        "portals",
+        "notches",
     ]
     .iter()
     .map(|k| (k.to_string(), s[*k].clone()))
@@ -327,6 +333,7 @@ fn outputs(dir: &Path) -> (Vec<u8>, Vec<u8>, Vec<(String, serde_json::Value)>) {
     (
         std::fs::read(dir.join("work/spans.pack")).unwrap(),
         std::fs::read(dir.join("work/regions.pack")).unwrap(),
+        std::fs::read(dir.join("navmesh.tsn")).unwrap(),
         counts,
     )
 }
@@ -458,7 +465,7 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
     let again = bake(&[]);
     assert_eq!(
         again["stages_reused"],
-        serde_json::json!(["ingest", "bin", "voxelize"])
+        serde_json::json!(["ingest", "bin", "voxelize", "polygons"])
     );
     assert!(outputs(&dir.path().join("b")) == want);
     // A flipped byte in a span checkpoint record is detected; that tile on is recomputed.
@@ -474,14 +481,14 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
     let rebinned = bake(&[]);
     assert_eq!(
         rebinned["stages_reused"],
-        serde_json::json!(["ingest", "voxelize"])
+        serde_json::json!(["ingest", "voxelize", "polygons"])
     );
     assert!(outputs(&dir.path().join("b")) == want);
     // The memory budget changes no output: everything is reused.
     let budgeted = bake(&["--memory-budget", "64MiB"]);
     assert_eq!(
         budgeted["stages_reused"],
-        serde_json::json!(["ingest", "bin", "voxelize"])
+        serde_json::json!(["ingest", "bin", "voxelize", "polygons"])
     );
     // A config change invalidates exactly the stages it affects: a new agent height
     // re-voxelizes on the same tiles; a new radius widens the tiles' band, so it re-bins too.
