@@ -202,19 +202,25 @@ pub fn encode(mesh: &NavMesh) -> Vec<u8> {
 /// [`encode`], recording in the header the key of the inputs and settings the mesh was made
 /// from (the bake uses it to know when the file can be reused).
 pub fn encode_keyed(mesh: &NavMesh, key: u64) -> Vec<u8> {
+    let (header, payload) = encode_parts(mesh, key);
+    [header.as_slice(), &payload].concat()
+}
+
+/// The file as its header and its payload, for writing without a joined copy: the payload
+/// is the archive, the header names its length and checksums both.
+pub fn encode_parts(mesh: &NavMesh, key: u64) -> ([u8; HEADER_LEN], AlignedVec) {
     let payload = rkyv::to_bytes::<rancor::Error>(mesh).expect("serializing to memory cannot fail");
-    let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&[0; 8]);
-    out.extend_from_slice(&key.to_le_bytes());
-    out.resize(HEADER_LEN, 0);
-    out.extend_from_slice(&payload);
-    let sum = checksum(&out);
-    out[24..32].copy_from_slice(&sum.to_le_bytes());
-    out
+    let mut header = [0u8; HEADER_LEN];
+    header[..8].copy_from_slice(MAGIC);
+    header[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    header[16..24].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    header[32..40].copy_from_slice(&key.to_le_bytes());
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&header[..24]);
+    h.update(&header[32..]);
+    h.update(&payload);
+    header[24..32].copy_from_slice(&h.digest().to_le_bytes());
+    (header, payload)
 }
 
 /// xxh3 of the whole file but the checksum field itself: header and payload both covered.

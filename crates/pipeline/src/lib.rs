@@ -425,16 +425,23 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         None => {
             progress.stage_start("polygons", counts.regions);
             let mesh = build_navmesh(&req, &layout, &info, &frame, up, &progress)?;
-            let bytes = tessera_navmesh::encode_keyed(&mesh, keys.polygons);
-            tessera_store::write_atomic(&navmesh_path, &bytes)?;
-            progress.stage_done("polygons", mesh.polys.len() as u64);
-            let aligned = tessera_navmesh::aligned(&bytes);
-            let view = tessera_navmesh::access(&aligned, &navmesh_path.display().to_string())
-                .map_err(|e| BakeError::Corrupt {
+            let (header, payload) = tessera_navmesh::encode_parts(&mesh, keys.polygons);
+            drop(mesh);
+            let mut out = tessera_store::AtomicFile::create(&navmesh_path)?;
+            out.write_all(&header)?;
+            out.write_all(&payload)?;
+            drop(payload);
+            out.commit()?;
+            // Read back through a memory map: the file as written is checked like any reader
+            // would check it, and counted without a second copy in memory.
+            let file = tessera_navmesh::NavMeshFile::open(&navmesh_path).map_err(|e| {
+                BakeError::Corrupt {
                     path: navmesh_path.clone(),
                     message: e.to_string(),
-                })?;
-            PolygonCounts::of(view, bytes.len() as u64)
+                }
+            })?;
+            progress.stage_done("polygons", file.mesh().polys.len() as u64);
+            PolygonCounts::of(file.mesh(), file.len() as u64)
         }
     };
     seconds.insert("polygons".into(), t.elapsed().as_secs_f64());

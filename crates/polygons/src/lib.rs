@@ -134,13 +134,9 @@ pub fn polygonize(
     let (mut sections, parts) = simplify::sections_of(&contour_lists);
     let restored = simplify::simplify_all(&mut sections, &parts, &outer, params.max_error);
 
-    type Done = (
-        RegionPolygons,
-        HashMap<Point, u32>,
-        HashMap<(Point, Point), bool>,
-        u64,
-        u64,
-    );
+    // Per region: its vertices (grid x, y and height), its polygons over them, notches and
+    // simplified vertices. Maps used on the way are dropped before the region is collected.
+    type Done = (Vec<[i32; 3]>, Vec<InputPoly>, u64, u64);
     let results: Vec<Result<Done, PolygonError>> = regions
         .par_iter()
         .zip(parts.par_iter())
@@ -194,7 +190,33 @@ pub fn polygonize(
                     z: region.id.zmax,
                     detail,
                 })?;
-            Ok((hertel_mehlhorn(verts, tris), height, blocked, notches, kept))
+            let polys = hertel_mehlhorn(verts, tris);
+            let out_verts = polys
+                .verts
+                .iter()
+                .map(|p| [p.0, p.1, height[p] as i32])
+                .collect();
+            let out_polys = polys
+                .polys
+                .iter()
+                .zip(polys.tris)
+                .map(|(cycle, tris)| {
+                    let n = cycle.len();
+                    InputPoly {
+                        blocked: (0..n)
+                            .map(|k| {
+                                let a = polys.verts[cycle[k] as usize];
+                                let b = polys.verts[cycle[(k + 1) % n] as usize];
+                                blocked.get(&(a, b)).copied().unwrap_or(false)
+                            })
+                            .collect(),
+                        verts: cycle.clone(),
+                        region: 0,
+                        tris,
+                    }
+                })
+                .collect();
+            Ok((out_verts, out_polys, notches, kept))
         })
         .collect();
 
@@ -214,30 +236,20 @@ pub fn polygonize(
         ..Default::default()
     };
     for (ri, result) in results.into_iter().enumerate() {
-        let (polys, height, blocked, notches, kept) = result?;
+        let (verts, polys, notches, kept) = result?;
         stats.notches += notches;
         stats.simplified_vertices += kept;
         let base = input.verts.len() as u32;
-        for p in &polys.verts {
-            input.verts.push([p.0, p.1, height[p] as i32]);
-        }
-        for (cycle, tris) in polys.polys.iter().zip(&polys.tris) {
+        input.verts.extend(verts);
+        for mut p in polys {
             stats.polygons += 1;
-            stats.triangles += tris.len() as u64;
-            let n = cycle.len();
-            let edge_blocked = (0..n)
-                .map(|k| {
-                    let a = polys.verts[cycle[k] as usize];
-                    let b = polys.verts[cycle[(k + 1) % n] as usize];
-                    blocked.get(&(a, b)).copied().unwrap_or(false)
-                })
-                .collect();
-            input.polys.push(InputPoly {
-                verts: cycle.iter().map(|v| base + v).collect(),
-                region: ri as u32,
-                tris: tris.iter().map(|t| t.map(|v| base + v)).collect(),
-                blocked: edge_blocked,
-            });
+            stats.triangles += p.tris.len() as u64;
+            p.verts.iter_mut().for_each(|v| *v += base);
+            p.tris
+                .iter_mut()
+                .for_each(|t| t.iter_mut().for_each(|v| *v += base));
+            p.region = ri as u32;
+            input.polys.push(p);
         }
     }
     input.notches = stats.notches;
