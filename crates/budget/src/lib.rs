@@ -5,6 +5,13 @@
 //! that cannot reserve waits until another frees, which is how back-pressure reaches the tile
 //! reader. A request larger than the whole budget is an error up front, not a deadlock.
 //!
+//! Memory that a stage cannot wait for, because it shrinks only as the bake moves on (the
+//! merge frontier, which needs the next tile to close), is accounted with [`MemoryBudget::hold`]:
+//! it never waits, and it makes tiles wait instead. So that it can never stall the bake, a
+//! request waits only while some other reservation could still free bytes; with none left it
+//! is granted past the budget (one tile at a time), and the overshoot shows in
+//! [`MemoryBudget::peak_reserved`].
+//!
 //! Accounting is checked against reality by [`ProcMemory`], read from `/proc/self/status`
 //! (`RssAnon` is what the OS cannot reclaim; `VmRSS` adds clean file pages), and
 //! [`PeakSampler`] keeps the peaks over a bake.
@@ -32,6 +39,8 @@ pub struct OverBudget {
 struct State {
     used: u64,
     peak: u64,
+    /// Live reservations that may free bytes by finishing their work (not holds).
+    live: usize,
 }
 
 /// A fixed number of bytes shared by every stage of a bake.
@@ -46,7 +55,11 @@ impl MemoryBudget {
     pub fn new(total: u64) -> Arc<MemoryBudget> {
         Arc::new(MemoryBudget {
             total,
-            state: Mutex::new(State { used: 0, peak: 0 }),
+            state: Mutex::new(State {
+                used: 0,
+                peak: 0,
+                live: 0,
+            }),
             freed: Condvar::new(),
         })
     }
@@ -66,9 +79,26 @@ impl MemoryBudget {
         self.state.lock().unwrap().peak
     }
 
-    /// Reserves `bytes`, waiting for other reservations to be dropped if needed. Fails at once
-    /// when `bytes` alone exceeds the budget.
+    /// Reserves `bytes`, waiting for other reservations to be dropped if needed (but not for
+    /// holds alone: see the crate documentation). Fails at once when `bytes` alone exceeds the
+    /// budget.
     pub fn reserve(self: &Arc<Self>, bytes: u64, what: &str) -> Result<Reservation, OverBudget> {
+        self.check(bytes, what)?;
+        let mut state = self.state.lock().unwrap();
+        while state.used + bytes > self.total && state.live > 0 {
+            state = self.freed.wait(state).unwrap();
+        }
+        state.used += bytes;
+        state.peak = state.peak.max(state.used);
+        state.live += 1;
+        Ok(Reservation {
+            budget: Arc::clone(self),
+            bytes,
+            counted: true,
+        })
+    }
+
+    fn check(&self, bytes: u64, what: &str) -> Result<(), OverBudget> {
         if bytes > self.total {
             return Err(OverBudget {
                 what: what.to_string(),
@@ -76,16 +106,18 @@ impl MemoryBudget {
                 budget: self.total,
             });
         }
-        let mut state = self.state.lock().unwrap();
-        while state.used + bytes > self.total {
-            state = self.freed.wait(state).unwrap();
-        }
-        state.used += bytes;
-        state.peak = state.peak.max(state.used);
-        Ok(Reservation {
+        Ok(())
+    }
+
+    /// An empty reservation for memory that grows and shrinks with the work and cannot wait
+    /// (see the crate documentation): size it with [`Reservation::grow_to`] and
+    /// [`Reservation::shrink_to`].
+    pub fn hold(self: &Arc<Self>) -> Reservation {
+        Reservation {
             budget: Arc::clone(self),
-            bytes,
-        })
+            bytes: 0,
+            counted: false,
+        }
     }
 
     /// Reserves `bytes` only if they fit now.
@@ -96,15 +128,20 @@ impl MemoryBudget {
         }
         state.used += bytes;
         state.peak = state.peak.max(state.used);
+        state.live += 1;
         Some(Reservation {
             budget: Arc::clone(self),
             bytes,
+            counted: true,
         })
     }
 
-    fn release(&self, bytes: u64) {
+    fn release(&self, bytes: u64, ended: bool) {
         let mut state = self.state.lock().unwrap();
         state.used -= bytes;
+        if ended {
+            state.live -= 1;
+        }
         drop(state);
         self.freed.notify_all();
     }
@@ -115,6 +152,8 @@ impl MemoryBudget {
 pub struct Reservation {
     budget: Arc<MemoryBudget>,
     bytes: u64,
+    /// False for a hold.
+    counted: bool,
 }
 
 impl Reservation {
@@ -126,6 +165,27 @@ impl Reservation {
     pub fn absorb(&mut self, mut other: Reservation) {
         self.bytes += other.bytes;
         other.bytes = 0;
+        if other.counted && self.counted {
+            // Two live reservations become one.
+            other.counted = false;
+            self.budget.state.lock().unwrap().live -= 1;
+        }
+    }
+
+    /// Adds `extra` bytes, waiting like [`MemoryBudget::reserve`] for reservations other
+    /// than this one to free bytes.
+    pub fn reserve_more(&mut self, extra: u64, what: &str) -> Result<(), OverBudget> {
+        let budget = Arc::clone(&self.budget);
+        budget.check(self.bytes + extra, what)?;
+        let me = usize::from(self.counted);
+        let mut state = budget.state.lock().unwrap();
+        while state.used + extra > budget.total && state.live > me {
+            state = budget.freed.wait(state).unwrap();
+        }
+        state.used += extra;
+        state.peak = state.peak.max(state.used);
+        self.bytes += extra;
+        Ok(())
     }
 
     /// Grows the reservation to `bytes` without waiting, even past the budget: for work already
@@ -146,15 +206,15 @@ impl Reservation {
         if bytes < self.bytes {
             let freed = self.bytes - bytes;
             self.bytes = bytes;
-            self.budget.release(freed);
+            self.budget.release(freed, false);
         }
     }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        if self.bytes > 0 {
-            self.budget.release(self.bytes);
+        if self.bytes > 0 || self.counted {
+            self.budget.release(self.bytes, self.counted);
         }
     }
 }
@@ -315,6 +375,31 @@ mod tests {
         assert_eq!((r.bytes(), budget.used()), (40, 40));
         r.grow_to(90);
         assert_eq!((budget.used(), budget.peak_reserved()), (90, 100));
+    }
+
+    #[test]
+    fn holds_never_wait_and_never_stall_a_reservation() {
+        let budget = MemoryBudget::new(100);
+        let mut frontier = budget.hold();
+        frontier.grow_to(90);
+        // Another reservation is live: a request that does not fit waits for it.
+        let tile = budget.reserve(5, "tile").unwrap();
+        let b2 = Arc::clone(&budget);
+        let waiter = std::thread::spawn(move || b2.reserve(40, "next").map(|r| r.bytes()));
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!waiter.is_finished());
+        drop(tile);
+        // Only the hold is left, which waiting cannot shrink: granted past the budget.
+        assert_eq!(waiter.join().unwrap().unwrap(), 40);
+        assert_eq!(budget.used(), 90);
+        assert_eq!(budget.peak_reserved(), 130);
+        // Growing a reservation waits for others but not for itself.
+        let mut r = budget.reserve(5, "r").unwrap();
+        r.reserve_more(20, "r more").unwrap();
+        assert_eq!(r.bytes(), 25);
+        frontier.shrink_to(0);
+        drop(r);
+        assert_eq!(budget.used(), 0);
     }
 
     #[test]

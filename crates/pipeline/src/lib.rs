@@ -681,7 +681,7 @@ fn read_and_plan(
         0
     };
     let total = (raw + working + assembly).min(budget.total());
-    reservation.absorb(budget.reserve(total - raw, "a tile in flight")?);
+    reservation.reserve_more(total - raw, "a tile in flight")?;
     Ok(TileJob {
         index: key,
         coord,
@@ -846,9 +846,10 @@ fn voxelize_all(
     let mut joiner = tessera_contours::ContourJoiner::new();
     let tiles_path = layout.tiles_pack();
     let stopped = AtomicBool::new(false);
-    // The merge frontier's size (reported, not reserved: it shrinks only as tiles arrive, so
-    // making the reader wait for it could stall the bake).
+    // The merge frontier is held from the budget (it shrinks only as tiles arrive, so it
+    // never waits; tiles wait for it instead, and the budget never lets that stall the bake).
     let mut frontier_peak = 0u64;
+    let mut frontier_hold = budget.hold();
 
     std::thread::scope(|scope| -> Result<(), BakeError> {
         // Reader: read, plan, reserve, send; stops early when interrupted or when the writer
@@ -937,7 +938,13 @@ fn voxelize_all(
                     failure = Some(e);
                     break;
                 }
-                frontier_peak = frontier_peak.max(merger.held_bytes() + joiner.held_bytes());
+                let frontier = merger.held_bytes() + joiner.held_bytes();
+                frontier_peak = frontier_peak.max(frontier);
+                if frontier > frontier_hold.bytes() {
+                    frontier_hold.grow_to(frontier);
+                } else {
+                    frontier_hold.shrink_to(frontier);
+                }
                 written += 1;
                 progress.advance("voxelize", written);
                 next = order.next();
