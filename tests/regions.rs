@@ -327,7 +327,7 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 8, ..Default::default() })]
 
     #[test]
-    fn random_scenes_regions_are_tiling_invariant(
+    fn random_scenes_regions_contours_and_navmesh_are_tiling_invariant(
         pieces in proptest::collection::vec((0.0f64..20.0, 0.0f64..20.0, 0.5f64..6.0, 0.5f64..6.0, 0.1f64..2.5, 0u8..3), 1..12)
     ) {
         let dir = tempfile::tempdir().unwrap();
@@ -346,6 +346,11 @@ proptest::proptest! {
             proptest::prop_assert!(got == want, "tile size {}", tile);
             let (contours, _) = contours_of_bake(&out, &shuffled(3));
             proptest::prop_assert!(contours == want_contours, "contours, tile size {}", tile);
+            // And so is the navmesh, byte for byte (past the header, which names the tiling).
+            let archive = |d: &Path| {
+                std::fs::read(d.join("navmesh.tsn")).unwrap()[tessera_navmesh::HEADER_LEN..].to_vec()
+            };
+            proptest::prop_assert!(archive(&out) == archive(&single), "navmesh, tile size {}", tile);
         }
     }
 }
