@@ -87,10 +87,25 @@ impl Default for RegionSettings {
     }
 }
 
+/// How regions are cut into convex polygons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Partition {
+    /// Seed 002: one portal per notch, the shortest in its area of interest, unnecessary
+    /// portals removed, optional tau relaxation.
+    Anavmg,
+    /// Seed 000, 5.1.3: triangulate, then remove every inessential diagonal.
+    HertelMehlhorn,
+}
+
 /// Polygon settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PolygonSettings {
+    /// `anavmg` (default) or `hertel-mehlhorn`.
+    pub partition: Partition,
+    /// Convexity relaxation for `anavmg` [degrees]: a corner up to 180 + tau counts as convex.
+    pub tau_degrees: f64,
     /// How far a simplified contour may stray from the voxel contour [m]; 0 keeps every
     /// vertex.
     pub max_error: f64,
@@ -102,6 +117,8 @@ pub struct PolygonSettings {
 impl Default for PolygonSettings {
     fn default() -> Self {
         PolygonSettings {
+            partition: Partition::Anavmg,
+            tau_degrees: 0.0,
             max_error: 0.15,
             reachable_from: Vec::new(),
         }

@@ -138,6 +138,8 @@ impl StageKeys {
         h.update(b"polygons+navmesh");
         h.update(&tessera_navmesh::VERSION.to_le_bytes());
         h.update(&config.polygons.max_error.to_bits().to_le_bytes());
+        h.update(format!("{:?}", config.polygons.partition).as_bytes());
+        h.update(&config.polygons.tau_degrees.to_bits().to_le_bytes());
         h.update(&config.agent.radius.to_bits().to_le_bytes());
         for p in &config.polygons.reachable_from {
             for c in p {
@@ -548,6 +550,14 @@ fn build_navmesh(
             tessera_polygons::polygonize(
                 &grouped,
                 tessera_polygons::PolygonParams {
+                    partition: match req.config.polygons.partition {
+                        tessera_config::Partition::Anavmg => tessera_polygons::Partition::Anavmg {
+                            tau: req.config.polygons.tau_degrees.to_radians(),
+                        },
+                        tessera_config::Partition::HertelMehlhorn => {
+                            tessera_polygons::Partition::HertelMehlhorn
+                        }
+                    },
                     max_error: req.config.max_error_cells(),
                     // Vertex heights are each side's own floor; floors stacked in one column
                     // are at least the agent's height apart.

@@ -24,7 +24,17 @@ use tessera_artifacts::{
 };
 use tessera_navmesh::{InputPoly, MeshInput};
 
-pub use partition::{hertel_mehlhorn, triangulate, RegionPolygons};
+pub use partition::{anavmg, hertel_mehlhorn, triangulate, RegionPolygons};
+
+/// The convex partition to use.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Partition {
+    /// Seed 002 with relaxation `tau` [radians].
+    Anavmg {
+        tau: f64,
+    },
+    HertelMehlhorn,
+}
 
 /// A merged region and its contours (outer first, then holes, each group by smallest point).
 #[derive(Clone, Debug)]
@@ -46,6 +56,8 @@ pub struct PolygonStats {
     pub simplified_vertices: u64,
     /// Vertices put back to undo a crossing or a collapse.
     pub restored_vertices: u64,
+    /// Regions where ANavMG gave up and Hertel-Mehlhorn was used.
+    pub partition_fallbacks: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -114,6 +126,7 @@ pub fn group_regions(
 /// Settings, in grid units.
 #[derive(Clone, Copy, Debug)]
 pub struct PolygonParams {
+    pub partition: Partition,
     /// Simplification tolerance [cells]; 0 keeps every contour vertex.
     pub max_error: f64,
     /// Voxels: portals join edges whose heights differ by at most this (see
@@ -136,7 +149,7 @@ pub fn polygonize(
 
     // Per region: its vertices (grid x, y and height), its polygons over them, notches and
     // simplified vertices. Maps used on the way are dropped before the region is collected.
-    type Done = (Vec<[i32; 3]>, Vec<InputPoly>, u64, u64);
+    type Done = (Vec<[i32; 3]>, Vec<InputPoly>, u64, u64, bool);
     let results: Vec<Result<Done, PolygonError>> = regions
         .par_iter()
         .zip(parts.par_iter())
@@ -190,7 +203,10 @@ pub fn polygonize(
                     z: region.id.zmax,
                     detail,
                 })?;
-            let polys = hertel_mehlhorn(verts, tris);
+            let (polys, fell_back) = match params.partition {
+                Partition::Anavmg { tau } => anavmg(verts, tris, tau),
+                Partition::HertelMehlhorn => (hertel_mehlhorn(verts, tris), false),
+            };
             let out_verts = polys
                 .verts
                 .iter()
@@ -216,7 +232,7 @@ pub fn polygonize(
                     }
                 })
                 .collect();
-            Ok((out_verts, out_polys, notches, kept))
+            Ok((out_verts, out_polys, notches, kept, fell_back))
         })
         .collect();
 
@@ -236,7 +252,8 @@ pub fn polygonize(
         ..Default::default()
     };
     for (ri, result) in results.into_iter().enumerate() {
-        let (verts, polys, notches, kept) = result?;
+        let (verts, polys, notches, kept, fell_back) = result?;
+        stats.partition_fallbacks += u64::from(fell_back);
         stats.notches += notches;
         stats.simplified_vertices += kept;
         let base = input.verts.len() as u32;

@@ -47,6 +47,7 @@ fn polygons_of(drawing: &[&str], levels: Levels, max_error: f64) -> (MeshInput, 
     polygonize(
         &grouped,
         PolygonParams {
+            partition: Partition::Anavmg { tau: 0.0 },
             max_error,
             portal_climb: 2,
         },
