@@ -1,0 +1,86 @@
+//! A write that fails mid-bake (the disk fills up) is a clear I/O error naming the file, and
+//! leaves a state the next run resumes from, to the same bytes as an uninterrupted bake.
+//!
+//! The failure is made with the file-size limit (`RLIMIT_FSIZE`, SIGXFSZ ignored): every
+//! write past it fails with EFBIG, as a write to a full disk fails with ENOSPC. No root or
+//! special file system needed. This binary holds this one test, since the limit is per
+//! process.
+
+use std::path::Path;
+
+use tessera_pipeline::BakeError;
+use tessera_tests::{coarse_config, file, recast_scenes};
+
+fn set_file_size_limit(bytes: u64) {
+    let limit = libc::rlimit {
+        rlim_cur: bytes as libc::rlim_t,
+        rlim_max: libc::RLIM_INFINITY,
+    };
+    // SAFETY: plain libc calls on this process's own limits and signal disposition.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &limit), 0);
+    }
+}
+
+fn bake(out: &Path) -> Result<tessera_pipeline::BakeSummary, BakeError> {
+    let scene = &recast_scenes()[0];
+    tessera_pipeline::bake(tessera_pipeline::BakeRequest {
+        scene: file(scene, tessera_geom::UpAxis::Y),
+        config: {
+            // Fine enough that the span journal outgrows the scene cache and the tile pack.
+            let mut c = coarse_config(64);
+            c.voxel.cell_size = 0.1;
+            c.voxel.cell_height = 0.05;
+            c
+        },
+        out_dir: out.to_path_buf(),
+        threads: 2,
+        memory_budget: 256 << 20,
+        progress: tessera_pipeline::Progress::quiet(),
+        interrupt: None,
+    })
+}
+
+#[test]
+fn a_full_disk_is_an_io_error_and_the_bake_resumes_to_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole");
+    bake(&whole).unwrap();
+    let size = |p: &str| std::fs::metadata(whole.join(p)).unwrap().len();
+    let (cache, tiles, spans) = (
+        size("work/scene.cache"),
+        size("work/tiles.pack"),
+        size("work/spans.pack"),
+    );
+    // Room for the scene cache and the tile pack, not for the span journal.
+    let limit = cache.max(tiles) + 4096;
+    assert!(
+        limit < spans,
+        "the scene is too small for this test: cache {cache}, tiles {tiles}, spans {spans}"
+    );
+
+    let out = dir.path().join("full");
+    set_file_size_limit(limit);
+    let err = bake(&out).unwrap_err();
+    set_file_size_limit(u64::MAX);
+    let BakeError::Io(e) = &err else {
+        panic!("expected an I/O error, got {err}");
+    };
+    let message = e.to_string();
+    assert!(
+        message.contains("spans.pack") || message.contains("regions.pack"),
+        "{message}"
+    );
+    assert!(!out.join("summary.json").exists() && !out.join("navmesh.tsn").exists());
+
+    // The next run resumes from what was written and ends where an uninterrupted bake does.
+    let resumed = bake(&out).unwrap();
+    assert!(resumed.stages_reused.contains(&"ingest".to_string()));
+    for name in ["navmesh.tsn", "work/spans.pack", "work/regions.pack"] {
+        assert!(
+            std::fs::read(out.join(name)).unwrap() == std::fs::read(whole.join(name)).unwrap(),
+            "{name} differs after the resume"
+        );
+    }
+}
