@@ -139,12 +139,11 @@ pub fn polygonize(
     regions: &[RegionContours],
     params: PolygonParams,
 ) -> Result<(MeshInput, PolygonStats), PolygonError> {
-    let contour_lists: Vec<Vec<Contour>> = regions.iter().map(|r| r.contours.clone()).collect();
-    let outer: Vec<Vec<bool>> = contour_lists
+    let outer: Vec<Vec<bool>> = regions
         .iter()
-        .map(|cs| cs.iter().map(|c| c.is_outer()).collect())
+        .map(|r| r.contours.iter().map(|c| c.is_outer()).collect())
         .collect();
-    let (mut sections, parts) = simplify::sections_of(&contour_lists);
+    let (mut sections, parts) = simplify::sections_of(regions);
     let restored = simplify::simplify_all(&mut sections, &parts, &outer, params.max_error);
 
     // Per region: its vertices (grid x, y and height), its polygons over them, notches and

@@ -19,7 +19,10 @@
 
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
-use tessera_artifacts::{Contour, Point};
+use std::hash::{Hash, Hasher};
+
+use crate::RegionContours;
+use tessera_artifacts::Point;
 
 /// One contour in terms of sections: `(section, reversed)` in order, and what lies across
 /// each (the contour's neighbour code).
@@ -37,11 +40,15 @@ pub(crate) struct Section {
 }
 
 /// Cuts every contour into shared sections.
-pub(crate) fn sections_of(regions: &[Vec<Contour>]) -> (Vec<Section>, Vec<Vec<ContourSections>>) {
+pub(crate) fn sections_of(regions: &[RegionContours]) -> (Vec<Section>, Vec<Vec<ContourSections>>) {
     let mut sections: Vec<Section> = Vec::new();
-    let mut ids: HashMap<Vec<Point>, u32> = HashMap::default();
+    // Sections by the hash of their points; equal hashes chain through `same_hash` (the
+    // points themselves are stored once, in `sections`).
+    let mut by_hash: HashMap<u64, u32> = HashMap::default();
+    let mut same_hash: Vec<u32> = Vec::new();
     let mut out = Vec::with_capacity(regions.len());
-    for contours in regions {
+    for region in regions {
+        let contours = &region.contours;
         let mut per_region = Vec::with_capacity(contours.len());
         for c in contours {
             let n = c.points.len();
@@ -77,13 +84,28 @@ pub(crate) fn sections_of(regions: &[Vec<Contour>]) -> (Vec<Section>, Vec<Vec<Co
                 let mut rev = run.clone();
                 rev.reverse();
                 let (key, reversed) = if rev < run { (rev, true) } else { (run, false) };
-                let next = sections.len() as u32;
-                let id = *ids.entry(key.clone()).or_insert_with(|| {
+                let hash = {
+                    let mut h = rustc_hash::FxHasher::default();
+                    key.hash(&mut h);
+                    h.finish()
+                };
+                let mut found = None;
+                let mut at = by_hash.get(&hash).copied().unwrap_or(NO_SECTION);
+                while at != NO_SECTION {
+                    if sections[at as usize].points == key {
+                        found = Some(at);
+                        break;
+                    }
+                    at = same_hash[at as usize];
+                }
+                let id = found.unwrap_or_else(|| {
+                    let id = sections.len() as u32;
+                    same_hash.push(by_hash.insert(hash, id).unwrap_or(NO_SECTION));
                     let mut keep = vec![false; key.len()];
                     keep[0] = true;
                     *keep.last_mut().unwrap() = true;
                     sections.push(Section { points: key, keep });
-                    next
+                    id
                 });
                 parts.push((id, reversed));
             }
@@ -93,6 +115,8 @@ pub(crate) fn sections_of(regions: &[Vec<Contour>]) -> (Vec<Section>, Vec<Vec<Co
     }
     (sections, out)
 }
+
+const NO_SECTION: u32 = u32::MAX;
 
 fn dist2(a: Point, b: Point) -> i64 {
     let (dx, dy) = ((a.0 - b.0) as i64, (a.1 - b.1) as i64);
