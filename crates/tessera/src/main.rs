@@ -1,6 +1,7 @@
-//! `tessera`: the command line. Glue only: parse arguments and the config, call the pipeline
-//! or the query library, print the summary or the answer, map each kind of failure to its exit
-//! code.
+//! `tessera`: the command line. Glue only: parse arguments and the config, call the pipeline,
+//! the query library or the export crate, print the summary or the answer, map each kind of
+//! failure to its exit code. After a bake it writes the preview image and the HTML report
+//! (the pipeline does not know about them).
 //!
 //! Exit codes (stable, for scripts): 0 success (a path query that finds no path included);
 //! 2 bad command line; 3 bad input (unreadable or malformed scene, empty scene, nothing
@@ -14,7 +15,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Duration;
 use tessera_config::BakeConfig;
+use tessera_export::report::{MemoryTrace, ReportInput};
+use tessera_export::{ExportOptions, Format, RenderOptions};
 use tessera_geom::UpAxis;
 use tessera_navmesh::{NavMeshError, NavMeshFile};
 use tessera_pipeline::{BakeError, BakeRequest, LogFormat, Progress, SceneInput};
@@ -50,6 +54,13 @@ enum Command {
     /// Find a path on a baked navmesh between two scene points, or answer seeded random pairs
     /// of points on it. No path is an answer (found: false), not an error.
     Path(PathArgs),
+    /// Write a baked navmesh as glTF (.glb, or .gltf with the buffer embedded) or OBJ, in the
+    /// scene's coordinates (glTF: converted to its Y-up convention), coloured by region, with
+    /// portals and links as lines.
+    Export(ExportArgs),
+    /// Draw a baked navmesh top-down into a PNG: regions in colour, links, and a path between
+    /// two points if asked.
+    Render(RenderArgs),
     /// Describe a baked navmesh: bounds, counts, walkable area, file size.
     Info {
         /// The navmesh file (navmesh.tsn in a bake folder).
@@ -58,6 +69,47 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Gltf,
+    Obj,
+}
+
+#[derive(clap::Args)]
+struct ExportArgs {
+    /// The navmesh file (navmesh.tsn in a bake folder).
+    navmesh: PathBuf,
+    /// Output format [default: from the --out extension: .glb or .gltf is gltf, .obj is obj].
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// Output file. For gltf, a .gltf name gives JSON with an embedded buffer, any other a
+    /// binary .glb.
+    #[arg(long, short)]
+    out: PathBuf,
+    /// Export each polygon's detail triangles instead of a fan over its corners.
+    #[arg(long)]
+    detail: bool,
+}
+
+#[derive(clap::Args)]
+struct RenderArgs {
+    /// The navmesh file (navmesh.tsn in a bake folder).
+    navmesh: PathBuf,
+    /// Output PNG file.
+    #[arg(long, short)]
+    out: PathBuf,
+    /// Draw the path from this point X,Y,Z (scene coordinates and up axis).
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "to")]
+    from: Option<[f64; 3]>,
+    /// ... to this point X,Y,Z.
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "from")]
+    to: Option<[f64; 3]>,
+    /// Longest side of the image in pixels (a large world is scaled down to fit).
+    #[arg(long, value_name = "PX", default_value_t = tessera_export::render::DEFAULT_MAX_SIZE,
+          value_parser = clap::value_parser!(u32).range(16..=16384))]
+    max_size: u32,
 }
 
 #[derive(clap::Args)]
@@ -185,6 +237,8 @@ fn main() -> ExitCode {
         }
         Command::Path(args) => report(run_path(args)),
         Command::Info { navmesh, json } => report(run_info(&navmesh, json)),
+        Command::Export(args) => report(run_export(args)),
+        Command::Render(args) => report(run_render(args)),
         Command::Bake(args) => {
             let json = matches!(args.log_format, LogArg::Json);
             match run_bake(args) {
@@ -313,6 +367,74 @@ fn run_path(args: PathArgs) -> Result<(), Failure> {
             fmt(to)
         );
     }
+    Ok(())
+}
+
+fn run_export(args: ExportArgs) -> Result<(), Failure> {
+    let format = match args.format {
+        Some(FormatArg::Gltf) => Format::Gltf,
+        Some(FormatArg::Obj) => Format::Obj,
+        None => Format::of_path(&args.out).ok_or_else(|| {
+            Failure::new(
+                exit::USAGE,
+                anyhow::anyhow!(
+                    "{}: cannot tell the format from the name: give --format gltf|obj, or name \
+                     the file .glb, .gltf or .obj",
+                    args.out.display()
+                ),
+            )
+        })?,
+    };
+    let file = open_navmesh(&args.navmesh)?;
+    let options = ExportOptions {
+        detail: args.detail,
+    };
+    let counts = tessera_export::export_file(file.mesh(), &args.out, format, options)
+        .map_err(|e| Failure::new(exit::IO, e))?;
+    println!(
+        "wrote {}: {} polygons as {} triangles ({}), {} vertices, {} portals, {} links",
+        args.out.display(),
+        counts.polygons,
+        counts.triangles,
+        if args.detail { "detail" } else { "fans" },
+        counts.vertices,
+        counts.portals,
+        counts.links
+    );
+    Ok(())
+}
+
+fn run_render(args: RenderArgs) -> Result<(), Failure> {
+    let file = open_navmesh(&args.navmesh)?;
+    let mut options = RenderOptions {
+        max_size: args.max_size,
+        from: args.from,
+        to: args.to,
+        ..RenderOptions::default()
+    };
+    let mut path_note = String::new();
+    if let (Some(from), Some(to)) = (args.from, args.to) {
+        let answer = Query::new(file.mesh()).path(from, to);
+        path_note = if answer.found {
+            format!(
+                "; path {:.3} m, {} waypoints",
+                answer.length,
+                answer.waypoints.len()
+            )
+        } else {
+            "; no path (an end is off the mesh, or nothing joins them)".to_string()
+        };
+        options.path = answer.waypoints;
+    }
+    let view = tessera_export::render::write_preview(file.mesh(), &options, &args.out)
+        .map_err(|e| Failure::new(exit::IO, e))?;
+    println!(
+        "wrote {}: {} x {} px, {:.3} m per pixel{path_note}",
+        args.out.display(),
+        view.width,
+        view.height,
+        view.units_per_pixel()
+    );
     Ok(())
 }
 
@@ -472,6 +594,8 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
         })?;
     }
 
+    // Memory over time for the report, sampled beside the bake.
+    let trace = MemoryTrace::start(Duration::from_millis(25));
     let summary = tessera_pipeline::bake(BakeRequest {
         scene,
         config,
@@ -490,6 +614,25 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
         };
         Failure::new(code, e)
     })?;
+    let memory = trace.finish();
+
+    // The preview and the report, from the navmesh and the summary the bake just wrote.
+    let navmesh = out_dir.join("navmesh.tsn");
+    let preview = out_dir.join("preview.png");
+    let report_path = out_dir.join("report.html");
+    let file = open_navmesh(&navmesh)?;
+    let view =
+        tessera_export::render::write_preview(file.mesh(), &RenderOptions::default(), &preview)
+            .map_err(|e| Failure::new(exit::IO, e))?;
+    drop(file);
+    let summary_json = serde_json::to_value(&summary).map_err(|e| Failure::new(exit::IO, e))?;
+    let html = tessera_export::report::report_html(&ReportInput {
+        summary: &summary_json,
+        memory: &memory,
+        preview: Some("preview.png"),
+    });
+    tessera_export::write_atomic(&report_path, |w| w.write_all(html.as_bytes()))
+        .map_err(|e| Failure::new(exit::IO, e))?;
 
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     println!("baked {} into {}", summary.scene, out_dir.display());
@@ -583,5 +726,13 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
         "  summary          {}",
         out_dir.join("summary.json").display()
     );
+    println!(
+        "  preview          {} ({} x {} px, {:.3} m per pixel)",
+        preview.display(),
+        view.width,
+        view.height,
+        view.units_per_pixel()
+    );
+    println!("  report           {}", report_path.display());
     Ok(())
 }

@@ -871,3 +871,359 @@ fn navmesh_of_a_real_bake_answers_queries() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout_json(&o).as_array().unwrap().len(), 20);
 }
+
+/// Triangles of a scene file as tessera's own ingest reads it (Z-up world coordinates).
+fn ingest_triangles(path: &Path, up: tessera_ingest::UpAxis) -> Vec<[[f64; 3]; 3]> {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut scene = tessera_ingest::open_scene(path, up, scratch.path()).expect("readable");
+    let mut tris = Vec::new();
+    scene
+        .for_each_triangle(&mut |t| {
+            tris.push(t);
+            Ok(())
+        })
+        .unwrap();
+    tris
+}
+
+fn plan_area(tris: &[[[f64; 3]; 3]]) -> f64 {
+    tris.iter()
+        .map(|[a, b, c]| 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (c[0] - a[0]) * (b[1] - a[1])))
+        .sum()
+}
+
+/// Per axis, the smallest and largest coordinate of the triangles' corners.
+fn corner_bounds(tris: &[[[f64; 3]; 3]]) -> ([f64; 3], [f64; 3]) {
+    tris.iter().flatten().fold(
+        ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]),
+        |(lo, hi), p| {
+            (
+                [0, 1, 2].map(|k| lo[k].min(p[k])),
+                [0, 1, 2].map(|k| hi[k].max(p[k])),
+            )
+        },
+    )
+}
+
+fn json_point(v: &serde_json::Value) -> [f64; 3] {
+    [0, 1, 2].map(|k| v[k].as_f64().unwrap())
+}
+
+fn assert_close(a: [f64; 3], b: [f64; 3], what: &str) {
+    assert!(
+        (0..3).all(|k| (a[k] - b[k]).abs() < 1e-3),
+        "{what}: {a:?} vs {b:?}"
+    );
+}
+
+/// What an exported navmesh must match: its fan triangle count, plan area and bounds.
+struct Expected {
+    fan_triangles: usize,
+    area: f64,
+    min: [f64; 3],
+    max: [f64; 3],
+}
+
+fn expected(dir: &Path, navmesh: &str) -> Expected {
+    let file = tessera_navmesh::NavMeshFile::open(dir.join(navmesh)).unwrap();
+    let mesh = file.mesh();
+    let fan_triangles = mesh
+        .polys
+        .iter()
+        .map(|p| p.count.to_native() as usize - 2)
+        .sum();
+    let o = tessera(&["info", navmesh, "--json"], dir);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let info = stdout_json(&o);
+    Expected {
+        fan_triangles,
+        area: info["walkable_area_m2"].as_f64().unwrap(),
+        min: json_point(&info["bounds"]["min"]),
+        max: json_point(&info["bounds"]["max"]),
+    }
+}
+
+fn check_export(tris: &[[[f64; 3]; 3]], want: &Expected, what: &str) {
+    assert_eq!(tris.len(), want.fan_triangles, "{what}");
+    let area = plan_area(tris);
+    assert!(
+        (area - want.area).abs() <= 1e-3 * want.area,
+        "{what}: area {area} vs {}",
+        want.area
+    );
+    let (lo, hi) = corner_bounds(tris);
+    assert_close(lo, want.min, what);
+    assert_close(hi, want.max, what);
+}
+
+#[test]
+fn export_gltf_and_obj_overlay_the_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    query_navmesh(&dir.path().join("nav.tsn"));
+    let want = expected(dir.path(), "nav.tsn");
+    assert_eq!(want.fan_triangles, 12);
+
+    // glb: read back as glTF is read (Y up), it lands on the Z-up scene it came from.
+    let o = tessera(&["export", "nav.tsn", "--out", "nav.glb"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("12 triangles"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let tris = ingest_triangles(&dir.path().join("nav.glb"), tessera_ingest::UpAxis::Y);
+    check_export(&tris, &want, "glb");
+    // Its structure: region colours on the triangles, portals and no links as lines.
+    let g = gltf::Gltf::open(dir.path().join("nav.glb")).unwrap();
+    let prims: Vec<(gltf::mesh::Mode, bool)> = g
+        .meshes()
+        .flat_map(|m| m.primitives().collect::<Vec<_>>())
+        .map(|p| (p.mode(), p.get(&gltf::Semantic::Colors(0)).is_some()))
+        .collect();
+    assert_eq!(
+        prims,
+        [
+            (gltf::mesh::Mode::Triangles, true),
+            (gltf::mesh::Mode::Lines, false)
+        ]
+    );
+
+    // .gltf with --detail (the detail triangles are the fans here), and OBJ.
+    let o = tessera(
+        &[
+            "export", "nav.tsn", "--format", "gltf", "--out", "nav.gltf", "--detail",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tris = ingest_triangles(&dir.path().join("nav.gltf"), tessera_ingest::UpAxis::Y);
+    check_export(&tris, &want, "gltf");
+    let o = tessera(&["export", "nav.tsn", "--out", "nav.obj"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tris = ingest_triangles(&dir.path().join("nav.obj"), tessera_ingest::UpAxis::Z);
+    check_export(&tris, &want, "obj");
+    let text = std::fs::read_to_string(dir.path().join("nav.obj")).unwrap();
+    assert_eq!(text.lines().filter(|l| l.starts_with("f ")).count(), 12);
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("l ")).count(),
+        5,
+        "5 portals"
+    );
+    assert!(
+        text.contains("\nv 1000 2000 10 "),
+        "colours follow the position"
+    );
+
+    // Bad requests: an unknown extension, a missing navmesh.
+    let o = tessera(&["export", "nav.tsn", "--out", "nav.fbx"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--format"), "{}", stderr(&o));
+    let o = tessera(&["export", "missing.tsn", "--out", "x.glb"], dir.path());
+    assert_eq!(o.status.code(), Some(6));
+    let o = tessera(
+        &["export", "nav.tsn", "--out", "no/such/dir/x.glb"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(6));
+}
+
+#[test]
+fn export_of_real_bakes_in_both_up_axes() {
+    let dir = tempfile::tempdir().unwrap();
+    small_obj(&dir.path().join("s.obj"));
+    // The same floor and box, written Y up: (x, y, z) Z-up is (x, z, -y) Y-up.
+    let text = std::fs::read_to_string(dir.path().join("s.obj")).unwrap();
+    let y_up: String = text
+        .lines()
+        .map(|l| match l.strip_prefix("v ") {
+            Some(v) => {
+                let c: Vec<f64> = v.split(' ').map(|t| t.parse().unwrap()).collect();
+                format!("v {} {} {}\n", c[0], c[2], -c[1])
+            }
+            None => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(dir.path().join("y.obj"), y_up).unwrap();
+    for (scene, up) in [("s.obj", "z"), ("y.obj", "y")] {
+        let out = format!("b-{up}");
+        let o = tessera(
+            &[
+                "bake",
+                scene,
+                "--up",
+                up,
+                "--out",
+                &out,
+                "--log-format",
+                "quiet",
+            ],
+            dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let nav = format!("{out}/navmesh.tsn");
+        let want = expected(dir.path(), &nav);
+        assert!(want.fan_triangles > 0);
+        // OBJ: the scene's own coordinates and up axis.
+        let obj = format!("{out}/nav.obj");
+        let o = tessera(&["export", &nav, "--out", &obj], dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let axis = if up == "y" {
+            tessera_ingest::UpAxis::Y
+        } else {
+            tessera_ingest::UpAxis::Z
+        };
+        let tris = ingest_triangles(&dir.path().join(&obj), axis);
+        // Ingest gives Z-up; info's bounds are in the scene's axes: compare in the scene's.
+        let scene_tris: Vec<[[f64; 3]; 3]> =
+            tris.iter().map(|t| t.map(|p| axis.from_z_up(p))).collect();
+        let (lo, hi) = corner_bounds(&scene_tris);
+        assert_close(lo, want.min, "obj min");
+        assert_close(hi, want.max, "obj max");
+        assert_eq!(tris.len(), want.fan_triangles);
+        assert!((plan_area(&tris) - want.area).abs() <= 1e-3 * want.area);
+        // glb: read as glTF always is (Y up), it gives the same Z-up world as the source.
+        let glb = format!("{out}/nav.glb");
+        let o = tessera(&["export", &nav, "--out", &glb], dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let tris_glb = ingest_triangles(&dir.path().join(&glb), tessera_ingest::UpAxis::Y);
+        assert_eq!(tris_glb.len(), want.fan_triangles);
+        assert!((plan_area(&tris_glb) - want.area).abs() <= 1e-3 * want.area);
+        let (glo, ghi) = corner_bounds(&tris_glb);
+        let (olo, ohi) = corner_bounds(&tris);
+        assert_close(glo, olo, "glb min");
+        assert_close(ghi, ohi, "glb max");
+    }
+}
+
+fn read_png(path: &Path) -> tessera_export::RgbImage {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    assert_eq!(info.bit_depth, png::BitDepth::Eight);
+    buf.truncate(info.buffer_size());
+    tessera_export::RgbImage {
+        width: info.width,
+        height: info.height,
+        pixels: buf,
+    }
+}
+
+#[test]
+fn render_draws_the_mesh_the_path_and_respects_the_size() {
+    let dir = tempfile::tempdir().unwrap();
+    small_obj(&dir.path().join("s.obj"));
+    let o = tessera(
+        &["bake", "s.obj", "--out", "b", "--log-format", "quiet"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = tessera(
+        &[
+            "render",
+            "b/navmesh.tsn",
+            "--out",
+            "map.png",
+            "--max-size",
+            "300",
+            "--from",
+            "1,1,0",
+            "--to",
+            "19,19,0",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("map.png") && stdout.contains("path"),
+        "{stdout}"
+    );
+    let img = read_png(&dir.path().join("map.png"));
+    assert!(
+        img.width <= 300 && img.height <= 300,
+        "{}x{}",
+        img.width,
+        img.height
+    );
+    assert!(img.width.max(img.height) >= 256);
+
+    let file = tessera_navmesh::NavMeshFile::open(dir.path().join("b/navmesh.tsn")).unwrap();
+    let view = tessera_export::PlanView::fit(file.mesh(), 300);
+    assert_eq!((view.width, view.height), (img.width, img.height));
+    let frame = file.mesh().frame.native();
+    let at = |p: [f64; 3]| {
+        let [x, y] = view.scene_pixel(&frame, p).expect("on the image");
+        img.get(x, y)
+    };
+    let background = tessera_export::render::BACKGROUND;
+    // On the floor, far from the path; and beside the box, within the agent's radius of
+    // its wall (0.4 m), where nothing is walkable.
+    assert_ne!(at([17.0, 3.0, 0.0]), background);
+    assert_eq!(at([4.85, 6.0, 0.0]), background);
+    assert_eq!(img.get(0, 0), background, "the margin");
+    // The path's yellow core is drawn, and the start marker sits on the start.
+    let yellow = img.pixels.chunks(3).filter(|p| *p == [255, 214, 0]).count();
+    assert!(yellow > 50, "{yellow} path pixels");
+    assert_eq!(at([1.0, 1.0, 0.0]).0, [20, 190, 60]);
+
+    // The default size fits 2048, a tiny one is refused.
+    let o = tessera(&["render", "b/navmesh.tsn", "--out", "big.png"], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let big = read_png(&dir.path().join("big.png"));
+    assert!(big.width.max(big.height) <= 2048);
+    let o = tessera(
+        &[
+            "render",
+            "b/navmesh.tsn",
+            "--out",
+            "x.png",
+            "--max-size",
+            "8",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_bake_writes_its_preview_and_report() {
+    let dir = tempfile::tempdir().unwrap();
+    small_obj(&dir.path().join("s.obj"));
+    let o = tessera(
+        &["bake", "s.obj", "--out", "b", "--log-format", "quiet"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("b/preview.png") && stdout.contains("b/report.html"),
+        "the summary names them: {stdout}"
+    );
+    let out = dir.path().join("b");
+    let img = read_png(&out.join("preview.png"));
+    assert!(img.width.max(img.height) <= 2048 && img.width > 0 && img.height > 0);
+    let background = tessera_export::render::BACKGROUND;
+    assert!(img.pixels.chunks(3).any(|p| p != background.0));
+
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let polygons = summary(&out)["polygons"].as_u64().unwrap();
+    assert!(html.contains(&format!("{polygons} polygons")), "{html}");
+    assert!(html.contains(&format!("<td>polygons</td><td class=\"n\">{polygons}</td>")));
+    assert!(html.contains("<img class=\"preview\" src=\"preview.png\""));
+    assert_eq!(
+        html.matches("<svg").count(),
+        2,
+        "stage bars and memory plot"
+    );
+    for stage in ["ingest", "bin", "voxelize", "polygons"] {
+        assert!(html.contains(&format!(">{stage}</text>")), "{stage}");
+    }
+    assert!(
+        !html.contains("http:") && !html.contains("https:"),
+        "self-contained"
+    );
+}
