@@ -7,16 +7,24 @@
 //! recast-compare regions --scene FILE [same options as voxelize] [--mode layered|flat|both]
 //! recast-compare all [--scenes-dir DIR] [--out FILE] [--regions-out FILE] [--city FILE]
 //!                [--repeat N]
+//! recast-compare full [--threads N] [--out FILE] [--plot FILE|none] [--settings LIST]
+//!                [--cities S,M|none] [--repeat N] [--tessera BIN] [--citygen BIN] ...
 //! ```
 //!
 //! `voxelize` prints a Markdown table row (and the per-step breakdown) for one scene; `regions`
 //! does the same for segmentation, contours and the cross-tile merge beside Recast's region and
 //! contour stages. `all` runs the three Recast demo meshes (Y-up) at the comparison's settings
 //! and writes `benches/RESULTS-voxelize.md` and `benches/RESULTS-regions.md` (the latter also
-//! on a citygen world when `--city` names one). See README.md beside Cargo.toml for what is
-//! measured.
+//! on a citygen world when `--city` names one). `full` bakes whole scenes on both sides, each in
+//! its own process (the real `tessera bake`, and this program's `recast-full` for RecastDemo's
+//! tiled build), and writes `benches/RESULTS.md` with a plot. See README.md beside Cargo.toml
+//! for what is measured.
 
 mod compare;
+mod full;
+mod full_recast;
+mod objmesh;
+mod plot;
 mod recast;
 mod regions_report;
 mod report;
@@ -59,10 +67,17 @@ const USAGE: &str = "usage:
   recast-compare regions --scene FILE [same options as voxelize] [--mode layered|flat|both]
   recast-compare all [--scenes-dir DIR] [--out FILE] [--regions-out FILE] [--city FILE]
                  [--repeat N]
+  recast-compare full [--threads N] [--out FILE] [--plot FILE|none] [--repeat N]
+                 [--settings recast-demo,benches/recast-compare/fine.toml] [--cities S,M|none]
+                 [--city-seed 7] [--scenes-dir DIR] [--tessera BIN] [--citygen BIN]
+                 [--max-edge-len M] [--font TTF]
 
-defaults: cell 0.05 m, height 0.02 m, tile 256, agent 2.0 / 0.6 / 0.5 m / 45 deg, repeat 3;
+defaults (voxelize, regions, all): cell 0.05 m, height 0.02 m, tile 256, agent 2.0 / 0.6 /
+0.5 m / 45 deg, repeat 3;
 --up defaults to the format's convention (z for OBJ); the Recast demo meshes need --up y.
-all: --city names a citygen OBJ (Z-up) added to the regions comparison only.";
+all: --city names a citygen OBJ (Z-up) added to the regions comparison only.
+full: whole bakes, each side in its own process (tessera's binary from target/release by
+default; build it first), writes benches/RESULTS.md and benches/results-plot.png.";
 
 /// tessera's segmentation modes the regions comparison measures: the default first.
 const MODES: [SegmentationMode; 2] = [SegmentationMode::Layered, SegmentationMode::Flat];
@@ -253,6 +268,22 @@ fn run(args: Vec<String>) -> Result<(), Box<dyn Error>> {
             println!("\nwritten: {}", regions_out.display());
             Ok(())
         }
+        "full" => run_full(&args[1..]),
+        // The Recast side of `full`, run by it as a child process.
+        "recast-full" => {
+            let mut known = vec!["scene", "up", "threads", "json"];
+            known.extend_from_slice(&full_recast::FullSettings::ARGS);
+            let o = Options::parse(&args[1..], &known)?;
+            let scene = PathBuf::from(o.get("scene").ok_or("--scene FILE is required")?);
+            let up = match o.get("up") {
+                Some(u) => UpAxis::parse(u).ok_or("--up must be y or z")?,
+                None => SceneFormat::of(&scene)?.default_up(),
+            };
+            let json = PathBuf::from(o.get("json").ok_or("--json FILE is required")?);
+            let threads = o.num("threads", 1usize)?.max(1);
+            let settings = full_recast::FullSettings::from_args(|k| o.get(k).map(String::from))?;
+            full_recast::run(&scene, up, threads, &settings, &json)
+        }
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())
@@ -405,4 +436,212 @@ fn run_scene(
         recast_both_counts,
         cells: scene.cells(),
     })
+}
+
+/// `full`: whole bakes of every scene at every setting, both sides, then the results file and
+/// the plot.
+fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
+    let o = Options::parse(
+        args,
+        &[
+            "threads",
+            "out",
+            "plot",
+            "settings",
+            "cities",
+            "city-seed",
+            "scenes-dir",
+            "tessera",
+            "citygen",
+            "repeat",
+            "max-edge-len",
+            "font",
+        ],
+    )?;
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest.join("../..");
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let threads = o.num("threads", cores)?.max(1);
+    let repeat = o.num("repeat", 3usize)?.max(1);
+    let out = o
+        .get("out")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest.join("../RESULTS.md"));
+    let plot_path = match o.get("plot") {
+        Some("none") => None,
+        Some(p) => Some(PathBuf::from(p)),
+        None => Some(
+            out.parent()
+                .unwrap_or(Path::new("."))
+                .join("results-plot.png"),
+        ),
+    };
+    let scenes_dir = o
+        .get("scenes-dir")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest.join("../../../shared/scenes/recast"));
+    let tessera_src = o
+        .get("tessera")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/release/tessera"));
+    let citygen = o
+        .get("citygen")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/release/citygen"));
+    let max_edge_len = o.num("max-edge-len", full::RECAST_EDGE_MAX_LEN_M)?;
+    let city_seed = o.num("city-seed", 7u64)?;
+    let default_settings = format!("recast-demo,{}", manifest.join("fine.toml").display());
+    let settings = o
+        .get("settings")
+        .unwrap_or(&default_settings)
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| full::Setting::new(s, max_edge_len))
+        .collect::<Result<Vec<_>, _>>()?;
+    let cities: Vec<String> = match o.get("cities").unwrap_or("S,M") {
+        "none" | "" => Vec::new(),
+        list => list.split(',').map(|s| s.to_string()).collect(),
+    };
+    if !tessera_src.is_file() {
+        return Err(format!(
+            "no tessera binary at {}: run `cargo build --release -p tessera` in the repository \
+             root first, or pass --tessera BIN",
+            tessera_src.display()
+        )
+        .into());
+    }
+
+    // Before measuring: the revision of the tree the binaries were built from.
+    let stamp = report::stamp();
+    let work = tempfile::tempdir()?;
+    // A private copy, so that a rebuild of target/release during the run changes nothing.
+    let tessera = work.path().join("tessera");
+    std::fs::copy(&tessera_src, &tessera).map_err(|e| format!("{}: {e}", tessera_src.display()))?;
+    let built = std::fs::metadata(&tessera_src)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| format!("{} UTC", report::utc_date_time(d.as_secs())))
+        .unwrap_or_else(|| "unknown time".to_string());
+    let version = std::process::Command::new(&tessera)
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let tessera_binary = format!(
+        "`{}` ({version}, built {built}, release profile)",
+        tessera_src
+            .strip_prefix(&root)
+            .map(|p| format!("target/{}", p.strip_prefix("target").unwrap_or(p).display()))
+            .unwrap_or_else(|_| tessera_src.display().to_string())
+    );
+
+    let mut scenes: Vec<full::Scene> = DEMO_SCENES
+        .iter()
+        .map(|n| full::Scene {
+            name: n.to_string(),
+            path: scenes_dir.join(n),
+            up: UpAxis::Y,
+        })
+        .collect();
+    for size in &cities {
+        let path = work
+            .path()
+            .join(format!("city-{}.obj", size.to_lowercase()));
+        println!("generating citygen {size} (seed {city_seed}) ...");
+        full::generate_city(
+            &citygen,
+            size,
+            city_seed,
+            &path,
+            &work.path().join("citygen.log"),
+        )?;
+        scenes.push(full::Scene {
+            name: format!("citygen {size}"),
+            path,
+            up: UpAxis::Z,
+        });
+    }
+    let city_note = if cities.is_empty() {
+        "The three Recast demo meshes from `../shared/scenes/recast/` (Y-up); no citygen world \
+         (`--cities none`)."
+            .to_string()
+    } else {
+        format!(
+            "The three Recast demo meshes from `../shared/scenes/recast/` (Y-up) and citygen \
+             worlds generated for the run with `citygen --size SIZE --seed {city_seed}` \
+             (sizes {}; Z-up OBJ).",
+            cities.join(", ")
+        )
+    };
+
+    let run = full::FullRun {
+        tessera,
+        threads,
+        repeat,
+        work: work.path().to_path_buf(),
+    };
+    let mut results = Vec::new();
+    for setting in settings {
+        println!("\nsetting {}: {}", setting.name, setting.describe());
+        let mut rows = Vec::new();
+        for scene in &scenes {
+            let row = run.scene(&setting, scene)?;
+            println!(
+                "  {:<14} tessera {:>8.3} s {:>7.1} MiB | Recast {:>8.3} s {:>7.1} MiB",
+                row.scene,
+                row.tessera.best(),
+                row.tessera.rss_mib(),
+                row.recast.best(),
+                row.recast.rss_mib()
+            );
+            rows.push(row);
+        }
+        results.push(full::SettingResult { setting, rows });
+    }
+    let parent_rss = full::own_peak_rss();
+    let warnings = full::sanity(&results);
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+
+    let mut plot_has_text = false;
+    if let Some(path) = &plot_path {
+        let font = plot::find_font(o.get("font").map(Path::new));
+        plot_has_text = font.as_deref().is_some_and(plot::use_font);
+        plot::draw(path, &results, plot_has_text)?;
+        println!("\nwritten: {}", path.display());
+    }
+    let plot_link = plot_path
+        .as_ref()
+        .map(|p| match (p.parent(), out.parent()) {
+            (Some(a), Some(b)) if a == b => p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            _ => p.display().to_string(),
+        });
+    let command = format!(
+        "cargo run --release --manifest-path benches/recast-compare/Cargo.toml -- full {}",
+        args.join(" ")
+    );
+    let info = full::FileInfo {
+        command: command.trim_end(),
+        stamp: &stamp,
+        tessera_binary: &tessera_binary,
+        threads,
+        repeat,
+        plot: plot_link.as_deref(),
+        plot_has_text,
+        parent_rss_bytes: parent_rss,
+        city_note: &city_note,
+        warnings: &warnings,
+    };
+    let text = full::results_file(&info, &results);
+    std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+    println!("written: {}", out.display());
+    Ok(())
 }

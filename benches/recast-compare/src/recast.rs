@@ -15,6 +15,9 @@ use std::ptr::NonNull;
 
 /// Area id of unwalkable spans (`RC_NULL_AREA`).
 pub const NULL_AREA: u8 = 0;
+/// Area id `rcMarkWalkableTriangles` gives floors (`RC_WALKABLE_AREA`).
+#[cfg_attr(not(test), allow(dead_code))]
+pub const WALKABLE_AREA: u8 = sys::RC_WALKABLE_AREA;
 /// Region id bit of the regions painted over the border (`RC_BORDER_REG`).
 pub const BORDER_REG: u16 = 0x8000;
 /// `rcBuildContours` flag: split long wall edges (only acts when `maxEdgeLen > 0`).
@@ -475,5 +478,198 @@ impl Drop for ContourSet {
     fn drop(&mut self) {
         // SAFETY: allocated by rcAllocContourSet, freed once (with its contours).
         unsafe { sys::rcFreeContourSet(self.0.as_ptr()) }
+    }
+}
+
+/// `rcMarkWalkableTriangles` over triangles that index a shared vertex array (`verts`: x, y, z
+/// per vertex, Recast frame; `tris`: three indices per triangle). Sets `areas[i]` to the
+/// walkable area for every triangle no steeper than `slope_degrees` that faces up.
+pub fn mark_walkable_indexed(
+    ctx: &Context,
+    slope_degrees: f32,
+    verts: &[f32],
+    tris: &[c_int],
+    areas: &mut [u8],
+) {
+    check_indexed(verts, tris);
+    assert_eq!(areas.len(), tris.len() / 3);
+    // SAFETY: every index names a vertex (checked above); Recast writes only areas[..n].
+    unsafe {
+        sys::rcMarkWalkableTriangles(
+            ctx.ptr(),
+            slope_degrees,
+            verts.as_ptr(),
+            (verts.len() / 3) as c_int,
+            tris.as_ptr(),
+            (tris.len() / 3) as c_int,
+            areas.as_mut_ptr(),
+        )
+    }
+}
+
+/// Panics unless `tris` is whole triangles whose indices all name a vertex of `verts`.
+fn check_indexed(verts: &[f32], tris: &[c_int]) {
+    assert_eq!(verts.len() % 3, 0);
+    assert_eq!(tris.len() % 3, 0);
+    let count = (verts.len() / 3).min(c_int::MAX as usize) as c_int;
+    assert!(
+        tris.iter().all(|&i| (0..count).contains(&i)),
+        "triangle index out of range"
+    );
+}
+
+impl Heightfield {
+    /// `rcRasterizeTriangles` over triangles that index a shared vertex array, as
+    /// [`mark_walkable_indexed`] takes them.
+    pub fn rasterize_indexed(
+        &mut self,
+        ctx: &Context,
+        verts: &[f32],
+        tris: &[c_int],
+        areas: &[u8],
+        merge_threshold: i32,
+    ) -> Result<(), RecastError> {
+        check_indexed(verts, tris);
+        assert_eq!(areas.len(), tris.len() / 3);
+        // SAFETY: indices and lengths checked above.
+        let ok = unsafe {
+            sys::rcRasterizeTriangles(
+                ctx.ptr(),
+                verts.as_ptr(),
+                (verts.len() / 3) as c_int,
+                tris.as_ptr(),
+                areas.as_ptr(),
+                (tris.len() / 3) as c_int,
+                self.0.as_ptr(),
+                merge_threshold,
+            )
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(RecastError("rcRasterizeTriangles"))
+        }
+    }
+}
+
+impl ContourSet {
+    /// Contours in the set (`nconts`).
+    pub fn len(&self) -> usize {
+        // SAFETY: owned and live.
+        unsafe { self.0.as_ref() }.nconts.max(0) as usize
+    }
+}
+
+/// `RC_MESH_NULL_IDX`: an unused vertex slot of a polygon (or no neighbour across an edge).
+pub const MESH_NULL_IDX: u16 = sys::RC_MESH_NULL_IDX;
+
+/// A tile's convex polygons (`rcPolyMesh`), built from its contours.
+pub struct PolyMesh(NonNull<sys::rcPolyMesh>);
+
+/// A copy of a polygon mesh's vertices and polygons in Rust memory, in Recast's layout.
+#[derive(Clone, Debug, Default)]
+pub struct PolyMeshCopy {
+    /// Vertices in cells, relative to the tile's origin: x, y (height), z per vertex.
+    pub verts: Vec<u16>,
+    /// Per polygon `2 * nvp` entries: its vertex indices (padded with [`MESH_NULL_IDX`]), then
+    /// the neighbour across each edge.
+    pub polys: Vec<u16>,
+    /// Region id of each polygon.
+    pub regs: Vec<u16>,
+    /// Vertices per polygon at most.
+    pub nvp: usize,
+}
+
+impl PolyMesh {
+    /// `rcAllocPolyMesh` + `rcBuildPolyMesh`, at most `nvp` vertices per polygon.
+    pub fn build(ctx: &Context, cset: &ContourSet, nvp: i32) -> Result<PolyMesh, RecastError> {
+        assert!((3..=0xfffe).contains(&nvp));
+        // SAFETY: allocation; the constructor nulls every array, so dropping it is fine.
+        let raw = unsafe { sys::rcAllocPolyMesh() };
+        let mesh = PolyMesh(NonNull::new(raw).ok_or(RecastError("rcAllocPolyMesh"))?);
+        // SAFETY: both objects are live; Recast only reads the contour set.
+        let ok = unsafe { sys::rcBuildPolyMesh(ctx.ptr(), cset.0.as_ptr(), nvp, mesh.0.as_ptr()) };
+        if ok {
+            Ok(mesh)
+        } else {
+            Err(RecastError("rcBuildPolyMesh"))
+        }
+    }
+
+    /// The vertices and polygons, copied out.
+    pub fn copy(&self) -> PolyMeshCopy {
+        // SAFETY: owned and live; after a successful build `verts` holds 3 * nverts entries,
+        // `polys` 2 * nvp entries per polygon and `regs` one per polygon (Recast allocates
+        // maxpolys >= npolys of each).
+        let m = unsafe { self.0.as_ref() };
+        let (nverts, npolys, nvp) = (
+            m.nverts.max(0) as usize,
+            m.npolys.max(0) as usize,
+            m.nvp.max(0) as usize,
+        );
+        let slice = |p: *const u16, n: usize| {
+            if n == 0 || p.is_null() {
+                Vec::new()
+            } else {
+                unsafe { std::slice::from_raw_parts(p, n) }.to_vec()
+            }
+        };
+        PolyMeshCopy {
+            verts: slice(m.verts, nverts * 3),
+            polys: slice(m.polys, npolys * 2 * nvp),
+            regs: slice(m.regs, npolys),
+            nvp,
+        }
+    }
+}
+
+impl Drop for PolyMesh {
+    fn drop(&mut self) {
+        // SAFETY: allocated by rcAllocPolyMesh, freed once.
+        unsafe { sys::rcFreePolyMesh(self.0.as_ptr()) }
+    }
+}
+
+impl PolyMeshCopy {
+    pub fn polygons(&self) -> usize {
+        if self.nvp == 0 {
+            0
+        } else {
+            self.polys.len() / (2 * self.nvp)
+        }
+    }
+
+    pub fn vertices(&self) -> usize {
+        self.verts.len() / 3
+    }
+
+    /// Plan area of all polygons, in square cells (shoelace over x, z).
+    pub fn area_cells(&self) -> f64 {
+        let nvp = self.nvp;
+        let mut total = 0.0;
+        for poly in self.polys.chunks_exact(2 * nvp) {
+            let idx: Vec<usize> = poly[..nvp]
+                .iter()
+                .take_while(|&&v| v != MESH_NULL_IDX)
+                .map(|&v| v as usize)
+                .collect();
+            let mut twice = 0i64;
+            for k in 0..idx.len() {
+                let (a, b) = (idx[k], idx[(k + 1) % idx.len()]);
+                let (ax, az) = (self.verts[a * 3] as i64, self.verts[a * 3 + 2] as i64);
+                let (bx, bz) = (self.verts[b * 3] as i64, self.verts[b * 3 + 2] as i64);
+                twice += ax * bz - bx * az;
+            }
+            total += twice.unsigned_abs() as f64 / 2.0;
+        }
+        total
+    }
+
+    /// Distinct region ids among the polygons.
+    pub fn regions(&self) -> usize {
+        let mut r = self.regs.clone();
+        r.sort_unstable();
+        r.dedup();
+        r.len()
     }
 }

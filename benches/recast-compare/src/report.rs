@@ -135,6 +135,17 @@ fn utc_date(unix_secs: u64) -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
+/// UTC date and time `YYYY-MM-DD HH:MM` of a Unix time.
+pub fn utc_date_time(unix_secs: u64) -> String {
+    let secs = unix_secs % 86_400;
+    format!(
+        "{} {:02}:{:02}",
+        utc_date(unix_secs),
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
 fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -232,12 +243,13 @@ pub fn results_file(
 
 #[cfg(test)]
 mod tests {
-    use super::utc_date;
+    use super::{utc_date, utc_date_time};
 
     #[test]
     fn dates() {
         assert_eq!(utc_date(0), "1970-01-01");
         assert_eq!(utc_date(951_782_400), "2000-02-29");
         assert_eq!(utc_date(1_700_000_000), "2023-11-14");
+        assert_eq!(utc_date_time(1_700_000_000), "2023-11-14 22:13");
     }
 }

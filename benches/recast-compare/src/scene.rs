@@ -65,6 +65,8 @@ impl Settings {
                 max_slope: self.max_slope,
             },
             regions: RegionSettings { mode },
+            // The polygon settings do not matter to the tile stages this harness times.
+            ..BakeConfig::default()
         };
         config.validate("command line")?;
         Ok(config)
