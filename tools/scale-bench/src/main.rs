@@ -51,6 +51,8 @@ struct Row {
     budget: String,
     wall_s: f64,
     voxelize_s: f64,
+    polygons_s: f64,
+    polygons: u64,
     peak_anon_mib: f64,
     peak_rss_mib: f64,
     regions: u64,
@@ -163,6 +165,8 @@ fn bake(
         },
         wall_s,
         voxelize_s: s["seconds"]["voxelize"].as_f64().unwrap_or(0.0),
+        polygons_s: s["seconds"]["polygons"].as_f64().unwrap_or(0.0),
+        polygons: s["polygons"].as_u64().unwrap_or(0),
         peak_anon_mib: mib("peak_anon_bytes"),
         peak_rss_mib: mib("peak_rss_bytes"),
         regions: s["regions"].as_u64().unwrap_or(0),
@@ -188,24 +192,26 @@ fn report(args: &Args, threads: usize, rows: &[Row]) -> String {
     );
     let _ = writeln!(
         r,
-        "| size | area km^2 | triangles | budget | wall s | voxelize+regions s | s per km^2 | s per Mtri | peak anon MiB | peak RSS MiB | regions | walkable m^2 |"
+        "| size | area km^2 | triangles | budget | wall s | voxelize+regions s | polygons s | s per km^2 | s per Mtri | peak anon MiB | peak RSS MiB | regions | polygons | walkable m^2 |"
     );
-    let _ = writeln!(r, "|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+    let _ = writeln!(r, "|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     for row in rows {
         let _ = writeln!(
             r,
-            "| {} | {:.4} | {} | {} | {:.2} | {:.2} | {:.1} | {:.2} | {:.1} | {:.1} | {} | {:.0} |",
+            "| {} | {:.4} | {} | {} | {:.2} | {:.2} | {:.2} | {:.1} | {:.2} | {:.1} | {:.1} | {} | {} | {:.0} |",
             row.size,
             row.area_km2,
             row.triangles,
             row.budget,
             row.wall_s,
             row.voxelize_s,
+            row.polygons_s,
             row.wall_s / row.area_km2,
             row.wall_s / (row.triangles as f64 / 1e6),
             row.peak_anon_mib,
             row.peak_rss_mib,
             row.regions,
+            row.polygons,
             row.walkable_m2
         );
     }
