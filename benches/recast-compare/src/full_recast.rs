@@ -454,6 +454,29 @@ mod tests {
     }
 
     #[test]
+    fn a_citygen_world_loads_and_bakes_in_the_recast_harness() {
+        // The demo size (the smallest citygen world), Z-up OBJ as `citygen --out` writes it.
+        let dir = tempfile::tempdir().unwrap();
+        let obj = dir.path().join("demo.obj");
+        let mesh = citygen::generate(&citygen::CityParams {
+            size: citygen::Size::Demo,
+            seed: 7,
+            offset: [0.0; 3],
+        });
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&obj).unwrap());
+        citygen::write_obj(&mesh, &mut file).unwrap();
+        drop(file);
+        let out = dir.path().join("r.json");
+        run(&obj, UpAxis::Z, 2, &settings(), &out).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert!(v["polygons"].as_u64().unwrap() > 100, "{v}");
+        // Streets, sidewalks and floors: thousands of square metres walkable in a 100 m world.
+        let area = v["walkable_area_m2"].as_f64().unwrap();
+        assert!(area > 3000.0 && area < 10_000.0, "{area}");
+    }
+
+    #[test]
     fn a_flat_square_becomes_polygons_of_its_area() {
         // A 30 m x 30 m floor, Y-up, counter-clockwise seen from above (+Y).
         let dir = tempfile::tempdir().unwrap();
