@@ -9,7 +9,8 @@
 //! `rcBuildRegions` (watershed), `rcBuildContours` (tiles with no contour stop there) and
 //! `rcBuildPolyMesh`. The detail mesh (`rcBuildPolyMeshDetail`) and Detour's tile data are not
 //! built. Each tile's polygons are copied out (vertices, polygons, regions) and kept until the
-//! end, standing in for the navmesh tiles RecastDemo keeps.
+//! end, standing in for the navmesh tiles RecastDemo keeps. `queries` builds its Detour
+//! navmesh through the same tile loop ([`TileJobs`]), turning each tile into Detour data.
 //!
 //! The grid is RecastDemo's: `rcCalcGridSize` over the mesh bounds, `(gw + ts - 1) / ts` tiles a
 //! side, tile `(x, y)` covering `bmin + [x, x + 1) * ts * cs`. RecastDemo finds a tile's
@@ -18,8 +19,8 @@
 
 use crate::objmesh::{self, ObjMesh};
 use crate::recast::{
-    self, CompactHeightfield, Context, ContourSet, Heightfield, PolyMesh, PolyMeshCopy,
-    RecastError, CONTOUR_TESS_WALL_EDGES,
+    self, CompactHeightfield, Context, ContourSet, Heightfield, PolyMesh, RecastError,
+    CONTOUR_TESS_WALL_EDGES,
 };
 use serde_json::json;
 use std::path::Path;
@@ -142,12 +143,12 @@ impl FullSettings {
 }
 
 /// RecastDemo's grid over the mesh bounds.
-struct Grid {
-    bmin: [f32; 3],
-    bmax: [f32; 3],
+pub struct Grid {
+    pub bmin: [f32; 3],
+    pub bmax: [f32; 3],
     /// Tiles along x and z.
-    tw: i32,
-    th: i32,
+    pub tw: i32,
+    pub th: i32,
 }
 
 impl Grid {
@@ -218,16 +219,127 @@ impl Grid {
     }
 }
 
-/// What one worker thread built.
-#[derive(Default)]
-struct WorkerOut {
-    tiles_built: u64,
-    contours: u64,
-    meshes: Vec<PolyMeshCopy>,
+/// One tile that ended with polygons, and what the caller kept of it.
+pub struct BuiltTile<T> {
+    /// Contours of the tile (`nconts`).
+    pub contours: usize,
+    pub kept: T,
 }
 
-/// Builds one tile as `Sample_TileMesh::buildTileMesh` does (no detail mesh); `None` when the
-/// tile ends with no contour.
+/// The grid of a scene and, for every tile, the triangles whose bounds reach it grown by the
+/// border: the work list of a tiled build.
+pub struct TileJobs {
+    pub grid: Grid,
+    offsets: Vec<usize>,
+    ids: Vec<u32>,
+    /// Tiles (row-major index) that received at least one triangle.
+    jobs: Vec<usize>,
+}
+
+impl TileJobs {
+    pub fn new(mesh: &ObjMesh, s: &FullSettings) -> TileJobs {
+        let grid = Grid::new(mesh, s);
+        let (offsets, ids) = grid.bin(mesh, s);
+        let jobs = (0..offsets.len() - 1)
+            .filter(|&k| offsets[k + 1] > offsets[k])
+            .collect();
+        TileJobs {
+            grid,
+            offsets,
+            ids,
+            jobs,
+        }
+    }
+
+    /// Tiles with at least one triangle.
+    pub fn tiles_with_triangles(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// Triangles listed under tiles, a triangle once per tile it reaches.
+    pub fn placements(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Builds every tile with triangles on `threads` threads, each taking the next tile from a
+    /// shared counter, and hands each tile's polygon mesh to `keep` on the thread that built
+    /// it (the mesh is freed when `keep` returns). Stops at the first failure. The tiles come
+    /// back grouped by thread, not in grid order.
+    pub fn build<T: Send>(
+        &self,
+        mesh: &ObjMesh,
+        s: &FullSettings,
+        threads: usize,
+        keep: impl Fn(i32, i32, &PolyMesh) -> Result<T, RecastError> + Sync,
+    ) -> Result<Vec<BuiltTile<T>>, RecastError> {
+        let next = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let first_error: Mutex<Option<RecastError>> = Mutex::new(None);
+        let per_thread: Vec<Vec<BuiltTile<T>>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads.max(1))
+                .map(|_| {
+                    scope.spawn(|| {
+                        let ctx = Context::new();
+                        let mut out = Vec::new();
+                        let mut tris: Vec<i32> = Vec::new();
+                        let mut areas: Vec<u8> = Vec::new();
+                        loop {
+                            let j = next.fetch_add(1, Ordering::Relaxed);
+                            if j >= self.jobs.len() || failed.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            let k = self.jobs[j];
+                            let (tx, tz) = (k as i32 % self.grid.tw, k as i32 / self.grid.tw);
+                            tris.clear();
+                            for &id in &self.ids[self.offsets[k]..self.offsets[k + 1]] {
+                                let id = id as usize * 3;
+                                tris.extend_from_slice(&mesh.tris[id..id + 3]);
+                            }
+                            let built = build_tile(
+                                &ctx,
+                                s,
+                                &self.grid,
+                                tx,
+                                tz,
+                                &mesh.verts,
+                                &tris,
+                                &mut areas,
+                            )
+                            .and_then(|tile| match tile {
+                                Some((contours, pmesh)) => Ok(Some(BuiltTile {
+                                    contours,
+                                    kept: keep(tx, tz, &pmesh)?,
+                                })),
+                                None => Ok(None),
+                            });
+                            match built {
+                                Ok(Some(tile)) => out.push(tile),
+                                Ok(None) => {}
+                                Err(e) => {
+                                    failed.store(true, Ordering::Relaxed);
+                                    first_error.lock().unwrap().get_or_insert(e);
+                                    break;
+                                }
+                            }
+                        }
+                        out
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("a Recast worker panicked"))
+                .collect()
+        });
+        match first_error.into_inner().unwrap() {
+            Some(e) => Err(e),
+            None => Ok(per_thread.into_iter().flatten().collect()),
+        }
+    }
+}
+
+/// Builds one tile as `Sample_TileMesh::buildTileMesh` does (no detail mesh): its contour
+/// count and polygon mesh, or `None` when the tile ends with no contour.
 #[allow(clippy::too_many_arguments)]
 fn build_tile(
     ctx: &Context,
@@ -238,7 +350,7 @@ fn build_tile(
     verts: &[f32],
     tris: &[i32],
     areas: &mut Vec<u8>,
-) -> Result<Option<(usize, PolyMeshCopy)>, RecastError> {
+) -> Result<Option<(usize, PolyMesh)>, RecastError> {
     let border = s.border();
     let size = s.tile_size + 2 * border;
     let tcs = s.tile_size as f32 * s.cs;
@@ -282,7 +394,7 @@ fn build_tile(
     drop(chf);
     let contours = cset.len();
     drop(cset);
-    Ok(Some((contours, pmesh.copy())))
+    Ok(Some((contours, pmesh)))
 }
 
 /// The `recast-full` subcommand: loads `scene`, builds every tile on `threads` threads and
@@ -297,85 +409,33 @@ pub fn run(
     let start = Instant::now();
     let mesh = objmesh::load(scene, up)?;
     let loaded = start.elapsed();
-    let grid = Grid::new(&mesh, s);
-    let (offsets, ids) = grid.bin(&mesh, s);
+    let jobs = TileJobs::new(&mesh, s);
     let binned = start.elapsed();
-    let jobs: Vec<usize> = (0..offsets.len() - 1)
-        .filter(|&k| offsets[k + 1] > offsets[k])
-        .collect();
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let first_error: Mutex<Option<RecastError>> = Mutex::new(None);
-    let outs: Vec<WorkerOut> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.max(1))
-            .map(|_| {
-                scope.spawn(|| {
-                    let ctx = Context::new();
-                    let mut out = WorkerOut::default();
-                    let mut tris: Vec<i32> = Vec::new();
-                    let mut areas: Vec<u8> = Vec::new();
-                    loop {
-                        let j = next.fetch_add(1, Ordering::Relaxed);
-                        if j >= jobs.len() || failed.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let k = jobs[j];
-                        let (tx, tz) = (k as i32 % grid.tw, k as i32 / grid.tw);
-                        tris.clear();
-                        for &id in &ids[offsets[k]..offsets[k + 1]] {
-                            let id = id as usize * 3;
-                            tris.extend_from_slice(&mesh.tris[id..id + 3]);
-                        }
-                        match build_tile(&ctx, s, &grid, tx, tz, &mesh.verts, &tris, &mut areas) {
-                            Ok(Some((contours, copy))) => {
-                                out.tiles_built += 1;
-                                out.contours += contours as u64;
-                                out.meshes.push(copy);
-                            }
-                            Ok(None) => {}
-                            Err(e) => {
-                                failed.store(true, Ordering::Relaxed);
-                                first_error.lock().unwrap().get_or_insert(e);
-                                break;
-                            }
-                        }
-                    }
-                    out
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().expect("a Recast worker panicked"))
-            .collect()
-    });
-    if let Some(e) = first_error.into_inner().unwrap() {
-        return Err(Box::new(e));
-    }
+    // Each tile's polygons are copied out and kept to the end, as RecastDemo keeps its tiles.
+    let tiles = jobs.build(&mesh, s, threads, |_, _, pmesh| Ok(pmesh.copy()))?;
     let built = start.elapsed();
     // Counting is not part of the build.
     let cell_area = s.cs as f64 * s.cs as f64;
     let (mut polygons, mut vertices, mut regions, mut area_cells) = (0u64, 0u64, 0u64, 0f64);
-    let (mut tiles_built, mut contours) = (0u64, 0u64);
-    for o in &outs {
-        tiles_built += o.tiles_built;
-        contours += o.contours;
-        for m in &o.meshes {
-            polygons += m.polygons() as u64;
-            vertices += m.vertices() as u64;
-            regions += m.regions() as u64;
-            area_cells += m.area_cells();
-        }
+    let mut contours = 0u64;
+    for t in &tiles {
+        contours += t.contours as u64;
+        let m = &t.kept;
+        polygons += m.polygons() as u64;
+        vertices += m.vertices() as u64;
+        regions += m.regions() as u64;
+        area_cells += m.area_cells();
     }
+    let grid = &jobs.grid;
     let report = json!({
         "triangles": mesh.triangles(),
         "vertices": mesh.verts.len() / 3,
         "bmin": mesh.bmin,
         "bmax": mesh.bmax,
         "tiles": grid.tw * grid.th,
-        "tiles_with_triangles": jobs.len(),
-        "tiles_built": tiles_built,
-        "triangle_placements": ids.len(),
+        "tiles_with_triangles": jobs.tiles_with_triangles(),
+        "tiles_built": tiles.len(),
+        "triangle_placements": jobs.placements(),
         "contours": contours,
         "polygons": polygons,
         "polygon_vertices": vertices,
@@ -390,7 +450,7 @@ pub fn run(
         },
         "peak_rss_bytes": self_peak_rss(),
     });
-    drop(outs);
+    drop(tiles);
     std::fs::write(json_out, serde_json::to_string_pretty(&report)?)
         .map_err(|e| format!("{}: {e}", json_out.display()))?;
     Ok(())
@@ -458,14 +518,7 @@ mod tests {
         // The demo size (the smallest citygen world), Z-up OBJ as `citygen --out` writes it.
         let dir = tempfile::tempdir().unwrap();
         let obj = dir.path().join("demo.obj");
-        let mesh = citygen::generate(&citygen::CityParams {
-            size: citygen::Size::Demo,
-            seed: 7,
-            offset: [0.0; 3],
-        });
-        let mut file = std::io::BufWriter::new(std::fs::File::create(&obj).unwrap());
-        citygen::write_obj(&mesh, &mut file).unwrap();
-        drop(file);
+        crate::write_city(citygen::Size::Demo, 7, &obj).unwrap();
         let out = dir.path().join("r.json");
         run(&obj, UpAxis::Z, 2, &settings(), &out).unwrap();
         let v: serde_json::Value =

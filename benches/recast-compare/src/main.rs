@@ -9,6 +9,7 @@
 //!                [--repeat N]
 //! recast-compare full [--threads N] [--out FILE] [--plot FILE|none] [--settings LIST]
 //!                [--cities S,M|none] [--repeat N] [--tessera BIN] [--citygen BIN] ...
+//! recast-compare queries [--pairs N] [--seed S] [--repeat N] [--cities M|none] [--out FILE] ...
 //! ```
 //!
 //! `voxelize` prints a Markdown table row (and the per-step breakdown) for one scene; `regions`
@@ -17,14 +18,18 @@
 //! and writes `benches/RESULTS-voxelize.md` and `benches/RESULTS-regions.md` (the latter also
 //! on a citygen world when `--city` names one). `full` bakes whole scenes on both sides, each in
 //! its own process (the real `tessera bake`, and this program's `recast-full` for RecastDemo's
-//! tiled build), and writes `benches/RESULTS.md` with a plot. See README.md beside Cargo.toml
-//! for what is measured.
+//! tiled build), and writes `benches/RESULTS.md` with a plot. `queries` times path queries
+//! (nearest polygon, A*, straight path) with tessera's query crate and with Detour on the same
+//! scenes and query set, and writes `benches/RESULTS-queries.md`. See README.md beside
+//! Cargo.toml for what is measured.
 
 mod compare;
+mod detour;
 mod full;
 mod full_recast;
 mod objmesh;
 mod plot;
+mod queries;
 mod recast;
 mod regions_report;
 mod report;
@@ -71,19 +76,48 @@ const USAGE: &str = "usage:
                  [--settings recast-demo,benches/recast-compare/fine.toml] [--cities S,M|none]
                  [--city-seed 7] [--scenes-dir DIR] [--tessera BIN] [--citygen BIN]
                  [--max-edge-len M] [--font TTF]
+  recast-compare queries [--pairs 2000] [--seed 1] [--repeat 3] [--cities M|none]
+                 [--city-seed 7] [--config recast-demo] [--scenes-dir DIR] [--out FILE]
+                 [--max-nodes 65535] [--build-threads N]
 
 defaults (voxelize, regions, all): cell 0.05 m, height 0.02 m, tile 256, agent 2.0 / 0.6 /
 0.5 m / 45 deg, repeat 3;
 --up defaults to the format's convention (z for OBJ); the Recast demo meshes need --up y.
 all: --city names a citygen OBJ (Z-up) added to the regions comparison only.
 full: whole bakes, each side in its own process (tessera's binary from target/release by
-default; build it first), writes benches/RESULTS.md and benches/results-plot.png.";
+default; build it first), writes benches/RESULTS.md and benches/results-plot.png.
+queries: path-query latency, tessera-query against Detour on one query set per scene (tessera
+bakes in this process), writes benches/RESULTS-queries.md.";
 
 /// tessera's segmentation modes the regions comparison measures: the default first.
 const MODES: [SegmentationMode; 2] = [SegmentationMode::Layered, SegmentationMode::Flat];
 
 /// The three Recast demo meshes, in the order of the results table.
 const DEMO_SCENES: [&str; 3] = ["dungeon.obj", "nav_test.obj", "undulating.obj"];
+
+/// Where the Recast demo meshes are unless `--scenes-dir` says otherwise.
+fn default_scenes_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/scenes/recast")
+}
+
+/// The Recast demo meshes in `dir` (Y-up), as scenes for `full` and `queries`.
+fn demo_scenes(dir: &Path) -> Vec<full::Scene> {
+    DEMO_SCENES
+        .iter()
+        .map(|n| full::Scene {
+            name: n.to_string(),
+            path: dir.join(n),
+            up: UpAxis::Y,
+        })
+        .collect()
+}
+
+/// The machine's core count.
+fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
 
 fn main() {
     if let Err(e) = run(std::env::args().skip(1).collect()) {
@@ -116,6 +150,11 @@ impl Options {
             .rev()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// A file or folder option, or `default` when it is not given.
+    fn path(&self, name: &str, default: impl FnOnce() -> PathBuf) -> PathBuf {
+        self.get(name).map(PathBuf::from).unwrap_or_else(default)
     }
 
     fn num<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, String> {
@@ -189,18 +228,9 @@ fn run(args: Vec<String>) -> Result<(), Box<dyn Error>> {
                 &["scenes-dir", "out", "regions-out", "city", "repeat"],
             )?;
             let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-            let scenes_dir = o
-                .get("scenes-dir")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| manifest.join("../../../shared/scenes/recast"));
-            let out = o
-                .get("out")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| manifest.join("../RESULTS-voxelize.md"));
-            let regions_out = o
-                .get("regions-out")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| manifest.join("../RESULTS-regions.md"));
+            let scenes_dir = o.path("scenes-dir", default_scenes_dir);
+            let out = o.path("out", || manifest.join("../RESULTS-voxelize.md"));
+            let regions_out = o.path("regions-out", || manifest.join("../RESULTS-regions.md"));
             let repeat = o.num("repeat", 3usize)?.max(1);
             let settings = Settings::default();
             // Before measuring: the revision should be that of the tree the binary was built
@@ -269,6 +299,7 @@ fn run(args: Vec<String>) -> Result<(), Box<dyn Error>> {
             Ok(())
         }
         "full" => run_full(&args[1..]),
+        "queries" => run_queries(&args[1..]),
         // The Recast side of `full`, run by it as a child process.
         "recast-full" => {
             let mut known = vec!["scene", "up", "threads", "json"];
@@ -460,15 +491,9 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
     )?;
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let root = manifest.join("../..");
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    let threads = o.num("threads", cores)?.max(1);
+    let threads = o.num("threads", cores())?.max(1);
     let repeat = o.num("repeat", 3usize)?.max(1);
-    let out = o
-        .get("out")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| manifest.join("../RESULTS.md"));
+    let out = o.path("out", || manifest.join("../RESULTS.md"));
     let plot_path = match o.get("plot") {
         Some("none") => None,
         Some(p) => Some(PathBuf::from(p)),
@@ -478,18 +503,9 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
                 .join("results-plot.png"),
         ),
     };
-    let scenes_dir = o
-        .get("scenes-dir")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| manifest.join("../../../shared/scenes/recast"));
-    let tessera_src = o
-        .get("tessera")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/release/tessera"));
-    let citygen = o
-        .get("citygen")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/release/citygen"));
+    let scenes_dir = o.path("scenes-dir", default_scenes_dir);
+    let tessera_src = o.path("tessera", || root.join("target/release/tessera"));
+    let citygen = o.path("citygen", || root.join("target/release/citygen"));
     let max_edge_len = o.num("max-edge-len", full::RECAST_EDGE_MAX_LEN_M)?;
     let city_seed = o.num("city-seed", 7u64)?;
     let default_settings = format!("recast-demo,{}", manifest.join("fine.toml").display());
@@ -539,14 +555,7 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
             .unwrap_or_else(|_| tessera_src.display().to_string())
     );
 
-    let mut scenes: Vec<full::Scene> = DEMO_SCENES
-        .iter()
-        .map(|n| full::Scene {
-            name: n.to_string(),
-            path: scenes_dir.join(n),
-            up: UpAxis::Y,
-        })
-        .collect();
+    let mut scenes = demo_scenes(&scenes_dir);
     for size in &cities {
         let path = work
             .path()
@@ -643,5 +652,136 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
     let text = full::results_file(&info, &results);
     std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
     println!("written: {}", out.display());
+    Ok(())
+}
+
+/// `queries`: path-query latency on both sides, every scene, then the results file.
+fn run_queries(args: &[String]) -> Result<(), Box<dyn Error>> {
+    let o = Options::parse(
+        args,
+        &[
+            "pairs",
+            "seed",
+            "repeat",
+            "cities",
+            "city-seed",
+            "config",
+            "scenes-dir",
+            "out",
+            "max-nodes",
+            "build-threads",
+        ],
+    )?;
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = queries::QueryRun {
+        pairs: o.num("pairs", 2000usize)?.max(1),
+        seed: o.num("seed", 1u64)?,
+        repeat: o.num("repeat", 3usize)?.max(1),
+        max_nodes: o.num("max-nodes", detour::MAX_NODES)?,
+        build_threads: o.num("build-threads", cores())?.max(1),
+    };
+    if !(1..=detour::MAX_NODES).contains(&run.max_nodes) {
+        return Err(format!("--max-nodes must be 1 ..= {}", detour::MAX_NODES).into());
+    }
+    let out = o.path("out", || manifest.join("../RESULTS-queries.md"));
+    let scenes_dir = o.path("scenes-dir", default_scenes_dir);
+    let city_seed = o.num("city-seed", 7u64)?;
+    let setting = full::Setting::new(
+        o.get("config").unwrap_or("recast-demo"),
+        full::RECAST_EDGE_MAX_LEN_M,
+    )?;
+    let cities: Vec<citygen::Size> = match o.get("cities").unwrap_or("M") {
+        "none" | "" => Vec::new(),
+        list => list
+            .split(',')
+            .map(|s| citygen::Size::parse(s).ok_or(format!("--cities: unknown size `{s}`")))
+            .collect::<Result<_, _>>()?,
+    };
+
+    // Before measuring: the revision of the tree this binary was built from.
+    let stamp = report::stamp();
+    let work = tempfile::tempdir()?;
+    let mut scenes = demo_scenes(&scenes_dir);
+    let mut city_names = Vec::new();
+    for size in cities {
+        let name = format!("{size:?}");
+        let path = work
+            .path()
+            .join(format!("city-{}.obj", name.to_lowercase()));
+        println!("generating citygen {name} (seed {city_seed}) ...");
+        write_city(size, city_seed, &path)?;
+        scenes.push(full::Scene {
+            name: format!("citygen {name}"),
+            path,
+            up: UpAxis::Z,
+        });
+        city_names.push(name);
+    }
+    let scenes_note = if city_names.is_empty() {
+        "The three Recast demo meshes from `../shared/scenes/recast/` (Y-up); no citygen world."
+            .to_string()
+    } else {
+        format!(
+            "The three Recast demo meshes from `../shared/scenes/recast/` (Y-up) and citygen \
+             worlds generated for the run (sizes {}, seed {city_seed}; Z-up OBJ).",
+            city_names.join(", ")
+        )
+    };
+
+    println!("setting {}: {}", setting.name, setting.describe());
+    let mut rows = Vec::new();
+    for scene in &scenes {
+        let row = queries::measure(scene, &setting, &run, work.path())?;
+        let (t, d) = (&row.tessera, &row.detour);
+        println!(
+            "  {:<14} tessera mean {:>8.1} us p50 {:>8.1} p99 {:>9.1} found {:>5} | Detour \
+             mean {:>8.1} us p50 {:>8.1} p99 {:>9.1} found {:>5} | lengths within 5 %: {}/{}",
+            row.scene,
+            t.mean_us(),
+            t.percentile_us(50.0),
+            t.percentile_us(99.0),
+            t.found,
+            d.mean_us(),
+            d.percentile_us(50.0),
+            d.percentile_us(99.0),
+            d.found,
+            row.lengths_within(),
+            row.both_found()
+        );
+        rows.push(row);
+    }
+    println!("\n{}", queries::latency_table(&rows));
+    println!("{}", queries::steps_table(&rows));
+    println!("{}", queries::answers_table(&rows));
+    let command = format!(
+        "cargo run --release --manifest-path benches/recast-compare/Cargo.toml -- queries {}",
+        args.join(" ")
+    );
+    let info = queries::QueryFileInfo {
+        command: command.trim_end(),
+        stamp: &stamp,
+        setting: &setting,
+        run: &run,
+        scenes_note: &scenes_note,
+    };
+    std::fs::write(&out, queries::results_file(&info, &rows))
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    println!("written: {}", out.display());
+    Ok(())
+}
+
+/// Generates a citygen world into `path` as a Z-up OBJ, as `citygen --out` writes it.
+fn write_city(size: citygen::Size, seed: u64, path: &Path) -> Result<(), Box<dyn Error>> {
+    let mesh = citygen::generate(&citygen::CityParams {
+        size,
+        seed,
+        offset: [0.0; 3],
+    });
+    let mut file = std::io::BufWriter::new(
+        std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
+    );
+    citygen::write_obj(&mesh, &mut file)?;
+    use std::io::Write;
+    file.flush()?;
     Ok(())
 }

@@ -35,6 +35,16 @@ fn bad(path: &Path, line: usize, what: &str) -> String {
     format!("{}:{line}: {what}", path.display())
 }
 
+/// A point of a scene whose up axis is `up`, in Recast's frame (Y up): a Z-up scene's y and z
+/// swap places, a Y-up scene's point is unchanged.
+pub fn to_recast<T>(p: [T; 3], up: UpAxis) -> [T; 3] {
+    let [x, y, z] = p;
+    match up {
+        UpAxis::Y => [x, y, z],
+        UpAxis::Z => [x, z, y],
+    }
+}
+
 /// Reads `path`, whose up axis is `up`.
 pub fn load(path: &Path, up: UpAxis) -> Result<ObjMesh, String> {
     let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -64,11 +74,7 @@ pub fn load(path: &Path, up: UpAxis) -> Result<ObjMesh, String> {
                         .and_then(|w| w.parse::<f32>().ok())
                         .ok_or_else(|| bad(path, number, "a vertex needs three numbers"))?;
                 }
-                let p = match up {
-                    UpAxis::Y => p,
-                    UpAxis::Z => [p[0], p[2], p[1]],
-                };
-                verts.extend_from_slice(&p);
+                verts.extend_from_slice(&to_recast(p, up));
             }
             Some("f") => {
                 face.clear();

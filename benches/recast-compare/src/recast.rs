@@ -623,6 +623,14 @@ impl PolyMesh {
     }
 }
 
+impl PolyMesh {
+    /// The mesh as Recast holds it (read only), for Detour's tile builder.
+    pub fn raw(&self) -> &sys::rcPolyMesh {
+        // SAFETY: owned, live, and never mutated after the build.
+        unsafe { self.0.as_ref() }
+    }
+}
+
 impl Drop for PolyMesh {
     fn drop(&mut self) {
         // SAFETY: allocated by rcAllocPolyMesh, freed once.
