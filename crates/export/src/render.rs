@@ -35,6 +35,8 @@ pub const PIXELS_PER_CELL: f64 = 4.0;
 pub const DEFAULT_MAX_SIZE: u32 = 2048;
 
 const EDGE: Rgb = Rgb([20, 20, 24]);
+/// The tile grid (blended faintly).
+pub const TILE_GRID: Rgb = Rgb([255, 255, 255]);
 const PATH_OUTER: Rgb = Rgb([25, 25, 30]);
 const PATH_INNER: Rgb = Rgb([255, 214, 0]);
 const START: Rgb = Rgb([20, 190, 60]);
@@ -209,6 +211,9 @@ pub struct RenderOptions {
     /// Start and end markers, in the scene's coordinates.
     pub from: Option<[f64; 3]>,
     pub to: Option<[f64; 3]>,
+    /// The bake's tile edge in internal units (tiles start at the internal plan origin), drawn
+    /// as a faint grid; `None` draws none.
+    pub tile: Option<f32>,
 }
 
 impl Default for RenderOptions {
@@ -218,6 +223,7 @@ impl Default for RenderOptions {
             path: Vec::new(),
             from: None,
             to: None,
+            tile: None,
         }
     }
 }
@@ -410,6 +416,33 @@ pub fn render(mesh: &ArchivedNavMesh, options: &RenderOptions) -> (RgbImage, Pla
                     img.blend(i, EDGE, alpha);
                 }
             }
+        }
+    }
+
+    // The tile grid, faint, under links and the path; only when tiles are at least 8 pixels
+    // apart.
+    if let Some(t) = options
+        .tile
+        .map(f64::from)
+        .filter(|&t| t > 0.0 && t * view.scale >= 8.0)
+    {
+        let (w, h) = (view.width as f64, view.height as f64);
+        // Internal coordinates at the image's edges.
+        let x_lo = view.min_x - view.margin / view.scale;
+        let y_hi = view.max_y + view.margin / view.scale;
+        let mut hits = Vec::new();
+        for k in (x_lo / t).ceil() as i64..=((x_lo + w / view.scale) / t).floor() as i64 {
+            let x = view.margin + (k as f64 * t - view.min_x) * view.scale;
+            thin_line(&img, [x, 0.0], [x, h - 1.0], |i| hits.push(i));
+        }
+        for k in ((y_hi - h / view.scale) / t).ceil() as i64..=(y_hi / t).floor() as i64 {
+            let y = view.margin + (view.max_y - k as f64 * t) * view.scale;
+            thin_line(&img, [0.0, y], [w - 1.0, y], |i| hits.push(i));
+        }
+        hits.sort_unstable();
+        hits.dedup();
+        for i in hits {
+            img.blend(i, TILE_GRID, 0.25);
         }
     }
 

@@ -251,6 +251,7 @@ fn preview_fills_polygons_and_leaves_the_rest_grey() {
             ],
             from: Some([500_001.0, 4_000_001.0, 100.0]),
             to: Some([500_016.0, 4_000_005.0, 100.0]),
+            tile: None,
         };
         let (img, view) = render(mesh, &options);
         assert!(img.width <= 300 && img.height <= 300);
@@ -304,6 +305,46 @@ fn a_large_world_is_scaled_down_to_the_limit() {
     );
     assert_eq!(img.width.max(img.height), 128);
     assert!(view.units_per_pixel() > 20.0);
+}
+
+#[test]
+fn the_tile_grid_is_drawn_faintly_at_tile_borders_only() {
+    with_mesh(b'z', |mesh| {
+        let frame = mesh.frame.native();
+        // 4 m tiles from the internal origin (the scene's 500000, 4000000).
+        let plain = RenderOptions {
+            max_size: 300,
+            ..RenderOptions::default()
+        };
+        let gridded = RenderOptions {
+            tile: Some(4.0),
+            ..plain.clone()
+        };
+        let (a, view) = render(mesh, &plain);
+        let (b, _) = render(mesh, &gridded);
+        let px = |p: [f64; 3]| view.scene_pixel(&frame, p).expect("on the image");
+        // On the tile border x = 8 m, inside the floor: lighter than without the grid.
+        let [x, y] = px([500_008.0, 4_000_006.0, 100.0]);
+        let (before, after) = (a.get(x, y), b.get(x, y));
+        assert!(
+            (0..3).all(|k| after.0[k] >= before.0[k]) && after != before,
+            "{before:?} -> {after:?}"
+        );
+        // Mid-tile (x = 6 m, y = 6 m): untouched; the background between tiles too.
+        let [x, y] = px([500_006.0, 4_000_006.0, 100.0]);
+        assert_eq!(a.get(x, y), b.get(x, y));
+        let [x, y] = px([500_022.0, 4_000_022.0, 100.0]);
+        assert_eq!(b.get(x, y), render::BACKGROUND);
+        // Tiles closer than 8 pixels are not drawn at all.
+        let (c, _) = render(
+            mesh,
+            &RenderOptions {
+                tile: Some(0.01),
+                ..plain
+            },
+        );
+        assert_eq!(c, a);
+    });
 }
 
 #[test]

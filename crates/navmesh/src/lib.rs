@@ -17,6 +17,7 @@
 //!
 //! This crate depends on no builder crate: the query library reads files through it alone.
 
+mod assemble;
 mod build;
 
 use std::fs::File;
@@ -27,12 +28,13 @@ use rkyv::util::AlignedVec;
 use rkyv::{Archive, Deserialize, Serialize};
 use tessera_geom::UpAxis;
 
-pub use build::{build, keep_reachable, BuildError, InputPoly, MeshInput, Pruned};
+pub use assemble::{Assembled, Assembler};
+pub use build::{build, build_reachable, BuildError, InputPoly, MeshInput, Pruned};
 
 /// Magic bytes that open every navmesh file.
 pub const MAGIC: &[u8; 8] = b"TSNAVMSH";
 /// Format version; bumped whenever [`NavMesh`] changes.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Header length; the archive starts here (a multiple of rkyv's alignment).
 pub const HEADER_LEN: usize = 64;
 /// "No polygon" in [`NavMesh::poly_neis`] and elsewhere.
@@ -55,7 +57,18 @@ pub struct Frame {
 }
 
 /// A convex polygon.
-#[derive(Archive, Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+#[derive(
+    Archive,
+    Serialize,
+    Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    bytemuck::Pod,
+    bytemuck::Zeroable,
+)]
 pub struct Poly {
     /// Its vertices: `poly_verts[first .. first + count]`; edge `i` runs from vertex `i` to
     /// vertex `i + 1`, and `poly_neis[first + i]` names the polygon across it.
@@ -96,7 +109,7 @@ pub struct Grid {
 }
 
 /// Counts a bake reports and `tessera info` prints.
-#[derive(Archive, Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Archive, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Stats {
     pub regions: u32,
     /// Reflex vertices of the region outlines (what a convex partition must resolve).
@@ -210,25 +223,110 @@ pub fn encode_keyed(mesh: &NavMesh, key: u64) -> Vec<u8> {
 /// is the archive, the header names its length and checksums both.
 pub fn encode_parts(mesh: &NavMesh, key: u64) -> ([u8; HEADER_LEN], AlignedVec) {
     let payload = rkyv::to_bytes::<rancor::Error>(mesh).expect("serializing to memory cannot fail");
+    let digest = xxhash_rust::xxh3::xxh3_64(&payload);
+    (header(payload.len() as u64, digest, key, 0), payload)
+}
+
+/// The header of a file whose payload has `len` bytes and xxh3 `digest`.
+///
+/// Layout (little-endian): magic (0..8), format version (8..12), payload length (16..24),
+/// checksum (24..32), key of the inputs and settings (32..40), tile edge in cells (40..44; 0
+/// when unknown; tiles start at the internal frame's plan origin). The checksum is the xxh3
+/// of the header without its checksum field followed by the payload's own xxh3, so a writer
+/// can hash the payload as it streams it out.
+pub(crate) fn header(len: u64, digest: u64, key: u64, tile_cells: u32) -> [u8; HEADER_LEN] {
     let mut header = [0u8; HEADER_LEN];
     header[..8].copy_from_slice(MAGIC);
     header[8..12].copy_from_slice(&VERSION.to_le_bytes());
-    header[16..24].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    header[16..24].copy_from_slice(&len.to_le_bytes());
     header[32..40].copy_from_slice(&key.to_le_bytes());
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(&header[..24]);
-    h.update(&header[32..]);
-    h.update(&payload);
-    header[24..32].copy_from_slice(&h.digest().to_le_bytes());
-    (header, payload)
+    header[40..44].copy_from_slice(&tile_cells.to_le_bytes());
+    let sum = seal(&header, digest);
+    header[24..32].copy_from_slice(&sum.to_le_bytes());
+    header
 }
 
-/// xxh3 of the whole file but the checksum field itself: header and payload both covered.
-fn checksum(bytes: &[u8]) -> u64 {
+fn seal(header: &[u8], payload_digest: u64) -> u64 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(&bytes[..24]);
-    h.update(&bytes[32..]);
+    h.update(&header[..24]);
+    h.update(&header[32..HEADER_LEN]);
+    h.update(&payload_digest.to_le_bytes());
     h.digest()
+}
+
+/// The checksum a whole file should carry: header and payload both covered.
+fn checksum(bytes: &[u8]) -> u64 {
+    seal(
+        &bytes[..HEADER_LEN],
+        xxhash_rust::xxh3::xxh3_64(&bytes[HEADER_LEN..]),
+    )
+}
+
+/// The key in a file's header (see [`encode_keyed`]), read without checking the rest.
+pub fn read_key(path: &Path) -> Result<u64, NavMeshError> {
+    use std::io::Read;
+    let mut header = [0u8; HEADER_LEN];
+    File::open(path)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .map_err(|source| NavMeshError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if &header[..8] != MAGIC {
+        return Err(NavMeshError::Magic {
+            what: path.display().to_string(),
+        });
+    }
+    Ok(u64::from_le_bytes(header[32..40].try_into().unwrap()))
+}
+
+/// Checks a file's header and checksum by reading it through once (no memory map); returns
+/// its key. What [`NavMeshFile::open`] checks on top (structure, indices) needs the whole
+/// archive in view and is left to readers.
+pub fn check_file(path: &Path) -> Result<u64, NavMeshError> {
+    use std::io::Read;
+    let io = |source| NavMeshError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let what = path.display().to_string();
+    let mut file = std::io::BufReader::with_capacity(1 << 16, File::open(path).map_err(io)?);
+    let mut header = [0u8; HEADER_LEN];
+    file.read_exact(&mut header)
+        .map_err(|_| NavMeshError::Magic { what: what.clone() })?;
+    let u64_at = |o: usize| u64::from_le_bytes(header[o..o + 8].try_into().unwrap());
+    if &header[..8] != MAGIC {
+        return Err(NavMeshError::Magic { what });
+    }
+    let version = u32::from_le_bytes(header[8..12].try_into().unwrap());
+    if version != VERSION {
+        return Err(NavMeshError::Version {
+            what,
+            found: version,
+        });
+    }
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut found = 0u64;
+    loop {
+        let n = file.read(&mut buf).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+        found += n as u64;
+    }
+    if found != u64_at(16) {
+        return Err(NavMeshError::Truncated {
+            what,
+            expected: u64_at(16),
+            found,
+        });
+    }
+    if seal(&header, h.digest()) != u64_at(24) {
+        return Err(NavMeshError::Checksum { what });
+    }
+    Ok(u64_at(32))
 }
 
 /// Checks the header and checksum; returns the archive bytes.
@@ -409,6 +507,12 @@ impl NavMeshFile {
     /// The key given to [`encode_keyed`].
     pub fn key(&self) -> u64 {
         u64::from_le_bytes(self.map[32..40].try_into().unwrap())
+    }
+
+    /// Tile edge in cells of the bake that wrote the file (0 when unknown); tiles start at the
+    /// internal frame's plan origin.
+    pub fn tile_cells(&self) -> u32 {
+        u32::from_le_bytes(self.map[40..44].try_into().unwrap())
     }
 
     /// File size in bytes.

@@ -141,20 +141,111 @@ fn clockwise_polygons_are_refused() {
 #[test]
 fn reachability_keeps_what_a_seed_reaches_and_counts_islands() {
     let i = input();
-    let m = build(frame(), &i).unwrap();
     // A seed on square 1 (x 2..4 m, 1 voxel up): squares 0 and 1 are joined, 2 is an island.
-    let (kept, pruned) = keep_reachable(&i, &m, &[[3.0, 1.0, 0.3], [50.0, 50.0, 0.0]]);
+    let (m, pruned) = build_reachable(frame(), &i, &[[3.0, 1.0, 0.3], [50.0, 50.0, 0.0]]).unwrap();
     assert_eq!(pruned.polygons, 1);
     assert_eq!(pruned.islands, 1);
     assert_eq!(pruned.unplaced_seeds, vec![1]);
-    assert_eq!(kept.polys.len(), 2);
-    assert_eq!(kept.regions, 2);
-    let m2 = build(frame(), &kept).unwrap();
-    assert_eq!(m2.stats.portals, 1);
+    assert_eq!(m.polys.len(), 2);
+    assert_eq!(m.stats.regions, 2);
+    assert_eq!(m.stats.portals, 1);
+    assert_eq!((m.stats.polygons_removed, m.stats.islands_removed), (1, 1));
+    // The upper floor's vertices went with it.
+    assert_eq!(m.verts.len(), 8);
     // A seed on the upper floor keeps only it.
-    let (kept, pruned) = keep_reachable(&i, &m, &[[1.0, 1.0, 5.0]]);
-    assert_eq!(
-        (kept.polys.len(), pruned.polygons, pruned.islands),
-        (1, 2, 1)
-    );
+    let (m, pruned) = build_reachable(frame(), &i, &[[1.0, 1.0, 5.0]]).unwrap();
+    assert_eq!((m.polys.len(), pruned.polygons, pruned.islands), (1, 2, 1));
+    assert_eq!(m.stats.regions, 1);
+    assert!(m.polys.iter().all(|p| p.region == 0));
+}
+
+#[test]
+fn the_streamed_archive_is_rkyvs_own_bytes() {
+    // The assembler writes the archive from spill files; deserialized and encoded again by
+    // rkyv in memory, the bytes must be the same (the layouts agree field for field).
+    let m = build(frame(), &input()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut asm = Assembler::new(frame(), 2, dir.path(), 1 << 16).unwrap();
+    let inp = input();
+    for r in 0..3u32 {
+        let polys: Vec<InputPoly> = inp
+            .polys
+            .iter()
+            .filter(|p| p.region == r)
+            .cloned()
+            .collect();
+        let base = polys[0].verts[0];
+        let local: Vec<InputPoly> = polys
+            .into_iter()
+            .map(|p| InputPoly {
+                verts: p.verts.iter().map(|v| v - base).collect(),
+                tris: p.tris.iter().map(|t| t.map(|v| v - base)).collect(),
+                ..p
+            })
+            .collect();
+        asm.add_region(&inp.verts[base as usize..base as usize + 4], &local)
+            .unwrap();
+    }
+    let mut file = std::io::Cursor::new(Vec::new());
+    let done = asm.finish(&[], 7, 32, &mut file).unwrap();
+    let streamed = file.into_inner();
+    assert_eq!(done.bytes, streamed.len() as u64);
+    let (header, payload) = encode_parts(&m, 7);
+    assert_eq!(&streamed[HEADER_LEN..], &payload[..]);
+    // Same header but for the tile size (and so the checksum).
+    assert_eq!(&streamed[..24], &header[..24]);
+    assert_eq!(&streamed[32..40], &header[32..40]);
+    let dir2 = tempfile::tempdir().unwrap();
+    let path = dir2.path().join("m.tsn");
+    std::fs::write(&path, &streamed).unwrap();
+    let f = NavMeshFile::open(&path).unwrap();
+    assert_eq!((f.key(), f.tile_cells()), (7, 32));
+}
+
+#[test]
+fn sorting_in_small_runs_gives_the_same_file() {
+    // Many regions in a row, each one square, neighbours one voxel apart: the border sort and
+    // the grid sort spill runs with a tiny buffer, and the file must not change.
+    let mut inp = MeshInput {
+        climb: 1,
+        ..Default::default()
+    };
+    for r in 0..300u32 {
+        let (x, y) = ((r % 20) as i32 * 4, (r / 20) as i32 * 4);
+        let h = ((r % 20) as i32 + (r / 20) as i32) % 2;
+        let b = inp.verts.len() as u32;
+        inp.verts
+            .extend([[x, y, h], [x + 4, y, h], [x + 4, y + 4, h], [x, y + 4, h]]);
+        inp.polys.push(InputPoly {
+            verts: vec![b, b + 1, b + 2, b + 3],
+            region: r,
+            tris: vec![[b, b + 1, b + 2], [b, b + 2, b + 3]],
+            blocked: vec![],
+        });
+    }
+    inp.regions = 300;
+    let write = |memory: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut asm = Assembler::new(frame(), 1, dir.path(), memory).unwrap();
+        for p in &inp.polys {
+            let local = InputPoly {
+                verts: vec![0, 1, 2, 3],
+                tris: vec![[0, 1, 2], [0, 2, 3]],
+                ..p.clone()
+            };
+            let b = p.verts[0] as usize;
+            asm.add_region(&inp.verts[b..b + 4], &[local]).unwrap();
+        }
+        let mut file = std::io::Cursor::new(Vec::new());
+        let done = asm.finish(&[], 0, 0, &mut file).unwrap();
+        // Every run file is gone.
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+        (file.into_inner(), done)
+    };
+    let (small, done) = write(1);
+    let (large, _) = write(64 << 20);
+    assert_eq!(small, large);
+    // 20 x 15 squares: 19 * 15 + 20 * 14 shared edges, all within one voxel.
+    assert_eq!(done.stats.portals, 19 * 15 + 20 * 14);
 }

@@ -18,6 +18,7 @@
 //! are pure.
 
 mod layout;
+mod polygon_stage;
 mod progress;
 
 pub use layout::BakeLayout;
@@ -36,6 +37,7 @@ use tessera_config::BakeConfig;
 use tessera_geom::UpAxis;
 use tessera_ingest::cache::{ensure_cache, SourceKey};
 use tessera_ingest::{IngestError, MeshSource, SceneFormat, SceneSource};
+use tessera_polygons::PolygonError;
 use tessera_store::{Journal, JournalReader, PackReader, PackWriter, StoreError};
 
 /// Pack kinds.
@@ -410,11 +412,19 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
     // 5. Polygons and the navmesh file (reused when made from the same regions and settings).
     let t = Instant::now();
     let navmesh_path = layout.navmesh();
-    let existing = match tessera_navmesh::NavMeshFile::open(&navmesh_path) {
-        Ok(f) if f.key() == keys.polygons => Some(f),
-        Ok(_) => None,
-        Err(tessera_navmesh::NavMeshError::Io { .. }) => None,
-        Err(e) => {
+    // Reused only with the regions it was made from: a bake whose checkpoints were removed
+    // (`--fresh`, `tessera clean`) makes everything again.
+    // The key is read from the header alone first: mapping and validating a large file that
+    // is about to be replaced would count its pages as the bake's memory for nothing.
+    let regions_reused = reused.iter().any(|s| s == "voxelize");
+    let key_matches = regions_reused
+        && tessera_navmesh::read_key(&navmesh_path).is_ok_and(|k| k == keys.polygons);
+    let existing = match key_matches.then(|| tessera_navmesh::NavMeshFile::open(&navmesh_path)) {
+        None => None,
+        Some(Ok(f)) if f.key() == keys.polygons => Some(f),
+        Some(Ok(_)) => None,
+        Some(Err(tessera_navmesh::NavMeshError::Io { .. })) => None,
+        Some(Err(e)) => {
             progress.warn(&format!("navmesh recomputed: {e}"));
             None
         }
@@ -425,25 +435,33 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
             PolygonCounts::of(file.mesh(), file.len() as u64)
         }
         None => {
-            progress.stage_start("polygons", counts.regions);
-            let mesh = build_navmesh(&req, &layout, &info, &frame, up, &progress)?;
-            let (header, payload) = tessera_navmesh::encode_parts(&mesh, keys.polygons);
-            drop(mesh);
-            let mut out = tessera_store::AtomicFile::create(&navmesh_path)?;
-            out.write_all(&header)?;
-            out.write_all(&payload)?;
-            drop(payload);
-            out.commit()?;
-            // Read back through a memory map: the file as written is checked like any reader
-            // would check it, and counted without a second copy in memory.
-            let file = tessera_navmesh::NavMeshFile::open(&navmesh_path).map_err(|e| {
-                BakeError::Corrupt {
-                    path: navmesh_path.clone(),
-                    message: e.to_string(),
-                }
+            let made = build_navmesh(
+                &req,
+                &layout,
+                &info,
+                &frame,
+                up,
+                &budget,
+                keys.polygons,
+                &progress,
+            )?;
+            // Read back by streaming (no map, so the file's pages never count as the bake's
+            // memory): the header and checksum must be what was meant to be written.
+            tessera_navmesh::check_file(&navmesh_path).map_err(|e| BakeError::Corrupt {
+                path: navmesh_path.clone(),
+                message: e.to_string(),
             })?;
-            progress.stage_done("polygons", file.mesh().polys.len() as u64);
-            PolygonCounts::of(file.mesh(), file.len() as u64)
+            PolygonCounts {
+                polygons: made.polygons,
+                vertices: made.vertices,
+                portals: made.stats.portals as u64,
+                links: made.stats.links as u64,
+                notches: made.stats.notches,
+                area: made.stats.walkable_area,
+                bytes: made.bytes,
+                polygons_removed: made.stats.polygons_removed,
+                islands_removed: made.stats.islands_removed,
+            }
         }
     };
     seconds.insert("polygons".into(), t.elapsed().as_secs_f64());
@@ -524,48 +542,37 @@ impl PolygonCounts {
     }
 }
 
-/// Polygonizes the merged regions of a finished region journal into a navmesh.
+/// Polygonizes the merged regions of a finished region journal and writes the navmesh file
+/// (atomically), streaming: see [`polygon_stage`].
+#[allow(clippy::too_many_arguments)]
 fn build_navmesh(
     req: &BakeRequest,
     layout: &BakeLayout,
     info: &tessera_ingest::cache::CacheInfo,
     frame: &GridFrame,
     up: UpAxis,
+    budget: &Arc<MemoryBudget>,
+    key: u64,
     progress: &Progress,
-) -> Result<tessera_navmesh::NavMesh, BakeError> {
+) -> Result<tessera_navmesh::Assembled, BakeError> {
     let regions_path = layout.regions_pack();
-    let corrupt = |message: String| BakeError::Corrupt {
-        path: regions_path.clone(),
-        message,
+    let scratch = layout.work().join("polygons");
+    let _ = std::fs::remove_dir_all(&scratch);
+    let io = |e: String| BakeError::Corrupt {
+        path: scratch.clone(),
+        message: e,
     };
-    let batches = read_region_batches(&req.out_dir)?;
+    // Working memory of the stage: windows of regions (their contours expand about twentyfold
+    // while polygonized) and the assembler's sort buffers.
+    let work = (budget.total() / 2).clamp(4 << 20, 256 << 20);
+    let _reservation = budget.reserve(work, "polygon stage")?;
+    let mut source = polygon_stage::JournalRegions::open(&regions_path, &scratch, work / 32)?;
+    progress.stage_start("polygons", source.len() as u64);
     let params = req.config.voxel_params();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(req.threads.max(1))
         .build()
-        .map_err(|e| corrupt(format!("thread pool: {e}")))?;
-    let (input, _) = pool
-        .install(|| {
-            let grouped = tessera_polygons::group_regions(batches)?;
-            tessera_polygons::polygonize(
-                &grouped,
-                tessera_polygons::PolygonParams {
-                    partition: match req.config.polygons.partition {
-                        tessera_config::Partition::Anavmg => tessera_polygons::Partition::Anavmg {
-                            tau: req.config.polygons.tau_degrees.to_radians(),
-                        },
-                        tessera_config::Partition::HertelMehlhorn => {
-                            tessera_polygons::Partition::HertelMehlhorn
-                        }
-                    },
-                    max_error: req.config.max_error_cells(),
-                    // Vertex heights are each side's own floor; floors stacked in one column
-                    // are at least the agent's height apart.
-                    portal_climb: params.walkable_height.saturating_sub(1),
-                },
-            )
-        })
-        .map_err(|e| corrupt(e.to_string()))?;
+        .map_err(|e| io(format!("thread pool: {e}")))?;
     let agent = &req.config.agent;
     let nav_frame = tessera_navmesh::Frame {
         origin: info.origin,
@@ -576,24 +583,68 @@ fn build_navmesh(
         agent_radius: agent.radius as f32,
         agent_climb: agent.max_climb as f32,
     };
-    let mesh =
-        tessera_navmesh::build(nav_frame.clone(), &input).map_err(|e| corrupt(e.to_string()))?;
+    // Vertex heights are each side's own floor; floors stacked in one column are at least the
+    // agent's height apart.
+    let climb = params.walkable_height.saturating_sub(1);
+    let mut asm =
+        tessera_navmesh::Assembler::new(nav_frame.clone(), climb, &scratch, (work / 4) as usize)
+            .map_err(|e| {
+                BakeError::Io(StoreError::io(
+                    &scratch,
+                    std::io::Error::other(e.to_string()),
+                ))
+            })?;
+    let polygon_params = tessera_polygons::PolygonParams {
+        partition: match req.config.polygons.partition {
+            tessera_config::Partition::Anavmg => tessera_polygons::Partition::Anavmg {
+                tau: req.config.polygons.tau_degrees.to_radians(),
+            },
+            tessera_config::Partition::HertelMehlhorn => {
+                tessera_polygons::Partition::HertelMehlhorn
+            }
+        },
+        max_error: req.config.max_error_cells(),
+        portal_climb: climb,
+    };
+    let mut done = 0u64;
+    pool.install(|| {
+        tessera_polygons::polygonize_stream(&mut source, polygon_params, &mut |out| {
+            asm.add_notches(out.notches);
+            asm.add_region(&out.verts, &out.polys)
+                .map_err(|e| PolygonError::Source(e.to_string()))?;
+            done += 1;
+            if done.is_multiple_of(256) {
+                progress.advance("polygons", done);
+            }
+            Ok(())
+        })
+    })
+    .map_err(|e| BakeError::Corrupt {
+        path: regions_path.clone(),
+        message: e.to_string(),
+    })?;
+    source.remove();
     let seeds = &req.config.polygons.reachable_from;
-    if seeds.is_empty() {
-        return Ok(mesh);
-    }
     let internal: Vec<[f32; 3]> = seeds.iter().map(|&p| nav_frame.to_internal(p)).collect();
-    let (kept, pruned) = tessera_navmesh::keep_reachable(&input, &mesh, &internal);
-    for &i in &pruned.unplaced_seeds {
+    let mut file = tessera_store::AtomicFile::create(layout.navmesh())?;
+    let assembled = asm
+        .finish(&internal, key, frame.tile_size, &mut file)
+        .map_err(|e| match e {
+            tessera_navmesh::BuildError::Io(m) => {
+                BakeError::Io(StoreError::io(&layout.navmesh(), std::io::Error::other(m)))
+            }
+            e => io(e.to_string()),
+        })?;
+    file.commit()?;
+    progress.stage_done("polygons", done);
+    for &i in &assembled.unplaced_seeds {
         progress.warn(&format!(
             "polygons.reachable_from[{i}] = {:?} stands on no walkable polygon; ignored",
             seeds[i]
         ));
     }
-    let mut mesh = tessera_navmesh::build(nav_frame, &kept).map_err(|e| corrupt(e.to_string()))?;
-    mesh.stats.polygons_removed = pruned.polygons;
-    mesh.stats.islands_removed = pruned.islands;
-    Ok(mesh)
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(assembled)
 }
 
 #[derive(Default)]

@@ -71,6 +71,30 @@ pub enum PolygonError {
     },
     #[error("contour of tile ({tx}, {ty}) local region {local} belongs to no merged region")]
     Orphan { tx: u32, ty: u32, local: u32 },
+    #[error("{0}")]
+    Source(String),
+}
+
+impl RegionContours {
+    /// A region from its contours, in any order: each contour rotated to its canonical start,
+    /// outer contours first, then by smallest point (the same for every tiling).
+    pub fn new(id: SpanKey, contours: Vec<Contour>) -> RegionContours {
+        let mut r = RegionContours { id, contours };
+        r.order();
+        r
+    }
+
+    fn order(&mut self) {
+        for c in &mut self.contours {
+            c.make_canonical();
+        }
+        self.contours.sort_by_key(|c| {
+            (
+                !c.is_outer(),
+                c.points.iter().min().copied().unwrap_or((0, 0)),
+            )
+        });
+    }
 }
 
 /// Groups the contours of region batches by merged region, ordered by region id.
@@ -108,16 +132,7 @@ pub fn group_regions(
         out[i].contours.push(c);
     }
     for r in &mut out {
-        for c in &mut r.contours {
-            c.make_canonical();
-        }
-        // Outer contours first; then by smallest point: the same for every tiling.
-        r.contours.sort_by_key(|c| {
-            (
-                !c.is_outer(),
-                c.points.iter().min().copied().unwrap_or((0, 0)),
-            )
-        });
+        r.order();
     }
     out.retain(|r| !r.contours.is_empty());
     Ok(out)
@@ -134,140 +149,222 @@ pub struct PolygonParams {
     pub portal_climb: u32,
 }
 
-/// Polygons of every region, ready for [`tessera_navmesh::build`].
+/// One region's polygons: vertices on the grid (`x`, `y` corner points, `z` voxel height),
+/// polygons over them (local indices; `region` is 0), and what was counted.
+#[derive(Clone, Debug, Default)]
+pub struct RegionOutput {
+    pub verts: Vec<[i32; 3]>,
+    pub polys: Vec<InputPoly>,
+    pub notches: u64,
+    pub contour_vertices: u64,
+    pub simplified_vertices: u64,
+    pub fell_back: bool,
+}
+
+/// Where the regions come from: windows of consecutive regions, in region order, as many
+/// times as asked (simplification makes a few passes; the last one polygonizes).
+pub trait RegionSource {
+    fn for_each_window(
+        &mut self,
+        f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError>;
+}
+
+impl RegionSource for &[RegionContours] {
+    fn for_each_window(
+        &mut self,
+        f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
+        f(self)
+    }
+}
+
+/// Polygonizes every region of `source`, handing each region's polygons to `sink` in region
+/// order. Regions of a window are worked on in parallel (rayon); memory is what a window and
+/// its polygons take, plus the table of restored points.
+pub fn polygonize_stream(
+    source: &mut dyn RegionSource,
+    params: PolygonParams,
+    sink: &mut dyn FnMut(RegionOutput) -> Result<(), PolygonError>,
+) -> Result<PolygonStats, PolygonError> {
+    // Rounds of simplify-and-check over every region until no region asks for a point back.
+    let mut restored = simplify::Restored::default();
+    let mut stats = PolygonStats::default();
+    if params.max_error > 0.0 {
+        loop {
+            let mut asked: Vec<(u128, u32)> = Vec::new();
+            source.for_each_window(&mut |window| {
+                let fixes: Vec<Vec<(u128, u32)>> = window
+                    .par_iter()
+                    .map(|region| {
+                        let (mut sections, contours) = simplify::sections_of(region);
+                        simplify::simplify(&mut sections, params.max_error, &restored);
+                        let outer: Vec<bool> =
+                            region.contours.iter().map(|c| c.is_outer()).collect();
+                        simplify::repairs(&sections, &contours, &outer)
+                    })
+                    .collect();
+                asked.extend(fixes.into_iter().flatten());
+                Ok(())
+            })?;
+            asked.sort_unstable();
+            asked.dedup();
+            let mut grew = false;
+            for (name, k) in asked {
+                let list = restored.entry(name).or_default();
+                if let Err(at) = list.binary_search(&k) {
+                    list.insert(at, k);
+                    stats.restored_vertices += 1;
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+    }
+    // The polygons, with the final table.
+    source.for_each_window(&mut |window| {
+        let results: Vec<Result<RegionOutput, PolygonError>> = window
+            .par_iter()
+            .map(|region| polygonize_region(region, params, &restored))
+            .collect();
+        for r in results {
+            let out = r?;
+            stats.regions += 1;
+            stats.polygons += out.polys.len() as u64;
+            stats.triangles += out.polys.iter().map(|p| p.tris.len() as u64).sum::<u64>();
+            stats.notches += out.notches;
+            stats.contour_vertices += out.contour_vertices;
+            stats.simplified_vertices += out.simplified_vertices;
+            stats.partition_fallbacks += u64::from(out.fell_back);
+            sink(out)?;
+        }
+        Ok(())
+    })?;
+    Ok(stats)
+}
+
+/// One region's polygons, its sections simplified with the final table of restored points.
+fn polygonize_region(
+    region: &RegionContours,
+    params: PolygonParams,
+    restored: &simplify::Restored,
+) -> Result<RegionOutput, PolygonError> {
+    let (mut sections, parts) = simplify::sections_of(region);
+    simplify::simplify(&mut sections, params.max_error, restored);
+    // Each point's height in this region (a pinch point has one height).
+    let mut height: HashMap<Point, u32> = HashMap::default();
+    for c in &region.contours {
+        for (p, h) in c.points.iter().zip(&c.heights) {
+            height.insert(*p, *h);
+        }
+    }
+    let mut simplified: Vec<Vec<Point>> = Vec::with_capacity(parts.len());
+    // Boundary edges no agent may cross: nothing or an out-of-reach floor across.
+    let mut blocked: HashMap<(Point, Point), bool> = HashMap::default();
+    for cs in &parts {
+        let mut pts: Vec<Point> = Vec::new();
+        for (&(s, reversed), &across) in cs.parts.iter().zip(&cs.across) {
+            let closed = across == NO_NEIGHBOUR || across & OUT_OF_REACH != 0;
+            let sec = &sections[s as usize];
+            let mut kept: Vec<Point> = (0..sec.points.len())
+                .filter(|&k| sec.keep[k])
+                .map(|k| sec.points[k])
+                .collect();
+            if reversed {
+                kept.reverse();
+            }
+            for w in kept.windows(2) {
+                blocked.insert((w[0], w[1]), closed);
+            }
+            kept.pop(); // the next part starts there
+            pts.extend(kept);
+        }
+        simplified.push(pts);
+    }
+    drop(sections);
+    let notches = simplified
+        .iter()
+        .map(|c| {
+            let n = c.len();
+            (0..n)
+                .filter(|&k| partition::orient(c[(k + n - 1) % n], c[k], c[(k + 1) % n]) < 0)
+                .count() as u64
+        })
+        .sum();
+    let kept = simplified.iter().map(|c| c.len() as u64).sum();
+    let (verts, tris) = triangulate(&simplified).map_err(|detail| PolygonError::Region {
+        x: region.id.x,
+        y: region.id.y,
+        z: region.id.zmax,
+        detail,
+    })?;
+    let (polys, fell_back) = match params.partition {
+        Partition::Anavmg { tau } => anavmg(verts, tris, tau),
+        Partition::HertelMehlhorn => (hertel_mehlhorn(verts, tris), false),
+    };
+    let out_verts = polys
+        .verts
+        .iter()
+        .map(|p| [p.0, p.1, height[p] as i32])
+        .collect();
+    let out_polys = polys
+        .polys
+        .iter()
+        .zip(polys.tris)
+        .map(|(cycle, tris)| {
+            let n = cycle.len();
+            InputPoly {
+                blocked: (0..n)
+                    .map(|k| {
+                        let a = polys.verts[cycle[k] as usize];
+                        let b = polys.verts[cycle[(k + 1) % n] as usize];
+                        blocked.get(&(a, b)).copied().unwrap_or(false)
+                    })
+                    .collect(),
+                verts: cycle.clone(),
+                region: 0,
+                tris,
+            }
+        })
+        .collect();
+    Ok(RegionOutput {
+        verts: out_verts,
+        polys: out_polys,
+        notches,
+        contour_vertices: region.contours.iter().map(|c| c.points.len() as u64).sum(),
+        simplified_vertices: kept,
+        fell_back,
+    })
+}
+
+/// Polygons of every region in memory, ready for [`tessera_navmesh::build`] (tests and
+/// tools; bakes stream through [`polygonize_stream`]).
 pub fn polygonize(
     regions: &[RegionContours],
     params: PolygonParams,
 ) -> Result<(MeshInput, PolygonStats), PolygonError> {
-    let outer: Vec<Vec<bool>> = regions
-        .iter()
-        .map(|r| r.contours.iter().map(|c| c.is_outer()).collect())
-        .collect();
-    let (mut sections, parts) = simplify::sections_of(regions);
-    let restored = simplify::simplify_all(&mut sections, &parts, &outer, params.max_error);
-
-    // Per region: its vertices (grid x, y and height), its polygons over them, notches and
-    // simplified vertices. Maps used on the way are dropped before the region is collected.
-    type Done = (Vec<[i32; 3]>, Vec<InputPoly>, u64, u64, bool);
-    let results: Vec<Result<Done, PolygonError>> = regions
-        .par_iter()
-        .zip(parts.par_iter())
-        .map(|(region, parts)| {
-            // Each point's height in this region (a pinch point has one height).
-            let mut height: HashMap<Point, u32> = HashMap::default();
-            for c in &region.contours {
-                for (p, h) in c.points.iter().zip(&c.heights) {
-                    height.insert(*p, *h);
-                }
-            }
-            let mut simplified: Vec<Vec<Point>> = Vec::with_capacity(parts.len());
-            // Boundary edges no agent may cross: nothing or an out-of-reach floor across.
-            let mut blocked: HashMap<(Point, Point), bool> = HashMap::default();
-            for cs in parts {
-                let mut pts: Vec<Point> = Vec::new();
-                for (&(s, reversed), &across) in cs.parts.iter().zip(&cs.across) {
-                    let closed = across == NO_NEIGHBOUR || across & OUT_OF_REACH != 0;
-                    let sec = &sections[s as usize];
-                    let mut kept: Vec<Point> = (0..sec.points.len())
-                        .filter(|&k| sec.keep[k])
-                        .map(|k| sec.points[k])
-                        .collect();
-                    if reversed {
-                        kept.reverse();
-                    }
-                    for w in kept.windows(2) {
-                        blocked.insert((w[0], w[1]), closed);
-                    }
-                    kept.pop(); // the next part starts there
-                    pts.extend(kept);
-                }
-                simplified.push(pts);
-            }
-            let notches = simplified
-                .iter()
-                .map(|c| {
-                    let n = c.len();
-                    (0..n)
-                        .filter(|&k| {
-                            partition::orient(c[(k + n - 1) % n], c[k], c[(k + 1) % n]) < 0
-                        })
-                        .count() as u64
-                })
-                .sum();
-            let kept = simplified.iter().map(|c| c.len() as u64).sum();
-            let (verts, tris) =
-                triangulate(&simplified).map_err(|detail| PolygonError::Region {
-                    x: region.id.x,
-                    y: region.id.y,
-                    z: region.id.zmax,
-                    detail,
-                })?;
-            let (polys, fell_back) = match params.partition {
-                Partition::Anavmg { tau } => anavmg(verts, tris, tau),
-                Partition::HertelMehlhorn => (hertel_mehlhorn(verts, tris), false),
-            };
-            let out_verts = polys
-                .verts
-                .iter()
-                .map(|p| [p.0, p.1, height[p] as i32])
-                .collect();
-            let out_polys = polys
-                .polys
-                .iter()
-                .zip(polys.tris)
-                .map(|(cycle, tris)| {
-                    let n = cycle.len();
-                    InputPoly {
-                        blocked: (0..n)
-                            .map(|k| {
-                                let a = polys.verts[cycle[k] as usize];
-                                let b = polys.verts[cycle[(k + 1) % n] as usize];
-                                blocked.get(&(a, b)).copied().unwrap_or(false)
-                            })
-                            .collect(),
-                        verts: cycle.clone(),
-                        region: 0,
-                        tris,
-                    }
-                })
-                .collect();
-            Ok((out_verts, out_polys, notches, kept, fell_back))
-        })
-        .collect();
-
     let mut input = MeshInput {
         regions: regions.len() as u32,
         climb: params.portal_climb,
         ..Default::default()
     };
-    let mut stats = PolygonStats {
-        regions: regions.len() as u64,
-        restored_vertices: restored,
-        contour_vertices: regions
-            .iter()
-            .flat_map(|r| &r.contours)
-            .map(|c| c.points.len() as u64)
-            .sum(),
-        ..Default::default()
-    };
-    for (ri, result) in results.into_iter().enumerate() {
-        let (verts, polys, notches, kept, fell_back) = result?;
-        stats.partition_fallbacks += u64::from(fell_back);
-        stats.notches += notches;
-        stats.simplified_vertices += kept;
+    let mut region = 0u32;
+    let stats = polygonize_stream(&mut { regions }, params, &mut |out| {
         let base = input.verts.len() as u32;
-        input.verts.extend(verts);
-        for mut p in polys {
-            stats.polygons += 1;
-            stats.triangles += p.tris.len() as u64;
+        input.verts.extend(out.verts);
+        for mut p in out.polys {
             p.verts.iter_mut().for_each(|v| *v += base);
             p.tris
                 .iter_mut()
                 .for_each(|t| t.iter_mut().for_each(|v| *v += base));
-            p.region = ri as u32;
+            p.region = region;
             input.polys.push(p);
         }
-    }
+        region += 1;
+        Ok(())
+    })?;
     input.notches = stats.notches;
     Ok((input, stats))
 }

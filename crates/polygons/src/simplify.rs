@@ -1,25 +1,27 @@
-//! Watertight contour simplification (Ramer-Douglas-Peucker) for all regions at once.
+//! Watertight contour simplification (Ramer-Douglas-Peucker), one region at a time.
 //!
 //! A contour's vertices already mark every point where what lies across it changes, so a
 //! border shared by two regions is the same run of points in both contours (reversed). Each
-//! contour is cut into *sections* at those points; a section is stored once, whichever regions
-//! use it, and simplified once, by a rule that does not depend on its direction (the farthest
-//! point wins; ties go to the smaller point). Both sides of a border therefore keep the same
-//! vertices, and neighbouring polygons meet edge to edge.
+//! contour is cut into *sections* at those points. A section is simplified by a rule that
+//! depends only on its points, not on its direction or on the region looking at it (the
+//! farthest point wins; ties go to the smaller point), so both sides of a border keep the same
+//! vertices and neighbouring polygons meet edge to edge, even though each region simplifies
+//! its own copy.
 //!
 //! A contour whose neighbour never changes (an island, a hole with one thing around it) is cut
 //! at two anchors chosen from its points alone: the smallest point and the point farthest
 //! from it.
 //!
 //! Simplifying can make a contour cross itself, another contour of its region, or collapse.
-//! After each round every region is checked (segments that cross or touch where they should
-//! not, contours with fewer than three vertices or a flipped orientation); each offending
-//! simplified segment gets back its farthest original point, in the shared section, and the
-//! check runs again. Original contours pass the check, so this ends.
+//! Every region is checked (segments that cross or touch where they should not, contours with
+//! fewer than three vertices or a flipped orientation); each offending simplified segment asks
+//! for its farthest original point back. Requests are collected over all regions into a table
+//! by section name ([`Restored`]), which every region applies, and the check runs again with
+//! the grown table until nobody asks: rounds over all regions against a fixed table, so the
+//! result depends neither on the order regions are visited in nor on how they are batched.
+//! Original contours pass the check, so this ends.
 
-use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
-use std::hash::{Hash, Hasher};
 
 use crate::RegionContours;
 use tessera_artifacts::Point;
@@ -32,91 +34,86 @@ pub(crate) struct ContourSections {
     pub across: Vec<u32>,
 }
 
-/// A run of contour points between two cut points (both included).
+/// A run of contour points between two cut points (both included), in its canonical direction
+/// (the smaller of the two point sequences), and its name: a hash of those points, the same in
+/// every region that uses it.
 #[derive(Clone, Debug)]
 pub(crate) struct Section {
     pub points: Vec<Point>,
     pub keep: Vec<bool>,
+    pub name: u128,
 }
 
-/// Cuts every contour into shared sections.
-pub(crate) fn sections_of(regions: &[RegionContours]) -> (Vec<Section>, Vec<Vec<ContourSections>>) {
+/// Points put back into sections by repairs: section name -> point positions, sorted. Shared
+/// by all regions: a border simplified in one region is simplified the same in the other.
+pub type Restored = HashMap<u128, Vec<u32>>;
+
+/// Cuts one region's contours into sections (a section used twice by the region is stored
+/// once).
+pub(crate) fn sections_of(region: &RegionContours) -> (Vec<Section>, Vec<ContourSections>) {
     let mut sections: Vec<Section> = Vec::new();
-    // Sections by the hash of their points; equal hashes chain through `same_hash` (the
-    // points themselves are stored once, in `sections`).
-    let mut by_hash: HashMap<u64, u32> = HashMap::default();
-    let mut same_hash: Vec<u32> = Vec::new();
-    let mut out = Vec::with_capacity(regions.len());
-    for region in regions {
-        let contours = &region.contours;
-        let mut per_region = Vec::with_capacity(contours.len());
-        for c in contours {
-            let n = c.points.len();
-            let mut cuts: Vec<usize> = (0..n)
-                .filter(|&k| c.neighbours[(k + n - 1) % n] != c.neighbours[k])
-                .collect();
-            if cuts.is_empty() {
-                let a = (0..n).min_by_key(|&k| c.points[k]).unwrap();
-                let pa = c.points[a];
-                let b = (0..n)
-                    .max_by(|&i, &j| {
-                        let (di, dj) = (dist2(pa, c.points[i]), dist2(pa, c.points[j]));
-                        di.cmp(&dj).then(c.points[j].cmp(&c.points[i]))
-                    })
-                    .unwrap();
-                cuts = vec![a.min(b), a.max(b)];
-            }
-            let mut parts = Vec::with_capacity(cuts.len());
-            let across = cuts.iter().map(|&k| c.neighbours[k]).collect();
-            for (i, &start) in cuts.iter().enumerate() {
-                let end = cuts[(i + 1) % cuts.len()];
-                let mut run = Vec::new();
-                let mut k = start;
-                loop {
-                    run.push(c.points[k]);
-                    k = (k + 1) % n;
-                    if k == end {
-                        run.push(c.points[k]);
-                        break;
-                    }
-                }
-                // The key is the run in its smaller direction.
-                let mut rev = run.clone();
-                rev.reverse();
-                let (key, reversed) = if rev < run { (rev, true) } else { (run, false) };
-                let hash = {
-                    let mut h = rustc_hash::FxHasher::default();
-                    key.hash(&mut h);
-                    h.finish()
-                };
-                let mut found = None;
-                let mut at = by_hash.get(&hash).copied().unwrap_or(NO_SECTION);
-                while at != NO_SECTION {
-                    if sections[at as usize].points == key {
-                        found = Some(at);
-                        break;
-                    }
-                    at = same_hash[at as usize];
-                }
-                let id = found.unwrap_or_else(|| {
-                    let id = sections.len() as u32;
-                    same_hash.push(by_hash.insert(hash, id).unwrap_or(NO_SECTION));
-                    let mut keep = vec![false; key.len()];
-                    keep[0] = true;
-                    *keep.last_mut().unwrap() = true;
-                    sections.push(Section { points: key, keep });
-                    id
-                });
-                parts.push((id, reversed));
-            }
-            per_region.push(ContourSections { parts, across });
+    let mut by_name: HashMap<u128, u32> = HashMap::default();
+    let contours = &region.contours;
+    let mut out = Vec::with_capacity(contours.len());
+    for c in contours {
+        let n = c.points.len();
+        let mut cuts: Vec<usize> = (0..n)
+            .filter(|&k| c.neighbours[(k + n - 1) % n] != c.neighbours[k])
+            .collect();
+        if cuts.is_empty() {
+            let a = (0..n).min_by_key(|&k| c.points[k]).unwrap();
+            let pa = c.points[a];
+            let b = (0..n)
+                .max_by(|&i, &j| {
+                    let (di, dj) = (dist2(pa, c.points[i]), dist2(pa, c.points[j]));
+                    di.cmp(&dj).then(c.points[j].cmp(&c.points[i]))
+                })
+                .unwrap();
+            cuts = vec![a.min(b), a.max(b)];
         }
-        out.push(per_region);
+        let mut parts = Vec::with_capacity(cuts.len());
+        let across = cuts.iter().map(|&k| c.neighbours[k]).collect();
+        for (i, &start) in cuts.iter().enumerate() {
+            let end = cuts[(i + 1) % cuts.len()];
+            let mut run = Vec::new();
+            let mut k = start;
+            loop {
+                run.push(c.points[k]);
+                k = (k + 1) % n;
+                if k == end {
+                    run.push(c.points[k]);
+                    break;
+                }
+            }
+            // The key is the run in its smaller direction.
+            let mut rev = run.clone();
+            rev.reverse();
+            let (key, reversed) = if rev < run { (rev, true) } else { (run, false) };
+            let name = {
+                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                for p in &key {
+                    h.update(&p.0.to_le_bytes());
+                    h.update(&p.1.to_le_bytes());
+                }
+                h.digest128()
+            };
+            let id = *by_name.entry(name).or_insert_with(|| {
+                let mut keep = vec![false; key.len()];
+                keep[0] = true;
+                *keep.last_mut().unwrap() = true;
+                sections.push(Section {
+                    points: key,
+                    keep,
+                    name,
+                });
+                sections.len() as u32 - 1
+            });
+            parts.push((id, reversed));
+        }
+        out.push(ContourSections { parts, across });
     }
     (sections, out)
 }
-
-const NO_SECTION: u32 = u32::MAX;
 
 fn dist2(a: Point, b: Point) -> i64 {
     let (dx, dy) = ((a.0 - b.0) as i64, (a.1 - b.1) as i64);
@@ -284,51 +281,44 @@ fn offenders(sections: &[Section], contours: &[ContourSections], outer: &[bool])
         .collect()
 }
 
-/// Simplifies every section with tolerance `tol` (cells; 0 keeps every vertex), then repairs
-/// until every region's simplified contours are simple, correctly oriented and apart. Returns
-/// the number of vertices put back by repairs.
-pub(crate) fn simplify_all(
-    sections: &mut [Section],
-    regions: &[Vec<ContourSections>],
-    outer: &[Vec<bool>],
-    tol: f64,
-) -> u64 {
-    if tol <= 0.0 {
-        for s in sections.iter_mut() {
+/// Simplifies a region's sections with tolerance `tol` (cells; 0 keeps every vertex) and puts
+/// back the points `restored` names.
+pub(crate) fn simplify(sections: &mut [Section], tol: f64, restored: &Restored) {
+    for s in sections.iter_mut() {
+        if tol <= 0.0 {
             s.keep.iter_mut().for_each(|k| *k = true);
+            continue;
         }
-    } else {
-        sections.par_iter_mut().for_each(|s| rdp(s, tol));
-    }
-    let mut restored = 0;
-    loop {
-        let shared: &[Section] = sections;
-        let mut fixes: Vec<(u32, usize, usize)> = regions
-            .par_iter()
-            .zip(outer.par_iter())
-            .flat_map_iter(|(contours, outer)| {
-                offenders(shared, contours, outer)
-                    .into_iter()
-                    .map(|s| (s.section, s.lo, s.hi))
-            })
-            .collect();
-        fixes.sort_unstable();
-        fixes.dedup();
-        let mut changed = false;
-        for (s, lo, hi) in fixes {
-            let sec = &mut sections[s as usize];
-            if let Some((k, _)) = farthest(&sec.points, lo, hi) {
-                if !sec.keep[k] {
-                    sec.keep[k] = true;
-                    restored += 1;
-                    changed = true;
-                }
+        rdp(s, tol);
+        for &k in restored.get(&s.name).map(Vec::as_slice).unwrap_or(&[]) {
+            if let Some(keep) = s.keep.get_mut(k as usize) {
+                *keep = true;
             }
         }
-        if !changed {
-            return restored;
-        }
     }
+}
+
+/// The points a region needs back (section name, position) so that its simplified contours are
+/// simple, correctly oriented and apart: for each offending segment, its farthest original
+/// point. Empty when the region is clean. Original contours are clean, so repeating
+/// [`simplify`] and this until nothing is asked for ends.
+pub(crate) fn repairs(
+    sections: &[Section],
+    contours: &[ContourSections],
+    outer: &[bool],
+) -> Vec<(u128, u32)> {
+    let mut fixes: Vec<(u128, u32)> = offenders(sections, contours, outer)
+        .into_iter()
+        .filter_map(|seg| {
+            let sec = &sections[seg.section as usize];
+            farthest(&sec.points, seg.lo, seg.hi)
+                .filter(|&(k, _)| !sec.keep[k])
+                .map(|(k, _)| (sec.name, k as u32))
+        })
+        .collect();
+    fixes.sort_unstable();
+    fixes.dedup();
+    fixes
 }
 
 #[cfg(test)]
@@ -342,6 +332,7 @@ mod tests {
         Section {
             points: points.to_vec(),
             keep,
+            name: 0,
         }
     }
 

@@ -5,6 +5,19 @@ use tessera_navmesh::NONE;
 /// A height map (top row first; '0' = no floor, digits = floor height) as one tile with an
 /// empty ring, through segmentation, contours and the merge, polygonized.
 fn polygons_of(drawing: &[&str], levels: Levels, max_error: f64) -> (MeshInput, PolygonStats) {
+    polygonize(&regions_of(drawing, levels), params(max_error)).unwrap()
+}
+
+fn params(max_error: f64) -> PolygonParams {
+    PolygonParams {
+        partition: Partition::Anavmg { tau: 0.0 },
+        max_error,
+        portal_climb: 2,
+    }
+}
+
+/// The merged regions of a height map (see [`polygons_of`]).
+fn regions_of(drawing: &[&str], levels: Levels) -> Vec<RegionContours> {
     let h = drawing.len();
     let w = drawing[0].len();
     let mut floors = vec![vec![0u32; w + 2]; h + 2];
@@ -43,16 +56,77 @@ fn polygons_of(drawing: &[&str], levels: Levels, max_error: f64) -> (MeshInput, 
         regions: merged,
         contours: traced.cycles,
     };
-    let grouped = group_regions([batch]).unwrap();
-    polygonize(
-        &grouped,
-        PolygonParams {
-            partition: Partition::Anavmg { tau: 0.0 },
-            max_error,
-            portal_climb: 2,
-        },
-    )
-    .unwrap()
+    group_regions([batch]).unwrap()
+}
+
+/// Serves one region per window.
+struct OneByOne<'a>(&'a [RegionContours]);
+
+impl RegionSource for OneByOne<'_> {
+    fn for_each_window(
+        &mut self,
+        f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
+        for r in self.0 {
+            f(std::slice::from_ref(r))?;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn windows_of_one_region_give_the_same_polygons_as_all_at_once() {
+    // Simplification is coupled across regions (shared borders, repairs): streaming regions
+    // in small windows must not change a thing.
+    let drawing = [
+        "111112222220000",
+        "111122222220330",
+        "111222222200330",
+        "112222233333333",
+        "122222333333333",
+        "333333333333333",
+        "330333333333333",
+        "303030303030303",
+        "111111111111111",
+        "111111111111111",
+        "111101111111111",
+        "111111111111110",
+        "011111111111100",
+        "001111111111000",
+        "000111111110000",
+        "000011111100000",
+    ];
+    let regions = regions_of(&drawing, Levels::FLAT);
+    assert!(regions.len() >= 3);
+    let mut restored = 0;
+    for max_error in [0.0, 0.9, 1.5, 4.0, 6.0] {
+        let (all, stats_all) = polygonize(&regions, params(max_error)).unwrap();
+        let mut outputs = Vec::new();
+        let stats_one = polygonize_stream(&mut OneByOne(&regions), params(max_error), &mut |o| {
+            outputs.push(o);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(stats_all, stats_one, "max_error {max_error}");
+        restored += stats_one.restored_vertices;
+        assert_eq!(outputs.len(), regions.len());
+        let mut at = 0usize;
+        for (r, out) in outputs.iter().enumerate() {
+            let polys: Vec<&InputPoly> =
+                all.polys.iter().filter(|p| p.region == r as u32).collect();
+            assert_eq!(polys.len(), out.polys.len());
+            for (a, b) in polys.iter().zip(&out.polys) {
+                let pa: Vec<[i32; 3]> = a.verts.iter().map(|&v| all.verts[v as usize]).collect();
+                let pb: Vec<[i32; 3]> = b.verts.iter().map(|&v| out.verts[v as usize]).collect();
+                assert_eq!(pa, pb, "max_error {max_error}, region {r}");
+                assert_eq!(a.blocked, b.blocked);
+            }
+            at += out.verts.len();
+        }
+        assert_eq!(at, all.verts.len());
+    }
+    // Repairs happened, so the table of restored points was exercised across windows.
+    assert!(restored > 0);
 }
 
 fn area2(input: &MeshInput, cycle: &[u32]) -> i64 {

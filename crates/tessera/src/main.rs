@@ -404,12 +404,19 @@ fn run_export(args: ExportArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The bake's tile edge in internal units, when the file records it.
+fn tile_edge(file: &NavMeshFile) -> Option<f32> {
+    let cells = file.tile_cells();
+    (cells > 0).then(|| cells as f32 * file.mesh().frame.cell_size.to_native())
+}
+
 fn run_render(args: RenderArgs) -> Result<(), Failure> {
     let file = open_navmesh(&args.navmesh)?;
     let mut options = RenderOptions {
         max_size: args.max_size,
         from: args.from,
         to: args.to,
+        tile: tile_edge(&file),
         ..RenderOptions::default()
     };
     let mut path_note = String::new();
@@ -621,9 +628,16 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
     let preview = out_dir.join("preview.png");
     let report_path = out_dir.join("report.html");
     let file = open_navmesh(&navmesh)?;
-    let view =
-        tessera_export::render::write_preview(file.mesh(), &RenderOptions::default(), &preview)
-            .map_err(|e| Failure::new(exit::IO, e))?;
+    // The picture stays inside the budget too: about 8 bytes a pixel while drawing, in at
+    // most a quarter of it.
+    let side = (((memory_budget / 4) / 8) as f64).sqrt() as u32;
+    let options = RenderOptions {
+        max_size: side.clamp(256, tessera_export::render::DEFAULT_MAX_SIZE),
+        tile: tile_edge(&file),
+        ..RenderOptions::default()
+    };
+    let view = tessera_export::render::write_preview(file.mesh(), &options, &preview)
+        .map_err(|e| Failure::new(exit::IO, e))?;
     drop(file);
     let summary_json = serde_json::to_value(&summary).map_err(|e| Failure::new(exit::IO, e))?;
     let html = tessera_export::report::report_html(&ReportInput {
