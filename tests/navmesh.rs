@@ -248,3 +248,77 @@ fn reachability_from_a_seed_drops_the_island_and_keeps_both_floors() {
     );
     check_structure(m, "pruned");
 }
+
+/// Heights the navmesh gives at seeded random points, against the voxel floor under them:
+/// mean and 95th percentile of the difference [m].
+fn height_errors(out: &Path) -> (f64, f64, usize) {
+    let file = open(out);
+    let m = file.mesh();
+    let (frame, fields) = tessera_pipeline::read_span_fields(out).unwrap();
+    let q = tessera_query::Query::new(m);
+    let mut rng = tessera_query::Rng::new(11);
+    let mut errors = Vec::new();
+    for _ in 0..600 {
+        let (poly, p) = q.random_point(&mut rng).unwrap();
+        let h = q.height(poly, p).unwrap() as f64;
+        let (x, y) = (
+            (p[0] as f64 / frame.cell_size).floor() as i32,
+            (p[1] as f64 / frame.cell_size).floor() as i32,
+        );
+        let Some(field) = fields.iter().find(|f| f.core.contains(x, y)) else {
+            continue;
+        };
+        // The walkable floor nearest the navmesh there (the floor this polygon stands on).
+        let ground = field
+            .column(x, y)
+            .iter()
+            .filter(|s| s.walkable)
+            .map(|s| s.zmax as f64 * frame.cell_height)
+            .min_by(|a, b| (a - h).abs().total_cmp(&(b - h).abs()));
+        if let Some(g) = ground {
+            errors.push((h - g).abs());
+        }
+    }
+    errors.sort_by(f64::total_cmp);
+    let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+    (mean, errors[errors.len() * 95 / 100], errors.len())
+}
+
+#[test]
+fn height_detail_brings_point_heights_to_the_heightfield() {
+    // Undulating terrain, one of the Recast scenes: polygons span bumps, so their own
+    // triangles miss the ground; with detail the surface follows the voxel floors.
+    let scene = recast_scenes()
+        .into_iter()
+        .find(|p| p.to_string_lossy().contains("undulating"))
+        .expect("undulating.obj in ../shared/scenes/recast");
+    let bake = |sample: f64| {
+        let mut config = coarse_config(32);
+        config.polygons.detail_sample_distance = sample;
+        config.polygons.detail_max_error = 0.1;
+        let dir = tempfile::tempdir().unwrap();
+        let input = tessera_tests::file(&scene, tessera_geom::UpAxis::Y);
+        let (s, _) = bake_columns(input, &config, dir.path(), 2, 256 << 20);
+        (s, height_errors(dir.path()), dir)
+    };
+    let (plain, (mean0, p95_0, n0), _d0) = bake(0.0);
+    let (detailed, (mean1, p95_1, n1), d1) = bake(0.8);
+    assert!(n0 > 500 && n1 > 500);
+    // Detail changes heights only: the same polygons.
+    assert_eq!(plain.polygons, detailed.polygons);
+    assert!(!open(d1.path()).mesh().detail_verts.is_empty());
+    assert_eq!(
+        detailed.detail_vertices,
+        open(d1.path()).mesh().detail_verts.len() as u64
+    );
+    assert_eq!(plain.detail_vertices, 0);
+    assert!(
+        mean1 < 0.7 * mean0,
+        "mean height error {mean1:.3} m with detail vs {mean0:.3} m without"
+    );
+    // Within the tolerance plus a voxel of quantisation for nearly every point.
+    assert!(
+        p95_1 <= 0.1 + 0.1 + 1e-6,
+        "p95 {p95_1:.3} m (without detail {p95_0:.3} m)"
+    );
+}

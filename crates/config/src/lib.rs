@@ -109,6 +109,12 @@ pub struct PolygonSettings {
     /// How far a simplified contour may stray from the voxel contour [m]; 0 keeps every
     /// vertex.
     pub max_error: f64,
+    /// Height detail (seed 004): distance between height samples along polygon edges and
+    /// across their surface [m]; 0 turns detail off (the polygon's own triangles).
+    pub detail_sample_distance: f64,
+    /// Height detail: largest height difference left between the detail surface and the
+    /// heightfield [m].
+    pub detail_max_error: f64,
     /// Walkable seed points in the scene's own coordinates and up axis. When any are given,
     /// polygons no agent can reach from one of them (over portals and links) are dropped.
     pub reachable_from: Vec<[f64; 3]>,
@@ -120,6 +126,8 @@ impl Default for PolygonSettings {
             partition: Partition::Anavmg,
             tau_degrees: 0.0,
             max_error: 0.15,
+            detail_sample_distance: 1.0,
+            detail_max_error: 0.1,
             reachable_from: Vec::new(),
         }
     }
@@ -284,6 +292,31 @@ impl BakeConfig {
             100.0,
             false,
         )?;
+        range(
+            "polygons.detail_sample_distance",
+            self.polygons.detail_sample_distance,
+            0.0,
+            1000.0,
+            false,
+        )?;
+        range(
+            "polygons.detail_max_error",
+            self.polygons.detail_max_error,
+            0.0,
+            100.0,
+            false,
+        )?;
+        let d = &self.polygons;
+        if d.detail_sample_distance > 0.0 && d.detail_sample_distance < 2.0 * self.voxel.cell_size {
+            return Err(fail(
+                "polygons.detail_sample_distance",
+                format!(
+                    "{} m is below two cells ({} m); use 0 to turn detail off",
+                    d.detail_sample_distance,
+                    2.0 * self.voxel.cell_size
+                ),
+            ));
+        }
         if !(a.max_slope.is_finite() && a.max_slope >= 0.0 && a.max_slope < 90.0) {
             return Err(fail(
                 "agent.max_slope",

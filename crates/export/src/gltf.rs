@@ -129,7 +129,7 @@ fn document(mesh: &ArchivedNavMesh, options: ExportOptions) -> (Value, Vec<u8>, 
         let positions: Vec<[f32; 3]> = surface
             .verts
             .iter()
-            .map(|&(v, _)| y_up(mesh.vert(v)))
+            .map(|&(v, _)| y_up(mesh.detail_corner(v)))
             .collect();
         let colours: Vec<[f32; 3]> = surface
             .verts

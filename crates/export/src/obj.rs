@@ -56,7 +56,7 @@ pub fn write_obj(
     )?;
     writeln!(w, "o navmesh")?;
     for &(v, r) in &surface.verts {
-        vertex(w, scene(&frame, mesh.vert(v)), region_colour(r))?;
+        vertex(w, scene(&frame, mesh.detail_corner(v)), region_colour(r))?;
     }
     for t in &surface.tris {
         writeln!(w, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1)?;

@@ -216,7 +216,26 @@ impl SceneCache {
         if payload.len() as u64 != info.triangles * std::mem::size_of::<Triangle>() as u64 {
             return Err(bad("triangle count does not match the file size".into()));
         }
-        if xxh3_64(payload) != info.payload_hash {
+        // Hashed a window at a time, each window's pages given back once hashed: checking a
+        // cache larger than the budget must not make it resident all at once.
+        const WINDOW: usize = 64 << 20;
+        let mut hasher = Xxh3::new();
+        for (k, window) in payload.chunks(WINDOW).enumerate() {
+            hasher.update(window);
+            #[cfg(unix)]
+            {
+                // SAFETY: a read-only, file-backed map: dropped pages are read back from the
+                // file on the next access, so no data is lost.
+                let _ = unsafe {
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        k * WINDOW,
+                        window.len(),
+                    )
+                };
+            }
+        }
+        if hasher.digest() != info.payload_hash {
             return Err(bad("triangle data checksum mismatch (corrupt cache)".into()));
         }
         Ok(SceneCache {

@@ -29,7 +29,7 @@ use rkyv::{Archive, Place, Serialize};
 use rustc_hash::FxHashMap as HashMap;
 use tessera_spill::{Sorter, Spill, SpillWriter};
 
-use crate::{BuildError, Frame, InputPoly, Link, Poly, Stats, HEADER_LEN, NONE};
+use crate::{BuildError, Frame, InputPoly, Link, Poly, Stats, DETAIL, HEADER_LEN, NONE};
 
 /// An edge on a region's border, waiting for its partner in another region.
 #[repr(C)]
@@ -49,6 +49,7 @@ struct BorderEdge {
 #[derive(Clone, Copy, Debug, Default)]
 struct RegionStart {
     vert: u32,
+    detail: u32,
     poly: u32,
     edge: u32,
     tri: u32,
@@ -59,6 +60,8 @@ struct RegionStart {
 pub struct Assembled {
     pub polygons: u64,
     pub vertices: u64,
+    /// Points added for height detail.
+    pub detail_vertices: u64,
     pub bytes: u64,
     pub stats: Stats,
     /// Seeds (by index) that stand on no polygon.
@@ -72,6 +75,7 @@ pub struct Assembler {
     dir: PathBuf,
     memory: usize,
     verts: SpillWriter<[i32; 3]>,
+    detail: SpillWriter<[f32; 3]>,
     polys: SpillWriter<Poly>,
     boxes: SpillWriter<[f32; 4]>,
     poly_verts: SpillWriter<u32>,
@@ -107,6 +111,7 @@ impl Assembler {
             dir: dir.to_path_buf(),
             memory: memory.max(1 << 16),
             verts: SpillWriter::create(spill("verts")).map_err(io_err)?,
+            detail: SpillWriter::create(spill("detail")).map_err(io_err)?,
             polys: SpillWriter::create(spill("polys")).map_err(io_err)?,
             boxes: SpillWriter::create(spill("boxes")).map_err(io_err)?,
             poly_verts: SpillWriter::create(spill("poly_verts")).map_err(io_err)?,
@@ -141,16 +146,20 @@ impl Assembler {
         self.polys.len()
     }
 
-    /// Appends one region: vertices on the voxel grid, polygons over them (indices local to
-    /// `verts`; their `region` is ignored: regions are numbered in the order they are added).
+    /// Appends one region: vertices on the voxel grid, points added for height detail (plan in
+    /// cells, height in voxels), polygons over them (indices local to `verts`, or to `detail`
+    /// with the [`DETAIL`] bit; their `region` is ignored: regions are numbered in the order
+    /// they are added).
     pub fn add_region(
         &mut self,
         verts: &[[i32; 3]],
+        detail: &[[f32; 3]],
         polys: &[InputPoly],
     ) -> Result<(), BuildError> {
         let (cs, ch) = (self.frame.cell_size as f64, self.frame.cell_height as f64);
         let start = RegionStart {
             vert: self.verts.len() as u32,
+            detail: self.detail.len() as u32,
             poly: self.polys.len() as u32,
             edge: self.poly_verts.len() as u32,
             tri: self.tris.len() as u32,
@@ -166,10 +175,14 @@ impl Assembler {
             if p.verts.len() < 3 {
                 return Err(bad("fewer than 3 vertices"));
             }
-            if p.verts
-                .iter()
-                .chain(p.tris.iter().flatten())
-                .any(|&v| v >= n_in)
+            let corner_ok = |v: u32| {
+                if v & DETAIL != 0 {
+                    ((v & !DETAIL) as usize) < detail.len()
+                } else {
+                    v < n_in
+                }
+            };
+            if p.verts.iter().any(|&v| v >= n_in) || !p.tris.iter().flatten().all(|&v| corner_ok(v))
             {
                 return Err(bad("vertex index out of range"));
             }
@@ -181,6 +194,10 @@ impl Assembler {
             }
         }
         self.verts.extend(verts).map_err(io_err)?;
+        for d in detail {
+            let w = [d[0] as f64 * cs, d[1] as f64 * cs, d[2] as f64 * ch];
+            self.detail.push(&w.map(|c| c as f32)).map_err(io_err)?;
+        }
         // Directed edges of the region by their vertices, for portals inside it.
         let mut edge_of: HashMap<(u32, u32), u32> = HashMap::default();
         let mut e = start.edge;
@@ -242,7 +259,14 @@ impl Assembler {
                 }
             }
             for t in &p.tris {
-                self.tris.push(&t.map(|v| start.vert + v)).map_err(io_err)?;
+                let global = |v: u32| {
+                    if v & DETAIL != 0 {
+                        DETAIL | (start.detail + (v & !DETAIL))
+                    } else {
+                        start.vert + v
+                    }
+                };
+                self.tris.push(&t.map(global)).map_err(io_err)?;
             }
             let mut lo = [f32::INFINITY; 2];
             let mut hi = [f32::NEG_INFINITY; 2];
@@ -271,7 +295,6 @@ impl Assembler {
                 .map_err(io_err)?;
             tri_at += p.tris.len() as u32;
         }
-        let _ = ch;
         self.neis.extend(&neis).map_err(io_err)?;
         self.regions.push(start);
         Ok(())
@@ -293,6 +316,7 @@ impl Assembler {
             dir,
             memory,
             verts,
+            detail,
             polys,
             boxes,
             poly_verts,
@@ -305,6 +329,7 @@ impl Assembler {
             notches,
         } = self;
         let verts = verts.finish().map_err(io_err)?;
+        let detail = detail.finish().map_err(io_err)?;
         let polys = polys.finish().map_err(io_err)?;
         let boxes = boxes.finish().map_err(io_err)?;
         let poly_verts = poly_verts.finish().map_err(io_err)?;
@@ -318,6 +343,7 @@ impl Assembler {
         }
         regions.push(RegionStart {
             vert: verts.len() as u32,
+            detail: detail.len() as u32,
             poly: np,
             edge: poly_verts.len() as u32,
             tri: tris.len() as u32,
@@ -384,9 +410,17 @@ impl Assembler {
             let graph = Graph::map(&polys, &neis, &patches, &links)?;
             let mut starts = Vec::new();
             let vmap = Mapped::<[i32; 3]>::open(&verts)?;
+            let dmap = Mapped::<[f32; 3]>::open(&detail)?;
             let tmap = Mapped::<[u32; 3]>::open(&tris)?;
             for (i, &s) in seeds.iter().enumerate() {
-                match polygon_under(&frame, graph.polys.get(), vmap.get(), tmap.get(), s) {
+                match polygon_under(
+                    &frame,
+                    graph.polys.get(),
+                    vmap.get(),
+                    dmap.get(),
+                    tmap.get(),
+                    s,
+                ) {
                     Some(p) => starts.push(p),
                     None => unplaced_seeds.push(i),
                 }
@@ -420,6 +454,7 @@ impl Assembler {
             if keep_region[r] {
                 kept_regions += 1;
                 acc.vert += regions[r + 1].vert - regions[r].vert;
+                acc.detail += regions[r + 1].detail - regions[r].detail;
                 // Inside a kept region, polygons are kept one by one.
                 for p in regions[r].poly..regions[r + 1].poly {
                     if keep_poly.get(p as usize) {
@@ -431,6 +466,13 @@ impl Assembler {
         let poly_rank = keep_poly.ranks();
         let new_poly = |p: u32| poly_rank.rank(&keep_poly, p as usize) as u32;
         let new_vert = |v: u32| -> u32 {
+            if v & DETAIL != 0 {
+                // The owner is the last region starting at or before it (regions without
+                // detail points before it share its start).
+                let d = v & !DETAIL;
+                let r = regions.partition_point(|s| s.detail <= d) - 1;
+                return DETAIL | (d - regions[r].detail + new_start[r].detail);
+            }
             let r = regions.partition_point(|s| s.vert <= v) - 1;
             v - regions[r].vert + new_start[r].vert
         };
@@ -484,6 +526,18 @@ impl Assembler {
         if f_verts.is_empty() {
             bounds_min = [0.0; 3];
             bounds_max = [0.0; 3];
+        }
+        let mut f_detail = SpillWriter::<[f32; 3]>::create(spill("detail")).map_err(io_err)?;
+        {
+            let mut d_it = detail.iter().map_err(io_err)?;
+            for r in 0..regions.len() - 1 {
+                for _ in regions[r].detail..regions[r + 1].detail {
+                    let d = d_it.next_record().map_err(io_err)?.expect("counted");
+                    if keep_region[r] {
+                        f_detail.push(&d).map_err(io_err)?;
+                    }
+                }
+            }
         }
         let mut f_polys = SpillWriter::<Poly>::create(spill("polys")).map_err(io_err)?;
         let mut f_pverts = SpillWriter::<u32>::create(spill("poly_verts")).map_err(io_err)?;
@@ -564,6 +618,7 @@ impl Assembler {
         let f_pverts = f_pverts.finish().map_err(io_err)?;
         let f_neis = f_neis.finish().map_err(io_err)?;
         let f_tris = f_tris.finish().map_err(io_err)?;
+        let f_detail = f_detail.finish().map_err(io_err)?;
 
         // 4. The grid: cells about twice the mean polygon size, at most about four per polygon.
         let mean = if kept_polys == 0 {
@@ -657,6 +712,7 @@ impl Assembler {
             poly_verts: Column(f_pverts.clone()),
             poly_neis: Column(f_neis.clone()),
             detail_tris: Column(f_tris.clone()),
+            detail_verts: Column(f_detail.clone()),
             links: out_links,
             grid: GridOut {
                 min: [bounds_min[0], bounds_min[1]],
@@ -672,12 +728,15 @@ impl Assembler {
         let assembled = Assembled {
             polygons: f_polys.len(),
             vertices: f_verts.len(),
+            detail_vertices: f_detail.len(),
             bytes,
             stats,
             unplaced_seeds,
         };
         for s in [
             verts.path(),
+            detail.path(),
+            f_detail.path(),
             polys.path(),
             boxes.path(),
             poly_verts.path(),
@@ -871,6 +930,7 @@ fn polygon_under(
     frame: &Frame,
     polys: &[Poly],
     verts: &[[i32; 3]],
+    detail: &[[f32; 3]],
     tris: &[[u32; 3]],
     p: [f32; 3],
 ) -> Option<u32> {
@@ -885,7 +945,13 @@ fn polygon_under(
     let mut best: Option<(f32, u32)> = None;
     for (i, poly) in polys.iter().enumerate() {
         for t in &tris[poly.tri_first as usize..(poly.tri_first + poly.tri_count) as usize] {
-            let [a, b, c] = t.map(|v| world(verts[v as usize]));
+            let [a, b, c] = t.map(|v| {
+                if v & DETAIL != 0 {
+                    detail[(v & !DETAIL) as usize]
+                } else {
+                    world(verts[v as usize])
+                }
+            });
             let d = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
             if d == 0.0 {
                 continue;
@@ -968,6 +1034,7 @@ struct NavMeshOut {
     poly_verts: Column<u32>,
     poly_neis: Column<u32>,
     detail_tris: Column<[u32; 3]>,
+    detail_verts: Column<[f32; 3]>,
     links: Vec<Link>,
     grid: GridOut,
     stats: Stats,

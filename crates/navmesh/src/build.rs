@@ -3,13 +3,15 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::{Assembler, Frame, NavMesh};
+use crate::{Assembler, Frame, NavMesh, DETAIL};
 
 /// Polygons on the voxel grid, as the polygonizer makes them.
 #[derive(Clone, Debug, Default)]
 pub struct MeshInput {
     /// Vertices: `x`, `y` grid points (cell corners), `z` voxel heights.
     pub verts: Vec<[i32; 3]>,
+    /// Points added for height detail: plan in cells, height in voxels (see [`crate::DETAIL`]).
+    pub detail_verts: Vec<[f32; 3]>,
     pub polys: Vec<InputPoly>,
     /// Links between polygons that share no edge, both directions, endpoints in grid units.
     pub links: Vec<(u32, u32, [i32; 3], [i32; 3])>,
@@ -23,7 +25,8 @@ pub struct MeshInput {
 }
 
 /// One convex polygon: vertex indices counter-clockwise seen from above, and its detail
-/// triangles (vertex indices, counter-clockwise).
+/// triangles (counter-clockwise; corners are vertex indices, or detail points with the
+/// [`crate::DETAIL`] bit).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InputPoly {
     pub verts: Vec<u32>,
@@ -78,10 +81,18 @@ pub fn build_reachable(
                 detail: "region out of range".into(),
             });
         }
-        if p.verts
-            .iter()
-            .chain(p.tris.iter().flatten())
-            .any(|&v| v as usize >= input.verts.len())
+        let out_of_range = |v: u32| {
+            if v & DETAIL != 0 {
+                (v & !DETAIL) as usize >= input.detail_verts.len()
+            } else {
+                v as usize >= input.verts.len()
+            }
+        };
+        if p.verts.iter().any(|&v| v & DETAIL != 0)
+            || p.verts
+                .iter()
+                .chain(p.tris.iter().flatten())
+                .any(|&v| out_of_range(v))
         {
             return Err(BuildError::Poly {
                 poly: i,
@@ -96,10 +107,19 @@ pub fn build_reachable(
         // Exact duplicates welded within the region.
         let mut local: HashMap<[i32; 3], u32> = HashMap::default();
         let mut verts = Vec::new();
+        let mut detail: HashMap<u32, u32> = HashMap::default();
+        let mut detail_verts: Vec<[f32; 3]> = Vec::new();
         let mut out = Vec::with_capacity(polys.len());
         for &i in polys {
             let p = &input.polys[i];
             let mut map = |v: u32| {
+                if v & DETAIL != 0 {
+                    return DETAIL
+                        | *detail.entry(v).or_insert_with(|| {
+                            detail_verts.push(input.detail_verts[(v & !DETAIL) as usize]);
+                            detail_verts.len() as u32 - 1
+                        });
+                }
                 *local.entry(input.verts[v as usize]).or_insert_with(|| {
                     verts.push(input.verts[v as usize]);
                     verts.len() as u32 - 1
@@ -116,13 +136,14 @@ pub fn build_reachable(
             new_id[i] = next;
             next += 1;
         }
-        asm.add_region(&verts, &out).map_err(|e| match e {
-            BuildError::Poly { poly, detail } => BuildError::Poly {
-                poly: polys[poly - (next as usize - polys.len())],
-                detail,
-            },
-            e => e,
-        })?;
+        asm.add_region(&verts, &detail_verts, &out)
+            .map_err(|e| match e {
+                BuildError::Poly { poly, detail } => BuildError::Poly {
+                    poly: polys[poly - (next as usize - polys.len())],
+                    detail,
+                },
+                e => e,
+            })?;
     }
     asm.add_notches(input.notches);
     for (i, l) in input.links.iter().enumerate() {

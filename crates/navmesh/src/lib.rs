@@ -34,9 +34,12 @@ pub use build::{build, build_reachable, BuildError, InputPoly, MeshInput, Pruned
 /// Magic bytes that open every navmesh file.
 pub const MAGIC: &[u8; 8] = b"TSNAVMSH";
 /// Format version; bumped whenever [`NavMesh`] changes.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Header length; the archive starts here (a multiple of rkyv's alignment).
 pub const HEADER_LEN: usize = 64;
+/// Marks a detail triangle's corner as an index into [`NavMesh::detail_verts`] (and, in
+/// [`MeshInput`], into `detail_verts` there) rather than into the polygon vertices.
+pub const DETAIL: u32 = 1 << 31;
 /// "No polygon" in [`NavMesh::poly_neis`] and elsewhere.
 pub const NONE: u32 = u32::MAX;
 
@@ -134,8 +137,11 @@ pub struct NavMesh {
     pub polys: Vec<Poly>,
     pub poly_verts: Vec<u32>,
     pub poly_neis: Vec<u32>,
-    /// Detail triangles, as vertex indices into `verts`.
+    /// Detail triangles: corners are indices into `verts`, or, with the [`DETAIL`] bit, into
+    /// `detail_verts`.
     pub detail_tris: Vec<[u32; 3]>,
+    /// Points added for height detail (seed 004), internal frame.
+    pub detail_verts: Vec<[f32; 3]>,
     pub links: Vec<Link>,
     pub grid: Grid,
     pub stats: Stats,
@@ -428,8 +434,21 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), String> {
             }
         }
     }
+    let ndv = m.detail_verts.len() as u64;
+    for (i, v) in m.detail_verts.iter().enumerate() {
+        if v.iter().any(|c| !c.to_native().is_finite()) {
+            return Err(format!("detail vertex {i} is not finite"));
+        }
+    }
     for (i, t) in m.detail_tris.iter().enumerate() {
-        if t.iter().any(|v| v.to_native() as u64 >= nv) {
+        if t.iter().any(|v| {
+            let v = v.to_native();
+            if v & DETAIL != 0 {
+                (v & !DETAIL) as u64 >= ndv
+            } else {
+                v as u64 >= nv
+            }
+        }) {
             return Err(format!("detail triangle {i}: vertex index out of range"));
         }
     }
@@ -532,6 +551,17 @@ impl ArchivedNavMesh {
         self.verts[i as usize].map(|c| c.to_native())
     }
 
+    /// A detail triangle's corner: a polygon vertex, or with the [`DETAIL`] bit a detail
+    /// vertex.
+    #[inline]
+    pub fn detail_corner(&self, i: u32) -> [f32; 3] {
+        if i & DETAIL != 0 {
+            self.detail_verts[(i & !DETAIL) as usize].map(|c| c.to_native())
+        } else {
+            self.vert(i)
+        }
+    }
+
     /// The vertex indices of polygon `p`.
     #[inline]
     pub fn poly_vert_ids(&self, p: u32) -> impl Iterator<Item = u32> + '_ {
@@ -565,7 +595,7 @@ impl ArchivedNavMesh {
         let first = poly.tri_first.to_native() as usize;
         self.detail_tris[first..first + poly.tri_count.to_native() as usize]
             .iter()
-            .map(|t| t.map(|v| self.vert(v.to_native())))
+            .map(|t| t.map(|v| self.detail_corner(v.to_native())))
     }
 
     /// The grid cells `(x0, y0, x1, y1)` (inclusive) that cover the plan box `min..max`,

@@ -37,6 +37,7 @@ fn input() -> MeshInput {
     };
     MeshInput {
         verts,
+        detail_verts: vec![],
         polys: vec![square(0, 0), square(4, 1), square(8, 2)],
         links: vec![],
         regions: 3,
@@ -183,7 +184,7 @@ fn the_streamed_archive_is_rkyvs_own_bytes() {
                 ..p
             })
             .collect();
-        asm.add_region(&inp.verts[base as usize..base as usize + 4], &local)
+        asm.add_region(&inp.verts[base as usize..base as usize + 4], &[], &local)
             .unwrap();
     }
     let mut file = std::io::Cursor::new(Vec::new());
@@ -234,7 +235,7 @@ fn sorting_in_small_runs_gives_the_same_file() {
                 ..p.clone()
             };
             let b = p.verts[0] as usize;
-            asm.add_region(&inp.verts[b..b + 4], &[local]).unwrap();
+            asm.add_region(&inp.verts[b..b + 4], &[], &[local]).unwrap();
         }
         let mut file = std::io::Cursor::new(Vec::new());
         let done = asm.finish(&[], 0, 0, &mut file).unwrap();
@@ -248,4 +249,41 @@ fn sorting_in_small_runs_gives_the_same_file() {
     assert_eq!(small, large);
     // 20 x 15 squares: 19 * 15 + 20 * 14 shared edges, all within one voxel.
     assert_eq!(done.stats.portals, 19 * 15 + 20 * 14);
+}
+
+#[test]
+fn detail_points_survive_pruning_renumbered() {
+    // Square 0 gets a detail point in its middle, 0.5 m up; a seed on square 2 (the upper
+    // floor) drops squares 0 and 1, a seed on square 0 keeps them and the point.
+    let mut i = input();
+    i.detail_verts.push([2.0, 2.0, 2.0]);
+    i.polys[0].tris = vec![
+        [0, 1, DETAIL],
+        [1, 2, DETAIL],
+        [2, 3, DETAIL],
+        [3, 0, DETAIL],
+    ];
+    // Square 2 too, with its own point, so that indices must be renumbered after pruning.
+    i.detail_verts.push([2.0, 2.0, 21.0]);
+    i.polys[2].tris = vec![
+        [8, 9, DETAIL | 1],
+        [9, 10, DETAIL | 1],
+        [10, 11, DETAIL | 1],
+        [11, 8, DETAIL | 1],
+    ];
+    let m = build(frame(), &i).unwrap();
+    assert_eq!(m.detail_verts, vec![[1.0, 1.0, 0.5], [1.0, 1.0, 5.25]]);
+    let bytes = aligned(&encode(&m));
+    let a = access(&bytes, "t").unwrap();
+    let tri: Vec<[[f32; 3]; 3]> = a.poly_triangles(0).collect();
+    assert_eq!(tri.len(), 4);
+    assert!(tri.iter().all(|t| t[2] == [1.0, 1.0, 0.5]));
+    // Only the upper floor kept: its point is now detail vertex 0.
+    let (m, _) = build_reachable(frame(), &i, &[[1.0, 1.0, 5.0]]).unwrap();
+    assert_eq!(m.detail_verts, vec![[1.0, 1.0, 5.25]]);
+    assert!(m.detail_tris.iter().all(|t| t[2] == DETAIL));
+    // A detail index out of range is refused when building and when reading.
+    let mut bad = input();
+    bad.polys[0].tris[0][2] = DETAIL | 5;
+    assert!(build(frame(), &bad).is_err());
 }

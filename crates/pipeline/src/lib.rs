@@ -142,6 +142,14 @@ impl StageKeys {
         h.update(&config.polygons.max_error.to_bits().to_le_bytes());
         h.update(format!("{:?}", config.polygons.partition).as_bytes());
         h.update(&config.polygons.tau_degrees.to_bits().to_le_bytes());
+        h.update(
+            &config
+                .polygons
+                .detail_sample_distance
+                .to_bits()
+                .to_le_bytes(),
+        );
+        h.update(&config.polygons.detail_max_error.to_bits().to_le_bytes());
         h.update(&config.agent.radius.to_bits().to_le_bytes());
         for p in &config.polygons.reachable_from {
             for c in p {
@@ -197,6 +205,8 @@ pub struct BakeSummary {
     /// simplified region outlines (cells per notch = polygons / notches).
     pub polygons: u64,
     pub polygon_vertices: u64,
+    /// Points added for height detail (seed 004).
+    pub detail_vertices: u64,
     pub portals: u64,
     pub links: u64,
     pub notches: u64,
@@ -454,6 +464,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
             PolygonCounts {
                 polygons: made.polygons,
                 vertices: made.vertices,
+                detail_vertices: made.detail_vertices,
                 portals: made.stats.portals as u64,
                 links: made.stats.links as u64,
                 notches: made.stats.notches,
@@ -490,6 +501,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         third_class_removed: counts.third_class_removed,
         polygons: polygons.polygons,
         polygon_vertices: polygons.vertices,
+        detail_vertices: polygons.detail_vertices,
         portals: polygons.portals,
         links: polygons.links,
         notches: polygons.notches,
@@ -517,6 +529,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
 struct PolygonCounts {
     polygons: u64,
     vertices: u64,
+    detail_vertices: u64,
     portals: u64,
     links: u64,
     notches: u64,
@@ -531,6 +544,7 @@ impl PolygonCounts {
         PolygonCounts {
             polygons: mesh.polys.len() as u64,
             vertices: mesh.verts.len() as u64,
+            detail_vertices: mesh.detail_verts.len() as u64,
             portals: mesh.stats.portals.to_native() as u64,
             links: mesh.stats.links.to_native() as u64,
             notches: mesh.stats.notches.to_native(),
@@ -605,12 +619,32 @@ fn build_navmesh(
         },
         max_error: req.config.max_error_cells(),
         portal_climb: climb,
+        detail: tessera_polygons::detail::DetailParams {
+            sample_distance: req.config.polygons.detail_sample_distance / frame.cell_size,
+            max_error: req.config.polygons.detail_max_error / frame.cell_height,
+            max_points: 128,
+        },
     };
+    // The heightfield for height detail: span fields read back from the journal by tile,
+    // a budgeted few at a time.
+    let heights = if polygon_params.detail.is_on() {
+        Some(polygon_stage::SpanHeights::open(
+            &layout.spans_pack(),
+            frame,
+            params.walkable_height / 2,
+            work / 4,
+        )?)
+    } else {
+        None
+    };
+    let height_at = |x: i32, y: i32, near: f64| heights.as_ref().and_then(|h| h.height(x, y, near));
     let mut done = 0u64;
     pool.install(|| {
-        tessera_polygons::polygonize_stream(&mut source, polygon_params, &mut |out| {
+        let height: Option<&tessera_polygons::detail::HeightAt> =
+            heights.is_some().then_some(&height_at);
+        tessera_polygons::polygonize_stream(&mut source, polygon_params, height, &mut |out| {
             asm.add_notches(out.notches);
-            asm.add_region(&out.verts, &out.polys)
+            asm.add_region(&out.verts, &out.detail, &out.polys)
                 .map_err(|e| PolygonError::Source(e.to_string()))?;
             done += 1;
             if done.is_multiple_of(256) {
@@ -624,6 +658,12 @@ fn build_navmesh(
         message: e.to_string(),
     })?;
     source.remove();
+    if let Some(failure) = heights.as_ref().and_then(|h| h.failure()) {
+        return Err(BakeError::Corrupt {
+            path: layout.spans_pack(),
+            message: format!("height detail: {failure}"),
+        });
+    }
     let seeds = &req.config.polygons.reachable_from;
     let internal: Vec<[f32; 3]> = seeds.iter().map(|&p| nav_frame.to_internal(p)).collect();
     let mut file = tessera_store::AtomicFile::create(layout.navmesh())?;

@@ -15,8 +15,9 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-use tessera_artifacts::{Contour, RegionBatch, SpanKey, TileCoord};
+use tessera_artifacts::{Contour, GridFrame, RegionBatch, SpanField, SpanKey, TileCoord};
 use tessera_polygons::{PolygonError, RegionContours, RegionSource};
 use tessera_spill::{Spill, SpillWriter};
 use tessera_store::{Journal, StoreError};
@@ -191,5 +192,127 @@ impl RegionSource for JournalRegions {
             f(&window)?;
         }
         Ok(())
+    }
+}
+
+/// Floor heights for height detail, from the span journal: tiles are decoded on demand and
+/// kept while they fit `max_bytes` (least recently used out first).
+pub(crate) struct SpanHeights {
+    frame: GridFrame,
+    /// Farthest a floor may be from the height asked near [voxels] (less than half the
+    /// agent's height, so never the floor above or below).
+    reach: u32,
+    max_bytes: u64,
+    state: Mutex<HeightCache>,
+}
+
+struct HeightCache {
+    journal: Journal,
+    path: PathBuf,
+    tiles: HashMap<u32, (Arc<SpanField>, u64)>,
+    bytes: u64,
+    clock: u64,
+    failed: Option<String>,
+}
+
+impl SpanHeights {
+    pub(crate) fn open(
+        journal_path: &Path,
+        frame: &GridFrame,
+        reach: u32,
+        max_bytes: u64,
+    ) -> Result<SpanHeights, BakeError> {
+        let journal = Journal::open_complete(journal_path, crate::SPANS_KIND)?;
+        Ok(SpanHeights {
+            frame: frame.clone(),
+            reach,
+            max_bytes,
+            state: Mutex::new(HeightCache {
+                journal,
+                path: journal_path.to_path_buf(),
+                tiles: HashMap::new(),
+                bytes: 0,
+                clock: 0,
+                failed: None,
+            }),
+        })
+    }
+
+    /// The walkable floor [voxels] in cell `(x, y)` nearest `near`, within the reach.
+    pub(crate) fn height(&self, x: i32, y: i32, near: f64) -> Option<f64> {
+        let f = &self.frame;
+        if x < 0 || y < 0 || x as u32 >= f.cells[0] || y as u32 >= f.cells[1] {
+            return None;
+        }
+        let tile = TileCoord {
+            x: x as u32 / f.tile_size,
+            y: y as u32 / f.tile_size,
+        };
+        let field = self.tile(f.tile_index(tile) as u32)?;
+        if !field.rect.contains(x, y) {
+            return None;
+        }
+        field
+            .column(x, y)
+            .iter()
+            .filter(|s| s.walkable)
+            .map(|s| s.zmax as f64)
+            .filter(|&z| (z - near).abs() <= self.reach as f64)
+            .min_by(|a, b| {
+                (a - near)
+                    .abs()
+                    .total_cmp(&(b - near).abs())
+                    .then(a.total_cmp(b))
+            })
+    }
+
+    fn tile(&self, key: u32) -> Option<Arc<SpanField>> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.clock += 1;
+        let now = st.clock;
+        if let Some((field, used)) = st.tiles.get_mut(&key) {
+            *used = now;
+            return Some(field.clone());
+        }
+        let bytes = match st.journal.read(key) {
+            Ok(b) if !b.is_empty() => b,
+            Ok(_) => return None,
+            Err(e) => {
+                st.failed.get_or_insert(e.to_string());
+                return None;
+            }
+        };
+        let field = match SpanField::decode(&bytes) {
+            Ok(f) => Arc::new(f),
+            Err(e) => {
+                let path = st.path.display().to_string();
+                st.failed.get_or_insert(format!("{path}: tile {key}: {e}"));
+                return None;
+            }
+        };
+        let size = field.byte_size() as u64;
+        while st.bytes + size > self.max_bytes && !st.tiles.is_empty() {
+            let oldest = *st
+                .tiles
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .unwrap()
+                .0;
+            if let Some((f, _)) = st.tiles.remove(&oldest) {
+                st.bytes -= f.byte_size() as u64;
+            }
+        }
+        st.bytes += size;
+        st.tiles.insert(key, (field.clone(), now));
+        Some(field)
+    }
+
+    /// The first error met reading the journal (heights were missing from then on).
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .failed
+            .clone()
     }
 }

@@ -14,6 +14,7 @@
 //!
 //! Pure: no I/O. Regions are processed in parallel and collected in order.
 
+pub mod detail;
 mod partition;
 mod simplify;
 
@@ -58,6 +59,8 @@ pub struct PolygonStats {
     pub restored_vertices: u64,
     /// Regions where ANavMG gave up and Hertel-Mehlhorn was used.
     pub partition_fallbacks: u64,
+    /// Points added for height detail.
+    pub detail_points: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -147,6 +150,8 @@ pub struct PolygonParams {
     /// Voxels: portals join edges whose heights differ by at most this (see
     /// [`MeshInput::climb`]).
     pub portal_climb: u32,
+    /// Height detail (seed 004); used when the heightfield is given.
+    pub detail: detail::DetailParams,
 }
 
 /// One region's polygons: vertices on the grid (`x`, `y` corner points, `z` voxel height),
@@ -154,6 +159,9 @@ pub struct PolygonParams {
 #[derive(Clone, Debug, Default)]
 pub struct RegionOutput {
     pub verts: Vec<[i32; 3]>,
+    /// Points added for height detail (plan in cells, height in voxels); polygon triangles name
+    /// them with the [`tessera_navmesh::DETAIL`] bit.
+    pub detail: Vec<[f32; 3]>,
     pub polys: Vec<InputPoly>,
     pub notches: u64,
     pub contour_vertices: u64,
@@ -182,9 +190,11 @@ impl RegionSource for &[RegionContours] {
 /// Polygonizes every region of `source`, handing each region's polygons to `sink` in region
 /// order. Regions of a window are worked on in parallel (rayon); memory is what a window and
 /// its polygons take, plus the table of restored points.
+/// With `height` (the heightfield, see [`detail::HeightAt`]) polygons get height detail.
 pub fn polygonize_stream(
     source: &mut dyn RegionSource,
     params: PolygonParams,
+    height: Option<&detail::HeightAt>,
     sink: &mut dyn FnMut(RegionOutput) -> Result<(), PolygonError>,
 ) -> Result<PolygonStats, PolygonError> {
     // Rounds of simplify-and-check over every region until no region asks for a point back.
@@ -227,7 +237,7 @@ pub fn polygonize_stream(
     source.for_each_window(&mut |window| {
         let results: Vec<Result<RegionOutput, PolygonError>> = window
             .par_iter()
-            .map(|region| polygonize_region(region, params, &restored))
+            .map(|region| polygonize_region(region, params, &restored, height))
             .collect();
         for r in results {
             let out = r?;
@@ -238,6 +248,7 @@ pub fn polygonize_stream(
             stats.contour_vertices += out.contour_vertices;
             stats.simplified_vertices += out.simplified_vertices;
             stats.partition_fallbacks += u64::from(out.fell_back);
+            stats.detail_points += out.detail.len() as u64;
             sink(out)?;
         }
         Ok(())
@@ -250,6 +261,7 @@ fn polygonize_region(
     region: &RegionContours,
     params: PolygonParams,
     restored: &simplify::Restored,
+    heightfield: Option<&detail::HeightAt>,
 ) -> Result<RegionOutput, PolygonError> {
     let (mut sections, parts) = simplify::sections_of(region);
     simplify::simplify(&mut sections, params.max_error, restored);
@@ -309,12 +321,41 @@ fn polygonize_region(
         .iter()
         .map(|p| [p.0, p.1, height[p] as i32])
         .collect();
+    let height_of = &height;
+    let height = heightfield;
+    let mut detail_points: Vec<[f32; 3]> = Vec::new();
     let out_polys = polys
         .polys
         .iter()
         .zip(polys.tris)
-        .map(|(cycle, tris)| {
+        .map(|(cycle, mut tris)| {
             let n = cycle.len();
+            if let Some(height) = height.filter(|_| params.detail.is_on()) {
+                let corners: Vec<[f64; 3]> = cycle
+                    .iter()
+                    .map(|&v| {
+                        let p = polys.verts[v as usize];
+                        [p.0 as f64, p.1 as f64, height_of[&p] as f64]
+                    })
+                    .collect();
+                if let Some(d) = detail::detail(&corners, &params.detail, height) {
+                    let base = detail_points.len() as u32;
+                    detail_points.extend(d.points.iter().map(|p| p.map(|c| c as f32)));
+                    tris = d
+                        .tris
+                        .iter()
+                        .map(|t| {
+                            t.map(|i| {
+                                if (i as usize) < n {
+                                    cycle[i as usize]
+                                } else {
+                                    tessera_navmesh::DETAIL | (base + i - n as u32)
+                                }
+                            })
+                        })
+                        .collect();
+                }
+            }
             InputPoly {
                 blocked: (0..n)
                     .map(|k| {
@@ -331,6 +372,7 @@ fn polygonize_region(
         .collect();
     Ok(RegionOutput {
         verts: out_verts,
+        detail: detail_points,
         polys: out_polys,
         notches,
         contour_vertices: region.contours.iter().map(|c| c.points.len() as u64).sum(),
@@ -351,14 +393,22 @@ pub fn polygonize(
         ..Default::default()
     };
     let mut region = 0u32;
-    let stats = polygonize_stream(&mut { regions }, params, &mut |out| {
+    let stats = polygonize_stream(&mut { regions }, params, None, &mut |out| {
         let base = input.verts.len() as u32;
+        let detail_base = input.detail_verts.len() as u32;
         input.verts.extend(out.verts);
+        input.detail_verts.extend(out.detail);
         for mut p in out.polys {
             p.verts.iter_mut().for_each(|v| *v += base);
-            p.tris
-                .iter_mut()
-                .for_each(|t| t.iter_mut().for_each(|v| *v += base));
+            p.tris.iter_mut().for_each(|t| {
+                t.iter_mut().for_each(|v| {
+                    *v = if *v & tessera_navmesh::DETAIL != 0 {
+                        *v + detail_base
+                    } else {
+                        *v + base
+                    }
+                })
+            });
             p.region = region;
             input.polys.push(p);
         }

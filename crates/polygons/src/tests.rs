@@ -13,6 +13,7 @@ fn params(max_error: f64) -> PolygonParams {
         partition: Partition::Anavmg { tau: 0.0 },
         max_error,
         portal_climb: 2,
+        detail: detail::DetailParams::OFF,
     }
 }
 
@@ -102,11 +103,12 @@ fn windows_of_one_region_give_the_same_polygons_as_all_at_once() {
     for max_error in [0.0, 0.9, 1.5, 4.0, 6.0] {
         let (all, stats_all) = polygonize(&regions, params(max_error)).unwrap();
         let mut outputs = Vec::new();
-        let stats_one = polygonize_stream(&mut OneByOne(&regions), params(max_error), &mut |o| {
-            outputs.push(o);
-            Ok(())
-        })
-        .unwrap();
+        let stats_one =
+            polygonize_stream(&mut OneByOne(&regions), params(max_error), None, &mut |o| {
+                outputs.push(o);
+                Ok(())
+            })
+            .unwrap();
         assert_eq!(stats_all, stats_one, "max_error {max_error}");
         restored += stats_one.restored_vertices;
         assert_eq!(outputs.len(), regions.len());

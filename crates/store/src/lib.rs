@@ -377,6 +377,36 @@ impl PackReader {
     }
 }
 
+/// A journal's kind, stage key and header blob, read from the front of the file alone (a
+/// journal can be far larger than what a bake may hold in memory).
+fn read_journal_header(path: &Path) -> Result<([u8; 8], u64, Vec<u8>), StoreError> {
+    let corrupt = |what: &str| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        what: what.to_string(),
+    };
+    let mut file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+    let len = file.metadata().map_err(|e| StoreError::io(path, e))?.len();
+    let mut head = [0u8; 32];
+    if len < 40 {
+        return Err(corrupt("truncated header"));
+    }
+    file.read_exact(&mut head)
+        .map_err(|e| StoreError::io(path, e))?;
+    if &head[0..8] != JOURNAL_MAGIC {
+        return Err(corrupt("not a journal of this kind"));
+    }
+    let kind: [u8; 8] = head[8..16].try_into().unwrap();
+    let stage_key = u64::from_le_bytes(head[16..24].try_into().unwrap());
+    let blob_len = u64::from_le_bytes(head[24..32].try_into().unwrap());
+    if 32 + blob_len + 8 > len {
+        return Err(corrupt("truncated header"));
+    }
+    let mut blob = vec![0u8; blob_len as usize];
+    file.read_exact(&mut blob)
+        .map_err(|e| StoreError::io(path, e))?;
+    Ok((kind, stage_key, blob))
+}
+
 /// Reads, checks and decompresses chunks, concatenated in the order given.
 fn read_entries<'a>(
     path: &Path,
@@ -610,8 +640,9 @@ impl Journal {
     ) -> Result<Journal, StoreError> {
         let path = path.as_ref().to_path_buf();
         let header = Journal::header(kind, stage_key, blob);
-        if let Ok(bytes) = std::fs::read(&path) {
-            if bytes.starts_with(&header) {
+        if let Ok(mut existing) = File::open(&path) {
+            let mut head = vec![0u8; header.len()];
+            if existing.read_exact(&mut head).is_ok() && head == header {
                 let mut j = Journal {
                     file: OpenOptions::new()
                         .read(true)
@@ -623,7 +654,7 @@ impl Journal {
                     offset: header.len() as u64,
                     complete: false,
                 };
-                j.recover(&bytes)?;
+                j.recover(existing)?;
                 return Ok(j);
             }
         }
@@ -647,45 +678,63 @@ impl Journal {
         })
     }
 
-    /// Scans the records after the header; keeps the whole ones and cuts the file after them.
-    fn recover(&mut self, bytes: &[u8]) -> Result<(), StoreError> {
-        let mut pos = self.offset as usize;
+    /// Scans the records after the header (`input` is positioned there), reading them through
+    /// once with a buffer of one record; keeps the whole ones and cuts the file after them.
+    fn recover(&mut self, input: File) -> Result<(), StoreError> {
+        let len = input
+            .metadata()
+            .map_err(|e| StoreError::io(&self.path, e))?
+            .len();
+        let mut input = std::io::BufReader::with_capacity(1 << 16, input);
+        let mut pos = self.offset;
         let mut sums = Vec::new();
-        while pos + 8 <= bytes.len() {
-            let magic = &bytes[pos..pos + 8];
-            if magic == END_MAGIC && pos + 24 <= bytes.len() {
-                let count = u64::from_le_bytes(bytes[pos + 8..pos + 16].try_into().unwrap());
-                let sum = u64::from_le_bytes(bytes[pos + 16..pos + 24].try_into().unwrap());
+        let mut head = [0u8; RECORD_HEAD];
+        let mut payload = Vec::new();
+        while pos + 8 <= len {
+            if input.read_exact(&mut head[..8]).is_err() {
+                break;
+            }
+            if &head[..8] == END_MAGIC && pos + 24 <= len {
+                let mut tail = [0u8; 16];
+                if input.read_exact(&mut tail).is_err() {
+                    break;
+                }
+                let count = u64::from_le_bytes(tail[0..8].try_into().unwrap());
+                let sum = u64::from_le_bytes(tail[8..16].try_into().unwrap());
                 if count == self.entries.len() as u64 && sum == xxh3_64(&sums) {
                     self.complete = true;
-                    self.offset = (pos + 24) as u64;
+                    self.offset = pos + 24;
                 }
                 break;
             }
-            if magic != RECORD_MAGIC || pos + RECORD_HEAD > bytes.len() {
+            if &head[..8] != RECORD_MAGIC
+                || pos + RECORD_HEAD as u64 > len
+                || input.read_exact(&mut head[8..]).is_err()
+            {
                 break;
             }
-            let key = u32::from_le_bytes(bytes[pos + 8..pos + 12].try_into().unwrap());
-            let raw_len = u32::from_le_bytes(bytes[pos + 12..pos + 16].try_into().unwrap());
-            let stored_len =
-                u32::from_le_bytes(bytes[pos + 16..pos + 20].try_into().unwrap()) as usize;
-            let checksum = u64::from_le_bytes(bytes[pos + 20..pos + 28].try_into().unwrap());
-            let start = pos + RECORD_HEAD;
-            if start + stored_len > bytes.len()
-                || xxh3_64(&bytes[start..start + stored_len]) != checksum
-            {
+            let key = u32::from_le_bytes(head[8..12].try_into().unwrap());
+            let raw_len = u32::from_le_bytes(head[12..16].try_into().unwrap());
+            let stored_len = u32::from_le_bytes(head[16..20].try_into().unwrap()) as u64;
+            let checksum = u64::from_le_bytes(head[20..28].try_into().unwrap());
+            let start = pos + RECORD_HEAD as u64;
+            if start + stored_len > len {
+                break;
+            }
+            payload.resize(stored_len as usize, 0);
+            if input.read_exact(&mut payload).is_err() || xxh3_64(&payload) != checksum {
                 break;
             }
             self.entries.push(Entry {
                 key,
-                offset: start as u64,
+                offset: start,
                 stored_len: stored_len as u32,
                 raw_len,
                 checksum,
             });
             sums.extend_from_slice(&checksum.to_le_bytes());
             pos = start + stored_len;
-            self.offset = pos as u64;
+            self.offset = pos;
         }
         if !self.complete {
             self.file
@@ -799,48 +848,27 @@ impl Journal {
     /// Opens a complete journal for reading; an incomplete one is an error.
     pub fn open_complete(path: impl AsRef<Path>, kind: &[u8; 8]) -> Result<Journal, StoreError> {
         let path = path.as_ref().to_path_buf();
-        let bytes = std::fs::read(&path).map_err(|e| StoreError::io(&path, e))?;
-        let corrupt = |what: &str| StoreError::Corrupt {
-            path: path.clone(),
-            what: what.to_string(),
-        };
-        if bytes.len() < 40 || &bytes[0..8] != JOURNAL_MAGIC || &bytes[8..16] != kind {
-            return Err(corrupt("not a journal of this kind"));
+        let (found_kind, stage_key, blob) = read_journal_header(&path)?;
+        if &found_kind != kind {
+            return Err(StoreError::Corrupt {
+                path: path.clone(),
+                what: "not a journal of this kind".to_string(),
+            });
         }
-        let stage_key = u64::from_le_bytes(bytes[16..24].try_into().unwrap());
-        let blob_len = u64::from_le_bytes(bytes[24..32].try_into().unwrap()) as usize;
-        if 32 + blob_len + 8 > bytes.len() {
-            return Err(corrupt("truncated header"));
-        }
-        let blob = bytes[32..32 + blob_len].to_vec();
         let mut j = Journal::open(&path, kind, stage_key, &blob)?;
         if !j.complete {
             // `open` cut nothing it could keep; say what is missing.
             j.entries.clear();
-            return Err(corrupt(
-                "incomplete (the bake that wrote it did not finish)",
-            ));
+            return Err(StoreError::Corrupt {
+                path: path.clone(),
+                what: "incomplete (the bake that wrote it did not finish)".to_string(),
+            });
         }
         Ok(j)
     }
 
     /// The header blob given when the journal was created.
     pub fn blob(path: impl AsRef<Path>) -> Result<Vec<u8>, StoreError> {
-        let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| StoreError::io(path, e))?;
-        if bytes.len() < 40 {
-            return Err(StoreError::Corrupt {
-                path: path.to_path_buf(),
-                what: "truncated header".into(),
-            });
-        }
-        let blob_len = u64::from_le_bytes(bytes[24..32].try_into().unwrap()) as usize;
-        bytes
-            .get(32..32 + blob_len)
-            .map(|b| b.to_vec())
-            .ok_or_else(|| StoreError::Corrupt {
-                path: path.to_path_buf(),
-                what: "truncated header".into(),
-            })
+        read_journal_header(path.as_ref()).map(|(_, _, blob)| blob)
     }
 }

@@ -681,9 +681,10 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
         summary.third_class_removed
     );
     println!(
-        "  navmesh          {} polygons, {} vertices, {} portals, {} links, {} notches, {:.1} m^2, {:.1} MiB",
+        "  navmesh          {} polygons, {} vertices (+{} for height detail), {} portals, {} links, {} notches, {:.1} m^2, {:.1} MiB",
         summary.polygons,
         summary.polygon_vertices,
+        summary.detail_vertices,
         summary.portals,
         summary.links,
         summary.notches,

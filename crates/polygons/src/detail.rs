@@ -1,0 +1,371 @@
+//! Height detail for one convex polygon (seed 004): where the polygon's flat-faced surface strays
+//! from the heightfield by more than a tolerance, points sampled from the heightfield are added
+//! and the polygon is re-triangulated, so point heights follow ramps, bumps and terrain.
+//!
+//! 1. Each edge is cut into equal pieces no longer than the sample distance; the piece ends get
+//!    their height from the heightfield, and the one farthest (in height) from the edge as it
+//!    stands is added while it deviates by more than the tolerance. Edges are sampled from
+//!    their smaller end, so two polygons sharing an edge sample it alike.
+//! 2. The corners and the edge points are Delaunay-triangulated (the polygon is convex, so the
+//!    triangulation covers exactly the polygon).
+//! 3. A grid of interior points at the sample distance gets heights; the one farthest from the
+//!    triangulated surface is inserted while it deviates by more than the tolerance.
+//!
+//! Units are the voxel grid's: plan in cells, heights in voxels.
+
+use spade::{DelaunayTriangulation, HasPosition, Point2, Triangulation};
+
+/// Sampling settings, in grid units; a sample distance of 0 turns detail off.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DetailParams {
+    /// Distance between samples [cells].
+    pub sample_distance: f64,
+    /// Largest height difference left between the surface and the heightfield [voxels].
+    pub max_error: f64,
+    /// Most points added to one polygon.
+    pub max_points: usize,
+}
+
+impl DetailParams {
+    pub const OFF: DetailParams = DetailParams {
+        sample_distance: 0.0,
+        max_error: 0.0,
+        max_points: 0,
+    };
+
+    pub fn is_on(&self) -> bool {
+        self.sample_distance > 0.0 && self.max_points > 0
+    }
+}
+
+/// The floor height [voxels] under cell `(x, y)` of the region being detailed, nearest the
+/// given height; `None` where the region has no floor there.
+pub type HeightAt<'a> = dyn Fn(i32, i32, f64) -> Option<f64> + Sync + 'a;
+
+/// A polygon's detail: points added (plan in cells, height in voxels) and triangles over the
+/// corners (`0 .. n`) and the added points (`n ..`), counter-clockwise.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Detail {
+    pub points: Vec<[f64; 3]>,
+    pub tris: Vec<[u32; 3]>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Vertex {
+    pos: Point2<f64>,
+    index: u32,
+}
+
+impl HasPosition for Vertex {
+    type Scalar = f64;
+    fn position(&self) -> Point2<f64> {
+        self.pos
+    }
+}
+
+/// The detail of a convex, counter-clockwise polygon with corners `poly` (plan in cells,
+/// height in voxels). `None` when detail adds nothing (no point deviates): the caller keeps the
+/// polygon's own triangulation.
+pub fn detail(poly: &[[f64; 3]], params: &DetailParams, height: &HeightAt) -> Option<Detail> {
+    if !params.is_on() || poly.len() < 3 {
+        return None;
+    }
+    let n = poly.len();
+    let centre = {
+        let s = poly
+            .iter()
+            .fold([0.0; 2], |a, p| [a[0] + p[0], a[1] + p[1]]);
+        [s[0] / n as f64, s[1] / n as f64]
+    };
+    // The cell under a point, nudged towards the centre so that points on an edge or a corner
+    // read the polygon's own side.
+    let sample = |x: f64, y: f64, near: f64| -> Option<f64> {
+        let (dx, dy) = (centre[0] - x, centre[1] - y);
+        let d = (dx * dx + dy * dy).sqrt().max(1e-9);
+        let (x, y) = (x + dx / d * 1e-3, y + dy / d * 1e-3);
+        height(x.floor() as i32, y.floor() as i32, near)
+    };
+    let tol = params.max_error.max(0.0);
+    let mut points: Vec<[f64; 3]> = Vec::new();
+
+    // 1. Edges.
+    let mut boundary: Vec<[f64; 3]> = Vec::new();
+    for k in 0..n {
+        let (a, b) = (poly[k], poly[(k + 1) % n]);
+        let forward = (a[0], a[1]) <= (b[0], b[1]);
+        let (p, q) = if forward { (a, b) } else { (b, a) };
+        let len = ((q[0] - p[0]).powi(2) + (q[1] - p[1]).powi(2)).sqrt();
+        let pieces = (len / params.sample_distance).floor() as usize;
+        if pieces < 2 {
+            continue;
+        }
+        let samples: Vec<[f64; 3]> = (0..=pieces)
+            .map(|i| {
+                let t = i as f64 / pieces as f64;
+                let (x, y) = (p[0] + (q[0] - p[0]) * t, p[1] + (q[1] - p[1]) * t);
+                let near = p[2] + (q[2] - p[2]) * t;
+                [x, y, sample(x, y, near).unwrap_or(near)]
+            })
+            .collect();
+        // Kept sample positions, ends first; insert the worst until all are within tolerance.
+        let mut kept = vec![0usize, pieces];
+        loop {
+            let mut worst: Option<(f64, usize)> = None;
+            for w in kept.windows(2) {
+                let (i, j) = (w[0], w[1]);
+                let (hi, hj) = (
+                    if i == 0 { p[2] } else { samples[i][2] },
+                    if j == pieces { q[2] } else { samples[j][2] },
+                );
+                for (m, s) in samples.iter().enumerate().take(j).skip(i + 1) {
+                    let t = (m - i) as f64 / (j - i) as f64;
+                    let d = (s[2] - (hi + (hj - hi) * t)).abs();
+                    if d > tol && worst.is_none_or(|(wd, _)| d > wd) {
+                        worst = Some((d, m));
+                    }
+                }
+            }
+            match worst {
+                Some((_, m)) if points.len() + kept.len() - 2 < params.max_points => {
+                    let at = kept.partition_point(|&x| x < m);
+                    kept.insert(at, m);
+                }
+                _ => break,
+            }
+        }
+        boundary.extend(kept[1..kept.len() - 1].iter().map(|&m| samples[m]));
+    }
+    points.extend(boundary);
+
+    // 2. Triangulate corners and edge points.
+    let mut dt: DelaunayTriangulation<Vertex> = DelaunayTriangulation::new();
+    let all = |points: &[[f64; 3]], i: u32| -> [f64; 3] {
+        if (i as usize) < n {
+            poly[i as usize]
+        } else {
+            points[i as usize - n]
+        }
+    };
+    for (i, p) in poly.iter().chain(points.iter()).enumerate() {
+        dt.insert(Vertex {
+            pos: Point2::new(p[0], p[1]),
+            index: i as u32,
+        })
+        .ok()?;
+    }
+
+    // 3. Interior samples, the worst first, while any deviates.
+    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    for p in poly {
+        for k in 0..2 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    let step = params.sample_distance;
+    let mut candidates: Vec<[f64; 3]> = Vec::new();
+    let inset = step * 0.5;
+    let mut y = lo[1] + inset;
+    while y < hi[1] - inset * 0.5 {
+        let mut x = lo[0] + inset;
+        while x < hi[0] - inset * 0.5 {
+            if inside(poly, [x, y], inset * 0.5) {
+                let near = surface(&dt, &points, &all, [x, y]).unwrap_or(poly[0][2]);
+                if let Some(h) = sample(x, y, near) {
+                    candidates.push([x, y, h]);
+                }
+            }
+            x += step;
+        }
+        y += step;
+    }
+    while points.len() < params.max_points && !candidates.is_empty() {
+        let mut worst: Option<(f64, usize)> = None;
+        for (i, c) in candidates.iter().enumerate() {
+            let Some(s) = surface(&dt, &points, &all, [c[0], c[1]]) else {
+                continue;
+            };
+            let d = (c[2] - s).abs();
+            if d > tol && worst.is_none_or(|(wd, _)| d > wd) {
+                worst = Some((d, i));
+            }
+        }
+        let Some((_, i)) = worst else { break };
+        let c = candidates.swap_remove(i);
+        dt.insert(Vertex {
+            pos: Point2::new(c[0], c[1]),
+            index: (n + points.len()) as u32,
+        })
+        .ok()?;
+        points.push(c);
+    }
+    if points.is_empty() {
+        return None;
+    }
+    let mut tris: Vec<[u32; 3]> = dt
+        .inner_faces()
+        .map(|f| f.vertices().map(|v| v.data().index))
+        .filter(|t| {
+            let [a, b, c] = t.map(|i| all(&points, i));
+            (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]) > 1e-12
+        })
+        .collect();
+    // A fixed order, whatever the triangulation's internal one.
+    for t in &mut tris {
+        let m = (0..3).min_by_key(|&k| t[k]).unwrap();
+        t.rotate_left(m);
+    }
+    tris.sort_unstable();
+    Some(Detail { points, tris })
+}
+
+/// Height of the triangulated surface at a plan point, if the point is on it.
+fn surface(
+    dt: &DelaunayTriangulation<Vertex>,
+    points: &[[f64; 3]],
+    all: &dyn Fn(&[[f64; 3]], u32) -> [f64; 3],
+    p: [f64; 2],
+) -> Option<f64> {
+    use spade::PositionInTriangulation as P;
+    let face = match dt.locate(Point2::new(p[0], p[1])) {
+        P::OnFace(f) => dt.face(f),
+        P::OnEdge(e) => {
+            let e = dt.directed_edge(e);
+            e.face().as_inner().or_else(|| e.rev().face().as_inner())?
+        }
+        P::OnVertex(v) => return Some(all(points, dt.vertex(v).data().index)[2]),
+        _ => return None,
+    };
+    let [a, b, c] = face.vertices().map(|v| all(points, v.data().index));
+    let d = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+    if d.abs() < 1e-12 {
+        return None;
+    }
+    let u = ((b[0] - p[0]) * (c[1] - p[1]) - (b[1] - p[1]) * (c[0] - p[0])) / d;
+    let v = ((c[0] - p[0]) * (a[1] - p[1]) - (c[1] - p[1]) * (a[0] - p[0])) / d;
+    Some(u * a[2] + v * b[2] + (1.0 - u - v) * c[2])
+}
+
+/// `p` inside the convex counter-clockwise polygon, at least `margin` from every edge.
+fn inside(poly: &[[f64; 3]], p: [f64; 2], margin: f64) -> bool {
+    let n = poly.len();
+    (0..n).all(|k| {
+        let (a, b) = (poly[k], poly[(k + 1) % n]);
+        let (ex, ey) = (b[0] - a[0], b[1] - a[1]);
+        let len = (ex * ex + ey * ey).sqrt();
+        len == 0.0 || (ex * (p[1] - a[1]) - ey * (p[0] - a[0])) / len >= margin
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn square(size: f64, z: f64) -> Vec<[f64; 3]> {
+        vec![
+            [0.0, 0.0, z],
+            [size, 0.0, z],
+            [size, size, z],
+            [0.0, size, z],
+        ]
+    }
+
+    const PARAMS: DetailParams = DetailParams {
+        sample_distance: 2.0,
+        max_error: 1.0,
+        max_points: 256,
+    };
+
+    fn area(d: &Detail, poly: &[[f64; 3]]) -> f64 {
+        let n = poly.len();
+        let at = |i: u32| {
+            if (i as usize) < n {
+                poly[i as usize]
+            } else {
+                d.points[i as usize - n]
+            }
+        };
+        d.tris
+            .iter()
+            .map(|t| {
+                let [a, b, c] = t.map(at);
+                0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_flat_floor_needs_no_detail() {
+        let poly = square(20.0, 4.0);
+        assert_eq!(detail(&poly, &PARAMS, &|_, _, _| Some(4.0)), None);
+        assert_eq!(
+            detail(&poly, &DetailParams::OFF, &|_, _, _| Some(9.0)),
+            None
+        );
+    }
+
+    #[test]
+    fn a_bump_gets_points_and_the_surface_follows_it() {
+        // A floor at 0 with a 6-voxel hill around (10, 10).
+        let hill = |x: i32, y: i32, _: f64| {
+            let (dx, dy) = (x as f64 + 0.5 - 10.0, y as f64 + 0.5 - 10.0);
+            Some((6.0 - (dx * dx + dy * dy).sqrt()).max(0.0))
+        };
+        let poly = square(20.0, 0.0);
+        let d = detail(&poly, &PARAMS, &hill).expect("the hill needs detail");
+        assert!(!d.points.is_empty());
+        // Exact cover of the square, counter-clockwise triangles.
+        assert!((area(&d, &poly) - 400.0).abs() < 1e-9);
+        assert!(d
+            .tris
+            .iter()
+            .all(|t| t.iter().all(|&i| (i as usize) < 4 + d.points.len())));
+        // The top of the hill is within the tolerance (plus the cell quantisation).
+        let n = poly.len();
+        let top = d.points.iter().map(|p| p[2]).fold(0.0f64, f64::max);
+        assert!(top >= 6.0 - PARAMS.max_error - 1.0, "top {top}");
+        // Deterministic.
+        assert_eq!(detail(&poly, &PARAMS, &hill), Some(d.clone()));
+        // Every added point is on the polygon.
+        assert!(d
+            .points
+            .iter()
+            .all(|p| p[0] >= 0.0 && p[0] <= 20.0 && p[1] >= 0.0 && p[1] <= 20.0));
+        assert_eq!(n, 4);
+    }
+
+    #[test]
+    fn a_shared_edge_is_sampled_alike_from_both_sides() {
+        // A raised band across both squares (y 6..14): the edge x = 10 between them climbs
+        // it, and both add the same points on it.
+        let band = |_: i32, y: i32, _: f64| Some(if (6..14).contains(&y) { 5.0 } else { 0.0 });
+        let left = vec![
+            [0.0, 0.0, 0.0],
+            [10.0, 0.0, 0.0],
+            [10.0, 20.0, 0.0],
+            [0.0, 20.0, 0.0],
+        ];
+        let right = vec![
+            [10.0, 0.0, 0.0],
+            [20.0, 0.0, 0.0],
+            [20.0, 20.0, 0.0],
+            [10.0, 20.0, 0.0],
+        ];
+        let on_edge = |d: &Option<Detail>| -> Vec<[i64; 3]> {
+            let mut v: Vec<[i64; 3]> = d
+                .iter()
+                .flat_map(|d| d.points.iter())
+                .filter(|p| (p[0] - 10.0).abs() < 1e-9)
+                .map(|p| p.map(|c| (c * 1000.0).round() as i64))
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        let (l, r) = (
+            detail(&left, &PARAMS, &band),
+            detail(&right, &PARAMS, &band),
+        );
+        assert!(!on_edge(&l).is_empty());
+        assert_eq!(on_edge(&l), on_edge(&r));
+    }
+}
