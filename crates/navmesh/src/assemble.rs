@@ -82,6 +82,7 @@ pub struct Assembler {
     neis: SpillWriter<u32>,
     tris: SpillWriter<[u32; 3]>,
     border: Sorter<BorderEdge>,
+    stairs: Option<crate::links::StairLinks>,
     regions: Vec<RegionStart>,
     links: Vec<(u32, u32, [i32; 3], [i32; 3])>,
     local_portals: u64,
@@ -118,11 +119,24 @@ impl Assembler {
             neis: SpillWriter::create(spill("neis")).map_err(io_err)?,
             tris: SpillWriter::create(spill("tris")).map_err(io_err)?,
             border: Sorter::new(dir, "border", memory.max(1 << 16) / 2),
+            stairs: None,
             regions: Vec::new(),
             links: Vec::new(),
             local_portals: 0,
             notches: 0,
         })
+    }
+
+    /// Links polygons of different regions whose blocked edges face each other across a plan
+    /// gap: ends within `r` [cells] in plan and `climb` [voxels] in height (seed 000, 5.2.2).
+    /// Call before adding regions.
+    pub fn stair_links(&mut self, r: f64, climb: u32) {
+        self.stairs = Some(crate::links::StairLinks::new(
+            &self.dir,
+            self.memory / 4,
+            r,
+            climb,
+        ));
     }
 
     /// Regions added so far.
@@ -227,6 +241,11 @@ impl Assembler {
                 let el = (e - start.edge) as usize;
                 self.poly_verts.push(&(start.vert + a)).map_err(io_err)?;
                 if blocked_edge[el] {
+                    if let Some(stairs) = &mut self.stairs {
+                        let owner = start.poly + i as u32;
+                        let (va, vb) = (verts[a as usize], verts[b as usize]);
+                        stairs.add(e, owner, region, va, vb).map_err(io_err)?;
+                    }
                     continue;
                 }
                 match edge_of.get(&(b, a)) {
@@ -323,6 +342,7 @@ impl Assembler {
             neis,
             tris,
             border,
+            stairs,
             mut regions,
             mut links,
             local_portals,
@@ -336,6 +356,12 @@ impl Assembler {
         let neis = neis.finish().map_err(io_err)?;
         let tris = tris.finish().map_err(io_err)?;
         let np = polys.len() as u32;
+        if let Some(stairs) = stairs {
+            links.extend(stairs.finish().map_err(io_err)?);
+        }
+        // By source polygon (reachability looks links up that way).
+        links.sort_by_key(|l| (l.0, l.1, l.2, l.3));
+        links.dedup();
         for (i, l) in links.iter().enumerate() {
             if l.0 >= np || l.1 >= np {
                 return Err(BuildError::Link { link: i });

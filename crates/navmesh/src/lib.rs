@@ -19,6 +19,7 @@
 
 mod assemble;
 mod build;
+mod links;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

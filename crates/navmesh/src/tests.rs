@@ -287,3 +287,47 @@ fn detail_points_survive_pruning_renumbered() {
     bad.polys[0].tris[0][2] = DETAIL | 5;
     assert!(build(frame(), &bad).is_err());
 }
+
+#[test]
+fn stair_links_join_facing_blocked_edges_across_a_small_gap() {
+    // Square A (x 0..4, floor 0) and square B (x 5..9, floor 2 voxels up), one cell apart;
+    // their facing edges are blocked (nothing walkable across).
+    let square = |x0: i32, z: i32, blocked: Vec<bool>| {
+        let verts = vec![[x0, 0, z], [x0 + 4, 0, z], [x0 + 4, 4, z], [x0, 4, z]];
+        let poly = InputPoly {
+            verts: vec![0, 1, 2, 3],
+            region: 0,
+            tris: vec![[0, 1, 2], [0, 2, 3]],
+            blocked,
+        };
+        (verts, poly)
+    };
+    let links = |r: f64, climb: u32, memory: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut asm = Assembler::new(frame(), 2, dir.path(), memory).unwrap();
+        asm.stair_links(r, climb);
+        let (va, pa) = square(0, 0, vec![false, true, false, false]);
+        let (vb, pb) = square(5, 2, vec![false, false, false, true]);
+        asm.add_region(&va, &[], &[pa]).unwrap();
+        asm.add_region(&vb, &[], &[pb]).unwrap();
+        let mut file = std::io::Cursor::new(Vec::new());
+        let done = asm.finish(&[], 0, 0, &mut file).unwrap();
+        let bytes = aligned(&file.into_inner());
+        let m: NavMesh =
+            rkyv::deserialize::<NavMesh, rancor::Error>(access(&bytes, "t").unwrap()).unwrap();
+        (done.stats.links, m)
+    };
+    let (n, m) = links(2.0, 3, 1 << 16);
+    assert_eq!(n, 2);
+    assert_eq!((m.links[0].from, m.links[0].to), (0, 1));
+    assert_eq!((m.links[1].from, m.links[1].to), (1, 0));
+    // The crossing segment is the from side's edge, in world units (0.5 m cells).
+    assert_eq!(
+        (m.links[0].a, m.links[0].b),
+        ([2.0, 0.0, 0.0], [2.0, 2.0, 0.0])
+    );
+    assert_eq!(m.polys[0].link_count, 1);
+    // Too high a step, or too wide a gap: no link.
+    assert_eq!(links(2.0, 1, 1 << 16).0, 0);
+    assert_eq!(links(1.0, 3, 1 << 16).0, 0);
+}

@@ -608,6 +608,12 @@ fn build_navmesh(
                     std::io::Error::other(e.to_string()),
                 ))
             })?;
+    // Stair links (seed 000, 5.2.2): facing blocked edges of two regions, ends within the
+    // agent's radius (at least two cells) in plan and within the climb in height.
+    asm.stair_links(
+        (agent.radius / frame.cell_size).max(2.0),
+        params.walkable_climb,
+    );
     let polygon_params = tessera_polygons::PolygonParams {
         partition: match req.config.polygons.partition {
             tessera_config::Partition::Anavmg => tessera_polygons::Partition::Anavmg {
