@@ -1,7 +1,7 @@
 //! `tessera`: the command line. Glue only: parse arguments and the config, call the pipeline,
-//! the query library or the export crate, print the summary or the answer, map each kind of
-//! failure to its exit code. After a bake it writes the preview image and the HTML report
-//! (the pipeline does not know about them).
+//! the query library, the export crate or the viewer, print the summary or the answer, map
+//! each kind of failure to its exit code. After a bake it writes the preview image and the
+//! HTML report (the pipeline does not know about them).
 //!
 //! Exit codes (stable, for scripts): 0 success (a path query that finds no path included);
 //! 2 bad command line; 3 bad input (unreadable or malformed scene, empty scene, nothing
@@ -61,6 +61,9 @@ enum Command {
     /// Draw a baked navmesh top-down into a PNG: regions in colour, links, and a path between
     /// two points if asked.
     Render(RenderArgs),
+    /// Show a baked navmesh in 3D in a web browser: serves a page on 127.0.0.1 (the address
+    /// is printed) until interrupted. Click two points on the mesh for the path between them.
+    View(ViewArgs),
     /// Describe a baked navmesh: bounds, counts, walkable area, file size.
     Info {
         /// The navmesh file (navmesh.tsn in a bake folder).
@@ -110,6 +113,19 @@ struct RenderArgs {
     #[arg(long, value_name = "PX", default_value_t = tessera_export::render::DEFAULT_MAX_SIZE,
           value_parser = clap::value_parser!(u32).range(16..=16384))]
     max_size: u32,
+}
+
+#[derive(clap::Args)]
+struct ViewArgs {
+    /// The navmesh file (navmesh.tsn in a bake folder).
+    navmesh: PathBuf,
+    /// The scene it was baked from (.obj, .gltf, .glb), drawn as a faint overlay (decimated
+    /// to at most 400 000 triangles).
+    #[arg(long)]
+    scene: Option<PathBuf>,
+    /// Port on 127.0.0.1 (0: any free port).
+    #[arg(long, default_value_t = 8370)]
+    port: u16,
 }
 
 #[derive(clap::Args)]
@@ -239,6 +255,7 @@ fn main() -> ExitCode {
         Command::Info { navmesh, json } => report(run_info(&navmesh, json)),
         Command::Export(args) => report(run_export(args)),
         Command::Render(args) => report(run_render(args)),
+        Command::View(args) => report(run_view(args)),
         Command::Bake(args) => {
             let json = matches!(args.log_format, LogArg::Json);
             match run_bake(args) {
@@ -442,6 +459,29 @@ fn run_render(args: RenderArgs) -> Result<(), Failure> {
         view.height,
         view.units_per_pixel()
     );
+    Ok(())
+}
+
+fn run_view(args: ViewArgs) -> Result<(), Failure> {
+    use tessera_viewer::ViewerError;
+    let server =
+        tessera_viewer::serve(&args.navmesh, args.scene.as_deref(), args.port).map_err(|e| {
+            let code = match &e {
+                ViewerError::NavMesh(NavMeshError::Io { .. }) | ViewerError::Bind { .. } => {
+                    exit::IO
+                }
+                _ => exit::BAD_INPUT,
+            };
+            Failure::new(code, e)
+        })?;
+    // The address alone on stdout, for scripts; the rest on stderr.
+    println!("{}", server.url());
+    eprintln!(
+        "serving {} on {} (loopback only); Ctrl-C stops",
+        args.navmesh.display(),
+        server.url()
+    );
+    server.wait();
     Ok(())
 }
 

@@ -1227,3 +1227,43 @@ fn a_bake_writes_its_preview_and_report() {
         "self-contained"
     );
 }
+
+#[test]
+fn view_prints_its_loopback_address_and_serves_the_navmesh() {
+    use std::io::{BufRead, Read};
+    let dir = tempfile::tempdir().unwrap();
+    query_navmesh(&dir.path().join("nav.tsn"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["view", "nav.tsn", "--port", "0"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run tessera view");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().to_string();
+    let port = url
+        .strip_prefix("http://127.0.0.1:")
+        .and_then(|rest| rest.strip_suffix('/'))
+        .and_then(|p| p.parse::<u16>().ok());
+    let answer = port.map(|port| {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.write_all(b"GET /api/meta HTTP/1.0\r\n\r\n").unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        text
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let answer = answer.unwrap_or_else(|| panic!("not a loopback address: {line:?}"));
+    assert!(answer.starts_with("HTTP/1.0 200"), "{answer}");
+    assert!(answer.contains("\"polygons\":7"), "{answer}");
+
+    // A missing navmesh is an I/O failure, as for the other commands.
+    let o = tessera(&["view", "missing.tsn", "--port", "0"], dir.path());
+    assert_eq!(o.status.code(), Some(6), "{}", stderr(&o));
+    assert!(stderr(&o).contains("missing.tsn"), "{}", stderr(&o));
+}

@@ -1,0 +1,514 @@
+//! `tessera view`: a baked navmesh in 3D in a web browser, served from this process.
+//!
+//! [`serve`] maps the navmesh file, binds an HTTP server to the loopback interface only
+//! (`127.0.0.1`; requests naming another host are refused, against DNS rebinding) and answers
+//! from worker threads until the [`Server`] is dropped. The page and three.js (vendored from
+//! the npm package `three`, see `assets/three/VERSION.md`) are compiled into the binary:
+//! nothing is fetched at run time.
+//!
+//! Endpoints (all `GET`):
+//!
+//! * `/`, `/viewer.js`, `/three/...`: the page, its script and three.js.
+//! * `/api/meta`: JSON: counts, frame (origin, up axis, cell size, agent), internal bounds,
+//!   the chunk grid (edge and every non-empty chunk with its polygon count and bounds), the
+//!   tile edge (or null when the file does not record it), the overlay's size.
+//! * `/api/chunk?cx=I&cy=J&lod=L`: one plan chunk's geometry, binary ([`chunks`]): level 0 is
+//!   every polygon, 1 and 2 are coarser (vertex clustering). The page loads coarse chunks
+//!   first and refines the ones near the camera, so a 2 km world stays interactive.
+//! * `/api/scene`: the source scene overlay, binary ([`overlay`]), 404 without `--scene`.
+//! * `/api/path?from=X,Y,Z&to=X,Y,Z`: `{"found", "length", "waypoints"}` from
+//!   [`tessera_query::Query::path`], points in the scene's own coordinates, exactly what
+//!   `tessera path --json` prints.
+//!
+//! The page draws in the navmesh's internal frame (Z up, rebased on the frame's origin) and
+//! converts clicked points to scene coordinates itself (origin and up axis from `/api/meta`).
+//!
+//! Reads navmesh files (and scenes, for the overlay, through `tessera-ingest`); depends on no
+//! builder crate.
+
+pub mod chunks;
+pub mod overlay;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tessera_navmesh::{ArchivedNavMesh, NavMeshError, NavMeshFile};
+use tessera_query::{shortest_decimal, Query};
+
+use chunks::Layout;
+use overlay::Overlay;
+
+/// Default cap on the overlay's triangles.
+pub const DEFAULT_SCENE_TRIANGLES: usize = 400_000;
+
+/// Threads answering requests.
+const WORKERS: usize = 4;
+
+/// Why the viewer could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ViewerError {
+    #[error("cannot use navmesh: {0}")]
+    NavMesh(#[from] NavMeshError),
+    #[error("cannot read the scene overlay: {0}")]
+    Scene(#[from] tessera_ingest::IngestError),
+    #[error("cannot listen on 127.0.0.1:{port}: {message}")]
+    Bind { port: u16, message: String },
+    #[error("invalid viewer option: {0}")]
+    Option(String),
+}
+
+/// What to serve, and how.
+#[derive(Clone, Debug)]
+pub struct ViewOptions {
+    /// The navmesh file.
+    pub navmesh: PathBuf,
+    /// The scene it was baked from, drawn as a faint overlay.
+    pub scene: Option<PathBuf>,
+    /// Port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// Chunk edge in world units [default: [`chunks::auto_edge`]].
+    pub chunk_edge: Option<f32>,
+    /// At most this many overlay triangles.
+    pub scene_triangles: usize,
+}
+
+impl ViewOptions {
+    pub fn new(navmesh: impl Into<PathBuf>) -> ViewOptions {
+        ViewOptions {
+            navmesh: navmesh.into(),
+            scene: None,
+            port: 0,
+            chunk_edge: None,
+            scene_triangles: DEFAULT_SCENE_TRIANGLES,
+        }
+    }
+}
+
+/// A running viewer. Dropping it (or [`Server::stop`]) stops the workers and frees the port.
+pub struct Server {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    host: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    /// The address listened on (always 127.0.0.1).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT/`.
+    pub fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// Blocks until the server stops (it does not stop on its own: for the command line).
+    pub fn wait(mut self) {
+        if let Some(host) = self.host.take() {
+            let _ = host.join();
+        }
+    }
+
+    /// Stops answering and waits for the workers to finish their requests.
+    pub fn stop(self) {
+        drop(self)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(host) = self.host.take() {
+            let _ = host.join();
+        }
+    }
+}
+
+/// Serves `navmesh` (and `scene` as an overlay) on `127.0.0.1:port` (0: a free port).
+pub fn serve(navmesh: &Path, scene: Option<&Path>, port: u16) -> Result<Server, ViewerError> {
+    let mut options = ViewOptions::new(navmesh);
+    options.scene = scene.map(Path::to_path_buf);
+    options.port = port;
+    serve_with(&options)
+}
+
+/// [`serve`] with every option.
+pub fn serve_with(options: &ViewOptions) -> Result<Server, ViewerError> {
+    let file = NavMeshFile::open(&options.navmesh)?;
+    let mesh = file.mesh();
+    let edge = options
+        .chunk_edge
+        .unwrap_or_else(|| chunks::auto_edge(mesh));
+    if !(edge.is_finite() && edge > 0.0) {
+        return Err(ViewerError::Option(format!(
+            "chunk edge {edge} is not a positive number"
+        )));
+    }
+    let layout = Layout::new(mesh, edge);
+    let frame = mesh.frame.native();
+    let overlay = match &options.scene {
+        Some(path) => Some(overlay::load(path, &frame, options.scene_triangles)?),
+        None => None,
+    };
+    let meta = meta_json(&file, &layout, overlay.as_ref()).to_string();
+    let scene_bytes = overlay.as_ref().map(overlay::encode_overlay);
+
+    let http = tiny_http::Server::http((Ipv4Addr::LOCALHOST, options.port)).map_err(|e| {
+        ViewerError::Bind {
+            port: options.port,
+            message: e.to_string(),
+        }
+    })?;
+    let addr = http
+        .server_addr()
+        .to_ip()
+        .ok_or_else(|| ViewerError::Bind {
+            port: options.port,
+            message: "not an IP socket".into(),
+        })?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let host = {
+        let stop = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("tessera-view".into())
+            .spawn(move || {
+                let state = State {
+                    query: Query::new(file.mesh()),
+                    mesh: file.mesh(),
+                    layout,
+                    meta,
+                    scene: scene_bytes,
+                    port: addr.port(),
+                };
+                std::thread::scope(|s| {
+                    for _ in 0..WORKERS {
+                        s.spawn(|| {
+                            while !stop.load(Ordering::SeqCst) {
+                                match http.recv_timeout(Duration::from_millis(50)) {
+                                    Ok(Some(request)) => state.answer(request),
+                                    Ok(None) => {}
+                                    Err(_) => break,
+                                }
+                            }
+                        });
+                    }
+                });
+            })
+            .map_err(|e| ViewerError::Bind {
+                port: options.port,
+                message: format!("cannot start a thread: {e}"),
+            })?
+    };
+    Ok(Server {
+        addr,
+        stop,
+        host: Some(host),
+    })
+}
+
+/// The tile edge in world units, when the file records the bake's tile size.
+fn tile_edge(file: &NavMeshFile) -> Option<f32> {
+    let cells = file.tile_cells();
+    (cells > 0).then(|| cells as f32 * file.mesh().frame.cell_size.to_native())
+}
+
+fn meta_json(file: &NavMeshFile, layout: &Layout, overlay: Option<&Overlay>) -> Value {
+    let mesh = file.mesh();
+    let frame = mesh.frame.native();
+    let stats = &mesh.stats;
+    let chunks: Vec<Value> = layout
+        .chunks
+        .iter()
+        .map(|c| json!([c.cx, c.cy, c.polys.len(), c.min, c.max]))
+        .collect();
+    json!({
+        "file": file.path().file_name().map(|n| n.to_string_lossy().into_owned()),
+        "polygons": mesh.polys.len(),
+        "vertices": mesh.verts.len(),
+        "regions": stats.regions.to_native(),
+        "portals": stats.portals.to_native(),
+        "links": stats.links.to_native(),
+        "walkable_area_m2": stats.walkable_area.to_native(),
+        "origin": frame.origin,
+        "up": frame.up_axis().to_string(),
+        "cell_size": shortest_decimal(frame.cell_size),
+        "agent": {
+            "height": shortest_decimal(frame.agent_height),
+            "radius": shortest_decimal(frame.agent_radius),
+            "climb": shortest_decimal(frame.agent_climb),
+        },
+        "bounds": {
+            "min": mesh.bounds_min.map(|c| c.to_native()),
+            "max": mesh.bounds_max.map(|c| c.to_native()),
+        },
+        "tile_edge": tile_edge(file),
+        "chunk_edge": layout.edge,
+        "lods": chunks::LEVELS,
+        // [cx, cy, polygons, [min x, y, z], [max x, y, z]] per non-empty chunk.
+        "chunks": chunks,
+        "scene": overlay.map(|o| json!({
+            "source_triangles": o.source_triangles,
+            "triangles": o.triangles.len(),
+            "vertices": o.positions.len(),
+            "cluster": o.cluster,
+        })),
+    })
+}
+
+/// What the workers share.
+struct State<'a> {
+    mesh: &'a ArchivedNavMesh,
+    query: Query<'a>,
+    layout: Layout,
+    meta: String,
+    scene: Option<Vec<u8>>,
+    port: u16,
+}
+
+/// A response before it is sent.
+struct Reply {
+    status: u16,
+    content_type: &'static str,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn ok(content_type: &'static str, body: impl Into<Vec<u8>>) -> Reply {
+        Reply {
+            status: 200,
+            content_type,
+            body: body.into(),
+        }
+    }
+
+    fn json(status: u16, v: &Value) -> Reply {
+        Reply {
+            status,
+            content_type: "application/json",
+            body: v.to_string().into_bytes(),
+        }
+    }
+
+    fn error(status: u16, message: impl Into<String>) -> Reply {
+        Reply::json(status, &json!({ "error": message.into() }))
+    }
+}
+
+/// The files compiled in: path, content type, bytes.
+const ASSETS: &[(&str, &str, &[u8])] = &[
+    (
+        "/",
+        "text/html; charset=utf-8",
+        include_bytes!("../assets/index.html"),
+    ),
+    (
+        "/index.html",
+        "text/html; charset=utf-8",
+        include_bytes!("../assets/index.html"),
+    ),
+    (
+        "/viewer.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../assets/viewer.js"),
+    ),
+    (
+        "/three/three.module.min.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../assets/three/three.module.min.js"),
+    ),
+    (
+        "/three/three.core.min.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../assets/three/three.core.min.js"),
+    ),
+    (
+        "/three/OrbitControls.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../assets/three/OrbitControls.js"),
+    ),
+    (
+        "/three/LICENSE",
+        "text/plain; charset=utf-8",
+        include_bytes!("../assets/three/LICENSE"),
+    ),
+];
+
+impl State<'_> {
+    fn answer(&self, request: tiny_http::Request) {
+        let reply = self.reply(&request);
+        let header = |name: &str, value: &str| {
+            tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("ASCII header")
+        };
+        let response = tiny_http::Response::from_data(reply.body)
+            .with_status_code(reply.status)
+            .with_header(header("Content-Type", reply.content_type))
+            .with_header(header("Cache-Control", "no-store"))
+            .with_header(header("X-Content-Type-Options", "nosniff"));
+        // A client that went away is not the server's problem.
+        let _ = request.respond(response);
+    }
+
+    fn reply(&self, request: &tiny_http::Request) -> Reply {
+        if !matches!(
+            request.method(),
+            tiny_http::Method::Get | tiny_http::Method::Head
+        ) {
+            return Reply::error(405, "only GET");
+        }
+        if !self.host_allowed(request) {
+            return Reply::error(403, "the viewer answers only to 127.0.0.1 and localhost");
+        }
+        let (path, query) = match request.url().split_once('?') {
+            Some((p, q)) => (p, q),
+            None => (request.url(), ""),
+        };
+        if let Some((_, content_type, bytes)) = ASSETS.iter().find(|a| a.0 == path) {
+            return Reply::ok(content_type, *bytes);
+        }
+        let params = Params::parse(query);
+        let result = match path {
+            "/api/meta" => Ok(Reply::ok("application/json", self.meta.as_bytes())),
+            "/api/chunk" => self.chunk(&params),
+            "/api/path" => self.path(&params),
+            "/api/scene" => match &self.scene {
+                Some(bytes) => Ok(Reply::ok("application/octet-stream", bytes.clone())),
+                None => Err(Reply::error(404, "no scene overlay (start with --scene)")),
+            },
+            _ => Err(Reply::error(404, format!("nothing at {path}"))),
+        };
+        result.unwrap_or_else(|e| e)
+    }
+
+    /// The `Host` header must name the loopback address or `localhost` (with our port).
+    fn host_allowed(&self, request: &tiny_http::Request) -> bool {
+        let Some(host) = request
+            .headers()
+            .iter()
+            .find(|h| h.field.equiv("Host"))
+            .map(|h| h.value.as_str().to_ascii_lowercase())
+        else {
+            // HTTP/1.0 clients may send none.
+            return true;
+        };
+        let port = self.port.to_string();
+        let (name, p) = host.rsplit_once(':').unwrap_or((host.as_str(), "80"));
+        p == port && matches!(name, "127.0.0.1" | "localhost")
+    }
+
+    fn chunk(&self, params: &Params) -> Result<Reply, Reply> {
+        let cx: i32 = params.number("cx")?;
+        let cy: i32 = params.number("cy")?;
+        let lod: u8 = match params.get("lod") {
+            Some(_) => params.number("lod")?,
+            None => 0,
+        };
+        if lod >= chunks::LEVELS {
+            return Err(Reply::error(
+                400,
+                format!("lod must be below {}", chunks::LEVELS),
+            ));
+        }
+        let chunk = self
+            .layout
+            .chunk(cx, cy)
+            .ok_or_else(|| Reply::error(404, format!("no polygon in chunk {cx},{cy}")))?;
+        let g = chunks::chunk_geometry(self.mesh, &chunk.polys, self.layout.edge, lod);
+        Ok(Reply::ok(
+            "application/octet-stream",
+            chunks::encode_chunk(&g, lod),
+        ))
+    }
+
+    fn path(&self, params: &Params) -> Result<Reply, Reply> {
+        let from = params.point("from")?;
+        let to = params.point("to")?;
+        let a = self.query.path(from, to);
+        Ok(Reply::json(200, &path_json(&a)))
+    }
+}
+
+/// A path answer as `tessera path --json` prints it.
+pub fn path_json(a: &tessera_query::PathAnswer) -> Value {
+    json!({"found": a.found, "length": a.length, "waypoints": a.waypoints})
+}
+
+/// A request's query string, percent-decoded.
+struct Params(Vec<(String, String)>);
+
+impl Params {
+    fn parse(query: &str) -> Params {
+        Params(
+            query
+                .split('&')
+                .filter(|s| !s.is_empty())
+                .map(|pair| {
+                    let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                    (percent_decode(k), percent_decode(v))
+                })
+                .collect(),
+        )
+    }
+
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn required(&self, key: &str) -> Result<&str, Reply> {
+        self.get(key)
+            .ok_or_else(|| Reply::error(400, format!("missing parameter {key}")))
+    }
+
+    fn number<T: std::str::FromStr>(&self, key: &str) -> Result<T, Reply> {
+        let v = self.required(key)?;
+        v.trim()
+            .parse()
+            .map_err(|_| Reply::error(400, format!("{key}={v:?} is not a valid number")))
+    }
+
+    /// `X,Y,Z`: three finite numbers.
+    fn point(&self, key: &str) -> Result<[f64; 3], Reply> {
+        let v = self.required(key)?;
+        let parts: Vec<f64> = v
+            .split(',')
+            .map(|s| s.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| Reply::error(400, format!("{key}={v:?}: expected X,Y,Z")))?;
+        <[f64; 3]>::try_from(parts)
+            .map_err(|_| Reply::error(400, format!("{key}={v:?}: expected X,Y,Z")))
+    }
+}
+
+/// `%XX` escapes and `+` decoded; invalid escapes are kept as they are.
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests;
