@@ -6,6 +6,9 @@
 //! * [`Query::height`]: the surface height of a plan point on a polygon (detail triangles);
 //! * [`Query::find_path`]: A* over polygons, their portals and links, giving a [`Corridor`];
 //! * [`Query::straight_path`]: string pulling (the funnel algorithm) along a corridor;
+//!   [`Query::straight_path_with_links`] also marks where it steps across a link, from the
+//!   link's segment on one side ([`Query::portal`]) to its landing on the other
+//!   ([`Query::landing`]), and [`Query::centre_line`] is the corridor's centre line;
 //! * [`Query::raycast`]: walks a straight plan segment over the mesh until it leaves it;
 //! * [`Query::random_point`]: area-weighted uniform points, from a seeded [`Rng`];
 //! * [`Query::path`]: all of the above in the scene's own coordinates, as a [`PathAnswer`].
@@ -28,7 +31,7 @@ mod path;
 mod random;
 mod raycast;
 
-pub use path::{Corridor, PathAnswer};
+pub use path::{Corridor, PathAnswer, StraightPath};
 pub use random::Rng;
 pub use raycast::Raycast;
 

@@ -6,7 +6,9 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 use tessera_navmesh::NONE;
 
-use crate::geom::{cross2, dist3, finite3, mid3, plan_dist2, V3};
+use crate::geom::{
+    closest_on_segment, cross2, dist3, finite3, lerp3, mid3, plan_dist2, plan_len, V3,
+};
 use crate::Query;
 
 /// The polygons a path crosses, start polygon first.
@@ -24,10 +26,46 @@ pub struct Corridor {
 pub struct PathAnswer {
     /// Whether both ends snapped to the mesh and a path joins them.
     pub found: bool,
-    /// Sum of the 3D lengths of the segments between waypoints (world units); 0 if not found.
+    /// Sum of the 3D lengths of the segments between waypoints (world units), link crossings
+    /// included; 0 if not found.
     pub length: f64,
     /// The straight path's corners, scene coordinates and up axis; empty if not found.
     pub waypoints: Vec<[f64; 3]>,
+    /// Where the path takes a link, as in [`StraightPath::links`]: ascending indices `i` such
+    /// that `waypoints[i] -> waypoints[i + 1]` is a step across a link.
+    pub links: Vec<usize>,
+}
+
+/// A straight path in the internal frame, with its link crossings marked.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StraightPath {
+    /// The waypoints, start first and end last.
+    pub points: Vec<[f32; 3]>,
+    /// Ascending indices `i` such that `points[i] -> points[i + 1]` steps across a link:
+    /// `points[i]` lies on the link's segment on the side of the polygon walked out of (at its
+    /// height) and `points[i + 1]` on the landing segment of the polygon entered (at its
+    /// height). That segment may pass over a plan gap, off the mesh; every other segment stays
+    /// on the mesh.
+    pub links: Vec<usize>,
+}
+
+/// One way out of a polygon: the polygon across, and the segment crossed as seen walking out.
+#[derive(Clone, Copy)]
+struct Way {
+    to: u32,
+    left: V3,
+    right: V3,
+    /// A link rather than a shared edge.
+    link: bool,
+}
+
+/// The segments a corridor passes through, in walking order, as (left, right) pairs: the
+/// start and the end as degenerate segments first and last, shared edges, and for a link its
+/// segment on the side walked out of followed by its landing segment on the side entered.
+struct Gates {
+    portals: Vec<(V3, V3)>,
+    /// Indices `k` where `portals[k]` is a link's segment and `portals[k + 1]` its landing.
+    links: Vec<usize>,
 }
 
 /// A search node: one per polygon reached.
@@ -68,10 +106,10 @@ impl PartialOrd for Open {
 }
 
 impl Query<'_> {
-    /// Every way out of polygon `p`: (polygon across, left, right) for each portal, then for
-    /// each link, with left and right as seen walking out of `p`. Consecutive edges with the
-    /// same polygon across (a straight side split by a vertex) make one portal.
-    fn crossings(&self, p: u32) -> Vec<(u32, V3, V3)> {
+    /// Every way out of polygon `p`: each portal, then each link, with left and right as seen
+    /// walking out of `p`. Consecutive edges with the same polygon across (a straight side
+    /// split by a vertex) make one portal.
+    fn ways(&self, p: u32) -> Vec<Way> {
         let pts = self.poly_points(p);
         let neis: Vec<u32> = self.mesh.poly_neighbours(p).collect();
         let n = pts.len();
@@ -91,7 +129,12 @@ impl Query<'_> {
             if nb != NONE && nb != p && self.valid_poly(nb) {
                 // Walking out across edges a -> b of a counter-clockwise polygon, b is on the
                 // left.
-                out.push((nb, pts[(i + run) % n], pts[i]));
+                out.push(Way {
+                    to: nb,
+                    left: pts[(i + run) % n],
+                    right: pts[i],
+                    link: false,
+                });
             }
             k += run;
         }
@@ -100,14 +143,19 @@ impl Query<'_> {
             if to != p && (to as usize) < self.mesh.polys.len() {
                 let (left, right) =
                     self.orient_link(&pts, l.a.map(|c| c.to_native()), l.b.map(|c| c.to_native()));
-                out.push((to, left, right));
+                out.push(Way {
+                    to,
+                    left,
+                    right,
+                    link: true,
+                });
             }
         }
         out
     }
 
     /// A link's segment as (left, right) walking out of the polygon `pts`: the polygon lies on
-    /// the right of right -> left, as it does for its own edges.
+    /// the left of right -> left, as it does for its own edges walked out across.
     fn orient_link(&self, pts: &[V3], a: V3, b: V3) -> (V3, V3) {
         let n = pts.len() as f64;
         let c = [0, 1, 2].map(|k| (pts.iter().map(|v| v[k] as f64).sum::<f64>() / n) as f32);
@@ -122,13 +170,46 @@ impl Query<'_> {
     /// `from` into `to`, heights on `from`'s side. A shared edge is preferred to a link. `None`
     /// when the two are not connected.
     pub fn portal(&self, from: u32, to: u32) -> Option<([f32; 3], [f32; 3])> {
+        self.way(from, to).map(|w| (w.left, w.right))
+    }
+
+    /// The first way from `from` into `to` ([`Query::ways`] order: shared edges first).
+    fn way(&self, from: u32, to: u32) -> Option<Way> {
         if !self.valid_poly(from) || !self.valid_poly(to) {
             return None;
         }
-        self.crossings(from)
+        self.ways(from).into_iter().find(|w| w.to == to)
+    }
+
+    /// Where a walk from `from` into `to` lands when it takes a link (`to` and `from` share no
+    /// edge): the landing segment on `to`'s side, (left, right) as seen walking into `to`, at
+    /// `to`'s heights. `None` when the two are joined by a shared edge, or not at all.
+    ///
+    /// The landing segment is the reverse link's segment (from `to` back to `from`; of
+    /// several, the one whose plan midpoint is nearest the crossing segment's). A link with
+    /// no reverse lands on the points of `to` closest to the crossing segment's ends.
+    pub fn landing(&self, from: u32, to: u32) -> Option<([f32; 3], [f32; 3])> {
+        let w = self.way(from, to)?;
+        w.link.then(|| self.land(from, w))
+    }
+
+    /// The landing segment of the link `w` out of `from` (see [`Query::landing`]).
+    fn land(&self, from: u32, w: Way) -> (V3, V3) {
+        let mid = mid3(w.left, w.right);
+        let off = |x: &Way| plan_dist2(mid3(x.left, x.right), mid);
+        let back = self
+            .ways(w.to)
             .into_iter()
-            .find(|c| c.0 == to)
-            .map(|(_, l, r)| (l, r))
+            .filter(|x| x.link && x.to == from)
+            .min_by(|x, y| off(x).total_cmp(&off(y)));
+        match back {
+            // Walking back out of `to` sees the segment's sides swapped.
+            Some(x) => (x.right, x.left),
+            None => {
+                let onto = |p: V3| self.closest_point(w.to, p).unwrap_or(p);
+                (onto(w.left), onto(w.right))
+            }
+        }
     }
 
     /// A* from `start` (on `start_poly`) to `end` (on `end_poly`) over polygons, portals and
@@ -191,7 +272,13 @@ impl Query<'_> {
                     found: true,
                 };
             }
-            for (nb, left, right) in self.crossings(poly) {
+            for Way {
+                to: nb,
+                left,
+                right,
+                ..
+            } in self.ways(poly)
+            {
                 let pos = mid3(left, right);
                 let h = dist3(pos, end);
                 let mut g = node.g + dist3(node.pos, pos);
@@ -236,56 +323,94 @@ impl Query<'_> {
     }
 
     /// String pulling: the shortest path in plan from `start` to `end` through the portals of
-    /// `corridor` (shared edges, link segments), by the funnel algorithm.
+    /// `corridor` (shared edges, link segments), by the funnel algorithm; the points of
+    /// [`Query::straight_path_with_links`].
+    pub fn straight_path(&self, start: [f32; 3], end: [f32; 3], corridor: &[u32]) -> Vec<[f32; 3]> {
+        self.straight_path_with_links(start, end, corridor).points
+    }
+
+    /// String pulling along `corridor` by the funnel algorithm, with the links it takes marked.
     ///
     /// `start` is moved onto the corridor's first polygon and `end` onto its last
     /// ([`Query::closest_point`]), so the first waypoint is the start and the last the end,
-    /// both at the surface height. Corners are portal vertices, at the height of the polygon
-    /// walked out of. Consecutive equal points are merged (a path within one point is one
-    /// waypoint). A corridor whose consecutive polygons are not connected is cut before the
-    /// first gap; an empty or invalid corridor gives no waypoints.
-    pub fn straight_path(&self, start: [f32; 3], end: [f32; 3], corridor: &[u32]) -> Vec<[f32; 3]> {
+    /// both at the surface height. The corridor's shared edges are portals. A link is crossed
+    /// by a step from its segment on the side walked out of ([`Query::portal`]) to its landing
+    /// segment on the side entered ([`Query::landing`]): both are portals of the funnel, one
+    /// after the other, so the path is the shortest in plan that passes through every portal
+    /// in turn, and it bends at the gap between a link's two segments only where it must. The
+    /// waypoints where it meets the two segments (at each one's height) are the crossing and
+    /// the landing, and [`StraightPath::links`] marks the crossing. Corners are portal
+    /// vertices, at the height of their portal. Consecutive equal points are merged (a path
+    /// within one point is one waypoint). A corridor whose consecutive polygons are not
+    /// connected is cut before the first gap; an empty or invalid corridor gives no waypoints.
+    pub fn straight_path_with_links(
+        &self,
+        start: [f32; 3],
+        end: [f32; 3],
+        corridor: &[u32],
+    ) -> StraightPath {
+        let Some(gates) = self.gates(start, end, corridor) else {
+            return StraightPath::default();
+        };
+        let corners = self.funnel(&gates.portals);
+        self.mark_links(&gates, &corners)
+    }
+
+    /// The corridor's centre line: the start, the midpoint of each portal and, for a link, of
+    /// its segment and then of its landing segment, and the end; ends and cut as in
+    /// [`Query::straight_path_with_links`], link crossings marked the same way. A reference
+    /// the straight path is never longer than in plan.
+    pub fn centre_line(&self, start: [f32; 3], end: [f32; 3], corridor: &[u32]) -> StraightPath {
+        let Some(gates) = self.gates(start, end, corridor) else {
+            return StraightPath::default();
+        };
+        StraightPath {
+            points: gates.portals.iter().map(|&(l, r)| mid3(l, r)).collect(),
+            links: gates.links,
+        }
+    }
+
+    /// The portals of `corridor` from `start` to `end` (see [`Gates`]); `None` for an empty
+    /// or invalid corridor or non-finite ends.
+    fn gates(&self, start: V3, end: V3, corridor: &[u32]) -> Option<Gates> {
         if corridor.is_empty()
             || !finite3(start)
             || !finite3(end)
             || !corridor.iter().all(|&p| self.valid_poly(p))
         {
-            return Vec::new();
+            return None;
         }
-        let mut portals: Vec<(V3, V3)> = Vec::with_capacity(corridor.len() + 1);
-        let first = corridor[0];
-        let Some(s) = self.closest_point(first, start) else {
-            return Vec::new();
+        let s = self.closest_point(corridor[0], start)?;
+        let mut gates = Gates {
+            portals: Vec::with_capacity(corridor.len() + 1),
+            links: Vec::new(),
         };
-        portals.push((s, s));
-        let mut last = first;
+        gates.portals.push((s, s));
+        let mut last = corridor[0];
         for w in corridor.windows(2) {
-            match self.portal(w[0], w[1]) {
-                Some(p) => {
-                    portals.push(p);
-                    last = w[1];
-                }
-                None => break,
+            let Some(way) = self.way(w[0], w[1]) else {
+                break;
+            };
+            gates.portals.push((way.left, way.right));
+            if way.link {
+                gates.links.push(gates.portals.len() - 1);
+                gates.portals.push(self.land(w[0], way));
             }
+            last = w[1];
         }
-        let Some(e) = self.closest_point(last, end) else {
-            return Vec::new();
-        };
-        portals.push((e, e));
-        self.funnel(&portals)
+        let e = self.closest_point(last, end)?;
+        gates.portals.push((e, e));
+        Some(gates)
     }
 
-    /// The funnel over `portals` (first and last are the start and end as degenerate portals).
-    fn funnel(&self, portals: &[(V3, V3)]) -> Vec<V3> {
+    /// The funnel over `portals` (first and last are the start and end as degenerate
+    /// portals): the corners in order, each with the index of the portal it is a vertex of
+    /// (non-decreasing; 0 for the start, the last index for the end). Equal consecutive
+    /// corners are not merged here.
+    fn funnel(&self, portals: &[(V3, V3)]) -> Vec<(V3, usize)> {
         let eps2 = (self.eps as f64) * (self.eps as f64);
         let same = |a: V3, b: V3| plan_dist2(a, b) <= eps2;
-        let mut out: Vec<V3> = vec![portals[0].0];
-        let push = |out: &mut Vec<V3>, p: V3| {
-            let last = *out.last().expect("never empty");
-            if !(same(last, p) && last[2] == p[2]) {
-                out.push(p);
-            }
-        };
+        let mut out: Vec<(V3, usize)> = vec![(portals[0].0, 0)];
         let mut apex = portals[0].0;
         let (mut left, mut right) = (apex, apex);
         let (mut left_i, mut right_i) = (0usize, 0usize);
@@ -299,7 +424,7 @@ impl Query<'_> {
                     right_i = i;
                 } else {
                     // It crosses the left side: the left corner is a waypoint and the new apex.
-                    push(&mut out, left);
+                    out.push((left, left_i));
                     apex = left;
                     (right, right_i) = (apex, left_i);
                     i = left_i + 1;
@@ -311,7 +436,7 @@ impl Query<'_> {
                     left = l;
                     left_i = i;
                 } else {
-                    push(&mut out, right);
+                    out.push((right, right_i));
                     apex = right;
                     (left, left_i) = (apex, right_i);
                     i = right_i + 1;
@@ -320,19 +445,65 @@ impl Query<'_> {
             }
             i += 1;
         }
-        let end = portals[portals.len() - 1].0;
-        push(&mut out, end);
+        let last = portals.len() - 1;
+        out.push((portals[last].0, last));
+        out
+    }
+
+    /// The waypoints: the funnel's `corners` with, for every link, the points where the path
+    /// meets its segment and its landing segment put in between, and the crossings marked.
+    fn mark_links(&self, gates: &Gates, corners: &[(V3, usize)]) -> StraightPath {
+        let eps2 = (self.eps as f64) * (self.eps as f64);
+        let mut out = StraightPath::default();
+        // Adds `p` unless it repeats the last point; returns its index.
+        let push = |pts: &mut Vec<V3>, p: V3| {
+            if pts
+                .last()
+                .is_none_or(|&q| plan_dist2(q, p) > eps2 || q[2] != p[2])
+            {
+                pts.push(p);
+            }
+            pts.len() - 1
+        };
+        push(&mut out.points, corners[0].0);
+        // The link segments in walking order: (portal index, is the landing).
+        let mut events = gates
+            .links
+            .iter()
+            .flat_map(|&k| [(k, false), (k + 1, true)])
+            .peekable();
+        let mut crossing = 0;
+        for w in corners.windows(2) {
+            let ((p, pi), (q, qi)) = (w[0], w[1]);
+            // This segment runs from portal `pi` to portal `qi` and meets those in between.
+            while let Some((k, landing)) = events.next_if(|&(k, _)| k <= qi) {
+                let at = if k == qi {
+                    q
+                } else if k <= pi {
+                    p
+                } else {
+                    meet(p, q, gates.portals[k])
+                };
+                let i = push(&mut out.points, at);
+                if !landing {
+                    crossing = i;
+                } else if i > crossing {
+                    out.links.push(crossing);
+                }
+            }
+            push(&mut out.points, q);
+        }
         out
     }
 
     /// A path between two scene points (the scene's own coordinates and up axis).
     ///
     /// Both ends snap to the mesh with [`Query::nearest`] in the box [`Query::snap_extent`];
-    /// then [`Query::find_path`] and [`Query::straight_path`]. The waypoints are converted back
-    /// to scene coordinates ([`Query::to_scene`]); the length is the sum of their 3D segment
-    /// lengths. An end that
-    /// snaps to no polygon, or no path between them, is an answer: `found` false, length 0,
-    /// no waypoints.
+    /// then [`Query::find_path`] and [`Query::straight_path_with_links`]. The waypoints are
+    /// converted back to scene coordinates ([`Query::to_scene`]); the length is the sum of
+    /// their 3D segment lengths, steps across links included, and `links` marks those steps.
+    /// An end that snaps to no polygon, or no path between them, is an answer: `found` false,
+    /// length 0, no waypoints.
     pub fn path(&self, from_scene: [f64; 3], to_scene: [f64; 3]) -> PathAnswer {
         let (a, b) = (
             self.frame.to_internal(from_scene),
@@ -346,11 +517,11 @@ impl Query<'_> {
         if !corridor.found {
             return PathAnswer::default();
         }
-        let pts = self.straight_path(s, e, &corridor.polys);
-        if pts.is_empty() {
+        let straight = self.straight_path_with_links(s, e, &corridor.polys);
+        if straight.points.is_empty() {
             return PathAnswer::default();
         }
-        let waypoints: Vec<[f64; 3]> = pts.iter().map(|&p| self.to_scene(p)).collect();
+        let waypoints: Vec<[f64; 3]> = straight.points.iter().map(|&p| self.to_scene(p)).collect();
         let length = waypoints
             .windows(2)
             .map(|w| {
@@ -362,6 +533,7 @@ impl Query<'_> {
             found: true,
             length,
             waypoints,
+            links: straight.links,
         }
     }
 }
@@ -379,4 +551,18 @@ fn trace_back(nodes: &FxHashMap<u32, Node>, last: u32) -> Vec<u32> {
     }
     out.reverse();
     out
+}
+
+/// Where the plan segment `p..q` meets the portal `(l, r)`: the point of the portal on the
+/// segment's line (clamped to the portal), at the portal's height there. When the two are
+/// parallel (or `p..q` is a point), the point of the portal nearest `p`.
+fn meet(p: V3, q: V3, (l, r): (V3, V3)) -> V3 {
+    let (dl, dr) = (cross2(p, q, l), cross2(p, q, r));
+    let scale = plan_len(p, q) * plan_len(l, r);
+    let s = if (dl - dr).abs() > 1e-12 * scale && scale > 0.0 {
+        (dl / (dl - dr)).clamp(0.0, 1.0)
+    } else {
+        closest_on_segment(p, l, r).0
+    };
+    lerp3(l, r, s)
 }

@@ -192,10 +192,21 @@ fn a_link_joins_two_floors_and_the_path_uses_it() {
     let c = q.find_path(0, [1.0, 1.0, 0.0], 1, [7.0, 1.0, 5.0]);
     assert!(c.found);
     assert_eq!(c.polys, vec![0, 1]);
-    let pts = q.straight_path([1.0, 1.0, 0.0], [7.0, 1.0, 5.0], &c.polys);
-    // Bends at the link's near end, at the lower floor's height.
-    assert_eq!(pts, vec![[1.0, 1.0, 0.0], [4.0, 3.0, 0.0], [7.0, 1.0, 5.0]]);
-    let want = 13f64.sqrt() + 38f64.sqrt();
+    let path = q.straight_path_with_links([1.0, 1.0, 0.0], [7.0, 1.0, 5.0], &c.polys);
+    // Bends at the link's near end, and steps up there from the lower floor's height to the
+    // upper one's (the link's two segments meet in plan).
+    let pts = path.points;
+    assert_eq!(
+        pts,
+        vec![
+            [1.0, 1.0, 0.0],
+            [4.0, 3.0, 0.0],
+            [4.0, 3.0, 5.0],
+            [7.0, 1.0, 5.0]
+        ]
+    );
+    assert_eq!(path.links, vec![1]);
+    let want = 2.0 * 13f64.sqrt() + 5.0;
     assert!(close(length(&pts), want, 1e-6));
     let o = frame().origin;
     let a = q.path(
@@ -203,6 +214,7 @@ fn a_link_joins_two_floors_and_the_path_uses_it() {
         [7.0 + o[0], 1.0 + o[1], 5.0 + o[2]],
     );
     assert!(a.found && close(a.length, want, 1e-6), "{a:?}");
+    assert_eq!(a.links, vec![1]);
 
     // A ray crosses the link where its segment is, and only there.
     let r = q.raycast(0, [1.0, 3.5, 0.0], [7.0, 3.5, 0.0]);

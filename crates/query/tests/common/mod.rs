@@ -88,6 +88,13 @@ impl Builder {
             .push((b, a, [p[0], p[1], zb], [q[0], q[1], zb]));
     }
 
+    /// A link both ways between `a` and `b` that do not meet in plan: `a`'s side crosses at its
+    /// segment `sa` and `b`'s at its segment `sb` (grid units, each at its own height).
+    pub fn link_across(&mut self, a: u32, b: u32, sa: [[i32; 3]; 2], sb: [[i32; 3]; 2]) {
+        self.input.links.push((a, b, sa[0], sa[1]));
+        self.input.links.push((b, a, sb[0], sb[1]));
+    }
+
     pub fn bytes(&self, frame: Frame) -> Bytes {
         Bytes::new(frame, &self.input)
     }
@@ -103,18 +110,12 @@ pub fn length(pts: &[[f32; 3]]) -> f64 {
         .sum()
 }
 
-/// The corridor's centre line: start, the midpoint of each portal, end.
+/// The corridor's centre line (portal midpoints; a link's segment and then its landing).
 pub fn centre_line(
     q: &tessera_query::Query,
     start: [f32; 3],
     end: [f32; 3],
     polys: &[u32],
 ) -> Vec<[f32; 3]> {
-    let mut pts = vec![start];
-    for w in polys.windows(2) {
-        let (l, r) = q.portal(w[0], w[1]).expect("consecutive polygons connect");
-        pts.push([0, 1, 2].map(|k| (l[k] + r[k]) * 0.5));
-    }
-    pts.push(end);
-    pts
+    q.centre_line(start, end, polys).points
 }
