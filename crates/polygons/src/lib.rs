@@ -7,10 +7,12 @@
 //!    0 keeps every vertex), then repairs crossings and collapses: neighbouring regions keep
 //!    identical borders, so their polygons meet edge to edge with no T-junction.
 //! 3. [`partition`] triangulates each region (outer contour and holes, constrained Delaunay)
-//!    and merges triangles into convex polygons (Hertel-Mehlhorn).
+//!    and cuts it into convex polygons: ANavMG (seed 002; portals end at vertices or at new
+//!    grid points on walls, edges with nothing walkable across) or Hertel-Mehlhorn.
 //!
 //! Vertices stay on the voxel grid (integer corner points); heights come from the contours
-//! (each region's own floor at each corner).
+//! (each region's own floor at each corner; a point added on a wall gets the wall's end
+//! heights interpolated).
 //!
 //! Pure: no I/O. Regions are processed in parallel and collected in order.
 
@@ -275,6 +277,9 @@ fn polygonize_region(
     let mut simplified: Vec<Vec<Point>> = Vec::with_capacity(parts.len());
     // Boundary edges no agent may cross: nothing or an out-of-reach floor across.
     let mut blocked: HashMap<(Point, Point), bool> = HashMap::default();
+    // Walls: nothing walkable across, no other region's polygon along them; the partition
+    // may add vertices there.
+    let mut walls: rustc_hash::FxHashSet<(Point, Point)> = Default::default();
     for cs in &parts {
         let mut pts: Vec<Point> = Vec::new();
         for (&(s, reversed), &across) in cs.parts.iter().zip(&cs.across) {
@@ -289,6 +294,9 @@ fn polygonize_region(
             }
             for w in kept.windows(2) {
                 blocked.insert((w[0], w[1]), closed);
+                if across == NO_NEIGHBOUR {
+                    walls.insert((w[0], w[1]));
+                }
             }
             kept.pop(); // the next part starts there
             pts.extend(kept);
@@ -313,9 +321,10 @@ fn polygonize_region(
         detail,
     })?;
     let (polys, fell_back) = match params.partition {
-        Partition::Anavmg { tau } => anavmg(verts, tris, tau),
+        Partition::Anavmg { tau } => anavmg(verts, tris, &|a, b| walls.contains(&(a, b)), tau),
         Partition::HertelMehlhorn => (hertel_mehlhorn(verts, tris), false),
     };
+    on_walls(&polys, &mut height, &mut blocked);
     let out_verts = polys
         .verts
         .iter()
@@ -379,6 +388,39 @@ fn polygonize_region(
         simplified_vertices: kept,
         fell_back,
     })
+}
+
+/// Heights for the vertices the partition added on walls (the wall's end heights
+/// interpolated, rounded to the voxel), and the wall pieces between them marked blocked.
+fn on_walls(
+    polys: &RegionPolygons,
+    height: &mut HashMap<Point, u32>,
+    blocked: &mut HashMap<(Point, Point), bool>,
+) {
+    let mut by_wall: std::collections::BTreeMap<(Point, Point), Vec<(i64, Point)>> =
+        Default::default();
+    for &(v, a, b) in &polys.on_walls {
+        let q = polys.verts[v as usize];
+        let along = |p: Point| {
+            (p.0 - a.0) as i64 * (b.0 - a.0) as i64 + (p.1 - a.1) as i64 * (b.1 - a.1) as i64
+        };
+        let (ha, hb) = (height[&a] as i64, height[&b] as i64);
+        let (num, den) = ((hb - ha) * along(q), along(b));
+        // Rounded to the nearest voxel, halves away from zero.
+        let step = (2 * num + num.signum() * den) / (2 * den);
+        height.insert(q, (ha + step) as u32);
+        by_wall.entry((a, b)).or_default().push((along(q), q));
+    }
+    for ((a, b), mut points) in by_wall {
+        points.sort_unstable();
+        let chain: Vec<Point> = std::iter::once(a)
+            .chain(points.into_iter().map(|(_, q)| q))
+            .chain(std::iter::once(b))
+            .collect();
+        for w in chain.windows(2) {
+            blocked.insert((w[0], w[1]), true);
+        }
+    }
 }
 
 /// Polygons of every region in memory, ready for [`tessera_navmesh::build`] (tests and

@@ -1,8 +1,9 @@
 //! A region's simplified contours to convex polygons: constrained Delaunay triangulation with
-//! holes (spade), then Hertel-Mehlhorn (seed 000, 5.1.3): remove every diagonal whose removal
-//! keeps both sides convex, longest first.
+//! holes (spade), then either Hertel-Mehlhorn (seed 000, 5.1.3: remove every diagonal whose
+//! removal keeps both sides convex, longest first) or ANavMG (seed 002: one portal per notch,
+//! to a vertex or to a new grid point on a wall, unnecessary portals removed, tau relaxation).
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use spade::handles::FixedFaceHandle;
 use spade::{ConstrainedDelaunayTriangulation, Point2, Triangulation};
 use tessera_artifacts::Point;
@@ -15,6 +16,9 @@ pub struct RegionPolygons {
     pub polys: Vec<Vec<u32>>,
     /// The triangles each polygon is made of (counter-clockwise).
     pub tris: Vec<Vec<[u32; 3]>>,
+    /// Vertices the partition added, each on a wall of the region: (vertex, the wall's start
+    /// and end as the outline has them, region on the left).
+    pub on_walls: Vec<(u32, Point, Point)>,
 }
 
 pub(crate) fn orient(a: Point, b: Point, c: Point) -> i64 {
@@ -24,16 +28,16 @@ pub(crate) fn orient(a: Point, b: Point, c: Point) -> i64 {
 /// Triangulates the region bounded by `contours` (outer counter-clockwise, holes clockwise; no
 /// two segments crossing) and returns the triangles inside it, over the deduplicated vertices.
 pub fn triangulate(contours: &[Vec<Point>]) -> Result<(Vec<Point>, Vec<[u32; 3]>), String> {
-    let mut ids: HashMap<Point, usize> = HashMap::default();
+    let mut ids: HashMap<Point, u32> = HashMap::default();
     let mut verts: Vec<Point> = Vec::new();
-    let mut edges: Vec<[usize; 2]> = Vec::new();
+    let mut edges: Vec<[u32; 2]> = Vec::new();
     for c in contours {
-        let idx: Vec<usize> = c
+        let idx: Vec<u32> = c
             .iter()
             .map(|&p| {
                 *ids.entry(p).or_insert_with(|| {
                     verts.push(p);
-                    verts.len() - 1
+                    verts.len() as u32 - 1
                 })
             })
             .collect();
@@ -44,10 +48,27 @@ pub fn triangulate(contours: &[Vec<Point>]) -> Result<(Vec<Point>, Vec<[u32; 3]>
             }
         }
     }
+    let tris = triangulate_edges(&verts, &edges, &[])?;
+    Ok((verts, tris))
+}
+
+/// The triangles inside the region whose boundary is `boundary` (directed edges, region on the
+/// left), with `portals` (segments between vertices, inside the region) kept as edges too.
+fn triangulate_edges(
+    verts: &[Point],
+    boundary: &[[u32; 2]],
+    portals: &[[u32; 2]],
+) -> Result<Vec<[u32; 3]>, String> {
     let points: Vec<Point2<f64>> = verts
         .iter()
         .map(|p| Point2::new(p.0 as f64, p.1 as f64))
         .collect();
+    let edges: Vec<[usize; 2]> = boundary
+        .iter()
+        .chain(portals)
+        .map(|e| e.map(|v| v as usize))
+        .collect();
+    let inner: HashSet<(u32, u32)> = portals.iter().map(|e| key(e[0], e[1])).collect();
     let mut conflicts = 0usize;
     let cdt =
         ConstrainedDelaunayTriangulation::<Point2<f64>>::try_bulk_load_cdt(points, edges, |_| {
@@ -60,14 +81,17 @@ pub fn triangulate(contours: &[Vec<Point>]) -> Result<(Vec<Point>, Vec<[u32; 3]>
     if cdt.num_vertices() != verts.len() {
         return Err("duplicate vertices".into());
     }
-    // Inside = an odd number of constraint edges crossed from the outside.
+    // Inside = an odd number of boundary edges crossed from the outside (portals lie inside).
+    let crosses_boundary = |e: spade::handles::DirectedEdgeHandle<_, _, _, _>| {
+        let [a, b] = e.vertices().map(|v| v.fix().index() as u32);
+        cdt.is_constraint_edge(e.fix().as_undirected()) && !inner.contains(&key(a, b))
+    };
     let mut parity: HashMap<FixedFaceHandle<spade::handles::InnerTag>, bool> = HashMap::default();
     let mut queue = Vec::new();
     for face in cdt.inner_faces() {
         for e in face.adjacent_edges() {
             if e.rev().face().is_outer() {
-                let inside = cdt.is_constraint_edge(e.fix().as_undirected());
-                if parity.insert(face.fix(), inside).is_none() {
+                if parity.insert(face.fix(), crosses_boundary(e)).is_none() {
                     queue.push(face.fix());
                 }
                 break;
@@ -78,7 +102,7 @@ pub fn triangulate(contours: &[Vec<Point>]) -> Result<(Vec<Point>, Vec<[u32; 3]>
         let here = parity[&f];
         for e in cdt.face(f).adjacent_edges() {
             if let Some(g) = e.rev().face().as_inner() {
-                let p = here ^ cdt.is_constraint_edge(e.fix().as_undirected());
+                let p = here ^ crosses_boundary(e);
                 if let std::collections::hash_map::Entry::Vacant(v) = parity.entry(g.fix()) {
                     v.insert(p);
                     queue.push(g.fix());
@@ -99,7 +123,12 @@ pub fn triangulate(contours: &[Vec<Point>]) -> Result<(Vec<Point>, Vec<[u32; 3]>
         *t = [t[m], t[(m + 1) % 3], t[(m + 2) % 3]];
     }
     tris.sort_unstable();
-    Ok((verts, tris))
+    Ok(tris)
+}
+
+/// An undirected edge by its two vertices, smaller first.
+fn key(a: u32, b: u32) -> (u32, u32) {
+    (a.min(b), a.max(b))
 }
 
 fn find(parent: &mut [u32], mut x: u32) -> u32 {
@@ -277,12 +306,16 @@ mod tests {
         assert_eq!(sum, want_area2);
     }
 
+    fn no_walls(_: Point, _: Point) -> bool {
+        false
+    }
+
     #[test]
     fn anavmg_splits_each_notch_once() {
         // An L: one notch, two cells.
         let l = vec![(0, 0), (6, 0), (6, 2), (2, 2), (2, 6), (0, 6)];
         let (verts, tris) = triangulate(&[l]).unwrap();
-        let (p, fell_back) = anavmg(verts, tris, 0.0);
+        let (p, fell_back) = anavmg(verts, tris, &no_walls, 0.0);
         assert!(!fell_back);
         assert_eq!(p.polys.len(), 2);
         convex_cover(&p, 2 * 20);
@@ -290,7 +323,7 @@ mod tests {
         let outer = vec![(0, 0), (10, 0), (10, 10), (0, 10)];
         let hole = vec![(4, 4), (4, 6), (6, 6), (6, 4)];
         let (verts, tris) = triangulate(&[outer, hole]).unwrap();
-        let (p, fell_back) = anavmg(verts.clone(), tris.clone(), 0.0);
+        let (p, fell_back) = anavmg(verts.clone(), tris.clone(), &no_walls, 0.0);
         assert!(!fell_back);
         convex_cover(&p, 2 * 96);
         let hm = hertel_mehlhorn(verts, tris);
@@ -309,8 +342,8 @@ mod tests {
         // notch (about 7.6 degrees past straight).
         let shape = vec![(0, 0), (30, 0), (30, 10), (15, 9), (0, 10)];
         let (verts, tris) = triangulate(&[shape]).unwrap();
-        let (strict, _) = anavmg(verts.clone(), tris.clone(), 0.0);
-        let (relaxed, fell_back) = anavmg(verts, tris, 10f64.to_radians());
+        let (strict, _) = anavmg(verts.clone(), tris.clone(), &no_walls, 0.0);
+        let (relaxed, fell_back) = anavmg(verts, tris, &no_walls, 10f64.to_radians());
         assert!(!fell_back);
         assert!(strict.polys.len() >= 2);
         assert_eq!(relaxed.polys.len(), 1);
@@ -353,121 +386,542 @@ struct Corner {
     rays: Vec<u32>,
 }
 
-/// ANavMG (seed 002) over the diagonals of the triangulation: every notch (a corner whose
-/// angle exceeds pi + tau) gets the shortest diagonal inside its area of interest (the cone
-/// that splits it into two tau-convex angles), or, when no diagonal lies in that cone, the
-/// two that bracket it; a portal that already splits a notch met later counts for it too;
-/// then portals that became unnecessary are removed, longest first. Cells are the pieces
-/// the kept portals cut. Unlike the paper, portals end at existing vertices only (new
-/// vertices on a border would have to be added to the neighbouring region as well).
-/// Falls back to [`hertel_mehlhorn`] if a cell does not come out simple (never seen; a
-/// safety net), which the second value reports.
-pub fn anavmg(verts: Vec<Point>, tris: Vec<[u32; 3]>, tau: f64) -> (RegionPolygons, bool) {
-    let mut tri_of: HashMap<(u32, u32), u32> = HashMap::default();
+/// Rounds of portals to new points (each one triangulates the region again) before the notches
+/// still open are bracketed by two diagonals.
+pub(crate) const ROUNDS: usize = 6;
+/// Triangles searched from one notch for the closest wall point or vertex in its cone.
+const SEARCH: usize = 512;
+
+/// The region's outline as the triangulation gave it: its vertices, its boundary edges
+/// (directed, region on the left, sorted) and which of them are walls.
+struct Outline {
+    verts: Vec<Point>,
+    tris: Vec<[u32; 3]>,
+    edges: Vec<(u32, u32)>,
+    walls: Vec<bool>,
+}
+
+/// What earlier rounds fixed: points added on walls (with the wall, an index into
+/// [`Outline::edges`]) and portals, by their end points.
+#[derive(Default)]
+struct Plan {
+    added: Vec<(Point, usize)>,
+    portals: Vec<(Point, Point)>,
+}
+
+/// The triangulated region a round works on: the outline's vertices first, then the added
+/// points; fixed portals are edges of the triangulation.
+struct Mesh {
+    verts: Vec<Point>,
+    tris: Vec<[u32; 3]>,
+    /// Directed edge -> the triangle holding it.
+    tri_of: HashMap<(u32, u32), u32>,
+    /// Portals fixed by earlier rounds, by [`key`].
+    fixed: HashSet<(u32, u32)>,
+    /// Boundary pieces on a wall -> that wall.
+    wall: HashMap<(u32, u32), usize>,
+    /// The wall of each added point (`verts[outline.verts.len()..]`).
+    added_on: Vec<usize>,
+}
+
+fn tri_index(tris: &[[u32; 3]]) -> HashMap<(u32, u32), u32> {
+    let mut tri_of = HashMap::default();
     for (t, tri) in tris.iter().enumerate() {
         for k in 0..3 {
             tri_of.insert((tri[k], tri[(k + 1) % 3]), t as u32);
         }
     }
-    let dir = |a: u32, b: u32| {
-        let (p, q) = (verts[a as usize], verts[b as usize]);
-        ((q.0 - p.0) as i64, (q.1 - p.1) as i64)
-    };
-    // Corners: from each boundary edge v -> n, turn counter-clockwise around v through the
-    // triangles until the boundary edge p -> v.
-    let mut corners: Vec<Corner> = Vec::new();
-    let mut boundary: Vec<(u32, u32)> = tri_of
+    tri_of
+}
+
+/// The boundary edges (no twin; directed, region on the left), sorted.
+fn boundary_of(tri_of: &HashMap<(u32, u32), u32>) -> Vec<(u32, u32)> {
+    let mut edges: Vec<(u32, u32)> = tri_of
         .keys()
         .filter(|&&(a, b)| !tri_of.contains_key(&(b, a)))
         .copied()
         .collect();
-    boundary.sort_unstable();
+    edges.sort_unstable();
+    edges
+}
+
+impl Outline {
+    fn new(verts: Vec<Point>, tris: Vec<[u32; 3]>, is_wall: &dyn Fn(Point, Point) -> bool) -> Self {
+        let edges = boundary_of(&tri_index(&tris));
+        let walls = edges
+            .iter()
+            .map(|&(a, b)| is_wall(verts[a as usize], verts[b as usize]))
+            .collect();
+        Outline {
+            verts,
+            tris,
+            edges,
+            walls,
+        }
+    }
+
+    /// The first round's mesh: the triangulation as given.
+    fn mesh(&self) -> Mesh {
+        Mesh {
+            verts: self.verts.clone(),
+            tri_of: tri_index(&self.tris),
+            tris: self.tris.clone(),
+            fixed: HashSet::default(),
+            wall: (0..self.edges.len())
+                .filter(|&k| self.walls[k])
+                .map(|k| (self.edges[k], k))
+                .collect(),
+            added_on: Vec::new(),
+        }
+    }
+
+    /// The outline with the plan's points on its walls and its portals as edges, triangulated.
+    fn build(&self, plan: &Plan) -> Result<Mesh, String> {
+        let mut verts = self.verts.clone();
+        let mut id: HashMap<Point, u32> = verts
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (p, i as u32))
+            .collect();
+        let mut added_on = Vec::new();
+        let mut on_wall: HashMap<usize, Vec<u32>> = HashMap::default();
+        for &(p, w) in &plan.added {
+            if let std::collections::hash_map::Entry::Vacant(e) = id.entry(p) {
+                e.insert(verts.len() as u32);
+                on_wall.entry(w).or_default().push(verts.len() as u32);
+                verts.push(p);
+                added_on.push(w);
+            }
+        }
+        let mut boundary = Vec::new();
+        let mut wall = HashMap::default();
+        for (k, &(a, b)) in self.edges.iter().enumerate() {
+            let mut chain = vec![a];
+            if let Some(points) = on_wall.get_mut(&k) {
+                let from = verts[a as usize];
+                points.sort_unstable_by_key(|&p| dist2(from, verts[p as usize]));
+                chain.extend_from_slice(points);
+            }
+            chain.push(b);
+            for w in chain.windows(2) {
+                boundary.push([w[0], w[1]]);
+                if self.walls[k] {
+                    wall.insert((w[0], w[1]), k);
+                }
+            }
+        }
+        let portals: Vec<[u32; 2]> = plan.portals.iter().map(|(p, q)| [id[p], id[q]]).collect();
+        let tris = triangulate_edges(&verts, &boundary, &portals)?;
+        Ok(Mesh {
+            verts,
+            tri_of: tri_index(&tris),
+            tris,
+            fixed: portals.iter().map(|e| key(e[0], e[1])).collect(),
+            wall,
+            added_on,
+        })
+    }
+}
+
+fn dist2(a: Point, b: Point) -> i64 {
+    let (dx, dy) = ((b.0 - a.0) as i64, (b.1 - a.1) as i64);
+    dx * dx + dy * dy
+}
+
+fn cross(a: (f64, f64), b: (f64, f64)) -> f64 {
+    a.0 * b.1 - a.1 * b.0
+}
+
+/// The largest `s` range inside `range` where `c0 + s * c1 >= -slack`.
+fn clip(range: (f64, f64), c0: f64, c1: f64, slack: f64) -> Option<(f64, f64)> {
+    let (mut lo, mut hi) = range;
+    if c1.abs() <= f64::EPSILON * c0.abs().max(1.0) {
+        return (c0 >= -slack).then_some(range);
+    }
+    let root = (-slack - c0) / c1;
+    if c1 > 0.0 {
+        lo = lo.max(root);
+    } else {
+        hi = hi.min(root);
+    }
+    (lo <= hi).then_some((lo, hi))
+}
+
+/// A notch's area of interest: the directions `w` from it that split its too-wide angle
+/// (from direction `a` counter-clockwise to `b`) into two tau-convex angles. `lo` and `hi`
+/// bound a convex part of it (all of it unless it is wider than pi) for float searches;
+/// [`Cone::holds`] is the exact test.
+struct Cone {
+    a: (i64, i64),
+    b: (i64, i64),
+    tau: f64,
+    lo: (f64, f64),
+    hi: (f64, f64),
+}
+
+impl Cone {
+    fn new(a: (i64, i64), b: (i64, i64), tau: f64) -> Cone {
+        let unit = |d: (i64, i64)| {
+            let n = (d.0 as f64).hypot(d.1 as f64);
+            (d.0 as f64 / n, d.1 as f64 / n)
+        };
+        let (lo, hi) = if tau == 0.0 {
+            (unit(a), unit(b))
+        } else {
+            let pi = std::f64::consts::PI;
+            let theta = ccw_angle(a, b);
+            let (mut from, mut to) = (theta - pi - tau, pi + tau);
+            if to - from > pi {
+                (from, to) = (theta / 2.0 - pi / 2.0, theta / 2.0 + pi / 2.0);
+            }
+            let u = unit(a);
+            let turn = |t: f64| (u.0 * t.cos() - u.1 * t.sin(), u.0 * t.sin() + u.1 * t.cos());
+            (turn(from), turn(to))
+        };
+        Cone { a, b, tau, lo, hi }
+    }
+
+    fn holds(&self, w: (i64, i64)) -> bool {
+        w != (0, 0) && within(self.a, w, self.tau) && within(w, self.b, self.tau)
+    }
+
+    /// The parameters `s` in `range` where `p + s * d` (relative to the notch) lies in the
+    /// convex part, widened by `slack` (relative).
+    fn span(
+        &self,
+        p: (f64, f64),
+        d: (f64, f64),
+        range: (f64, f64),
+        slack: f64,
+    ) -> Option<(f64, f64)> {
+        let scale = slack * (p.0.abs() + p.1.abs() + d.0.abs() + d.1.abs() + 1.0);
+        let r = clip(range, cross(self.lo, p), cross(self.lo, d), scale)?;
+        clip(r, cross(p, self.hi), cross(d, self.hi), scale)
+    }
+
+    /// Whether the segment `p`..`q` (relative to the notch) may meet the cone (generous).
+    fn meets(&self, p: (i64, i64), q: (i64, i64)) -> bool {
+        let p = (p.0 as f64, p.1 as f64);
+        let d = (q.0 as f64 - p.0, q.1 as f64 - p.1);
+        self.span(p, d, (0.0, 1.0), 1e-6).is_some()
+    }
+
+    /// The grid point strictly inside the wall piece `s`..`t` (relative to the notch) that is
+    /// in the cone and closest to the notch, if any.
+    fn closest_on(&self, s: (i64, i64), t: (i64, i64)) -> Option<(i64, i64)> {
+        let d = (t.0 - s.0, t.1 - s.1);
+        let g = gcd(d.0.unsigned_abs(), d.1.unsigned_abs()) as i64;
+        if g < 2 {
+            return None;
+        }
+        let step = (d.0 / g, d.1 / g);
+        let at = |k: i64| (s.0 + k * step.0, s.1 + k * step.1);
+        let sf = (s.0 as f64, s.1 as f64);
+        let df = (step.0 as f64, step.1 as f64);
+        let (lo, hi) = self.span(sf, df, (1.0, (g - 1) as f64), 1e-9)?;
+        let (lo, hi) = (lo.ceil() as i64, hi.floor() as i64);
+        let foot = -(sf.0 * df.0 + sf.1 * df.1) / (df.0 * df.0 + df.1 * df.1);
+        let k0 = (foot.round() as i64).clamp(lo.min(hi), hi.max(lo));
+        (k0 - 1..=k0 + 1)
+            .filter(|&k| k >= 1 && k < g && self.holds(at(k)))
+            .map(at)
+            .min_by_key(|&w| (w.0 * w.0 + w.1 * w.1, w))
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Whether two portals meet anywhere but at a shared end.
+fn clash(p: Point, q: Point, r: Point, s: Point) -> bool {
+    let (d1, d2) = (orient(r, s, p).signum(), orient(r, s, q).signum());
+    if d1 == 0 && d2 == 0 {
+        // Collinear: they clash when they overlap in more than a point.
+        let t = |x: Point| {
+            (x.0 - p.0) as i64 * (q.0 - p.0) as i64 + (x.1 - p.1) as i64 * (q.1 - p.1) as i64
+        };
+        let (lo, hi) = (t(r).min(t(s)), t(r).max(t(s)));
+        return lo < t(q) && hi > 0;
+    }
+    if p == r || p == s || q == r || q == s {
+        return false;
+    }
+    let (d3, d4) = (orient(p, q, r).signum(), orient(p, q, s).signum());
+    d1 * d2 <= 0 && d3 * d4 <= 0
+}
+
+/// Portals to new points (or to vertices the triangulation does not join to their notch)
+/// accepted in this round, with the triangles each one crosses.
+#[derive(Default)]
+struct Round {
+    portals: Vec<(Point, Point)>,
+    added: Vec<(Point, usize)>,
+    by_tri: HashMap<u32, Vec<usize>>,
+}
+
+impl Round {
+    fn clashes(&self, p: Point, q: Point, path: &[u32]) -> bool {
+        path.iter().any(|t| {
+            self.by_tri.get(t).is_some_and(|ids| {
+                ids.iter().any(|&i| {
+                    let (r, s) = self.portals[i];
+                    clash(p, q, r, s)
+                })
+            })
+        })
+    }
+
+    fn accept(&mut self, p: Point, q: Point, wall: Option<usize>, path: Vec<u32>) {
+        for t in path {
+            self.by_tri.entry(t).or_default().push(self.portals.len());
+        }
+        self.portals.push((p, q));
+        if let Some(w) = wall {
+            self.added.push((q, w));
+        }
+    }
+}
+
+/// The closest point of the region that notch `v` can see inside `cone` and join with one
+/// portal: a vertex, or a grid point on a wall. The cone starts inside the triangle
+/// `(v, r, l)`. Returns the point, its wall (`None` for a vertex) and the triangles the
+/// portal crosses.
+fn reach(
+    mesh: &Mesh,
+    v: u32,
+    (r, l): (u32, u32),
+    cone: &Cone,
+) -> Option<(Point, Option<usize>, Vec<u32>)> {
+    let vp = mesh.verts[v as usize];
+    let rel = |x: u32| {
+        let p = mesh.verts[x as usize];
+        ((p.0 - vp.0) as i64, (p.1 - vp.1) as i64)
+    };
+    let start = mesh.tri_of[&(v, r)];
+    let mut heap = std::collections::BinaryHeap::new();
+    heap.push(std::cmp::Reverse((0u64, start)));
+    let mut seen: HashSet<u32> = HashSet::default();
+    seen.insert(start);
+    // (squared length, point): shorter first, ties by coordinates.
+    type Best = ((i64, Point), Option<usize>, Vec<u32>);
+    let mut best: Option<Best> = None;
+    let mut visits = 0;
+    while let Some(std::cmp::Reverse((bound, t))) = heap.pop() {
+        if best
+            .as_ref()
+            .is_some_and(|b| f64::from_bits(bound) >= b.0 .0 as f64)
+        {
+            break;
+        }
+        visits += 1;
+        if visits > SEARCH {
+            break;
+        }
+        let tri = mesh.tris[t as usize];
+        for k in 0..3 {
+            let (x, y) = (tri[k], tri[(k + 1) % 3]);
+            let mut offer = |w: (i64, i64), vertex: Option<u32>, wall: Option<usize>| {
+                let q = (vp.0 + w.0 as i32, vp.1 + w.1 as i32);
+                let rank = (w.0 * w.0 + w.1 * w.1, q);
+                if best.as_ref().is_some_and(|b| b.0 <= rank) {
+                    return;
+                }
+                if let Some(path) = walk(mesh, v, (r, l), q, vertex) {
+                    best = Some((rank, wall, path));
+                }
+            };
+            if x != v && cone.holds(rel(x)) {
+                offer(rel(x), Some(x), None);
+            }
+            match mesh.tri_of.get(&(y, x)) {
+                Some(&u) => {
+                    if x != v
+                        && y != v
+                        && !mesh.fixed.contains(&key(x, y))
+                        && cone.meets(rel(x), rel(y))
+                        && seen.insert(u)
+                    {
+                        heap.push(std::cmp::Reverse((
+                            segment_dist2(rel(x), rel(y)).to_bits(),
+                            u,
+                        )));
+                    }
+                }
+                None => {
+                    if let Some(&w) = mesh.wall.get(&(x, y)) {
+                        if let Some(q) = cone.closest_on(rel(x), rel(y)) {
+                            offer(q, None, Some(w));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    best.map(|((_, q), wall, path)| (q, wall, path))
+}
+
+/// Squared distance from the origin to the segment `p`..`q`.
+fn segment_dist2(p: (i64, i64), q: (i64, i64)) -> f64 {
+    let (p, d) = (
+        (p.0 as f64, p.1 as f64),
+        ((q.0 - p.0) as f64, (q.1 - p.1) as f64),
+    );
+    let len2 = d.0 * d.0 + d.1 * d.1;
+    let s = if len2 > 0.0 {
+        (-(p.0 * d.0 + p.1 * d.1) / len2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let c = (p.0 + s * d.0, p.1 + s * d.1);
+    c.0 * c.0 + c.1 * c.1
+}
+
+/// The triangles the segment from `v` to `q` crosses, from the triangle `(v, r, l)`, if it
+/// stays inside the region: it must not meet the boundary, a fixed portal or a vertex before
+/// `q`, and must end on a boundary piece (`vertex` None) or at the vertex `vertex`. Exact.
+fn walk(
+    mesh: &Mesh,
+    v: u32,
+    (mut r, mut l): (u32, u32),
+    q: Point,
+    vertex: Option<u32>,
+) -> Option<Vec<u32>> {
+    let at = |x: u32| mesh.verts[x as usize];
+    let vp = at(v);
+    if orient(vp, q, at(r)) >= 0 || orient(vp, q, at(l)) <= 0 {
+        return None;
+    }
+    let mut path = vec![mesh.tri_of[&(v, r)]];
+    for _ in 0..mesh.tris.len() {
+        // The segment leaves the current triangle through its edge r -> l, or ends before.
+        let o = orient(at(r), at(l), q);
+        if o > 0 {
+            return None;
+        }
+        if o == 0 {
+            return (vertex.is_none() && !mesh.tri_of.contains_key(&(l, r))).then_some(path);
+        }
+        let &t = mesh.tri_of.get(&(l, r))?;
+        if mesh.fixed.contains(&key(l, r)) {
+            return None;
+        }
+        path.push(t);
+        let tri = mesh.tris[t as usize];
+        let w = *tri.iter().find(|&&x| x != l && x != r)?;
+        match orient(vp, q, at(w)).signum() {
+            0 => return (vertex == Some(w)).then_some(path),
+            -1 => r = w,
+            _ => l = w,
+        }
+    }
+    None
+}
+
+/// The corners of the mesh (see [`Corner`]); None if the triangles do not close around a
+/// boundary vertex.
+fn corners_of(mesh: &Mesh) -> Option<Vec<Corner>> {
+    let tri_of = &mesh.tri_of;
+    let boundary = boundary_of(tri_of);
+    let mut corners = Vec::with_capacity(boundary.len());
     for &(v, n) in &boundary {
         let mut rays = vec![n];
         let mut cur = n;
-        let mut guard = 0;
+        // Turn counter-clockwise around v through the triangles until the boundary edge
+        // p -> v: the triangle holding v -> cur has the edge x -> v; x is the next ray.
         loop {
-            // The triangle holding v -> cur has the edge x -> v; x is the next ray.
-            let t = tri_of[&(v, cur)];
-            let tri = tris[t as usize];
-            let k = tri.iter().position(|&w| w == v).unwrap();
+            let tri = mesh.tris[tri_of[&(v, cur)] as usize];
+            let k = tri.iter().position(|&w| w == v)?;
             let x = tri[(k + 2) % 3];
             rays.push(x);
             if !tri_of.contains_key(&(v, x)) {
                 break;
             }
             cur = x;
-            guard += 1;
-            if guard > tris.len() {
-                return (hertel_mehlhorn(verts, tris), true);
+            if rays.len() > mesh.tris.len() + 2 {
+                return None;
             }
         }
         corners.push(Corner { v, rays });
     }
-    // Which corner each diagonal leaves from, at each end.
+    Some(corners)
+}
+
+/// ANavMG (seed 002). Every notch (a corner whose angle exceeds pi + tau) gets one portal
+/// inside its area of interest (the cone of directions that split it into two tau-convex
+/// angles); a portal already there for an earlier notch counts for it too:
+/// * vertex-vertex: the shortest diagonal of the triangulation in the cone;
+/// * when none: the closest point the notch sees in the cone, a vertex or a grid point on a
+///   wall (`is_wall`: a boundary edge, region on its left, with nothing walkable across; only
+///   there may new points go, since a point on a border shared with another region would be
+///   a T-junction for that region's polygons);
+/// * when that fails too (the cone ends on a shared border, or out of reach): the two
+///   diagonals that bracket the cone.
+///
+/// Portals to new points are fixed in rounds: the ones accepted in a round (none crossing
+/// another) become edges of a new triangulation, and the next round starts over from it, so
+/// a later notch can end its portal at a fixed portal's end (the paper's vertex-portal case).
+/// Then portals that became unnecessary are removed, longest first, and a point on a wall
+/// left with no portal is taken out again. Cells are the pieces the kept portals cut.
+/// Falls back to [`hertel_mehlhorn`] if a cell does not come out simple (never seen; a safety
+/// net), which the second value reports.
+pub fn anavmg(
+    verts: Vec<Point>,
+    tris: Vec<[u32; 3]>,
+    is_wall: &dyn Fn(Point, Point) -> bool,
+    tau: f64,
+) -> (RegionPolygons, bool) {
+    anavmg_rounds(verts, tris, is_wall, tau, ROUNDS)
+}
+
+/// [`anavmg`] with at most `rounds` rounds of portals off the triangulation's diagonals (0:
+/// diagonals only, as tessera had it before).
+pub(crate) fn anavmg_rounds(
+    verts: Vec<Point>,
+    tris: Vec<[u32; 3]>,
+    is_wall: &dyn Fn(Point, Point) -> bool,
+    tau: f64,
+    rounds: usize,
+) -> (RegionPolygons, bool) {
+    let outline = Outline::new(verts, tris, is_wall);
+    match partition(&outline, tau, rounds) {
+        Some(p) => (p, false),
+        None => (
+            hertel_mehlhorn(outline.verts.clone(), outline.tris.clone()),
+            true,
+        ),
+    }
+}
+
+fn partition(outline: &Outline, tau: f64, rounds: usize) -> Option<RegionPolygons> {
+    let mut plan = Plan::default();
+    let mut mesh = outline.mesh();
+    let mut round = 0;
+    let (corners, mut chosen) = loop {
+        let corners = corners_of(&mesh)?;
+        let (chosen, fresh) = choose(&mesh, &corners, tau, round < rounds)?;
+        if fresh.portals.is_empty() {
+            break (corners, chosen);
+        }
+        plan.added.extend(fresh.added);
+        plan.portals.extend(fresh.portals);
+        mesh = outline.build(&plan).ok()?;
+        round += 1;
+    };
+    let dir = |a: u32, b: u32| {
+        let (p, q) = (mesh.verts[a as usize], mesh.verts[b as usize]);
+        ((q.0 - p.0) as i64, (q.1 - p.1) as i64)
+    };
+    // Remove portals that became unnecessary, longest first.
     let mut corner_of: HashMap<(u32, u32), usize> = HashMap::default();
     for (c, corner) in corners.iter().enumerate() {
         for &w in &corner.rays[1..corner.rays.len() - 1] {
             corner_of.insert((corner.v, w), c);
         }
     }
-    let key = |a: u32, b: u32| (a.min(b), a.max(b));
-    let mut chosen: std::collections::HashSet<(u32, u32)> = Default::default();
-    // The sub-angle of a corner, between consecutive kept rays, that is still too wide:
-    // indices (i, j) into its rays.
-    let wide = |corner: &Corner, chosen: &std::collections::HashSet<(u32, u32)>| {
-        let kept: Vec<usize> = (0..corner.rays.len())
-            .filter(|&i| {
-                i == 0
-                    || i == corner.rays.len() - 1
-                    || chosen.contains(&key(corner.v, corner.rays[i]))
-            })
-            .collect();
-        kept.windows(2).map(|w| (w[0], w[1])).find(|&(i, j)| {
-            !within(
-                dir(corner.v, corner.rays[i]),
-                dir(corner.v, corner.rays[j]),
-                tau,
-            )
-        })
-    };
-    for corner in &corners {
-        while let Some((i, j)) = wide(corner, &chosen) {
-            let (a, b) = (dir(corner.v, corner.rays[i]), dir(corner.v, corner.rays[j]));
-            // Inside the area of interest: both new angles within pi + tau.
-            let best = (i + 1..j)
-                .filter(|&m| {
-                    let r = dir(corner.v, corner.rays[m]);
-                    within(a, r, tau) && within(r, b, tau)
-                })
-                .min_by_key(|&m| {
-                    let r = dir(corner.v, corner.rays[m]);
-                    (r.0 * r.0 + r.1 * r.1, corner.rays[m])
-                });
-            match best {
-                Some(m) => {
-                    chosen.insert(key(corner.v, corner.rays[m]));
-                }
-                None => {
-                    // The cone lies inside one triangle's angle: keep the two rays around it.
-                    let last_ok = (i + 1..j)
-                        .filter(|&m| within(a, dir(corner.v, corner.rays[m]), tau))
-                        .max();
-                    let first_ok = (i + 1..j)
-                        .filter(|&m| within(dir(corner.v, corner.rays[m]), b, tau))
-                        .min();
-                    match (last_ok, first_ok) {
-                        (Some(l), Some(f)) => {
-                            chosen.insert(key(corner.v, corner.rays[l]));
-                            chosen.insert(key(corner.v, corner.rays[f]));
-                        }
-                        _ => return (hertel_mehlhorn(verts, tris), true),
-                    }
-                }
-            }
-        }
-    }
-    // Remove portals that became unnecessary, longest first.
     let mut order: Vec<(u32, u32)> = chosen.iter().copied().collect();
     order.sort_unstable_by_key(|&(a, b)| {
         let d = dir(a, b);
@@ -478,16 +932,136 @@ pub fn anavmg(verts: Vec<Point>, tris: Vec<[u32; 3]>, tau: f64) -> (RegionPolygo
         let still_fine = [(a, b), (b, a)]
             .iter()
             .all(|&(u, w)| match corner_of.get(&(u, w)) {
-                Some(&c) => wide(&corners[c], &chosen).is_none(),
+                Some(&c) => wide(&mesh, &corners[c], &chosen, tau).is_none(),
                 None => true,
             });
         if !still_fine {
             chosen.insert((a, b));
         }
     }
-    // Cells: triangles joined across every diagonal that is not a portal.
+    // A point on a wall whose portals all went: triangulate again without it.
+    let first_added = outline.verts.len() as u32;
+    let used: HashSet<u32> = chosen.iter().flat_map(|&(a, b)| [a, b]).collect();
+    if (first_added..mesh.verts.len() as u32).any(|v| !used.contains(&v)) {
+        let at = |v: u32| mesh.verts[v as usize];
+        let mut order: Vec<(u32, u32)> = chosen.iter().copied().collect();
+        order.sort_unstable_by_key(|&(a, b)| (at(a), at(b)));
+        let plan = Plan {
+            added: (first_added..mesh.verts.len() as u32)
+                .filter(|v| used.contains(v))
+                .map(|v| (at(v), mesh.added_on[(v - first_added) as usize]))
+                .collect(),
+            portals: order.iter().map(|&(a, b)| (at(a), at(b))).collect(),
+        };
+        mesh = outline.build(&plan).ok()?;
+        chosen = mesh.fixed.clone();
+    }
+    let mut out = cells(&mesh, &chosen, tau)?;
+    out.on_walls = mesh
+        .added_on
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| {
+            let (a, b) = outline.edges[w];
+            (
+                first_added + i as u32,
+                outline.verts[a as usize],
+                outline.verts[b as usize],
+            )
+        })
+        .collect();
+    Some(out)
+}
+
+/// The sub-angle of a corner, between consecutive kept rays (its boundary edges and the
+/// portals in `chosen`), that is still wider than pi + tau: indices into its rays.
+fn wide(
+    mesh: &Mesh,
+    corner: &Corner,
+    chosen: &HashSet<(u32, u32)>,
+    tau: f64,
+) -> Option<(usize, usize)> {
+    let dir = |b: u32| {
+        let (p, q) = (mesh.verts[corner.v as usize], mesh.verts[b as usize]);
+        ((q.0 - p.0) as i64, (q.1 - p.1) as i64)
+    };
+    let last = corner.rays.len() - 1;
+    let kept: Vec<usize> = (0..corner.rays.len())
+        .filter(|&i| i == 0 || i == last || chosen.contains(&key(corner.v, corner.rays[i])))
+        .collect();
+    kept.windows(2)
+        .map(|w| (w[0], w[1]))
+        .find(|&(i, j)| !within(dir(corner.rays[i]), dir(corner.rays[j]), tau))
+}
+
+/// One round of portal choices over `mesh`: the diagonals chosen (with the fixed portals),
+/// and the portals to points off the triangulation's diagonals accepted (`fresh`, when
+/// allowed). When `fresh` is not empty the diagonals are only provisional.
+fn choose(
+    mesh: &Mesh,
+    corners: &[Corner],
+    tau: f64,
+    fresh_allowed: bool,
+) -> Option<(HashSet<(u32, u32)>, Round)> {
+    let dir = |a: u32, b: u32| {
+        let (p, q) = (mesh.verts[a as usize], mesh.verts[b as usize]);
+        ((q.0 - p.0) as i64, (q.1 - p.1) as i64)
+    };
+    let mut chosen = mesh.fixed.clone();
+    let mut fresh = Round::default();
+    'corners: for corner in corners {
+        while let Some((i, j)) = wide(mesh, corner, &chosen, tau) {
+            let (v, rays) = (corner.v, &corner.rays);
+            let (a, b) = (dir(v, rays[i]), dir(v, rays[j]));
+            // Inside the area of interest: both new angles within pi + tau.
+            let best = (i + 1..j)
+                .filter(|&m| {
+                    let r = dir(v, rays[m]);
+                    within(a, r, tau) && within(r, b, tau)
+                })
+                .min_by_key(|&m| {
+                    let r = dir(v, rays[m]);
+                    (r.0 * r.0 + r.1 * r.1, rays[m])
+                });
+            if let Some(m) = best {
+                chosen.insert(key(v, rays[m]));
+                continue;
+            }
+            // The cone lies inside one triangle's angle, between rays l and f.
+            let l = (i..j).filter(|&m| within(a, dir(v, rays[m]), tau)).max()?;
+            let f = (i + 1..=j)
+                .filter(|&m| within(dir(v, rays[m]), b, tau))
+                .min()?;
+            if fresh_allowed && f == l + 1 {
+                let cone = Cone::new(a, b, tau);
+                if let Some((q, wall, path)) = reach(mesh, v, (rays[l], rays[f]), &cone) {
+                    let p = mesh.verts[v as usize];
+                    if !fresh.clashes(p, q, &path) {
+                        fresh.accept(p, q, wall, path);
+                    }
+                    // Either way this corner waits for the next round.
+                    continue 'corners;
+                }
+            }
+            let new_l = chosen.insert(key(v, rays[l]));
+            if !(chosen.insert(key(v, rays[f])) || new_l) {
+                return None;
+            }
+        }
+    }
+    Some((chosen, fresh))
+}
+
+/// Cells: triangles joined across every diagonal that is not a portal, each traced as one
+/// counter-clockwise cycle; None if one does not come out simple (or convex when tau is 0).
+fn cells(mesh: &Mesh, chosen: &HashSet<(u32, u32)>, tau: f64) -> Option<RegionPolygons> {
+    let (tris, tri_of) = (&mesh.tris, &mesh.tri_of);
+    let dir = |a: u32, b: u32| {
+        let (p, q) = (mesh.verts[a as usize], mesh.verts[b as usize]);
+        ((q.0 - p.0) as i64, (q.1 - p.1) as i64)
+    };
     let mut parent: Vec<u32> = (0..tris.len() as u32).collect();
-    for (&(a, b), &t) in &tri_of {
+    for (&(a, b), &t) in tri_of {
         if a < b && !chosen.contains(&(a, b)) {
             if let Some(&u) = tri_of.get(&(b, a)) {
                 let (ra, rb) = (find(&mut parent, t), find(&mut parent, u));
@@ -498,7 +1072,7 @@ pub fn anavmg(verts: Vec<Point>, tris: Vec<[u32; 3]>, tau: f64) -> (RegionPolygo
         }
     }
     let mut out = RegionPolygons {
-        verts: verts.clone(),
+        verts: mesh.verts.clone(),
         ..Default::default()
     };
     let mut index: HashMap<u32, usize> = HashMap::default();
@@ -512,7 +1086,7 @@ pub fn anavmg(verts: Vec<Point>, tris: Vec<[u32; 3]>, tau: f64) -> (RegionPolygo
         groups[k].push(t);
     }
     for group in &groups {
-        let mine: std::collections::HashSet<u32> = group.iter().copied().collect();
+        let mine: HashSet<u32> = group.iter().copied().collect();
         // The cell's border: its triangles' edges whose twin is not in the cell.
         let mut next: HashMap<u32, u32> = HashMap::default();
         let mut edges = 0;
@@ -524,20 +1098,20 @@ pub fn anavmg(verts: Vec<Point>, tris: Vec<[u32; 3]>, tau: f64) -> (RegionPolygo
                 if !inside {
                     edges += 1;
                     if next.insert(a, b).is_some() {
-                        return (hertel_mehlhorn(verts, tris), true);
+                        return None;
                     }
                 }
             }
         }
-        let start = *next.keys().min().unwrap();
+        let start = *next.keys().min()?;
         let mut cycle = vec![start];
         let mut cur = next[&start];
         while cur != start {
             cycle.push(cur);
-            cur = match next.get(&cur) {
-                Some(&n) if cycle.len() <= edges => n,
-                _ => return (hertel_mehlhorn(verts, tris), true),
-            };
+            if cycle.len() > edges {
+                return None;
+            }
+            cur = *next.get(&cur)?;
         }
         let n = cycle.len();
         let convex = (0..n).all(|k| {
@@ -545,11 +1119,11 @@ pub fn anavmg(verts: Vec<Point>, tris: Vec<[u32; 3]>, tau: f64) -> (RegionPolygo
             within(dir(p, v), dir(v, q), 0.0) || tau > 0.0
         });
         if n != edges || !convex {
-            return (hertel_mehlhorn(verts, tris), true);
+            return None;
         }
         out.polys.push(cycle);
         out.tris
             .push(group.iter().map(|&t| tris[t as usize]).collect());
     }
-    (out, false)
+    Some(out)
 }

@@ -1,4 +1,5 @@
 use super::*;
+use tessera_artifacts::NO_NEIGHBOUR;
 use tessera_artifacts::{CellRect, Levels, SpanField};
 use tessera_navmesh::NONE;
 
@@ -304,4 +305,239 @@ fn simplification_reduces_a_staircase_border_and_keeps_polygons_valid() {
     );
     assert!(coarse.polys.len() <= exact.polys.len());
     check(&coarse, &HashMap::default());
+}
+
+/// Cells of each region of a drawing at max_error 0, with `rounds` rounds of portals off the
+/// diagonals (0: diagonals only), and the points the partition added.
+fn cells_with_rounds(drawing: &[&str], rounds: usize) -> (usize, usize) {
+    let mut cells = 0;
+    let mut added = 0;
+    for region in regions_of(drawing, Levels::FLAT) {
+        let outlines: Vec<Vec<Point>> = region.contours.iter().map(|c| c.points.clone()).collect();
+        let mut walls = rustc_hash::FxHashSet::default();
+        for c in &region.contours {
+            let n = c.points.len();
+            for k in 0..n {
+                if c.neighbours[k] == NO_NEIGHBOUR {
+                    walls.insert((c.points[k], c.points[(k + 1) % n]));
+                }
+            }
+        }
+        let (verts, tris) = triangulate(&outlines).unwrap();
+        let (p, fell_back) =
+            partition::anavmg_rounds(verts, tris, &|a, b| walls.contains(&(a, b)), 0.0, rounds);
+        assert!(!fell_back);
+        cells += p.polys.len();
+        added += p.on_walls.len();
+    }
+    (cells, added)
+}
+
+/// Checks what the partition adds: every vertex that is no contour point lies strictly inside
+/// a wall (a contour edge with nothing walkable across), never on a border shared with
+/// another region; every polygon's triangles use its own vertices and cover it exactly.
+/// Returns how many vertices were added.
+fn check_added(drawing: &[&str], input: &MeshInput) -> usize {
+    let regions = regions_of(drawing, Levels::FLAT);
+    let mut corners = std::collections::HashSet::new();
+    let mut edges = Vec::new();
+    for c in regions.iter().flat_map(|r| &r.contours) {
+        let n = c.points.len();
+        for k in 0..n {
+            corners.insert(c.points[k]);
+            edges.push((c.points[k], c.points[(k + 1) % n], c.neighbours[k]));
+        }
+    }
+    let mut added = 0;
+    for v in &input.verts {
+        let p = (v[0], v[1]);
+        if corners.contains(&p) {
+            continue;
+        }
+        added += 1;
+        let on: Vec<u32> = edges
+            .iter()
+            .filter(|&&(a, b, _)| {
+                partition::orient(a, b, p) == 0
+                    && (p.0 - a.0) as i64 * (p.0 - b.0) as i64 <= 0
+                    && (p.1 - a.1) as i64 * (p.1 - b.1) as i64 <= 0
+            })
+            .map(|e| e.2)
+            .collect();
+        assert!(
+            !on.is_empty() && on.iter().all(|&across| across == NO_NEIGHBOUR),
+            "added vertex {p:?} is not on a wall: {on:?}"
+        );
+    }
+    for poly in &input.polys {
+        let mut sum = 0;
+        for t in &poly.tris {
+            assert!(t.iter().all(|v| poly.verts.contains(v)), "{poly:?}");
+            let twice = area2(input, t);
+            assert!(twice > 0, "{poly:?}");
+            sum += twice;
+        }
+        assert_eq!(sum, area2(input, &poly.verts), "{poly:?}");
+    }
+    added
+}
+
+/// Walkable cells of each region (regions in id order: first cell in (y, x) order), for
+/// drawings whose regions are the connected runs of one digit.
+fn cells_per_region(drawing: &[&str]) -> HashMap<u32, i64> {
+    let regions = regions_of(drawing, Levels::FLAT);
+    let mut out = HashMap::default();
+    for (r, region) in regions.iter().enumerate() {
+        let twice: i64 = region.contours.iter().map(|c| c.twice_area()).sum();
+        out.insert(r as u32, twice / 2);
+    }
+    out
+}
+
+/// A room and an arm along its bottom.
+const L_ROOM: [&str; 7] = [
+    "01111110000000000000",
+    "01111110000000000000",
+    "01111110000000000000",
+    "01111110000000000000",
+    "01111110000000000000",
+    "00111111111111111100",
+    "00111111111111111110",
+];
+
+#[test]
+fn a_notch_facing_a_long_wall_gets_one_portal_to_a_point_on_it() {
+    // The step at the right end of the lower arm, (18, 1), has no diagonal of the
+    // triangulation inside its area of interest (the quarter below and left of it): the long
+    // bottom wall is what it faces.
+    let drawing = L_ROOM;
+    // Diagonals only: the notch is bracketed by two diagonals. With a portal to the wall:
+    // one cell fewer, one point added.
+    assert_eq!(cells_with_rounds(&drawing, 0), (4, 0));
+    assert_eq!(cells_with_rounds(&drawing, partition::ROUNDS), (3, 1));
+    let (input, stats) = polygons_of(&drawing, Levels::FLAT, 0.0);
+    assert_eq!(stats.polygons, 3);
+    check(&input, &cells_per_region(&drawing));
+    assert_eq!(check_added(&drawing, &input), 1);
+    // The wall pieces on both sides of the new point are walls of the navmesh too.
+    let added = input
+        .verts
+        .iter()
+        .position(|v| (v[0], v[1]) == (18, 0))
+        .map(|i| i as u32);
+    let mut walls_at_added = 0;
+    for p in &input.polys {
+        let n = p.verts.len();
+        for k in 0..n {
+            let (a, b) = (p.verts[k], p.verts[(k + 1) % n]);
+            if (Some(a) == added || Some(b) == added)
+                && input.verts[a as usize][1] == input.verts[b as usize][1]
+            {
+                assert!(p.blocked[k]);
+                walls_at_added += 1;
+            }
+        }
+    }
+    assert_eq!(walls_at_added, 2, "{:?}", input.verts);
+}
+
+#[test]
+fn a_room_whose_notches_face_walls_needs_fewer_cells() {
+    let drawing = [
+        "000000000000000",
+        "000000000000000",
+        "000011111000000",
+        "000011111110000",
+        "000011111111100",
+        "000011111111110",
+        "000011111111110",
+    ];
+    let (before, _) = cells_with_rounds(&drawing, 0);
+    let (after, added) = cells_with_rounds(&drawing, partition::ROUNDS);
+    assert_eq!((before, after, added), (5, 4, 1));
+    for tau in [0.0, 5f64.to_radians()] {
+        let mut p = params(0.0);
+        p.partition = Partition::Anavmg { tau };
+        let (input, stats) = polygonize(&regions_of(&drawing, Levels::FLAT), p).unwrap();
+        assert_eq!(stats.polygons, 4);
+        check(&input, &cells_per_region(&drawing));
+        check_added(&drawing, &input);
+    }
+}
+
+#[test]
+fn a_border_shared_with_another_region_gets_no_new_point() {
+    // The L of the first test, its long bottom wall now the border with a floor one voxel
+    // lower: no point may go there (the other region's polygons would get a T-junction).
+    let mut drawing = L_ROOM.to_vec();
+    drawing.push("00222222222222222220");
+    let (input, _) = polygons_of(&drawing, Levels::FLAT, 0.0);
+    check(&input, &cells_per_region(&drawing));
+    check_added(&drawing, &input);
+    assert!(input
+        .verts
+        .iter()
+        .all(|v| v[1] != 1 || v[0] <= 2 || v[0] >= 18));
+}
+
+/// Small random floor plans (rectangles of floor, some cut out), deterministic.
+fn random_plans(count: usize) -> Vec<Vec<String>> {
+    let mut seed = 12345u64;
+    let mut rnd = |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n
+    };
+    let mut plans = Vec::new();
+    while plans.len() < count {
+        let (w, h) = (8 + rnd(16) as usize, 6 + rnd(10) as usize);
+        let mut g = vec![vec![b'0'; w]; h];
+        let paint =
+            |g: &mut Vec<Vec<u8>>, ch: u8, size: (u64, u64), rnd: &mut dyn FnMut(u64) -> u64| {
+                let (x0, y0) = (rnd(w as u64) as usize, rnd(h as u64) as usize);
+                let x1 = (x0 + size.0 as usize + rnd(size.1) as usize).min(w);
+                let y1 = (y0 + size.0 as usize + rnd(size.1 / 2) as usize).min(h);
+                for row in g.iter_mut().take(y1).skip(y0) {
+                    row[x0..x1].fill(ch);
+                }
+            };
+        for _ in 0..2 + rnd(4) {
+            paint(&mut g, b'1', (2, 12), &mut rnd);
+        }
+        for _ in 0..rnd(3) {
+            paint(&mut g, b'0', (1, 4), &mut rnd);
+        }
+        if rnd(2) == 0 {
+            paint(&mut g, b'2', (2, 6), &mut rnd);
+        }
+        let rows: Vec<String> = g
+            .into_iter()
+            .map(|r| String::from_utf8(r).unwrap())
+            .collect();
+        if rows.iter().any(|r| r.contains('1')) {
+            plans.push(rows);
+        }
+    }
+    plans
+}
+
+#[test]
+fn random_plans_stay_convex_exact_and_watertight_with_fewer_cells() {
+    let (mut before, mut after, mut added) = (0, 0, 0);
+    for plan in random_plans(300) {
+        let drawing: Vec<&str> = plan.iter().map(|s| s.as_str()).collect();
+        before += cells_with_rounds(&drawing, 0).0;
+        let (cells, points) = cells_with_rounds(&drawing, partition::ROUNDS);
+        after += cells;
+        added += points;
+        let (input, stats) = polygons_of(&drawing, Levels::FLAT, 0.0);
+        assert_eq!(stats.partition_fallbacks, 0, "{drawing:#?}");
+        check(&input, &cells_per_region(&drawing));
+        check_added(&drawing, &input);
+    }
+    assert!(
+        added > 0 && after < before,
+        "{before} -> {after}, {added} points"
+    );
 }
