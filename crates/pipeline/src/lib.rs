@@ -609,11 +609,11 @@ fn build_navmesh(
                 ))
             })?;
     // Stair links (seed 000, 5.2.2): facing blocked edges of two regions, ends within the
-    // agent's radius (at least two cells) in plan and within the climb in height.
-    asm.stair_links(
-        (agent.radius / frame.cell_size).max(2.0),
-        params.walkable_climb,
-    );
+    // agent's radius in plan and within the climb in height. Erosion keeps walkable edges a
+    // radius away from any wall, so edges facing each other across a wall are at least two
+    // radii apart and never linked; without erosion (radius 0) they could be the two sides of
+    // a thin wall, and no links are made.
+    asm.stair_links(agent.radius / frame.cell_size, params.walkable_climb);
     let polygon_params = tessera_polygons::PolygonParams {
         partition: match req.config.polygons.partition {
             tessera_config::Partition::Anavmg => tessera_polygons::Partition::Anavmg {
@@ -629,17 +629,21 @@ fn build_navmesh(
             sample_distance: req.config.polygons.detail_sample_distance / frame.cell_size,
             max_error: req.config.polygons.detail_max_error / frame.cell_height,
             max_points: 128,
+            locality: frame.tile_size,
         },
     };
-    // The heightfield for height detail: span fields read back from the journal by tile,
-    // a budgeted few at a time.
+    // The heightfield for height detail: each tile's walkable floors, decoded once from the
+    // span journal into a scratch file and read back a budgeted few at a time.
     let heights = if polygon_params.detail.is_on() {
-        Some(polygon_stage::SpanHeights::open(
-            &layout.spans_pack(),
-            frame,
-            params.walkable_height / 2,
-            work / 4,
-        )?)
+        Some(pool.install(|| {
+            polygon_stage::SpanHeights::open(
+                &layout.spans_pack(),
+                &scratch,
+                frame,
+                params.walkable_height / 2,
+                work / 4,
+            )
+        })?)
     } else {
         None
     };

@@ -195,21 +195,84 @@ impl RegionSource for JournalRegions {
     }
 }
 
-/// Floor heights for height detail, from the span journal: tiles are decoded on demand and
-/// kept while they fit `max_bytes` (least recently used out first).
+/// The walkable floors of a tile's core, column by column: what height detail reads, a
+/// fraction of the span field it comes from.
+struct Floors {
+    core: tessera_artifacts::CellRect,
+    start: Vec<u32>,
+    floors: Vec<u32>,
+}
+
+impl Floors {
+    /// As words: the core rectangle (4), the column starts (area + 1), the floors.
+    fn words_of(field: &SpanField) -> Vec<u32> {
+        let core = field.core;
+        let mut out = vec![core.x0 as u32, core.y0 as u32, core.width, core.height];
+        let mut floors = Vec::new();
+        for y in core.y0..core.y1() {
+            for x in core.x0..core.x1() {
+                out.push(floors.len() as u32);
+                floors.extend(
+                    field
+                        .column(x, y)
+                        .iter()
+                        .filter(|s| s.walkable)
+                        .map(|s| s.zmax),
+                );
+            }
+        }
+        out.push(floors.len() as u32);
+        out.extend(floors);
+        out
+    }
+
+    fn from_words(w: &[u32]) -> Floors {
+        let core = tessera_artifacts::CellRect {
+            x0: w[0] as i32,
+            y0: w[1] as i32,
+            width: w[2],
+            height: w[3],
+        };
+        let n = core.area() + 1;
+        Floors {
+            core,
+            start: w[4..4 + n].to_vec(),
+            floors: w[4 + n..].to_vec(),
+        }
+    }
+
+    fn at(&self, x: i32, y: i32) -> &[u32] {
+        if !self.core.contains(x, y) {
+            return &[];
+        }
+        let i = self.core.index(x, y);
+        &self.floors[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+
+    fn byte_size(&self) -> usize {
+        (self.start.len() + self.floors.len()) * 4
+    }
+}
+
+/// Floor heights for height detail. When opened, every tile of the span journal is decoded
+/// once (in parallel) into its walkable floors, written to a flat scratch file; lookups read
+/// a tile's floors back from it into a cache of `max_bytes` (least recently used out first),
+/// which costs a read, not a decompression.
 pub(crate) struct SpanHeights {
     frame: GridFrame,
     /// Farthest a floor may be from the height asked near [voxels] (less than half the
     /// agent's height, so never the floor above or below).
     reach: u32,
     max_bytes: u64,
+    file: File,
+    path: PathBuf,
+    /// Per tile index: (offset in words, words); (0, 0) for a tile without spans.
+    index: Vec<(u64, u32)>,
     state: Mutex<HeightCache>,
 }
 
 struct HeightCache {
-    journal: Journal,
-    path: PathBuf,
-    tiles: HashMap<u32, (Arc<SpanField>, u64)>,
+    tiles: HashMap<u32, (Arc<Floors>, u64)>,
     bytes: u64,
     clock: u64,
     failed: Option<String>,
@@ -218,18 +281,49 @@ struct HeightCache {
 impl SpanHeights {
     pub(crate) fn open(
         journal_path: &Path,
+        dir: &Path,
         frame: &GridFrame,
         reach: u32,
         max_bytes: u64,
     ) -> Result<SpanHeights, BakeError> {
+        use rayon::prelude::*;
         let journal = Journal::open_complete(journal_path, crate::SPANS_KIND)?;
+        let io = |e: std::io::Error| BakeError::Io(StoreError::io(dir, e));
+        let path = dir.join("floors.spill");
+        let mut out = SpillWriter::<u32>::create(&path).map_err(io)?;
+        let mut index = vec![(0u64, 0u32); frame.tile_count()];
+        let keys = journal.keys();
+        // A few tiles per thread at a time: decoding is the cost, holding them is not.
+        for chunk in keys.chunks(rayon::current_num_threads().max(1) * 2) {
+            let words: Vec<Result<(u32, Vec<u32>), BakeError>> = chunk
+                .par_iter()
+                .map(|&key| {
+                    let field =
+                        SpanField::decode(&journal.read(key)?).map_err(|e| BakeError::Corrupt {
+                            path: journal_path.to_path_buf(),
+                            message: format!("tile {key}: {e}"),
+                        })?;
+                    Ok((key, Floors::words_of(&field)))
+                })
+                .collect();
+            for w in words {
+                let (key, w) = w?;
+                if let Some(slot) = index.get_mut(key as usize) {
+                    *slot = (out.len(), w.len() as u32);
+                }
+                out.extend(&w).map_err(io)?;
+            }
+        }
+        let spill = out.finish().map_err(io)?;
+        let file = File::open(spill.path()).map_err(io)?;
         Ok(SpanHeights {
             frame: frame.clone(),
             reach,
             max_bytes,
+            file,
+            path,
+            index,
             state: Mutex::new(HeightCache {
-                journal,
-                path: journal_path.to_path_buf(),
                 tiles: HashMap::new(),
                 bytes: 0,
                 clock: 0,
@@ -248,15 +342,11 @@ impl SpanHeights {
             x: x as u32 / f.tile_size,
             y: y as u32 / f.tile_size,
         };
-        let field = self.tile(f.tile_index(tile) as u32)?;
-        if !field.rect.contains(x, y) {
-            return None;
-        }
-        field
-            .column(x, y)
+        let floors = self.tile(f.tile_index(tile) as u32)?;
+        floors
+            .at(x, y)
             .iter()
-            .filter(|s| s.walkable)
-            .map(|s| s.zmax as f64)
+            .map(|&z| z as f64)
             .filter(|&z| (z - near).abs() <= self.reach as f64)
             .min_by(|a, b| {
                 (a - near)
@@ -266,31 +356,29 @@ impl SpanHeights {
             })
     }
 
-    fn tile(&self, key: u32) -> Option<Arc<SpanField>> {
+    fn tile(&self, key: u32) -> Option<Arc<Floors>> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         st.clock += 1;
         let now = st.clock;
-        if let Some((field, used)) = st.tiles.get_mut(&key) {
+        if let Some((floors, used)) = st.tiles.get_mut(&key) {
             *used = now;
-            return Some(field.clone());
+            return Some(floors.clone());
         }
-        let bytes = match st.journal.read(key) {
-            Ok(b) if !b.is_empty() => b,
-            Ok(_) => return None,
-            Err(e) => {
-                st.failed.get_or_insert(e.to_string());
-                return None;
-            }
-        };
-        let field = match SpanField::decode(&bytes) {
-            Ok(f) => Arc::new(f),
-            Err(e) => {
-                let path = st.path.display().to_string();
-                st.failed.get_or_insert(format!("{path}: tile {key}: {e}"));
-                return None;
-            }
-        };
-        let size = field.byte_size() as u64;
+        let &(at, words) = self.index.get(key as usize)?;
+        if words == 0 {
+            return None;
+        }
+        let mut buf = vec![0u32; words as usize];
+        if let Err(e) = self
+            .file
+            .read_exact_at(bytemuck::cast_slice_mut(&mut buf), at * 4)
+        {
+            st.failed
+                .get_or_insert(format!("{}: {e}", self.path.display()));
+            return None;
+        }
+        let floors = Arc::new(Floors::from_words(&buf));
+        let size = floors.byte_size() as u64;
         while st.bytes + size > self.max_bytes && !st.tiles.is_empty() {
             let oldest = *st
                 .tiles
@@ -303,11 +391,11 @@ impl SpanHeights {
             }
         }
         st.bytes += size;
-        st.tiles.insert(key, (field.clone(), now));
-        Some(field)
+        st.tiles.insert(key, (floors.clone(), now));
+        Some(floors)
     }
 
-    /// The first error met reading the journal (heights were missing from then on).
+    /// The first error met reading the floors back (heights were missing from then on).
     pub(crate) fn failure(&self) -> Option<String> {
         self.state
             .lock()

@@ -24,6 +24,9 @@ pub struct DetailParams {
     pub max_error: f64,
     /// Most points added to one polygon.
     pub max_points: usize,
+    /// Polygons are detailed in plan order by blocks of this many cells (the heightfield's
+    /// tile size), so that a tile's heights are read once for all polygons on it.
+    pub locality: u32,
 }
 
 impl DetailParams {
@@ -31,6 +34,7 @@ impl DetailParams {
         sample_distance: 0.0,
         max_error: 0.0,
         max_points: 0,
+        locality: 1,
     };
 
     pub fn is_on(&self) -> bool {
@@ -179,25 +183,46 @@ pub fn detail(poly: &[[f64; 3]], params: &DetailParams, height: &HeightAt) -> Op
         }
         y += step;
     }
+    // Each candidate's deviation from the surface as it stands; an insertion changes the
+    // surface only inside the triangles around the new point, so only candidates in their
+    // bounding box are measured again.
+    let deviation = |dt: &DelaunayTriangulation<Vertex>, points: &[[f64; 3]], c: &[f64; 3]| {
+        surface(dt, points, &all, [c[0], c[1]]).map(|s| (c[2] - s).abs())
+    };
+    let mut dev: Vec<Option<f64>> = candidates
+        .iter()
+        .map(|c| deviation(&dt, &points, c))
+        .collect();
     while points.len() < params.max_points && !candidates.is_empty() {
         let mut worst: Option<(f64, usize)> = None;
-        for (i, c) in candidates.iter().enumerate() {
-            let Some(s) = surface(&dt, &points, &all, [c[0], c[1]]) else {
-                continue;
-            };
-            let d = (c[2] - s).abs();
-            if d > tol && worst.is_none_or(|(wd, _)| d > wd) {
-                worst = Some((d, i));
+        for (i, d) in dev.iter().enumerate() {
+            if let Some(d) = *d {
+                if d > tol && worst.is_none_or(|(wd, _)| d > wd) {
+                    worst = Some((d, i));
+                }
             }
         }
         let Some((_, i)) = worst else { break };
         let c = candidates.swap_remove(i);
-        dt.insert(Vertex {
-            pos: Point2::new(c[0], c[1]),
-            index: (n + points.len()) as u32,
-        })
-        .ok()?;
+        dev.swap_remove(i);
+        let handle = dt
+            .insert(Vertex {
+                pos: Point2::new(c[0], c[1]),
+                index: (n + points.len()) as u32,
+            })
+            .ok()?;
         points.push(c);
+        let (mut blo, mut bhi) = ([c[0], c[1]], [c[0], c[1]]);
+        for e in dt.vertex(handle).out_edges() {
+            let q = e.to().position();
+            blo = [blo[0].min(q.x), blo[1].min(q.y)];
+            bhi = [bhi[0].max(q.x), bhi[1].max(q.y)];
+        }
+        for (k, cand) in candidates.iter().enumerate() {
+            if cand[0] >= blo[0] && cand[0] <= bhi[0] && cand[1] >= blo[1] && cand[1] <= bhi[1] {
+                dev[k] = deviation(&dt, &points, cand);
+            }
+        }
     }
     if points.is_empty() {
         return None;
@@ -274,6 +299,7 @@ mod tests {
         sample_distance: 2.0,
         max_error: 1.0,
         max_points: 256,
+        locality: 64,
     };
 
     fn area(d: &Detail, poly: &[[f64; 3]]) -> f64 {

@@ -239,10 +239,13 @@ pub fn polygonize_stream(
     source.for_each_window(&mut |window| {
         let results: Vec<Result<RegionOutput, PolygonError>> = window
             .par_iter()
-            .map(|region| polygonize_region(region, params, &restored, height))
+            .map(|region| polygonize_region(region, params, &restored))
             .collect();
-        for r in results {
-            let out = r?;
+        let mut outs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        if let Some(height) = height.filter(|_| params.detail.is_on()) {
+            add_detail(&mut outs, &params.detail, height);
+        }
+        for out in outs {
             stats.regions += 1;
             stats.polygons += out.polys.len() as u64;
             stats.triangles += out.polys.iter().map(|p| p.tris.len() as u64).sum::<u64>();
@@ -258,12 +261,70 @@ pub fn polygonize_stream(
     Ok(stats)
 }
 
+/// Height detail for a window's polygons, worked through in plan order by blocks of
+/// `locality` cells (the heightfield is read a tile at a time; regions can be long) and
+/// attached to each region in polygon order.
+fn add_detail(outs: &mut [RegionOutput], params: &detail::DetailParams, height: &detail::HeightAt) {
+    let block = params.locality.max(1) as i32;
+    let mut work: Vec<(i32, i32, u32, u32)> = Vec::new();
+    for (r, out) in outs.iter().enumerate() {
+        for (p, poly) in out.polys.iter().enumerate() {
+            let v = out.verts[poly.verts[0] as usize];
+            work.push((
+                v[1].div_euclid(block),
+                v[0].div_euclid(block),
+                r as u32,
+                p as u32,
+            ));
+        }
+    }
+    work.sort_unstable();
+    let details: Vec<Option<detail::Detail>> = work
+        .par_iter()
+        .map(|&(_, _, r, p)| {
+            let out = &outs[r as usize];
+            let corners: Vec<[f64; 3]> = out.polys[p as usize]
+                .verts
+                .iter()
+                .map(|&v| out.verts[v as usize].map(|c| c as f64))
+                .collect();
+            detail::detail(&corners, params, height)
+        })
+        .collect();
+    let mut by_poly: Vec<((u32, u32), detail::Detail)> = work
+        .iter()
+        .zip(details)
+        .filter_map(|(&(_, _, r, p), d)| d.map(|d| ((r, p), d)))
+        .collect();
+    by_poly.sort_unstable_by_key(|(k, _)| *k);
+    for ((r, p), d) in by_poly {
+        let out = &mut outs[r as usize];
+        let base = out.detail.len() as u32;
+        out.detail
+            .extend(d.points.iter().map(|q| q.map(|c| c as f32)));
+        let poly = &mut out.polys[p as usize];
+        let n = poly.verts.len() as u32;
+        poly.tris = d
+            .tris
+            .iter()
+            .map(|t| {
+                t.map(|i| {
+                    if i < n {
+                        poly.verts[i as usize]
+                    } else {
+                        tessera_navmesh::DETAIL | (base + i - n)
+                    }
+                })
+            })
+            .collect();
+    }
+}
+
 /// One region's polygons, its sections simplified with the final table of restored points.
 fn polygonize_region(
     region: &RegionContours,
     params: PolygonParams,
     restored: &simplify::Restored,
-    heightfield: Option<&detail::HeightAt>,
 ) -> Result<RegionOutput, PolygonError> {
     let (mut sections, parts) = simplify::sections_of(region);
     simplify::simplify(&mut sections, params.max_error, restored);
@@ -330,41 +391,12 @@ fn polygonize_region(
         .iter()
         .map(|p| [p.0, p.1, height[p] as i32])
         .collect();
-    let height_of = &height;
-    let height = heightfield;
-    let mut detail_points: Vec<[f32; 3]> = Vec::new();
     let out_polys = polys
         .polys
         .iter()
         .zip(polys.tris)
-        .map(|(cycle, mut tris)| {
+        .map(|(cycle, tris)| {
             let n = cycle.len();
-            if let Some(height) = height.filter(|_| params.detail.is_on()) {
-                let corners: Vec<[f64; 3]> = cycle
-                    .iter()
-                    .map(|&v| {
-                        let p = polys.verts[v as usize];
-                        [p.0 as f64, p.1 as f64, height_of[&p] as f64]
-                    })
-                    .collect();
-                if let Some(d) = detail::detail(&corners, &params.detail, height) {
-                    let base = detail_points.len() as u32;
-                    detail_points.extend(d.points.iter().map(|p| p.map(|c| c as f32)));
-                    tris = d
-                        .tris
-                        .iter()
-                        .map(|t| {
-                            t.map(|i| {
-                                if (i as usize) < n {
-                                    cycle[i as usize]
-                                } else {
-                                    tessera_navmesh::DETAIL | (base + i - n as u32)
-                                }
-                            })
-                        })
-                        .collect();
-                }
-            }
             InputPoly {
                 blocked: (0..n)
                     .map(|k| {
@@ -381,7 +413,7 @@ fn polygonize_region(
         .collect();
     Ok(RegionOutput {
         verts: out_verts,
-        detail: detail_points,
+        detail: Vec::new(),
         polys: out_polys,
         notches,
         contour_vertices: region.contours.iter().map(|c| c.points.len() as u64).sum(),

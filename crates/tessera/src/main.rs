@@ -364,7 +364,7 @@ fn run_path(args: PathArgs) -> Result<(), Failure> {
     };
     let a = query.path(from, to);
     if args.json {
-        let v = serde_json::json!({"found": a.found, "length": a.length, "waypoints": a.waypoints});
+        let v = serde_json::json!({"found": a.found, "length": a.length, "waypoints": a.waypoints, "links": a.links});
         println!("{v}");
     } else if a.found {
         println!(

@@ -16,7 +16,7 @@
 //!   every polygon, 1 and 2 are coarser (vertex clustering). The page loads coarse chunks
 //!   first and refines the ones near the camera, so a 2 km world stays interactive.
 //! * `/api/scene`: the source scene overlay, binary ([`overlay`]), 404 without `--scene`.
-//! * `/api/path?from=X,Y,Z&to=X,Y,Z`: `{"found", "length", "waypoints"}` from
+//! * `/api/path?from=X,Y,Z&to=X,Y,Z`: `{"found", "length", "waypoints", "links"}` from
 //!   [`tessera_query::Query::path`], points in the scene's own coordinates, exactly what
 //!   `tessera path --json` prints.
 //!
@@ -435,7 +435,7 @@ impl State<'_> {
 
 /// A path answer as `tessera path --json` prints it.
 pub fn path_json(a: &tessera_query::PathAnswer) -> Value {
-    json!({"found": a.found, "length": a.length, "waypoints": a.waypoints})
+    json!({"found": a.found, "length": a.length, "waypoints": a.waypoints, "links": a.links})
 }
 
 /// A request's query string, percent-decoded.
