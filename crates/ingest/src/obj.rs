@@ -35,6 +35,28 @@ fn map_file(file: &File, path: &Path) -> Result<Option<Mmap>, IngestError> {
     Ok(Some(map))
 }
 
+/// How much of the file is read between two page releases.
+const RELEASE_EVERY: usize = 64 << 20;
+
+/// Gives back the pages of `map` in `from..upto` (whole pages inside it): clean, file-backed
+/// pages the kernel reads again if they are touched, so that a pass over a file larger than
+/// the budget does not keep it all resident.
+fn release(map: &Mmap, from: usize, upto: usize) {
+    #[cfg(unix)]
+    {
+        const PAGE: usize = 4096;
+        let lo = from.div_ceil(PAGE) * PAGE;
+        let hi = upto.min(map.len()) / PAGE * PAGE;
+        if hi > lo {
+            // SAFETY: a read-only map of a file nobody writes during the bake (see
+            // `map_file`): dropped pages come back from the file unchanged.
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, lo, hi - lo)
+            };
+        }
+    }
+}
+
 impl ObjScene {
     /// Maps `path` and runs pass 1 (the vertex table). `scratch` receives the table's file.
     pub fn open(path: &Path, up: UpAxis, scratch: &Path) -> Result<ObjScene, IngestError> {
@@ -46,7 +68,13 @@ impl ObjScene {
         let mut bounds = WorldBounds::EMPTY;
         let mut vertex_count = 0u64;
         if let Some(data) = &data {
-            for (line_no, line) in Lines::new(data) {
+            let mut lines = Lines::new(data);
+            let mut released = 0usize;
+            while let Some((line_no, line)) = lines.next() {
+                if lines.pos >= released + RELEASE_EVERY {
+                    release(data, released, lines.pos);
+                    released = lines.pos;
+                }
                 let mut tokens = Tokens::new(&line);
                 if tokens.next() != Some(b"v") {
                     continue;
@@ -73,6 +101,9 @@ impl ObjScene {
                 }
                 vertex_count += 1;
             }
+        }
+        if let Some(data) = &data {
+            release(data, 0, data.len());
         }
         writer.flush().map_err(|e| IngestError::io(scratch, e))?;
         drop(writer);
@@ -122,7 +153,18 @@ impl SceneSource for ObjScene {
         };
         let mut seen_vertices = 0u64;
         let mut polygon: Vec<u64> = Vec::with_capacity(8);
-        for (line_no, line) in Lines::new(data) {
+        let mut lines = Lines::new(data);
+        let mut released = 0usize;
+        while let Some((line_no, line)) = lines.next() {
+            if lines.pos >= released + RELEASE_EVERY {
+                // The text read so far, and the vertex table (faces mostly use recent
+                // vertices; the rest are read back from the page cache when needed).
+                release(data, released, lines.pos);
+                released = lines.pos;
+                if let Some(v) = &self.vertices {
+                    release(v, 0, v.len());
+                }
+            }
             let mut tokens = Tokens::new(&line);
             match tokens.next() {
                 Some(b"v") => seen_vertices += 1,
@@ -155,6 +197,10 @@ impl SceneSource for ObjScene {
                 }
                 _ => {}
             }
+        }
+        release(data, 0, data.len());
+        if let Some(v) = &self.vertices {
+            release(v, 0, v.len());
         }
         Ok(())
     }
