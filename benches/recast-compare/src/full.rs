@@ -42,7 +42,11 @@ impl Setting {
     /// `spec` is a preset name or a TOML file; `max_edge_len_m` is Recast's `edgeMaxLen`
     /// (0: no limit).
     pub fn new(spec: &str, max_edge_len_m: f64) -> Result<Setting, Box<dyn Error>> {
-        let config = BakeConfig::load(spec)?;
+        let mut config = BakeConfig::load(spec)?;
+        // Neither side builds a detail mesh (Recast's would be most of its time at fine
+        // cells): tessera's height detail is turned off here, and the binary gets this
+        // config, written next to the temporary files, instead of the preset.
+        config.polygons.detail_sample_distance = 0.0;
         let vp = config.voxel_params();
         let a = &config.agent;
         let recast = FullSettings {
@@ -92,9 +96,14 @@ impl Setting {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| spec.to_string());
+        let written = std::env::temp_dir().join(format!(
+            "recast-compare-{}-{name}-no-detail.toml",
+            std::process::id()
+        ));
+        std::fs::write(&written, toml::to_string(&config)?)?;
         Ok(Setting {
             name,
-            tessera_config: spec.to_string(),
+            tessera_config: written.display().to_string(),
             config,
             recast,
             notes,
@@ -607,9 +616,10 @@ pub fn results_file(info: &FileInfo, results: &[SettingResult]) -> String {
          (sides alternating); times are the best run, memory the largest peak over the runs.\n\n",
         info.command, info.stamp, info.tessera_binary, info.threads, info.repeat
     );
-    s += "**Not compared: the detail mesh.** tessera has no sampled detail mesh yet, so neither \
-          side builds one: Recast's `rcBuildPolyMeshDetail` is not run (nor Detour's \
-          `dtCreateNavMeshData`), and tessera's detail triangles are its polygons' own \
+    s += "**Not compared: the detail mesh.** Neither side builds one: Recast's \
+          `rcBuildPolyMeshDetail` is not run (nor Detour's `dtCreateNavMeshData`), and \
+          tessera's height detail is turned off (`[polygons] detail_sample_distance = 0` in \
+          the config the harness hands it), so its detail triangles are its polygons' own \
           triangulation.\n\n";
     for res in results {
         s += &format!("## Setting `{}`\n\n", res.setting.name);
