@@ -365,15 +365,7 @@ fn polygonize_region(
         simplified.push(pts);
     }
     drop(sections);
-    let notches = simplified
-        .iter()
-        .map(|c| {
-            let n = c.len();
-            (0..n)
-                .filter(|&k| partition::orient(c[(k + n - 1) % n], c[k], c[(k + 1) % n]) < 0)
-                .count() as u64
-        })
-        .sum();
+    let notches = partition::notches(&simplified);
     let kept = simplified.iter().map(|c| c.len() as u64).sum();
     let (verts, tris) = triangulate(&simplified).map_err(|detail| PolygonError::Region {
         x: region.id.x,

@@ -2,6 +2,7 @@
 //! holes (spade), then either Hertel-Mehlhorn (seed 000, 5.1.3: remove every diagonal whose
 //! removal keeps both sides convex, longest first) or ANavMG (seed 002: one portal per notch,
 //! to a vertex or to a new grid point on a wall, unnecessary portals removed, tau relaxation).
+//! Table 1 of seed 002 is measured on the floor plans of `benches/polygons/plans/`.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use spade::handles::FixedFaceHandle;
@@ -23,6 +24,20 @@ pub struct RegionPolygons {
 
 pub(crate) fn orient(a: Point, b: Point, c: Point) -> i64 {
     (b.0 - a.0) as i64 * (c.1 - a.1) as i64 - (b.1 - a.1) as i64 * (c.0 - a.0) as i64
+}
+
+/// How many notches (reflex vertices, strictly) the contours have: outer counter-clockwise,
+/// holes clockwise.
+pub(crate) fn notches(contours: &[Vec<Point>]) -> u64 {
+    contours
+        .iter()
+        .map(|c| {
+            let n = c.len();
+            (0..n)
+                .filter(|&k| orient(c[(k + n - 1) % n], c[k], c[(k + 1) % n]) < 0)
+                .count() as u64
+        })
+        .sum()
 }
 
 /// Triangulates the region bounded by `contours` (outer counter-clockwise, holes clockwise; no
@@ -687,13 +702,14 @@ impl Round {
 }
 
 /// The closest point of the region that notch `v` can see inside `cone` and join with one
-/// portal: a vertex, or a grid point on a wall. The cone starts inside the triangle
-/// `(v, r, l)`. Returns the point, its wall (`None` for a vertex) and the triangles the
-/// portal crosses.
+/// portal: a vertex (joined by a diagonal already or not), or a grid point on a wall. `fan`
+/// are the rays around `v` (counter-clockwise, consecutive ones bounding a triangle) between
+/// which the cone lies. Returns the point, its wall (`None` for a vertex) and the triangles
+/// the portal crosses (none for a diagonal).
 fn reach(
     mesh: &Mesh,
     v: u32,
-    (r, l): (u32, u32),
+    fan: &[u32],
     cone: &Cone,
 ) -> Option<(Point, Option<usize>, Vec<u32>)> {
     let vp = mesh.verts[v as usize];
@@ -701,11 +717,14 @@ fn reach(
         let p = mesh.verts[x as usize];
         ((p.0 - vp.0) as i64, (p.1 - vp.1) as i64)
     };
-    let start = mesh.tri_of[&(v, r)];
     let mut heap = std::collections::BinaryHeap::new();
-    heap.push(std::cmp::Reverse((0u64, start)));
     let mut seen: HashSet<u32> = HashSet::default();
-    seen.insert(start);
+    for &r in &fan[..fan.len() - 1] {
+        let start = mesh.tri_of[&(v, r)];
+        if seen.insert(start) {
+            heap.push(std::cmp::Reverse((0u64, start)));
+        }
+    }
     // (squared length, point): shorter first, ties by coordinates.
     type Best = ((i64, Point), Option<usize>, Vec<u32>);
     let mut best: Option<Best> = None;
@@ -730,7 +749,7 @@ fn reach(
                 if best.as_ref().is_some_and(|b| b.0 <= rank) {
                     return;
                 }
-                if let Some(path) = walk(mesh, v, (r, l), q, vertex) {
+                if let Some(path) = sight(mesh, v, fan, q, vertex) {
                     best = Some((rank, wall, path));
                 }
             };
@@ -778,6 +797,24 @@ fn segment_dist2(p: (i64, i64), q: (i64, i64)) -> f64 {
     };
     let c = (p.0 + s * d.0, p.1 + s * d.1);
     c.0 * c.0 + c.1 * c.1
+}
+
+/// The triangles the segment from `v` to `q` crosses (see [`walk`]), starting in the triangle
+/// of the fan around `v` that the segment leaves `v` through; an empty path when `q` is the
+/// vertex at the end of one of the fan's rays (a diagonal or a fixed portal).
+fn sight(mesh: &Mesh, v: u32, fan: &[u32], q: Point, vertex: Option<u32>) -> Option<Vec<u32>> {
+    let at = |x: u32| mesh.verts[x as usize];
+    let vp = at(v);
+    for m in 0..fan.len() - 1 {
+        let (r, l) = (fan[m], fan[m + 1]);
+        if at(r) == q {
+            return (vertex == Some(r)).then(Vec::new);
+        }
+        if orient(vp, q, at(r)) < 0 && orient(vp, q, at(l)) > 0 {
+            return walk(mesh, v, (r, l), q, vertex);
+        }
+    }
+    None
 }
 
 /// The triangles the segment from `v` to `q` crosses, from the triangle `(v, r, l)`, if it
@@ -853,11 +890,15 @@ fn corners_of(mesh: &Mesh) -> Option<Vec<Corner>> {
 /// ANavMG (seed 002). Every notch (a corner whose angle exceeds pi + tau) gets one portal
 /// inside its area of interest (the cone of directions that split it into two tau-convex
 /// angles); a portal already there for an earlier notch counts for it too:
-/// * vertex-vertex: the shortest diagonal of the triangulation in the cone;
-/// * when none: the closest point the notch sees in the cone, a vertex or a grid point on a
-///   wall (`is_wall`: a boundary edge, region on its left, with nothing walkable across; only
-///   there may new points go, since a point on a border shared with another region would be
-///   a T-junction for that region's polygons);
+/// * vertex-vertex serving two notches: the shortest diagonal of the triangulation in the
+///   cone whose other end is a notch it splits as well;
+/// * else vertex-vertex: the shortest diagonal in the cone;
+/// * when none: the closest point the notch sees in the cone (the triangles of the whole
+///   cone are searched), a vertex or a grid point on a wall (`is_wall`: a boundary edge,
+///   region on its left, with nothing walkable across; only there may new points go, since a
+///   point on a border shared with another region would be a T-junction for that region's
+///   polygons). Points inside existing portals are never used: they are not on the grid in
+///   general and would be T-junctions; a portal's ends are vertices and count as such;
 /// * when that fails too (the cone ends on a shared border, or out of reach): the two
 ///   diagonals that bracket the cone.
 ///
@@ -868,26 +909,67 @@ fn corners_of(mesh: &Mesh) -> Option<Vec<Corner>> {
 /// left with no portal is taken out again. Cells are the pieces the kept portals cut.
 /// Falls back to [`hertel_mehlhorn`] if a cell does not come out simple (never seen; a safety
 /// net), which the second value reports.
+///
+/// Seed 002's own rule (the closest point in the cone whatever it is, diagonal or not) is
+/// [`Rule::Closest`]; it is measured, not used (more cells on our plans).
 pub fn anavmg(
     verts: Vec<Point>,
     tris: Vec<[u32; 3]>,
     is_wall: &dyn Fn(Point, Point) -> bool,
     tau: f64,
 ) -> (RegionPolygons, bool) {
-    anavmg_rounds(verts, tris, is_wall, tau, ROUNDS)
+    anavmg_with(verts, tris, is_wall, tau, &Settings::default())
 }
 
-/// [`anavmg`] with at most `rounds` rounds of portals off the triangulation's diagonals (0:
-/// diagonals only, as tessera had it before).
-pub(crate) fn anavmg_rounds(
+/// Which portal a notch gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rule {
+    /// The shortest diagonal of the triangulation in the cone; the closest point seen there
+    /// only when there is none (tessera before the paper's rule, the search now over the whole
+    /// cone rather than one triangle). Measured only.
+    #[cfg_attr(not(test), allow(dead_code))]
+    Diagonals,
+    /// Seed 002, 3.2: the closest point seen in the cone, whatever it is (a vertex joined by
+    /// a diagonal, another vertex, a grid point on a wall). Measured only: on our floor plans
+    /// and random rooms it gives more cells than the other two (benches/RESULTS-polygons.md).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Closest,
+    /// The shortest diagonal in the cone that also splits the notch at its other end (a
+    /// vertex-vertex portal serving two notches, which the paper credits for its low ratios),
+    /// else as [`Rule::Diagonals`]. The default.
+    BothEnds,
+}
+
+/// How [`anavmg_with`] runs: at most `rounds` rounds of portals off the triangulation's
+/// diagonals (0: diagonals only), the selection `rule`, and with or without the removal of
+/// portals that became unnecessary (seed 002, Table 1, first column: without).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Settings {
+    pub rounds: usize,
+    pub rule: Rule,
+    pub removal: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            rounds: ROUNDS,
+            rule: Rule::BothEnds,
+            removal: true,
+        }
+    }
+}
+
+/// [`anavmg`] with explicit [`Settings`].
+pub(crate) fn anavmg_with(
     verts: Vec<Point>,
     tris: Vec<[u32; 3]>,
     is_wall: &dyn Fn(Point, Point) -> bool,
     tau: f64,
-    rounds: usize,
+    settings: &Settings,
 ) -> (RegionPolygons, bool) {
     let outline = Outline::new(verts, tris, is_wall);
-    match partition(&outline, tau, rounds) {
+    match partition(&outline, tau, settings) {
         Some(p) => (p, false),
         None => (
             hertel_mehlhorn(outline.verts.clone(), outline.tris.clone()),
@@ -896,13 +978,13 @@ pub(crate) fn anavmg_rounds(
     }
 }
 
-fn partition(outline: &Outline, tau: f64, rounds: usize) -> Option<RegionPolygons> {
+fn partition(outline: &Outline, tau: f64, settings: &Settings) -> Option<RegionPolygons> {
     let mut plan = Plan::default();
     let mut mesh = outline.mesh();
     let mut round = 0;
     let (corners, mut chosen) = loop {
         let corners = corners_of(&mesh)?;
-        let (chosen, fresh) = choose(&mesh, &corners, tau, round < rounds)?;
+        let (chosen, fresh) = choose(&mesh, &corners, tau, round < settings.rounds, settings.rule)?;
         if fresh.portals.is_empty() {
             break (corners, chosen);
         }
@@ -916,18 +998,13 @@ fn partition(outline: &Outline, tau: f64, rounds: usize) -> Option<RegionPolygon
         ((q.0 - p.0) as i64, (q.1 - p.1) as i64)
     };
     // Remove portals that became unnecessary, longest first.
-    let mut corner_of: HashMap<(u32, u32), usize> = HashMap::default();
-    for (c, corner) in corners.iter().enumerate() {
-        for &w in &corner.rays[1..corner.rays.len() - 1] {
-            corner_of.insert((corner.v, w), c);
-        }
-    }
+    let corner_of = corner_index(&corners);
     let mut order: Vec<(u32, u32)> = chosen.iter().copied().collect();
     order.sort_unstable_by_key(|&(a, b)| {
         let d = dir(a, b);
         (-(d.0 * d.0 + d.1 * d.1), a, b)
     });
-    for (a, b) in order {
+    for (a, b) in order.into_iter().filter(|_| settings.removal) {
         chosen.remove(&(a, b));
         let still_fine = [(a, b), (b, a)]
             .iter()
@@ -973,6 +1050,17 @@ fn partition(outline: &Outline, tau: f64, rounds: usize) -> Option<RegionPolygon
     Some(out)
 }
 
+/// The corner each diagonal leaves from: (corner vertex, other end) -> index in `corners`.
+fn corner_index(corners: &[Corner]) -> HashMap<(u32, u32), usize> {
+    let mut corner_of = HashMap::default();
+    for (c, corner) in corners.iter().enumerate() {
+        for &w in &corner.rays[1..corner.rays.len() - 1] {
+            corner_of.insert((corner.v, w), c);
+        }
+    }
+    corner_of
+}
+
 /// The sub-angle of a corner, between consecutive kept rays (its boundary edges and the
 /// portals in `chosen`), that is still wider than pi + tau: indices into its rays.
 fn wide(
@@ -981,13 +1069,27 @@ fn wide(
     chosen: &HashSet<(u32, u32)>,
     tau: f64,
 ) -> Option<(usize, usize)> {
+    wide_with(mesh, corner, chosen, None, tau)
+}
+
+/// [`wide`] as if the portal `extra` were chosen too.
+fn wide_with(
+    mesh: &Mesh,
+    corner: &Corner,
+    chosen: &HashSet<(u32, u32)>,
+    extra: Option<(u32, u32)>,
+    tau: f64,
+) -> Option<(usize, usize)> {
     let dir = |b: u32| {
         let (p, q) = (mesh.verts[corner.v as usize], mesh.verts[b as usize]);
         ((q.0 - p.0) as i64, (q.1 - p.1) as i64)
     };
     let last = corner.rays.len() - 1;
     let kept: Vec<usize> = (0..corner.rays.len())
-        .filter(|&i| i == 0 || i == last || chosen.contains(&key(corner.v, corner.rays[i])))
+        .filter(|&i| {
+            let k = key(corner.v, corner.rays[i]);
+            i == 0 || i == last || chosen.contains(&k) || extra == Some(k)
+        })
         .collect();
     kept.windows(2)
         .map(|w| (w[0], w[1]))
@@ -1002,11 +1104,13 @@ fn choose(
     corners: &[Corner],
     tau: f64,
     fresh_allowed: bool,
+    rule: Rule,
 ) -> Option<(HashSet<(u32, u32)>, Round)> {
     let dir = |a: u32, b: u32| {
         let (p, q) = (mesh.verts[a as usize], mesh.verts[b as usize]);
         ((q.0 - p.0) as i64, (q.1 - p.1) as i64)
     };
+    let corner_of = corner_index(corners);
     let mut chosen = mesh.fixed.clone();
     let mut fresh = Round::default();
     'corners: for corner in corners {
@@ -1014,15 +1118,57 @@ fn choose(
             let (v, rays) = (corner.v, &corner.rays);
             let (a, b) = (dir(v, rays[i]), dir(v, rays[j]));
             // Inside the area of interest: both new angles within pi + tau.
-            let best = (i + 1..j)
+            let in_cone: Vec<usize> = (i + 1..j)
                 .filter(|&m| {
                     let r = dir(v, rays[m]);
                     within(a, r, tau) && within(r, b, tau)
                 })
-                .min_by_key(|&m| {
+                .collect();
+            let shortest = |ms: &mut dyn Iterator<Item = usize>| {
+                ms.min_by_key(|&m| {
                     let r = dir(v, rays[m]);
                     (r.0 * r.0 + r.1 * r.1, rays[m])
+                })
+            };
+            let best = shortest(&mut in_cone.iter().copied());
+            if rule == Rule::BothEnds {
+                // A diagonal to a notch whose own wide angle it splits too.
+                let mut both = in_cone.iter().copied().filter(|&m| {
+                    let Some(&c) = corner_of.get(&(rays[m], v)) else {
+                        return false;
+                    };
+                    if wide(mesh, &corners[c], &chosen, tau).is_none() {
+                        return false;
+                    }
+                    wide_with(mesh, &corners[c], &chosen, Some(key(v, rays[m])), tau).is_none()
                 });
+                if let Some(m) = shortest(&mut both) {
+                    chosen.insert(key(v, rays[m]));
+                    continue;
+                }
+            }
+            // The closest point the notch sees in its cone (for the paper's rule, even when a
+            // diagonal is there).
+            if fresh_allowed && (rule == Rule::Closest || best.is_none()) {
+                let cone = Cone::new(a, b, tau);
+                if let Some((q, wall, path)) = reach(mesh, v, &rays[i..=j], &cone) {
+                    let p = mesh.verts[v as usize];
+                    let joined = rays[i + 1..j]
+                        .iter()
+                        .find(|&&w| mesh.verts[w as usize] == q);
+                    if let (true, Some(&w)) = (path.is_empty(), joined) {
+                        chosen.insert(key(v, w));
+                        continue;
+                    }
+                    if !path.is_empty() {
+                        if !fresh.clashes(p, q, &path) {
+                            fresh.accept(p, q, wall, path);
+                        }
+                        // Either way this corner waits for the next round.
+                        continue 'corners;
+                    }
+                }
+            }
             if let Some(m) = best {
                 chosen.insert(key(v, rays[m]));
                 continue;
@@ -1032,17 +1178,6 @@ fn choose(
             let f = (i + 1..=j)
                 .filter(|&m| within(dir(v, rays[m]), b, tau))
                 .min()?;
-            if fresh_allowed && f == l + 1 {
-                let cone = Cone::new(a, b, tau);
-                if let Some((q, wall, path)) = reach(mesh, v, (rays[l], rays[f]), &cone) {
-                    let p = mesh.verts[v as usize];
-                    if !fresh.clashes(p, q, &path) {
-                        fresh.accept(p, q, wall, path);
-                    }
-                    // Either way this corner waits for the next round.
-                    continue 'corners;
-                }
-            }
             let new_l = chosen.insert(key(v, rays[l]));
             if !(chosen.insert(key(v, rays[f])) || new_l) {
                 return None;
