@@ -194,7 +194,10 @@ fn report(args: &Args, threads: usize, rows: &[Row]) -> String {
         r,
         "| size | area km^2 | triangles | budget | wall s | voxelize+regions s | polygons s | s per km^2 | s per Mtri | peak anon MiB | peak RSS MiB | regions | polygons | walkable m^2 |"
     );
-    let _ = writeln!(r, "|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    let _ = writeln!(
+        r,
+        "|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+    );
     for row in rows {
         let _ = writeln!(
             r,
