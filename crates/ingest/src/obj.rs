@@ -57,6 +57,28 @@ fn release(map: &Mmap, from: usize, upto: usize) {
     }
 }
 
+/// Releases a map's pages behind a sequential reader, every [`RELEASE_EVERY`] bytes.
+struct Behind<'m> {
+    map: &'m Mmap,
+    released: usize,
+}
+
+impl<'m> Behind<'m> {
+    fn new(map: &'m Mmap) -> Behind<'m> {
+        Behind { map, released: 0 }
+    }
+
+    /// The reader is at `pos`: true when the pages before it were just given back.
+    fn advance(&mut self, pos: usize) -> bool {
+        if pos < self.released + RELEASE_EVERY {
+            return false;
+        }
+        release(self.map, self.released, pos);
+        self.released = pos;
+        true
+    }
+}
+
 impl ObjScene {
     /// Maps `path` and runs pass 1 (the vertex table). `scratch` receives the table's file.
     pub fn open(path: &Path, up: UpAxis, scratch: &Path) -> Result<ObjScene, IngestError> {
@@ -69,12 +91,9 @@ impl ObjScene {
         let mut vertex_count = 0u64;
         if let Some(data) = &data {
             let mut lines = Lines::new(data);
-            let mut released = 0usize;
+            let mut behind = Behind::new(data);
             while let Some((line_no, line)) = lines.next() {
-                if lines.pos >= released + RELEASE_EVERY {
-                    release(data, released, lines.pos);
-                    released = lines.pos;
-                }
+                behind.advance(lines.pos);
                 let mut tokens = Tokens::new(&line);
                 if tokens.next() != Some(b"v") {
                     continue;
@@ -154,13 +173,11 @@ impl SceneSource for ObjScene {
         let mut seen_vertices = 0u64;
         let mut polygon: Vec<u64> = Vec::with_capacity(8);
         let mut lines = Lines::new(data);
-        let mut released = 0usize;
+        let mut behind = Behind::new(data);
         while let Some((line_no, line)) = lines.next() {
-            if lines.pos >= released + RELEASE_EVERY {
-                // The text read so far, and the vertex table (faces mostly use recent
-                // vertices; the rest are read back from the page cache when needed).
-                release(data, released, lines.pos);
-                released = lines.pos;
+            // With the text read so far goes the vertex table (faces mostly use recent
+            // vertices; the rest are read back from the page cache when needed).
+            if behind.advance(lines.pos) {
                 if let Some(v) = &self.vertices {
                     release(v, 0, v.len());
                 }

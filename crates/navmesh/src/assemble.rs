@@ -85,7 +85,6 @@ pub struct Assembler {
     stairs: Option<crate::links::StairLinks>,
     regions: Vec<RegionStart>,
     links: Vec<(u32, u32, [i32; 3], [i32; 3])>,
-    local_portals: u64,
     notches: u64,
 }
 
@@ -122,7 +121,6 @@ impl Assembler {
             stairs: None,
             regions: Vec::new(),
             links: Vec::new(),
-            local_portals: 0,
             notches: 0,
         })
     }
@@ -253,9 +251,6 @@ impl Assembler {
                         let fl = (f - start.edge) as usize;
                         if owner_of_edge[fl] != owner_of_edge[el] {
                             neis[el] = owner_of_edge[fl];
-                            if e < f {
-                                self.local_portals += 1;
-                            }
                         }
                     }
                     _ => {
@@ -345,7 +340,6 @@ impl Assembler {
             stairs,
             mut regions,
             mut links,
-            local_portals,
             notches,
         } = self;
         let verts = verts.finish().map_err(io_err)?;
@@ -377,11 +371,10 @@ impl Assembler {
 
         // 1. Border portals, group by group, into patches sorted by edge.
         let mut patches = Sorter::<[u32; 2]>::new(&dir, "patches", memory / 2);
-        let mut border_portals = 0u64;
         {
             let mut sorted = border.finish().map_err(io_err)?;
             let mut group: Vec<BorderEdge> = Vec::new();
-            let mut flush = |group: &mut Vec<BorderEdge>, patches: &mut Sorter<[u32; 2]>| {
+            let flush = |group: &mut Vec<BorderEdge>, patches: &mut Sorter<[u32; 2]>| {
                 let mut candidates: Vec<(u32, u32, u32, usize, usize)> = Vec::new();
                 for (i, e) in group.iter().enumerate() {
                     for (j, f) in group.iter().enumerate() {
@@ -404,7 +397,6 @@ impl Assembler {
                         used[j] = true;
                         patches.push([group[i].edge, group[j].owner])?;
                         patches.push([group[j].edge, group[i].owner])?;
-                        border_portals += 1;
                     }
                 }
                 group.clear();
@@ -572,6 +564,8 @@ impl Assembler {
         let mut walkable_area = 0.0f64;
         let mut box_size_sum = 0.0f64;
         let mut kept_polys = 0u64;
+        // Portal sides kept (each portal is seen from both of its polygons).
+        let mut portal_sides = 0u64;
         {
             let mut p_it = polys.iter().map_err(io_err)?;
             let mut b_it = boxes.iter().map_err(io_err)?;
@@ -602,6 +596,7 @@ impl Assembler {
                     if keep {
                         f_pverts.push(&new_vert(v)).map_err(io_err)?;
                         let n = if n == NONE { NONE } else { new_poly(n) };
+                        portal_sides += u64::from(n != NONE);
                         f_neis.push(&n).map_err(io_err)?;
                     }
                 }
@@ -719,11 +714,7 @@ impl Assembler {
         let stats = Stats {
             regions: kept_regions,
             notches,
-            portals: if seeds.is_empty() {
-                (local_portals + border_portals) as u32
-            } else {
-                count_portals(&f_neis)? as u32
-            },
+            portals: (portal_sides / 2) as u32,
             links: out_links.len() as u32,
             walkable_area,
             polygons_removed: pruned_polys,
@@ -784,16 +775,6 @@ impl Assembler {
         }
         Ok(assembled)
     }
-}
-
-fn count_portals(neis: &Spill<u32>) -> Result<u64, BuildError> {
-    let mut n = 0u64;
-    neis.for_each_chunk(1 << 16, |c| {
-        n += c.iter().filter(|&&v| v != NONE).count() as u64;
-        Ok(())
-    })
-    .map_err(io_err)?;
-    Ok(n / 2)
 }
 
 fn twice_area(verts: &[[i32; 3]], cycle: &[u32]) -> i64 {

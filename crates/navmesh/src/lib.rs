@@ -261,14 +261,6 @@ fn seal(header: &[u8], payload_digest: u64) -> u64 {
     h.digest()
 }
 
-/// The checksum a whole file should carry: header and payload both covered.
-fn checksum(bytes: &[u8]) -> u64 {
-    seal(
-        &bytes[..HEADER_LEN],
-        xxhash_rust::xxh3::xxh3_64(&bytes[HEADER_LEN..]),
-    )
-}
-
 /// The key in a file's header (see [`encode_keyed`]), read without checking the rest.
 pub fn read_key(path: &Path) -> Result<u64, NavMeshError> {
     use std::io::Read;
@@ -301,17 +293,7 @@ pub fn check_file(path: &Path) -> Result<u64, NavMeshError> {
     let mut header = [0u8; HEADER_LEN];
     file.read_exact(&mut header)
         .map_err(|_| NavMeshError::Magic { what: what.clone() })?;
-    let u64_at = |o: usize| u64::from_le_bytes(header[o..o + 8].try_into().unwrap());
-    if &header[..8] != MAGIC {
-        return Err(NavMeshError::Magic { what });
-    }
-    let version = u32::from_le_bytes(header[8..12].try_into().unwrap());
-    if version != VERSION {
-        return Err(NavMeshError::Version {
-            what,
-            found: version,
-        });
-    }
+    check_kind(&header, &what)?;
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut found = 0u64;
@@ -323,46 +305,51 @@ pub fn check_file(path: &Path) -> Result<u64, NavMeshError> {
         h.update(&buf[..n]);
         found += n as u64;
     }
-    if found != u64_at(16) {
-        return Err(NavMeshError::Truncated {
-            what,
-            expected: u64_at(16),
-            found,
-        });
-    }
-    if seal(&header, h.digest()) != u64_at(24) {
-        return Err(NavMeshError::Checksum { what });
-    }
-    Ok(u64_at(32))
+    check_sum(&header, found, h.digest(), &what)?;
+    Ok(u64::from_le_bytes(header[32..40].try_into().unwrap()))
 }
 
-/// Checks the header and checksum; returns the archive bytes.
-fn payload<'a>(bytes: &'a [u8], what: &str) -> Result<&'a [u8], NavMeshError> {
-    if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+/// Magic and format version of a header.
+fn check_kind(header: &[u8], what: &str) -> Result<(), NavMeshError> {
+    if header.len() < HEADER_LEN || &header[..8] != MAGIC {
         return Err(NavMeshError::Magic { what: what.into() });
     }
-    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
-    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
-    let version = u32_at(8);
+    let version = u32::from_le_bytes(header[8..12].try_into().unwrap());
     if version != VERSION {
         return Err(NavMeshError::Version {
             what: what.into(),
             found: version,
         });
     }
-    let len = u64_at(16);
-    let found = (bytes.len() - HEADER_LEN) as u64;
-    if len != found {
+    Ok(())
+}
+
+/// Payload length and checksum of a header against the payload's `found` length and xxh3.
+fn check_sum(header: &[u8], found: u64, digest: u64, what: &str) -> Result<(), NavMeshError> {
+    let u64_at = |o: usize| u64::from_le_bytes(header[o..o + 8].try_into().unwrap());
+    if found != u64_at(16) {
         return Err(NavMeshError::Truncated {
             what: what.into(),
-            expected: len,
+            expected: u64_at(16),
             found,
         });
     }
-    let body = &bytes[HEADER_LEN..];
-    if checksum(bytes) != u64_at(24) {
+    if seal(header, digest) != u64_at(24) {
         return Err(NavMeshError::Checksum { what: what.into() });
     }
+    Ok(())
+}
+
+/// Checks the header and checksum; returns the archive bytes.
+fn payload<'a>(bytes: &'a [u8], what: &str) -> Result<&'a [u8], NavMeshError> {
+    check_kind(bytes, what)?;
+    let body = &bytes[HEADER_LEN..];
+    check_sum(
+        bytes,
+        body.len() as u64,
+        xxhash_rust::xxh3::xxh3_64(body),
+        what,
+    )?;
     Ok(body)
 }
 
