@@ -322,3 +322,53 @@ fn height_detail_brings_point_heights_to_the_heightfield() {
         "p95 {p95_1:.3} m (without detail {p95_0:.3} m)"
     );
 }
+
+/// Seed 002's Table 1, second column: cells per notch with portal removal, on floor plans of
+/// 15 to 106 notches.
+const TABLE_1_WITH_REMOVAL: f64 = 0.71;
+
+#[test]
+fn notch_groups_add_up_and_portal_removal_only_takes_cells_away() {
+    let (mut big_polygons, mut big_notches) = (0, 0);
+    for scene in recast_scenes() {
+        let what = scene.display().to_string();
+        let input = || tessera_tests::file(&scene, tessera_geom::UpAxis::Y);
+        let mut config = coarse_config(64);
+        let dir = tempfile::tempdir().unwrap();
+        let (s, _) = bake_columns(input(), &config, dir.path(), 2, 256 << 20);
+        let g = &s.by_notches;
+        let sum = |f: fn(&tessera_pipeline::NotchGroup) -> u64| g.iter().map(f).sum::<u64>();
+        assert_eq!(sum(|g| g.regions), s.regions, "{what}");
+        assert_eq!(sum(|g| g.polygons), s.polygons, "{what}");
+        assert_eq!(sum(|g| g.notches), s.notches, "{what}");
+        // A region without a notch is one polygon; one with a notch needs two at least
+        // (strict convexity: tau is 0).
+        assert_eq!(g[0].polygons, g[0].regions, "{what}");
+        for group in &g[1..] {
+            let last = group.max_notches.unwrap_or(u64::MAX);
+            assert!(group.notches >= group.min_notches * group.regions, "{what}");
+            assert!(
+                group.notches <= last.saturating_mul(group.regions),
+                "{what}"
+            );
+            assert!(group.polygons >= 2 * group.regions, "{what}");
+        }
+        let big = g.last().unwrap();
+        assert_eq!(big.min_notches, 15);
+        big_polygons += big.polygons;
+        big_notches += big.notches;
+        // Without portal removal: only the polygon stage runs again, the same notches, at
+        // least as many cells, still convex and symmetric.
+        config.polygons.portal_removal = false;
+        let (kept, _) = bake_columns(input(), &config, dir.path(), 2, 256 << 20);
+        assert_eq!(kept.stages_reused, ["ingest", "bin", "voxelize"], "{what}");
+        assert_eq!(kept.notches, s.notches, "{what}");
+        assert!(kept.polygons >= s.polygons, "{what}");
+        check_structure(open(dir.path()).mesh(), &what);
+    }
+    // Regions the size of the paper's floor plans, over the three scenes.
+    let ratio = big_polygons as f64 / big_notches as f64;
+    println!("regions with 15+ notches: {big_polygons} cells / {big_notches} notches = {ratio:.3}");
+    assert!(big_notches >= 200, "{big_notches}");
+    assert!(ratio < TABLE_1_WITH_REMOVAL, "{ratio:.3}");
+}

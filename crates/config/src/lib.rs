@@ -106,6 +106,9 @@ pub struct PolygonSettings {
     pub partition: Partition,
     /// Convexity relaxation for `anavmg` [degrees]: a corner up to 180 + tau counts as convex.
     pub tau_degrees: f64,
+    /// `anavmg`: remove portals that became unnecessary once every notch has one, longest
+    /// first (seed 002, Table 1's second column). `false` keeps them (its first column).
+    pub portal_removal: bool,
     /// How far a simplified contour may stray from the voxel contour [m]; 0 keeps every
     /// vertex.
     pub max_error: f64,
@@ -125,6 +128,7 @@ impl Default for PolygonSettings {
         PolygonSettings {
             partition: Partition::Anavmg,
             tau_degrees: 0.0,
+            portal_removal: true,
             max_error: 0.15,
             detail_sample_distance: 1.0,
             detail_max_error: 0.1,
@@ -285,6 +289,13 @@ impl BakeConfig {
                 ));
             }
         }
+        range(
+            "polygons.tau_degrees",
+            self.polygons.tau_degrees,
+            0.0,
+            30.0,
+            false,
+        )?;
         range(
             "polygons.max_error",
             self.polygons.max_error,
@@ -451,6 +462,8 @@ mod tests {
             ),
             ("[agent]\nmax_slope = 90.0", "agent.max_slope"),
             ("[agent]\nradius = nan", "agent.radius"),
+            ("[polygons]\ntau_degrees = 45.0", "polygons.tau_degrees"),
+            ("[polygons]\ntau_degrees = -1.0", "polygons.tau_degrees"),
         ];
         for (text, field) in cases {
             let err = BakeConfig::from_toml(text, "test.toml")
@@ -465,6 +478,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("cel_size"), "{err}");
+        let err = BakeConfig::from_toml("[polygons]\nportal_removal = 1", "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("portal_removal"), "{err}");
         assert!(BakeConfig::load("no-such-preset")
             .unwrap_err()
             .to_string()

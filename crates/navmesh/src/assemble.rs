@@ -29,7 +29,9 @@ use rkyv::{Archive, Place, Serialize};
 use rustc_hash::FxHashMap as HashMap;
 use tessera_spill::{Sorter, Spill, SpillWriter};
 
-use crate::{BuildError, Frame, InputPoly, Link, Poly, Stats, DETAIL, HEADER_LEN, NONE};
+use crate::{
+    BuildError, Frame, InputPoly, Link, NotchGroups, Poly, Stats, DETAIL, HEADER_LEN, NONE,
+};
 
 /// An edge on a region's border, waiting for its partner in another region.
 #[repr(C)]
@@ -86,6 +88,7 @@ pub struct Assembler {
     regions: Vec<RegionStart>,
     links: Vec<(u32, u32, [i32; 3], [i32; 3])>,
     notches: u64,
+    by_notches: NotchGroups,
 }
 
 fn io_err(e: io::Error) -> BuildError {
@@ -122,6 +125,7 @@ impl Assembler {
             regions: Vec::new(),
             links: Vec::new(),
             notches: 0,
+            by_notches: NotchGroups::default(),
         })
     }
 
@@ -142,9 +146,17 @@ impl Assembler {
         self.regions.len() as u32
     }
 
-    /// Reflex vertices of the region outlines, reported in [`Stats`].
-    pub fn add_notches(&mut self, n: u64) {
-        self.notches += n;
+    /// Counts one region's outline for [`Stats`]: its notches (reflex vertices) and the
+    /// polygons it was cut into.
+    pub fn add_outline(&mut self, notches: u64, polygons: u64) {
+        self.notches += notches;
+        self.by_notches.add(notches, polygons);
+    }
+
+    /// Counts outlines counted elsewhere (see [`Assembler::add_outline`]).
+    pub fn add_outlines(&mut self, notches: u64, groups: &NotchGroups) {
+        self.notches += notches;
+        self.by_notches.merge(groups);
     }
 
     /// A link between two polygons (global indices, in the order regions were added), grid
@@ -341,6 +353,7 @@ impl Assembler {
             mut regions,
             mut links,
             notches,
+            by_notches,
         } = self;
         let verts = verts.finish().map_err(io_err)?;
         let detail = detail.finish().map_err(io_err)?;
@@ -714,6 +727,7 @@ impl Assembler {
         let stats = Stats {
             regions: kept_regions,
             notches,
+            by_notches,
             portals: (portal_sides / 2) as u32,
             links: out_links.len() as u32,
             walkable_area,

@@ -19,6 +19,8 @@ pub struct MeshInput {
     pub regions: u32,
     /// Reflex vertices of the region outlines, reported in [`Stats`].
     pub notches: u64,
+    /// Regions, polygons and notches by notch count, reported in [`Stats`].
+    pub by_notches: crate::NotchGroups,
     /// Two edges that coincide in plan are a portal when their heights differ by at most this
     /// many voxels at both ends.
     pub climb: u32,
@@ -145,7 +147,7 @@ pub fn build_reachable(
                 e => e,
             })?;
     }
-    asm.add_notches(input.notches);
+    asm.add_outlines(input.notches, &input.by_notches);
     for (i, l) in input.links.iter().enumerate() {
         let (Some(&a), Some(&b)) = (new_id.get(l.0 as usize), new_id.get(l.1 as usize)) else {
             return Err(BuildError::Link { link: i });

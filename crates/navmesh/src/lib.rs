@@ -35,7 +35,7 @@ pub use build::{build, build_reachable, BuildError, InputPoly, MeshInput, Pruned
 /// Magic bytes that open every navmesh file.
 pub const MAGIC: &[u8; 8] = b"TSNAVMSH";
 /// Format version; bumped whenever [`NavMesh`] changes.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 /// Header length; the archive starts here (a multiple of rkyv's alignment).
 pub const HEADER_LEN: usize = 64;
 /// Marks a detail triangle's corner as an index into [`NavMesh::detail_verts`] (and, in
@@ -118,6 +118,8 @@ pub struct Stats {
     pub regions: u32,
     /// Reflex vertices of the region outlines (what a convex partition must resolve).
     pub notches: u64,
+    /// Regions, their polygons and their notches by how many notches a region has.
+    pub by_notches: NotchGroups,
     pub portals: u32,
     pub links: u32,
     pub walkable_area: f64,
@@ -125,6 +127,60 @@ pub struct Stats {
     /// formed (0 when no seeds were given).
     pub polygons_removed: u64,
     pub islands_removed: u64,
+}
+
+/// The notch counts [`NotchGroups`] groups regions by: `[first, last]` (inclusive). A region
+/// without a notch is convex with no hole, one polygon whatever the partition; seed 002's
+/// floor plans have 15 to 106 notches each, so the last group is the one to set against its
+/// Table 1.
+pub const NOTCH_GROUPS: [(u64, u64); 6] = [(0, 0), (1, 1), (2, 2), (3, 4), (5, 14), (15, u64::MAX)];
+
+/// Regions, polygons and notches per group of [`NOTCH_GROUPS`] (polygons counted before
+/// reachability pruning): cells per notch of a group = `polygons[g] / notches[g]`.
+#[derive(Archive, Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct NotchGroups {
+    pub regions: [u64; 6],
+    pub polygons: [u64; 6],
+    pub notches: [u64; 6],
+}
+
+impl NotchGroups {
+    /// The group of a region with `notches` notches.
+    pub fn group(notches: u64) -> usize {
+        NOTCH_GROUPS
+            .iter()
+            .position(|&(_, last)| notches <= last)
+            .expect("the last group is open")
+    }
+
+    /// Counts one region.
+    pub fn add(&mut self, notches: u64, polygons: u64) {
+        let g = Self::group(notches);
+        self.regions[g] += 1;
+        self.polygons[g] += polygons;
+        self.notches[g] += notches;
+    }
+
+    /// Adds another count to this one.
+    #[allow(clippy::needless_range_loop)]
+    pub fn merge(&mut self, other: &NotchGroups) {
+        for g in 0..NOTCH_GROUPS.len() {
+            self.regions[g] += other.regions[g];
+            self.polygons[g] += other.polygons[g];
+            self.notches[g] += other.notches[g];
+        }
+    }
+}
+
+impl ArchivedNotchGroups {
+    /// The counts, out of the archive.
+    pub fn to_native(&self) -> NotchGroups {
+        NotchGroups {
+            regions: self.regions.map(|x| x.to_native()),
+            polygons: self.polygons.map(|x| x.to_native()),
+            notches: self.notches.map(|x| x.to_native()),
+        }
+    }
 }
 
 /// The whole navigation mesh.

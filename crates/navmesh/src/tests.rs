@@ -42,6 +42,7 @@ fn input() -> MeshInput {
         links: vec![],
         regions: 3,
         notches: 0,
+        by_notches: Default::default(),
         climb: 2,
     }
 }

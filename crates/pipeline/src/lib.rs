@@ -142,6 +142,7 @@ impl StageKeys {
         h.update(&config.polygons.max_error.to_bits().to_le_bytes());
         h.update(format!("{:?}", config.polygons.partition).as_bytes());
         h.update(&config.polygons.tau_degrees.to_bits().to_le_bytes());
+        h.update(&[u8::from(config.polygons.portal_removal)]);
         h.update(
             &config
                 .polygons
@@ -165,6 +166,34 @@ impl StageKeys {
             voxelize,
             polygons: h.digest(),
         }
+    }
+}
+
+/// One group of [`BakeSummary::by_notches`]: regions with `min_notches ..= max_notches`
+/// notches (no upper end: `null`), their polygons and notches.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct NotchGroup {
+    pub min_notches: u64,
+    pub max_notches: Option<u64>,
+    pub regions: u64,
+    pub polygons: u64,
+    pub notches: u64,
+}
+
+impl NotchGroup {
+    /// The groups of `groups`, in order.
+    pub fn list(groups: &tessera_navmesh::NotchGroups) -> Vec<NotchGroup> {
+        tessera_navmesh::NOTCH_GROUPS
+            .iter()
+            .enumerate()
+            .map(|(g, &(first, last))| NotchGroup {
+                min_notches: first,
+                max_notches: (last != u64::MAX).then_some(last),
+                regions: groups.regions[g],
+                polygons: groups.polygons[g],
+                notches: groups.notches[g],
+            })
+            .collect()
     }
 }
 
@@ -210,6 +239,9 @@ pub struct BakeSummary {
     pub portals: u64,
     pub links: u64,
     pub notches: u64,
+    /// Regions, their polygons and their notches, grouped by the notches a region has
+    /// (seed 002's measure per group; its floor plans have 15 to 106 notches).
+    pub by_notches: Vec<NotchGroup>,
     /// Plan area of the polygons [m^2] (differs from `walkable_area_m2` by simplification).
     pub navmesh_area_m2: f64,
     /// Size of `navmesh.tsn`.
@@ -468,6 +500,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
                 portals: made.stats.portals as u64,
                 links: made.stats.links as u64,
                 notches: made.stats.notches,
+                by_notches: made.stats.by_notches.clone(),
                 area: made.stats.walkable_area,
                 bytes: made.bytes,
                 polygons_removed: made.stats.polygons_removed,
@@ -505,6 +538,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         portals: polygons.portals,
         links: polygons.links,
         notches: polygons.notches,
+        by_notches: NotchGroup::list(&polygons.by_notches),
         navmesh_area_m2: polygons.area,
         navmesh_bytes: polygons.bytes,
         unreachable_polygons_removed: polygons.polygons_removed,
@@ -533,6 +567,7 @@ struct PolygonCounts {
     portals: u64,
     links: u64,
     notches: u64,
+    by_notches: tessera_navmesh::NotchGroups,
     area: f64,
     bytes: u64,
     polygons_removed: u64,
@@ -548,6 +583,7 @@ impl PolygonCounts {
             portals: mesh.stats.portals.to_native() as u64,
             links: mesh.stats.links.to_native() as u64,
             notches: mesh.stats.notches.to_native(),
+            by_notches: mesh.stats.by_notches.to_native(),
             area: mesh.stats.walkable_area.to_native(),
             bytes,
             polygons_removed: mesh.stats.polygons_removed.to_native(),
@@ -618,6 +654,7 @@ fn build_navmesh(
         partition: match req.config.polygons.partition {
             tessera_config::Partition::Anavmg => tessera_polygons::Partition::Anavmg {
                 tau: req.config.polygons.tau_degrees.to_radians(),
+                removal: req.config.polygons.portal_removal,
             },
             tessera_config::Partition::HertelMehlhorn => {
                 tessera_polygons::Partition::HertelMehlhorn
@@ -653,7 +690,7 @@ fn build_navmesh(
         let height: Option<&tessera_polygons::detail::HeightAt> =
             heights.is_some().then_some(&height_at);
         tessera_polygons::polygonize_stream(&mut source, polygon_params, height, &mut |out| {
-            asm.add_notches(out.notches);
+            asm.add_outline(out.notches, out.polys.len() as u64);
             asm.add_region(&out.verts, &out.detail, &out.polys)
                 .map_err(|e| PolygonError::Source(e.to_string()))?;
             done += 1;

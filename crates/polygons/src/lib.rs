@@ -32,9 +32,11 @@ pub use partition::{anavmg, hertel_mehlhorn, triangulate, RegionPolygons};
 /// The convex partition to use.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Partition {
-    /// Seed 002 with relaxation `tau` [radians].
+    /// Seed 002 with relaxation `tau` [radians], with or without the removal of portals
+    /// that became unnecessary.
     Anavmg {
         tau: f64,
+        removal: bool,
     },
     HertelMehlhorn,
 }
@@ -54,6 +56,8 @@ pub struct PolygonStats {
     pub triangles: u64,
     /// Reflex vertices of the simplified contours (seed 002's notches).
     pub notches: u64,
+    /// Regions, polygons and notches by how many notches a region has.
+    pub by_notches: tessera_navmesh::NotchGroups,
     /// Contour vertices before and after simplification.
     pub contour_vertices: u64,
     pub simplified_vertices: u64,
@@ -250,6 +254,7 @@ pub fn polygonize_stream(
             stats.polygons += out.polys.len() as u64;
             stats.triangles += out.polys.iter().map(|p| p.tris.len() as u64).sum::<u64>();
             stats.notches += out.notches;
+            stats.by_notches.add(out.notches, out.polys.len() as u64);
             stats.contour_vertices += out.contour_vertices;
             stats.simplified_vertices += out.simplified_vertices;
             stats.partition_fallbacks += u64::from(out.fell_back);
@@ -374,7 +379,16 @@ fn polygonize_region(
         detail,
     })?;
     let (polys, fell_back) = match params.partition {
-        Partition::Anavmg { tau } => anavmg(verts, tris, &|a, b| walls.contains(&(a, b)), tau),
+        Partition::Anavmg { tau, removal } => partition::anavmg_with(
+            verts,
+            tris,
+            &|a, b| walls.contains(&(a, b)),
+            tau,
+            &partition::Settings {
+                removal,
+                ..Default::default()
+            },
+        ),
         Partition::HertelMehlhorn => (hertel_mehlhorn(verts, tris), false),
     };
     on_walls(&polys, &mut height, &mut blocked);
@@ -482,6 +496,7 @@ pub fn polygonize(
         Ok(())
     })?;
     input.notches = stats.notches;
+    input.by_notches = stats.by_notches.clone();
     Ok((input, stats))
 }
 

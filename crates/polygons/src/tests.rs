@@ -11,7 +11,10 @@ fn polygons_of(drawing: &[&str], levels: Levels, max_error: f64) -> (MeshInput, 
 
 fn params(max_error: f64) -> PolygonParams {
     PolygonParams {
-        partition: Partition::Anavmg { tau: 0.0 },
+        partition: Partition::Anavmg {
+            tau: 0.0,
+            removal: true,
+        },
         max_error,
         portal_climb: 2,
         detail: detail::DetailParams::OFF,
@@ -465,7 +468,7 @@ fn a_room_whose_notches_face_walls_needs_fewer_cells() {
     assert_eq!((before, after, added), (5, 4, 1));
     for tau in [0.0, 5f64.to_radians()] {
         let mut p = params(0.0);
-        p.partition = Partition::Anavmg { tau };
+        p.partition = Partition::Anavmg { tau, removal: true };
         let (input, stats) = polygonize(&regions_of(&drawing, Levels::FLAT), p).unwrap();
         assert_eq!(stats.polygons, 4);
         check(&input, &cells_per_region(&drawing));

@@ -506,6 +506,8 @@ fn run_info(path: &std::path::Path, json: bool) -> Result<(), Failure> {
         stats.links.to_native(),
     );
     let area = stats.walkable_area.to_native();
+    let notches = stats.notches.to_native();
+    let by_notches = tessera_pipeline::NotchGroup::list(&stats.by_notches.to_native());
     let up = frame.up_axis().to_string();
     if json {
         let v = serde_json::json!({
@@ -518,6 +520,8 @@ fn run_info(path: &std::path::Path, json: bool) -> Result<(), Failure> {
             "regions": regions,
             "portals": portals,
             "links": links,
+            "notches": notches,
+            "by_notches": by_notches,
             "walkable_area_m2": area,
             "cell_size": shortest_decimal(frame.cell_size),
             "cell_height": shortest_decimal(frame.cell_height),
@@ -539,6 +543,10 @@ fn run_info(path: &std::path::Path, json: bool) -> Result<(), Failure> {
     );
     println!("  polygons         {polygons} ({vertices} vertices, {regions} regions)");
     println!("  portals          {portals}, links {links}");
+    println!(
+        "  partition        {}",
+        partition_line(polygons as u64, notches, &by_notches)
+    );
     println!("  walkable area    {area:.1} m^2");
     println!(
         "  baked for        cell {} m x {} m, agent height {} m, radius {} m, climb {} m",
@@ -550,6 +558,37 @@ fn run_info(path: &std::path::Path, json: bool) -> Result<(), Failure> {
     );
     println!("  file size        {} bytes", file.len());
     Ok(())
+}
+
+/// Cells per notch, overall and by how many notches a region has (seed 002's measure; its
+/// floor plans have 15 to 106 notches each).
+fn partition_line(polygons: u64, notches: u64, groups: &[tessera_pipeline::NotchGroup]) -> String {
+    let ratio = |p: u64, n: u64| {
+        if n == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.3}", p as f64 / n as f64)
+        }
+    };
+    let mut by = Vec::new();
+    let mut convex = 0;
+    for g in groups {
+        let range = match g.max_notches {
+            Some(last) if last == g.min_notches => format!("{last}"),
+            Some(last) => format!("{}-{last}", g.min_notches),
+            None => format!("{}+", g.min_notches),
+        };
+        if g.min_notches == 0 {
+            convex = g.regions;
+        } else {
+            by.push(format!("{range}: {}", ratio(g.polygons, g.notches)));
+        }
+    }
+    format!(
+        "{} cells per notch ({polygons} / {notches}); by notches per region {}; {convex} regions without a notch",
+        ratio(polygons, notches),
+        by.join(", ")
+    )
 }
 
 fn run_bake(args: BakeArgs) -> Result<(), Failure> {
@@ -730,6 +769,10 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
         summary.notches,
         summary.navmesh_area_m2,
         mib(summary.navmesh_bytes)
+    );
+    println!(
+        "  partition        {}",
+        partition_line(summary.polygons, summary.notches, &summary.by_notches)
     );
     if summary.unreachable_polygons_removed > 0 {
         println!(
