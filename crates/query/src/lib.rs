@@ -186,9 +186,13 @@ impl<'a> Query<'a> {
         if !self.valid_poly(poly) || !finite3(p) {
             return None;
         }
-        let pts = self.poly_points(poly);
-        if inside(&pts, p, self.eps as f64) {
-            return Some([p[0], p[1], self.surface(poly, p)]);
+        Some(self.closest_on(poly, &self.poly_points(poly), p))
+    }
+
+    /// [`Query::closest_point`] of a valid polygon whose vertices are `pts`.
+    fn closest_on(&self, poly: u32, pts: &[V3], p: V3) -> V3 {
+        if inside(pts, p, self.eps as f64) {
+            return [p[0], p[1], self.surface(poly, p)];
         }
         let n = pts.len();
         let mut best = (f64::INFINITY, pts[0]);
@@ -200,7 +204,7 @@ impl<'a> Query<'a> {
             }
         }
         let q = best.1;
-        Some([q[0], q[1], self.surface(poly, q)])
+        [q[0], q[1], self.surface(poly, q)]
     }
 
     /// The polygon nearest to `p` within the box `p ± extent`, and the point on it.
@@ -232,24 +236,41 @@ impl<'a> Query<'a> {
         candidates.sort_unstable();
         candidates.dedup();
         let eps = self.eps;
-        let mut best: Option<(f64, u32, V3)> = None;
+        // Plan bounding boxes against the search box first: cheap and rejects most. The plan
+        // distance from `p` to a box bounds the distance to its polygon from below, so the
+        // rest are tried nearest box first, until no box can beat the best point found.
+        let mut near: Vec<(f64, u32)> = Vec::with_capacity(candidates.len());
         for poly in candidates {
-            let pts = self.poly_points(poly);
-            // Plan bounding box against the search box first: cheap and rejects most.
-            let outside = (0..2).any(|k| {
-                pts.iter().all(|v| v[k] < lo[k] - eps) || pts.iter().all(|v| v[k] > hi[k] + eps)
-            });
-            if outside {
+            let (mut bmin, mut bmax) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);
+            for v in self.mesh.poly_vert_ids(poly) {
+                let v = self.mesh.vert(v);
+                for k in 0..2 {
+                    bmin[k] = bmin[k].min(v[k]);
+                    bmax[k] = bmax[k].max(v[k]);
+                }
+            }
+            if (0..2).any(|k| bmax[k] < lo[k] - eps || bmin[k] > hi[k] + eps) {
                 continue;
             }
-            let Some(q) = self.closest_point(poly, p) else {
-                continue;
-            };
+            let gap = |k: usize| (bmin[k] - p[k]).max(p[k] - bmax[k]).max(0.0) as f64;
+            near.push((gap(0).hypot(gap(1)), poly));
+        }
+        near.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut best: Option<(f64, u32, V3)> = None;
+        let mut pts: Vec<V3> = Vec::with_capacity(16);
+        for (bound, poly) in near {
+            // A margin for rounding (the closest point is computed in f32).
+            if best.is_some_and(|(bd, _, _)| bound > bd + 1e-5 * (1.0 + bd)) {
+                break;
+            }
+            pts.clear();
+            pts.extend(self.mesh.poly_vert_ids(poly).map(|v| self.mesh.vert(v)));
+            let q = self.closest_on(poly, &pts, p);
             if (0..3).any(|k| q[k] < lo[k] - eps || q[k] > hi[k] + eps) {
                 continue;
             }
             let d = dist3(p, q);
-            if best.is_none_or(|(bd, _, _)| d < bd) {
+            if best.is_none_or(|(bd, bp, _)| d < bd || (d == bd && poly < bp)) {
                 best = Some((d, poly, q));
             }
         }

@@ -81,6 +81,14 @@ struct Node {
     closed: bool,
 }
 
+/// Buffers for [`Query::ways_into`].
+#[derive(Default)]
+struct WayScratch {
+    pts: Vec<V3>,
+    neis: Vec<u32>,
+    out: Vec<Way>,
+}
+
 /// A heap entry; ordered so that `BinaryHeap` pops the smallest `f`, then the smallest id.
 #[derive(Clone, Copy, PartialEq)]
 struct Open {
@@ -110,10 +118,20 @@ impl Query<'_> {
     /// walking out of `p`. Consecutive edges with the same polygon across (a straight side
     /// split by a vertex) make one portal.
     fn ways(&self, p: u32) -> Vec<Way> {
-        let pts = self.poly_points(p);
-        let neis: Vec<u32> = self.mesh.poly_neighbours(p).collect();
+        let mut scratch = WayScratch::default();
+        self.ways_into(p, &mut scratch);
+        scratch.out
+    }
+
+    /// [`Query::ways`] into `scratch.out`, reusing its buffers (A* calls it per expansion).
+    fn ways_into(&self, p: u32, scratch: &mut WayScratch) {
+        let WayScratch { pts, neis, out } = scratch;
+        pts.clear();
+        pts.extend(self.mesh.poly_vert_ids(p).map(|v| self.mesh.vert(v)));
+        neis.clear();
+        neis.extend(self.mesh.poly_neighbours(p));
+        out.clear();
         let n = pts.len();
-        let mut out = Vec::new();
         // Start the walk round the polygon where the neighbour changes, so no run is cut.
         let first = (0..n)
             .find(|&k| neis[k] != neis[(k + n - 1) % n])
@@ -142,7 +160,7 @@ impl Query<'_> {
             let to = l.to.to_native();
             if to != p && (to as usize) < self.mesh.polys.len() {
                 let (left, right) =
-                    self.orient_link(&pts, l.a.map(|c| c.to_native()), l.b.map(|c| c.to_native()));
+                    self.orient_link(pts, l.a.map(|c| c.to_native()), l.b.map(|c| c.to_native()));
                 out.push(Way {
                     to,
                     left,
@@ -151,7 +169,6 @@ impl Query<'_> {
                 });
             }
         }
-        out
     }
 
     /// A link's segment as (left, right) walking out of the polygon `pts`: the polygon lies on
@@ -260,6 +277,7 @@ impl Query<'_> {
             poly: start_poly,
         });
         let mut closest = (h0, start_poly);
+        let mut scratch = WayScratch::default();
         while let Some(Open { f, poly }) = open.pop() {
             let node = nodes[&poly];
             if node.closed || node.f != f {
@@ -272,12 +290,13 @@ impl Query<'_> {
                     found: true,
                 };
             }
-            for Way {
+            self.ways_into(poly, &mut scratch);
+            for &Way {
                 to: nb,
                 left,
                 right,
                 ..
-            } in self.ways(poly)
+            } in &scratch.out
             {
                 let pos = mid3(left, right);
                 let h = dist3(pos, end);

@@ -241,4 +241,42 @@ proptest! {
             let _ = q.height(pa, a);
         }
     }
+
+    /// `nearest` (grid candidates, boxes nearest first, stopping early) answers what a scan
+    /// of every polygon answers: the smallest distance to a closest point inside the search
+    /// box, ties to the smaller id.
+    #[test]
+    fn nearest_equals_a_scan_of_every_polygon(
+        rects in prop::collection::vec((0i32..12, 0i32..12, 1i32..6, 1i32..6, 0i32..12), 1..24),
+        seed in any::<u64>(),
+    ) {
+        let mut b = Builder::new();
+        for &(x, y, w, h, z) in &rects {
+            b.rect(x, y, x + w, y + h, z, 0);
+        }
+        let bytes = b.bytes(frame());
+        let q = Query::new(bytes.mesh());
+        let eps = q.tolerance();
+        let mut rng = Rng::new(seed);
+        for _ in 0..40 {
+            let p = [
+                rng.next_f32() * 20.0 - 3.0,
+                rng.next_f32() * 20.0 - 3.0,
+                rng.next_f32() * 5.0 - 1.0,
+            ];
+            let ext = [0.2 + rng.next_f32() * 4.0, 0.2 + rng.next_f32() * 4.0, 0.2 + rng.next_f32() * 3.0];
+            let mut want: Option<(f64, u32, [f32; 3])> = None;
+            for poly in 0..q.poly_count() {
+                let c = q.closest_point(poly, p).unwrap();
+                if (0..3).any(|k| c[k] < p[k] - ext[k] - eps || c[k] > p[k] + ext[k] + eps) {
+                    continue;
+                }
+                let d = (0..3).map(|k| (c[k] as f64 - p[k] as f64).powi(2)).sum::<f64>().sqrt();
+                if want.is_none_or(|(wd, _, _)| d < wd) {
+                    want = Some((d, poly, c));
+                }
+            }
+            prop_assert_eq!(q.nearest(p, ext), want.map(|(_, poly, c)| (poly, c)), "{:?} +- {:?}", p, ext);
+        }
+    }
 }
