@@ -1,6 +1,7 @@
 //! Paths on baked meshes: straight paths stay on the mesh (but for their steps across stair
 //! links, which may pass over a plan gap), are never longer than the corridor's centre line,
-//! match the visibility-graph optimum on hand-made maps, and islands get no path.
+//! match the visibility-graph optimum on hand-made maps (among pillars too, for random pairs),
+//! and islands get no path.
 
 use std::path::Path;
 
@@ -147,20 +148,7 @@ fn paths_on_hand_made_maps_match_the_optimum() {
         [20.0, 20.0, 0.0],
         [0.0, 20.0, 0.0],
     ]);
-    let (x0, y0, x1, y1, h) = (8.0, 6.0, 12.0, 14.0, 3.0);
-    for (a, b) in [
-        ((x0, y0), (x1, y0)),
-        ((x1, y0), (x1, y1)),
-        ((x1, y1), (x0, y1)),
-        ((x0, y1), (x0, y0)),
-    ] {
-        room.quad([
-            [a.0, a.1, 0.0],
-            [b.0, b.1, 0.0],
-            [b.0, b.1, h],
-            [a.0, a.1, h],
-        ]);
-    }
+    pillar(&mut room, (8.0, 6.0, 12.0, 14.0));
     for (name, mesh, from, to) in [
         ("L", l, [1.0, 18.0], [18.0, 1.0]),
         ("pillar", room, [2.0, 10.0], [18.0, 10.5]),
@@ -183,6 +171,89 @@ fn paths_on_hand_made_maps_match_the_optimum() {
         // Not the straight line: the path bends around the corner or the pillar.
         assert!(len > plan_len(&[s, e]) + 0.1, "{name}");
     }
+}
+
+/// The four 3 m walls of a pillar over the plan box `(x0, y0, x1, y1)` (no top: the floor
+/// inside is walled in).
+fn pillar(mesh: &mut MeshBuilder, (x0, y0, x1, y1): (f64, f64, f64, f64)) {
+    for (a, b) in [
+        ((x0, y0), (x1, y0)),
+        ((x1, y0), (x1, y1)),
+        ((x1, y1), (x0, y1)),
+        ((x0, y1), (x0, y0)),
+    ] {
+        mesh.quad([
+            [a.0, a.1, 0.0],
+            [b.0, b.1, 0.0],
+            [b.0, b.1, 3.0],
+            [a.0, a.1, 3.0],
+        ]);
+    }
+}
+
+/// A 30 m x 20 m hall with eight pillars of different sizes: many corridors between the
+/// same two points, through polygons of very different sizes.
+fn pillar_hall() -> MeshBuilder {
+    let mut hall = MeshBuilder::default();
+    hall.quad([
+        [0.0, 0.0, 0.0],
+        [30.0, 0.0, 0.0],
+        [30.0, 20.0, 0.0],
+        [0.0, 20.0, 0.0],
+    ]);
+    let pillars: [(f64, f64, f64, f64); 8] = [
+        (4.0, 3.0, 6.0, 9.0),
+        (5.0, 13.0, 7.0, 15.0),
+        (10.0, 8.0, 14.0, 10.0),
+        (12.0, 14.0, 13.0, 19.0),
+        (17.0, 2.0, 18.0, 7.0),
+        (19.0, 11.0, 23.0, 13.0),
+        (24.0, 4.0, 26.0, 6.0),
+        (25.0, 15.0, 27.0, 18.0),
+    ];
+    for p in pillars {
+        pillar(&mut hall, p);
+    }
+    hall
+}
+
+#[test]
+fn paths_between_pillars_stay_close_to_the_optimum() {
+    let mut config = coarse_config(16);
+    config.agent.radius = 0.0;
+    config.polygons.max_error = 0.0;
+    let dir = tempfile::tempdir().unwrap();
+    let file = bake(pillar_hall().into_scene("pillars"), &config, dir.path());
+    let q = Query::new(file.mesh());
+    let mut rng = Rng::new(11);
+    let (mut sum, mut worst, mut pairs) = (0.0f64, 0.0f64, 0);
+    while pairs < 40 {
+        let (sp, s) = q.random_point(&mut rng).unwrap();
+        let (ep, e) = q.random_point(&mut rng).unwrap();
+        let corridor = q.find_path(sp, s, ep, e);
+        if !corridor.found {
+            continue; // an end inside a pillar (floor walled in, an island)
+        }
+        let len = plan_len(&q.straight_path(s, e, &corridor.polys));
+        let best = visibility_optimum(&q, s, e);
+        if best < 5.0 {
+            continue;
+        }
+        assert!(len >= best - 1e-3 * best, "{len} below the optimum {best}");
+        let excess = len / best - 1.0;
+        sum += excess;
+        worst = worst.max(excess);
+        pairs += 1;
+    }
+    let mean = sum / pairs as f64;
+    eprintln!("pillar hall: mean excess {mean:.4}, worst {worst:.4}");
+    // A* entering each polygon where the line to the end crosses its portal finds the
+    // optimal corridor here; entering at portal midpoints (Detour's scheme) gave a mean
+    // excess of 0.6 % and a worst of 7.5 % on these 40 pairs.
+    assert!(
+        mean < 5e-4 && worst < 0.01,
+        "mean {mean:.4}, worst {worst:.4}"
+    );
 }
 
 #[test]

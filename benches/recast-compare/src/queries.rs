@@ -631,20 +631,24 @@ const METHOD: &str = "## Method\n\n\
 * **Lengths** are the 3D lengths of the straight paths (plan lengths: their horizontal \
   projection). They agree when they differ by at most 5 % of Detour's length (plus 1 cm). \
   Corners sit on the surface, so a path with more corners over uneven ground also climbs \
-  and descends more in 3D. Both A* searches are Detour's scheme (a polygon's \
-  node at the midpoint of the edge it was entered by), which is not exactly shortest on \
-  either mesh, and the meshes differ, so some pairs take different corridors.\n\n\
+  and descends more in 3D. Neither A* is exactly shortest: Detour puts a polygon's node at \
+  the midpoint of the edge it was entered by, tessera where the line from the previous node \
+  to the end crosses that edge (else at the edge's better end); and the meshes differ, so \
+  some pairs take different corridors.\n\n\
 ## Caveats\n\n\
 * **Spatial lookup.** Detour finds candidate polygons for `findNearestPoly` through its tile \
   grid and each tile's bounding-volume tree (`buildBvTree`); tessera through one uniform \
-  grid over the whole mesh, then a closest-point test on each candidate.\n\
+  grid over the whole mesh, then a closest-point test on the candidates, nearest plan box \
+  first, until no box can beat the best point.\n\
 * **Different polygons.** Detour's polygons stop at tile borders (tiles are linked at run \
   time) and have at most 6 vertices; tessera's cross tile borders and have no vertex limit. \
   The polygon counts differ, so A* expands different numbers of nodes for the same pair.\n\
 * **Node pool.** Detour's A* allocates nothing per query but clears a node pool and hash \
   table sized for the pool; tessera's uses a hash map and a heap allocated per query, with no \
   node limit. A search that runs out of Detour's nodes returns a partial corridor (counted \
-  as not found; the count is in the last column).\n\
+  as not found; the count is in the last column). A search that does not reach the end \
+  leads, on tessera's side, to the polygon reached whose closest point is nearest the end \
+  (a pass over the polygons reached), on Detour's to the node with the smallest heuristic.\n\
 * **Pairs found by one side only.** Recast drops regions under 64 cells and tessera keeps \
   every region, so an end on a small tessera island can snap onto Detour's main surface \
   (within the search box) and be joined there; tessera's mesh can also hold small islands \

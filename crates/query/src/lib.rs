@@ -133,6 +133,25 @@ impl<'a> Query<'a> {
             .collect()
     }
 
+    /// The plan bounding box of polygon `p`: (min, max).
+    pub(crate) fn plan_box(&self, p: u32) -> ([f32; 2], [f32; 2]) {
+        let (mut lo, mut hi) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);
+        for v in self.mesh.poly_vert_ids(p) {
+            let v = self.mesh.vert(v);
+            for k in 0..2 {
+                lo[k] = lo[k].min(v[k]);
+                hi[k] = hi[k].max(v[k]);
+            }
+        }
+        (lo, hi)
+    }
+
+    /// The plan distance from `p` to polygon `poly`'s plan box: never more than the distance
+    /// to the polygon.
+    pub(crate) fn plan_box_distance(&self, poly: u32, p: V3) -> f64 {
+        box_distance(self.plan_box(poly), p)
+    }
+
     fn valid_poly(&self, p: u32) -> bool {
         (p as usize) < self.mesh.polys.len()
     }
@@ -241,19 +260,11 @@ impl<'a> Query<'a> {
         // rest are tried nearest box first, until no box can beat the best point found.
         let mut near: Vec<(f64, u32)> = Vec::with_capacity(candidates.len());
         for poly in candidates {
-            let (mut bmin, mut bmax) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);
-            for v in self.mesh.poly_vert_ids(poly) {
-                let v = self.mesh.vert(v);
-                for k in 0..2 {
-                    bmin[k] = bmin[k].min(v[k]);
-                    bmax[k] = bmax[k].max(v[k]);
-                }
-            }
+            let (bmin, bmax) = self.plan_box(poly);
             if (0..2).any(|k| bmax[k] < lo[k] - eps || bmin[k] > hi[k] + eps) {
                 continue;
             }
-            let gap = |k: usize| (bmin[k] - p[k]).max(p[k] - bmax[k]).max(0.0) as f64;
-            near.push((gap(0).hypot(gap(1)), poly));
+            near.push((box_distance((bmin, bmax), p), poly));
         }
         near.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         let mut best: Option<(f64, u32, V3)> = None;
@@ -276,6 +287,12 @@ impl<'a> Query<'a> {
         }
         best.map(|(_, poly, q)| (poly, q))
     }
+}
+
+/// The plan distance from `p` to the box `(lo, hi)` (0 inside).
+fn box_distance((lo, hi): ([f32; 2], [f32; 2]), p: V3) -> f64 {
+    let gap = |k: usize| (lo[k] - p[k]).max(p[k] - hi[k]).max(0.0) as f64;
+    gap(0).hypot(gap(1))
 }
 
 /// `v` as the f64 nearest the shortest decimal that reads back as `v` (f32's Display).

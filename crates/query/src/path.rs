@@ -17,7 +17,8 @@ pub struct Corridor {
     /// Polygon ids in walking order; consecutive ones share a portal or a link.
     pub polys: Vec<u32>,
     /// Whether the corridor ends at the requested end polygon. When it does not, `polys` leads
-    /// to the polygon whose entry point came closest to the end (empty for invalid input).
+    /// to the polygon reached whose closest point comes nearest the end (empty for invalid
+    /// input).
     pub found: bool,
 }
 
@@ -232,13 +233,17 @@ impl Query<'_> {
     /// A* from `start` (on `start_poly`) to `end` (on `end_poly`) over polygons, portals and
     /// links.
     ///
-    /// As in Detour, a polygon's node sits where the search entered it (the midpoint of the
-    /// portal or link segment crossed), the cost of a step is the 3D distance between
-    /// consecutive node positions (plus the distance to `end` on entering `end_poly`), and the
-    /// heuristic is the 3D distance from a node to `end`, which never overestimates. Each
+    /// As in Detour, a polygon's node sits where the search entered it, the cost of a step is
+    /// the 3D distance between consecutive node positions (plus the distance to `end` on
+    /// entering `end_poly`), and the heuristic is the 3D distance from a node to `end`, which
+    /// never overestimates. Where Detour enters at the portal's midpoint, tessera enters at
+    /// the point of the portal on the way from the previous node to `end` (the crossing of
+    /// that line, else the nearer end by that detour; see [`through`]), so costs follow the
+    /// pulled path more closely across many narrow polygons; a link is entered at its
+    /// segment's midpoint. Each
     /// polygon is expanded once. Ties in the open list go to the smaller polygon id, so the
     /// answer is deterministic. When `end_poly` cannot be reached, `found` is false and the
-    /// corridor leads to the node closest to `end`.
+    /// corridor leads to the polygon reached that comes closest to `end`.
     pub fn find_path(
         &self,
         start_poly: u32,
@@ -276,7 +281,6 @@ impl Query<'_> {
             f: h0,
             poly: start_poly,
         });
-        let mut closest = (h0, start_poly);
         let mut scratch = WayScratch::default();
         while let Some(Open { f, poly }) = open.pop() {
             let node = nodes[&poly];
@@ -295,10 +299,14 @@ impl Query<'_> {
                 to: nb,
                 left,
                 right,
-                ..
+                link,
             } in &scratch.out
             {
-                let pos = mid3(left, right);
+                let pos = if link {
+                    mid3(left, right)
+                } else {
+                    through(node.pos, end, (left, right))
+                };
                 let h = dist3(pos, end);
                 let mut g = node.g + dist3(node.pos, pos);
                 if nb == end_poly {
@@ -330,9 +338,30 @@ impl Query<'_> {
                     }
                 }
                 open.push(Open { f, poly: nb });
-                if (h, nb) < closest {
-                    closest = (h, nb);
-                }
+            }
+        }
+        // Not reached: lead to the polygon reached that comes closest to `end` (its closest
+        // point, not its entry point), ties to the smaller id.
+        // The node entered nearest `end` gives a first bound; a polygon whose plan box is
+        // farther than the best so far is not measured.
+        let exact = |poly: u32| {
+            self.closest_point(poly, end)
+                .map_or(f64::INFINITY, |c| dist3(c, end))
+        };
+        let first = nodes
+            .iter()
+            .map(|(&poly, n)| (dist3(n.pos, end), poly))
+            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+            .map_or(start_poly, |(_, poly)| poly);
+        let mut closest = (exact(first), first);
+        for &poly in nodes.keys() {
+            if poly == first || self.plan_box_distance(poly, end) > closest.0 * (1.0 + 1e-6) + 1e-6
+            {
+                continue;
+            }
+            let d = exact(poly);
+            if (d, poly) < closest {
+                closest = (d, poly);
             }
         }
         Corridor {
@@ -570,6 +599,23 @@ fn trace_back(nodes: &FxHashMap<u32, Node>, last: u32) -> Vec<u32> {
     }
     out.reverse();
     out
+}
+
+/// Where a walk from `p` towards `q` crosses the portal `l..r`: where the plan line `p -> q`
+/// passes between the portal's ends, else the end with the shorter way `p -> end -> q` (`l`
+/// on a tie).
+fn through(p: V3, q: V3, (l, r): (V3, V3)) -> V3 {
+    let (dl, dr) = (cross2(p, q, l), cross2(p, q, r));
+    if (dl < 0.0 && dr > 0.0) || (dl > 0.0 && dr < 0.0) {
+        // The line passes between the ends: where it crosses is the shortest way in plan.
+        return lerp3(l, r, dl / (dl - dr));
+    }
+    let way = |x: V3| dist3(p, x) + dist3(x, q);
+    if way(r) < way(l) {
+        r
+    } else {
+        l
+    }
 }
 
 /// Where the plan segment `p..q` meets the portal `(l, r)`: the point of the portal on the
