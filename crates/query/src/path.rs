@@ -82,6 +82,21 @@ struct Node {
     closed: bool,
 }
 
+/// A* buffers kept per thread between queries ([`Query::find_path`]).
+#[derive(Default)]
+struct Search {
+    nodes: FxHashMap<u32, Node>,
+    open: BinaryHeap<Open>,
+    ways: WayScratch,
+}
+
+thread_local! {
+    static SEARCH: std::cell::RefCell<Search> = std::cell::RefCell::new(Search::default());
+}
+
+/// Node tables larger than this are dropped after a query rather than kept for the next.
+const KEEP_NODES: usize = 1 << 16;
+
 /// Buffers for [`Query::ways_into`].
 #[derive(Default)]
 struct WayScratch {
@@ -264,8 +279,33 @@ impl Query<'_> {
                 found: true,
             };
         }
-        let mut nodes: FxHashMap<u32, Node> = FxHashMap::default();
-        let mut open = BinaryHeap::new();
+        SEARCH.with(|search| {
+            let mut search = search.borrow_mut();
+            let Search { nodes, open, ways } = &mut *search;
+            nodes.clear();
+            open.clear();
+            let corridor = self.search(start_poly, start, end_poly, end, nodes, open, ways);
+            // Keep the buffers for the next query on this thread, but not a huge search's.
+            if nodes.capacity() > KEEP_NODES {
+                *nodes = FxHashMap::default();
+                *open = BinaryHeap::new();
+            }
+            corridor
+        })
+    }
+
+    /// The A* of [`Query::find_path`] over the given (empty) buffers.
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        start_poly: u32,
+        start: [f32; 3],
+        end_poly: u32,
+        end: [f32; 3],
+        nodes: &mut FxHashMap<u32, Node>,
+        open: &mut BinaryHeap<Open>,
+        scratch: &mut WayScratch,
+    ) -> Corridor {
         let h0 = dist3(start, end);
         nodes.insert(
             start_poly,
@@ -281,7 +321,6 @@ impl Query<'_> {
             f: h0,
             poly: start_poly,
         });
-        let mut scratch = WayScratch::default();
         while let Some(Open { f, poly }) = open.pop() {
             let node = nodes[&poly];
             if node.closed || node.f != f {
@@ -290,11 +329,11 @@ impl Query<'_> {
             nodes.get_mut(&poly).expect("node exists").closed = true;
             if poly == end_poly {
                 return Corridor {
-                    polys: trace_back(&nodes, poly),
+                    polys: trace_back(nodes, poly),
                     found: true,
                 };
             }
-            self.ways_into(poly, &mut scratch);
+            self.ways_into(poly, scratch);
             for &Way {
                 to: nb,
                 left,
@@ -365,7 +404,7 @@ impl Query<'_> {
             }
         }
         Corridor {
-            polys: trace_back(&nodes, closest.1),
+            polys: trace_back(nodes, closest.1),
             found: false,
         }
     }
