@@ -255,9 +255,8 @@ impl Query<'_> {
     /// the point of the portal on the way from the previous node to `end` (the crossing of
     /// that line, else the nearer end by that detour; see [`through`]), so costs follow the
     /// pulled path more closely across many narrow polygons; a link is entered at its
-    /// segment's midpoint. Each
-    /// polygon is expanded once. Ties in the open list go to the smaller polygon id, so the
-    /// answer is deterministic. When `end_poly` cannot be reached, `found` is false and the
+    /// segment's midpoint. Each polygon is expanded once. Ties in the open list go to the
+    /// smaller polygon id, so the answer is deterministic. When `end_poly` cannot be reached, `found` is false and the
     /// corridor leads to the polygon reached that comes closest to `end`.
     pub fn find_path(
         &self,
@@ -379,10 +378,10 @@ impl Query<'_> {
                 open.push(Open { f, poly: nb });
             }
         }
-        // Not reached: lead to the polygon reached that comes closest to `end` (its closest
-        // point, not its entry point), ties to the smaller id.
-        // The node entered nearest `end` gives a first bound; a polygon whose plan box is
-        // farther than the best so far is not measured.
+        // Not reached: lead to the polygon reached that comes closest to `end` (by its closest
+        // point, not its entry point), ties to the smaller id. The node entered nearest `end`
+        // gives a first bound; a polygon whose plan box is farther than the best so far is
+        // not measured.
         let exact = |poly: u32| {
             self.closest_point(poly, end)
                 .map_or(f64::INFINITY, |c| dist3(c, end))
