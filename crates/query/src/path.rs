@@ -208,10 +208,16 @@ impl Query<'_> {
 
     /// The first way from `from` into `to` ([`Query::ways`] order: shared edges first).
     fn way(&self, from: u32, to: u32) -> Option<Way> {
+        self.way_with(from, to, &mut WayScratch::default())
+    }
+
+    /// [`Query::way`] with reused buffers.
+    fn way_with(&self, from: u32, to: u32, scratch: &mut WayScratch) -> Option<Way> {
         if !self.valid_poly(from) || !self.valid_poly(to) {
             return None;
         }
-        self.ways(from).into_iter().find(|w| w.to == to)
+        self.ways_into(from, scratch);
+        scratch.out.iter().copied().find(|w| w.to == to)
     }
 
     /// Where a walk from `from` into `to` lands when it takes a link (`to` and `from` share no
@@ -473,8 +479,9 @@ impl Query<'_> {
         };
         gates.portals.push((s, s));
         let mut last = corridor[0];
+        let mut scratch = WayScratch::default();
         for w in corridor.windows(2) {
-            let Some(way) = self.way(w[0], w[1]) else {
+            let Some(way) = self.way_with(w[0], w[1], &mut scratch) else {
                 break;
             };
             gates.portals.push((way.left, way.right));
