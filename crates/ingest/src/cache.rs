@@ -78,7 +78,9 @@ impl SourceKey {
             if meta.len() > 0 {
                 // SAFETY: read-only map of an input file nobody modifies during the bake.
                 let map = unsafe { Mmap::map(&file) }.map_err(|e| IngestError::io(f, e))?;
-                hasher.update(&map);
+                // A window at a time, released behind: an input larger than the budget is
+                // never resident all at once.
+                crate::pages::hash_released(&map, map.len(), &mut hasher);
             }
         }
         key.content_hash = hasher.digest();
@@ -218,23 +220,8 @@ impl SceneCache {
         }
         // Hashed a window at a time, each window's pages given back once hashed: checking a
         // cache larger than the budget must not make it resident all at once.
-        const WINDOW: usize = 64 << 20;
         let mut hasher = Xxh3::new();
-        for (k, window) in payload.chunks(WINDOW).enumerate() {
-            hasher.update(window);
-            #[cfg(unix)]
-            {
-                // SAFETY: a read-only, file-backed map: dropped pages are read back from the
-                // file on the next access, so no data is lost.
-                let _ = unsafe {
-                    map.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        k * WINDOW,
-                        window.len(),
-                    )
-                };
-            }
-        }
+        crate::pages::hash_released(&map, payload.len(), &mut hasher);
         if hasher.digest() != info.payload_hash {
             return Err(bad("triangle data checksum mismatch (corrupt cache)".into()));
         }

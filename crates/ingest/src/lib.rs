@@ -18,6 +18,7 @@
 pub mod cache;
 pub mod gltf_scene;
 pub mod obj;
+mod pages;
 
 use std::path::{Path, PathBuf};
 pub use tessera_geom::{UpAxis, WorldBounds};

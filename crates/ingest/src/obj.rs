@@ -7,6 +7,7 @@
 //! indices; polygons fan-triangulated; CRLF; `\` line continuations; comments. Everything else
 //! (`vt`, `vn`, `vp`, `o`, `g`, `s`, `usemtl`, `mtllib`, `l`, `p`, unknown keywords) is skipped.
 
+use crate::pages::{release, Behind};
 use crate::{IngestError, SceneSource, WorldTriangle};
 use memmap2::Mmap;
 use std::borrow::Cow;
@@ -33,50 +34,6 @@ fn map_file(file: &File, path: &Path) -> Result<Option<Mmap>, IngestError> {
     // modified by anyone while a bake runs (documented contract of `tessera bake`).
     let map = unsafe { Mmap::map(file) }.map_err(|e| IngestError::io(path, e))?;
     Ok(Some(map))
-}
-
-/// How much of the file is read between two page releases.
-const RELEASE_EVERY: usize = 64 << 20;
-
-/// Gives back the pages of `map` in `from..upto` (whole pages inside it): clean, file-backed
-/// pages the kernel reads again if they are touched, so that a pass over a file larger than
-/// the budget does not keep it all resident.
-fn release(map: &Mmap, from: usize, upto: usize) {
-    #[cfg(unix)]
-    {
-        const PAGE: usize = 4096;
-        let lo = from.div_ceil(PAGE) * PAGE;
-        let hi = upto.min(map.len()) / PAGE * PAGE;
-        if hi > lo {
-            // SAFETY: a read-only map of a file nobody writes during the bake (see
-            // `map_file`): dropped pages come back from the file unchanged.
-            let _ = unsafe {
-                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, lo, hi - lo)
-            };
-        }
-    }
-}
-
-/// Releases a map's pages behind a sequential reader, every [`RELEASE_EVERY`] bytes.
-struct Behind<'m> {
-    map: &'m Mmap,
-    released: usize,
-}
-
-impl<'m> Behind<'m> {
-    fn new(map: &'m Mmap) -> Behind<'m> {
-        Behind { map, released: 0 }
-    }
-
-    /// The reader is at `pos`: true when the pages before it were just given back.
-    fn advance(&mut self, pos: usize) -> bool {
-        if pos < self.released + RELEASE_EVERY {
-            return false;
-        }
-        release(self.map, self.released, pos);
-        self.released = pos;
-        true
-    }
 }
 
 impl ObjScene {

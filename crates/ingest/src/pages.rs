@@ -1,0 +1,64 @@
+//! Reading large memory-mapped files without keeping them resident: the pages behind a
+//! sequential reader are given back (`MADV_DONTNEED`) every [`RELEASE_EVERY`] bytes. They are
+//! clean, file-backed pages, read again from the file if touched, so a pass over an input or a
+//! cache larger than the memory budget keeps only a window of it mapped in.
+
+use memmap2::Mmap;
+use xxhash_rust::xxh3::Xxh3;
+
+/// How much of a file is read between two page releases.
+pub(crate) const RELEASE_EVERY: usize = 64 << 20;
+
+/// Gives back the pages of `map` in `from..upto` (whole pages inside it).
+pub(crate) fn release(map: &Mmap, from: usize, upto: usize) {
+    #[cfg(unix)]
+    {
+        const PAGE: usize = 4096;
+        let lo = from.div_ceil(PAGE) * PAGE;
+        let hi = upto.min(map.len()) / PAGE * PAGE;
+        if hi > lo {
+            // SAFETY: a read-only map of a file nobody writes during the bake (tessera's
+            // inputs, and its own files replaced only by rename): dropped pages come back from
+            // the file unchanged.
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, lo, hi - lo)
+            };
+        }
+    }
+}
+
+/// Releases a map's pages behind a sequential reader, every [`RELEASE_EVERY`] bytes.
+pub(crate) struct Behind<'m> {
+    map: &'m Mmap,
+    released: usize,
+}
+
+impl<'m> Behind<'m> {
+    pub(crate) fn new(map: &'m Mmap) -> Behind<'m> {
+        Behind { map, released: 0 }
+    }
+
+    /// The reader is at `pos`: true when the pages before it were just given back.
+    pub(crate) fn advance(&mut self, pos: usize) -> bool {
+        if pos < self.released + RELEASE_EVERY {
+            return false;
+        }
+        release(self.map, self.released, pos);
+        self.released = pos;
+        true
+    }
+}
+
+/// Feeds `map[..len]` to `hasher` a window at a time, giving each window's pages back once
+/// hashed.
+pub(crate) fn hash_released(map: &Mmap, len: usize, hasher: &mut Xxh3) {
+    let mut behind = Behind::new(map);
+    let mut at = 0;
+    while at < len {
+        let end = (at + RELEASE_EVERY).min(len);
+        hasher.update(&map[at..end]);
+        at = end;
+        behind.advance(at);
+    }
+    release(map, 0, len);
+}
