@@ -346,6 +346,9 @@ impl Query<'_> {
                 link,
             } in &scratch.out
             {
+                if nodes.get(&nb).is_some_and(|n| n.closed) {
+                    continue; // expanded already: nothing to update
+                }
                 let pos = if link {
                     mid3(left, right)
                 } else {
