@@ -129,25 +129,10 @@ fn paths_on_hand_made_maps_match_the_optimum() {
     config.polygons.max_error = 0.0;
     // An L-shaped floor, and a square room with a pillar (no top: walls only).
     let mut l = MeshBuilder::default();
-    l.quad([
-        [0.0, 0.0, 0.0],
-        [20.0, 0.0, 0.0],
-        [20.0, 4.0, 0.0],
-        [0.0, 4.0, 0.0],
-    ]);
-    l.quad([
-        [0.0, 4.0, 0.0],
-        [4.0, 4.0, 0.0],
-        [4.0, 20.0, 0.0],
-        [0.0, 20.0, 0.0],
-    ]);
+    floor(&mut l, (0.0, 0.0, 20.0, 4.0));
+    floor(&mut l, (0.0, 4.0, 4.0, 20.0));
     let mut room = MeshBuilder::default();
-    room.quad([
-        [0.0, 0.0, 0.0],
-        [20.0, 0.0, 0.0],
-        [20.0, 20.0, 0.0],
-        [0.0, 20.0, 0.0],
-    ]);
+    floor(&mut room, (0.0, 0.0, 20.0, 20.0));
     pillar(&mut room, (8.0, 6.0, 12.0, 14.0));
     for (name, mesh, from, to) in [
         ("L", l, [1.0, 18.0], [18.0, 1.0]),
@@ -173,6 +158,11 @@ fn paths_on_hand_made_maps_match_the_optimum() {
     }
 }
 
+/// A floor quad at height 0 over the plan box `(x0, y0, x1, y1)`.
+fn floor(mesh: &mut MeshBuilder, (x0, y0, x1, y1): (f64, f64, f64, f64)) {
+    mesh.quad([[x0, y0, 0.0], [x1, y0, 0.0], [x1, y1, 0.0], [x0, y1, 0.0]]);
+}
+
 /// The four 3 m walls of a pillar over the plan box `(x0, y0, x1, y1)` (no top: the floor
 /// inside is walled in).
 fn pillar(mesh: &mut MeshBuilder, (x0, y0, x1, y1): (f64, f64, f64, f64)) {
@@ -195,12 +185,7 @@ fn pillar(mesh: &mut MeshBuilder, (x0, y0, x1, y1): (f64, f64, f64, f64)) {
 /// same two points, through polygons of very different sizes.
 fn pillar_hall() -> MeshBuilder {
     let mut hall = MeshBuilder::default();
-    hall.quad([
-        [0.0, 0.0, 0.0],
-        [30.0, 0.0, 0.0],
-        [30.0, 20.0, 0.0],
-        [0.0, 20.0, 0.0],
-    ]);
+    floor(&mut hall, (0.0, 0.0, 30.0, 20.0));
     let pillars: [(f64, f64, f64, f64); 8] = [
         (4.0, 3.0, 6.0, 9.0),
         (5.0, 13.0, 7.0, 15.0),

@@ -77,8 +77,6 @@ impl ObjScene {
                 }
                 vertex_count += 1;
             }
-        }
-        if let Some(data) = &data {
             release(data, 0, data.len());
         }
         writer.flush().map_err(|e| IngestError::io(scratch, e))?;

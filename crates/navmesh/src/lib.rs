@@ -139,9 +139,9 @@ pub const NOTCH_GROUPS: [(u64, u64); 6] = [(0, 0), (1, 1), (2, 2), (3, 4), (5, 1
 /// reachability pruning): cells per notch of a group = `polygons[g] / notches[g]`.
 #[derive(Archive, Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq)]
 pub struct NotchGroups {
-    pub regions: [u64; 6],
-    pub polygons: [u64; 6],
-    pub notches: [u64; 6],
+    pub regions: [u64; NOTCH_GROUPS.len()],
+    pub polygons: [u64; NOTCH_GROUPS.len()],
+    pub notches: [u64; NOTCH_GROUPS.len()],
 }
 
 impl NotchGroups {
@@ -162,12 +162,13 @@ impl NotchGroups {
     }
 
     /// Adds another count to this one.
-    #[allow(clippy::needless_range_loop)]
     pub fn merge(&mut self, other: &NotchGroups) {
-        for g in 0..NOTCH_GROUPS.len() {
-            self.regions[g] += other.regions[g];
-            self.polygons[g] += other.polygons[g];
-            self.notches[g] += other.notches[g];
+        for (mine, theirs) in [
+            (&mut self.regions, &other.regions),
+            (&mut self.polygons, &other.polygons),
+            (&mut self.notches, &other.notches),
+        ] {
+            mine.iter_mut().zip(theirs).for_each(|(a, b)| *a += b);
         }
     }
 }

@@ -127,10 +127,15 @@ impl<'a> Query<'a> {
 
     /// Polygon `p`'s vertices (internal frame), counter-clockwise.
     pub(crate) fn poly_points(&self, p: u32) -> Vec<V3> {
-        self.mesh
-            .poly_vert_ids(p)
-            .map(|v| self.mesh.vert(v))
-            .collect()
+        let mut pts = Vec::new();
+        self.poly_points_into(p, &mut pts);
+        pts
+    }
+
+    /// [`Query::poly_points`] into `pts` (cleared first), for loops that reuse one buffer.
+    pub(crate) fn poly_points_into(&self, p: u32, pts: &mut Vec<V3>) {
+        pts.clear();
+        pts.extend(self.mesh.poly_vert_ids(p).map(|v| self.mesh.vert(v)));
     }
 
     /// The plan bounding box of polygon `p`: (min, max).
@@ -274,8 +279,7 @@ impl<'a> Query<'a> {
             if best.is_some_and(|(bd, _, _)| bound > bd + 1e-5 * (1.0 + bd)) {
                 break;
             }
-            pts.clear();
-            pts.extend(self.mesh.poly_vert_ids(poly).map(|v| self.mesh.vert(v)));
+            self.poly_points_into(poly, &mut pts);
             let q = self.closest_on(poly, &pts, p);
             if (0..3).any(|k| q[k] < lo[k] - eps || q[k] > hi[k] + eps) {
                 continue;

@@ -142,8 +142,7 @@ impl Query<'_> {
     /// [`Query::ways`] into `scratch.out`, reusing its buffers (A* calls it per expansion).
     fn ways_into(&self, p: u32, scratch: &mut WayScratch) {
         let WayScratch { pts, neis, out } = scratch;
-        pts.clear();
-        pts.extend(self.mesh.poly_vert_ids(p).map(|v| self.mesh.vert(v)));
+        self.poly_points_into(p, pts);
         neis.clear();
         neis.extend(self.mesh.poly_neighbours(p));
         out.clear();
