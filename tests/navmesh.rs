@@ -291,7 +291,7 @@ fn height_detail_brings_point_heights_to_the_heightfield() {
     let scene = recast_scenes()
         .into_iter()
         .find(|p| p.to_string_lossy().contains("undulating"))
-        .expect("undulating.obj in ../shared/scenes/recast");
+        .expect("undulating.obj in tests/data/recast");
     let bake = |sample: f64| {
         let mut config = coarse_config(32);
         config.polygons.detail_sample_distance = sample;

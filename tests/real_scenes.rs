@@ -1,4 +1,4 @@
-//! The real meshes of `../shared/scenes/` through the whole bake: tiling invariance (the
+//! The real meshes of `tests/data/recast/` through the whole bake: tiling invariance (the
 //! oracle), thread invariance of every byte written, and plausible walkable coverage.
 
 use tessera_geom::UpAxis;

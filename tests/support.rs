@@ -1,4 +1,4 @@
-//! Helpers shared by the cross-crate tests: where the shared scenes are, and "bake this scene
+//! Helpers shared by the cross-crate tests: where the real scenes are, and "bake this scene
 //! with these settings and give me every core column".
 
 use std::collections::BTreeMap;
@@ -8,16 +8,16 @@ use tessera_config::BakeConfig;
 use tessera_geom::UpAxis;
 use tessera_pipeline::{BakeRequest, BakeSummary, Progress, SceneInput};
 
-/// `../shared/scenes/` beside the repository.
-pub fn shared_scenes() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/scenes")
+/// `tests/data/`: the meshes kept in the repository.
+pub fn test_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data")
 }
 
-/// The Recast demo meshes (all Y-up).
+/// The Recast demo meshes (all Y-up), in `tests/data/recast/`.
 pub fn recast_scenes() -> Vec<PathBuf> {
     ["dungeon.obj", "nav_test.obj", "undulating.obj"]
         .iter()
-        .map(|n| shared_scenes().join("recast").join(n))
+        .map(|n| test_data().join("recast").join(n))
         .collect()
 }
 

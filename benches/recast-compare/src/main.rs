@@ -97,7 +97,7 @@ const DEMO_SCENES: [&str; 3] = ["dungeon.obj", "nav_test.obj", "undulating.obj"]
 
 /// Where the Recast demo meshes are unless `--scenes-dir` says otherwise.
 fn default_scenes_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/scenes/recast")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/recast")
 }
 
 /// The Recast demo meshes in `dir` (Y-up), as scenes for `full` and `queries`.
@@ -575,12 +575,12 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
         });
     }
     let city_note = if cities.is_empty() {
-        "The three Recast demo meshes from `../shared/scenes/recast/` (Y-up); no citygen world \
+        "The three Recast demo meshes from `tests/data/recast/` (Y-up); no citygen world \
          (`--cities none`)."
             .to_string()
     } else {
         format!(
-            "The three Recast demo meshes from `../shared/scenes/recast/` (Y-up) and citygen \
+            "The three Recast demo meshes from `tests/data/recast/` (Y-up) and citygen \
              worlds generated for the run with `citygen --size SIZE --seed {city_seed}` \
              (sizes {}; Z-up OBJ).",
             cities.join(", ")
@@ -718,11 +718,11 @@ fn run_queries(args: &[String]) -> Result<(), Box<dyn Error>> {
         city_names.push(name);
     }
     let scenes_note = if city_names.is_empty() {
-        "The three Recast demo meshes from `../shared/scenes/recast/` (Y-up); no citygen world."
+        "The three Recast demo meshes from `tests/data/recast/` (Y-up); no citygen world."
             .to_string()
     } else {
         format!(
-            "The three Recast demo meshes from `../shared/scenes/recast/` (Y-up) and citygen \
+            "The three Recast demo meshes from `tests/data/recast/` (Y-up) and citygen \
              worlds generated for the run (sizes {}, seed {city_seed}; Z-up OBJ).",
             city_names.join(", ")
         )
