@@ -54,6 +54,7 @@ fn check_structure(m: &ArchivedNavMesh, what: &str) {
 }
 
 #[test]
+#[ignore = "slow: every Recast scene single-tile and tiled in both modes (about 10 s)"]
 fn recast_scenes_navmesh_is_the_same_for_every_tiling() {
     for scene in recast_scenes() {
         for mode in [Layered, Flat] {

@@ -212,6 +212,7 @@ fn shuffled(seed: u64) -> impl Fn(usize) -> Vec<usize> {
 }
 
 #[test]
+#[ignore = "slow: every Recast scene at four tilings in both modes (about 25 s)"]
 fn recast_scenes_regions_are_tiling_and_order_invariant() {
     use tessera_config::SegmentationMode::{Flat, Layered};
     for (scene, mode) in recast_scenes()
@@ -414,6 +415,7 @@ fn the_region_output_file_is_tiling_invariant() {
 }
 
 #[test]
+#[ignore = "slow: the seed's oracle on every Recast scene in both modes (about 6 s)"]
 fn seed_corner_masks_and_pairing_give_the_traced_contours_on_real_scenes() {
     use tessera_config::SegmentationMode::{Flat, Layered};
     for (scene, mode) in recast_scenes()

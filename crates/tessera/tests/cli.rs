@@ -270,6 +270,7 @@ fn terrain_obj(path: &Path, n: usize) {
 }
 
 #[test]
+#[ignore = "slow: a generated scene larger than the budget (about 8 s)"]
 fn a_32_mib_budget_holds_on_a_scene_larger_than_it() {
     let dir = tempfile::tempdir().unwrap();
     let n = 720; // 1 036 800 triangles: 37 MB as f32 triangles alone
@@ -355,6 +356,7 @@ const RESUME_ARGS: [&str; 6] = [
 ];
 
 #[test]
+#[ignore = "slow: kills and resumes bakes at many points (about 20 s)"]
 fn killed_bakes_resume_to_identical_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let start = std::time::Instant::now();
@@ -401,6 +403,7 @@ fn killed_bakes_resume_to_identical_bytes() {
 }
 
 #[test]
+#[ignore = "slow: bakes interrupted by SIGTERM and resumed (about 10 s)"]
 fn sigterm_stops_with_checkpoints_that_resume() {
     let dir = tempfile::tempdir().unwrap();
     let o = tessera(
@@ -448,6 +451,7 @@ fn sigterm_stops_with_checkpoints_that_resume() {
 }
 
 #[test]
+#[ignore = "slow: about 40 s of bakes and rebakes through the CLI"]
 fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
     let dir = tempfile::tempdir().unwrap();
     let bake = |extra: &[&str]| {

@@ -1,0 +1,98 @@
+//! Navmesh bytes pinned across refactors: the built-in demo world (as `tessera bake` with no
+//! argument bakes it) and the three Recast demo meshes (the `default` preset, Y-up) give the
+//! navmesh payload they gave when these digests were recorded.
+//!
+//! The digest covers everything after the 64-byte header: the archive of the mesh. The header
+//! also holds the polygon stage key and a checksum over it; the key is a hash of the settings,
+//! so a change to how keys are derived changes those two fields and nothing else. The format
+//! version and the payload length are checked here too.
+//!
+//! When a change is meant to alter the navmesh (a format version bump, a new algorithm), update
+//! the digests in the same commit and say why in its message.
+
+use std::path::Path;
+
+use tessera_config::BakeConfig;
+use tessera_geom::UpAxis;
+use tessera_pipeline::{BakeRequest, Progress, SceneInput};
+use tessera_tests::{file, recast_scenes};
+
+/// The format version the digests were recorded with.
+const FORMAT_VERSION: u32 = 4;
+
+/// (scene, payload length, xxh3 of the payload), recorded on commit 32a788c.
+const GOLDEN: [(&str, u64, u64); 4] = [
+    ("demo", 170096, 0x48a2a2e94e7c7fbd),
+    ("dungeon.obj", 41280, 0xdf777785f8dc6892),
+    ("nav_test.obj", 84160, 0x84267f94ba3b2560),
+    ("undulating.obj", 777784, 0xa60169aeb6c3dae0),
+];
+
+/// Bakes `scene` with `config` into `out` and returns the navmesh file's bytes.
+fn navmesh_bytes(scene: SceneInput, config: BakeConfig, out: &Path) -> Vec<u8> {
+    tessera_pipeline::bake(BakeRequest {
+        scene,
+        config,
+        out_dir: out.to_path_buf(),
+        threads: 2,
+        memory_budget: 256 << 20,
+        progress: Progress::quiet(),
+        interrupt: None,
+    })
+    .unwrap_or_else(|e| panic!("bake into {} failed: {e}", out.display()));
+    std::fs::read(out.join("navmesh.tsn")).unwrap()
+}
+
+/// (payload length, payload digest) of a navmesh file, after checking its format version.
+fn fingerprint(bytes: &[u8], what: &str) -> (u64, u64) {
+    let header = tessera_navmesh::HEADER_LEN;
+    assert_eq!(&bytes[..8], tessera_navmesh::MAGIC, "{what}");
+    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    assert_eq!(version, FORMAT_VERSION, "{what}: format version");
+    let payload = &bytes[header..];
+    (payload.len() as u64, xxhash_rust::xxh3::xxh3_64(payload))
+}
+
+#[test]
+fn navmesh_bytes_are_unchanged_on_the_demo_world_and_the_recast_scenes() {
+    let dir = tempfile::tempdir().unwrap();
+    let default = BakeConfig::preset("default").unwrap();
+    let mut got = Vec::new();
+
+    let demo = citygen::generate(&citygen::CityParams {
+        size: citygen::Size::Demo,
+        seed: 1,
+        offset: [0.0; 3],
+    });
+    let scene = SceneInput::Mesh {
+        name: "demo world (citygen, seed 1)".into(),
+        positions: demo.positions,
+        triangles: demo.triangles,
+    };
+    let bytes = navmesh_bytes(scene, default.clone(), &dir.path().join("demo"));
+    got.push(("demo".to_string(), fingerprint(&bytes, "demo")));
+
+    for path in recast_scenes() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = navmesh_bytes(
+            file(&path, UpAxis::Y),
+            default.clone(),
+            &dir.path().join(&name),
+        );
+        let print = fingerprint(&bytes, &name);
+        got.push((name, print));
+    }
+
+    let report: String = got
+        .iter()
+        .map(|(n, (len, digest))| format!("    (\"{n}\", {len}, {digest:#018x}),\n"))
+        .collect();
+    for ((name, print), (golden_name, len, digest)) in got.iter().zip(GOLDEN) {
+        assert_eq!(name, golden_name);
+        assert_eq!(
+            *print,
+            (len, digest),
+            "{name}: navmesh payload changed; the bakes gave\n{report}"
+        );
+    }
+}
