@@ -5,13 +5,8 @@ use std::path::{Path, PathBuf};
 use tessera_geom::{Triangle, UpAxis};
 use tessera_ingest::cache::{build_cache, SceneCache, SourceKey};
 use tessera_ingest::IngestError;
-
-/// A tiny glTF builder: one mesh of three primitives (indexed list with u16 indices, a
-/// non-indexed strip, a fan with u32 indices) under a node hierarchy given as JSON.
-struct Gltf {
-    json: String,
-    bin: Vec<u8>,
-}
+use tessera_test_support::gltf::Gltf;
+use tessera_test_support::mesh::triangles_obj;
 
 /// Positions in the mesh's own space (Y-up), all multiples of 0.25 so every sum is exact.
 const LIST: [[f32; 3]; 4] = [
@@ -36,6 +31,8 @@ const FAN: [[f32; 3]; 4] = [
 ];
 const FAN_INDICES: [u32; 4] = [0, 1, 2, 3];
 
+/// A tiny glTF: one mesh of three primitives (indexed list with u16 indices, a non-indexed
+/// strip, a fan with u32 indices) under a node hierarchy given as JSON.
 fn build(nodes_json: &str, nan: bool, bad_index: bool) -> Gltf {
     let mut bin = Vec::new();
     let mut views = Vec::new();
@@ -111,37 +108,6 @@ fn build(nodes_json: &str, nan: bool, bad_index: bool) -> Gltf {
     Gltf { json, bin }
 }
 
-fn write_glb(g: &Gltf, path: &Path) {
-    let mut json = g.json.clone().into_bytes();
-    while !json.len().is_multiple_of(4) {
-        json.push(b' ');
-    }
-    let mut bin = g.bin.clone();
-    while !bin.len().is_multiple_of(4) {
-        bin.push(0);
-    }
-    let total = 12 + 8 + json.len() + 8 + bin.len();
-    let mut out = Vec::new();
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&json);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(&bin);
-    std::fs::write(path, out).unwrap();
-}
-
-fn write_gltf(g: &Gltf, path: &Path) {
-    let json = g
-        .json
-        .replacen(r#""buffers":[{"#, r#""buffers":[{"uri":"scene.bin","#, 1);
-    std::fs::write(path, json).unwrap();
-    std::fs::write(path.with_file_name("scene.bin"), &g.bin).unwrap();
-}
-
 /// The world triangles the builder's mesh gives under a pure translation `t` (Y-up).
 fn expected_world(t: [f64; 3]) -> Vec<[[f64; 3]; 3]> {
     let w = |p: [f32; 3]| [p[0] as f64 + t[0], p[1] as f64 + t[1], p[2] as f64 + t[2]];
@@ -168,16 +134,7 @@ fn expected_world(t: [f64; 3]) -> Vec<[[f64; 3]; 3]> {
 }
 
 fn write_obj(tris: &[[[f64; 3]; 3]], path: &Path) {
-    let mut s = String::from("# the same geometry as the glTF\n");
-    for t in tris {
-        for v in t {
-            s.push_str(&format!("v {} {} {}\n", v[0], v[1], v[2]));
-        }
-    }
-    for i in 0..tris.len() {
-        s.push_str(&format!("f {} {} {}\n", 3 * i + 1, 3 * i + 2, 3 * i + 3));
-    }
-    std::fs::write(path, s).unwrap();
+    std::fs::write(path, triangles_obj(tris)).unwrap();
 }
 
 fn ingest(path: &Path, up: UpAxis) -> Result<(Vec<Triangle>, [f64; 3]), IngestError> {
@@ -204,8 +161,8 @@ fn obj_gltf_and_glb_of_the_same_geometry_give_the_same_triangles() {
     let glb = dir.path().join("scene.glb");
     let gltf = dir.path().join("scene.gltf");
     let obj = dir.path().join("scene.obj");
-    write_glb(&g, &glb);
-    write_gltf(&g, &gltf);
+    g.write_glb(&glb);
+    g.write_gltf(&gltf);
     write_obj(&expected_world(t), &obj);
     let from_obj = ingest(&obj, UpAxis::Y).unwrap();
     assert_eq!(from_obj.0.len(), 2 + 3 + 2);
@@ -226,7 +183,7 @@ fn node_transforms_compose_in_f64() {
         false,
     );
     let glb = dir.path().join("utm.glb");
-    write_glb(&g, &glb);
+    g.write_glb(&glb);
     let (tris, origin) = ingest(&glb, UpAxis::Y).unwrap();
     // Expected: p' = T + R(2p), R = +90 degrees about Y: (x, y, z) -> (z, y, -x); then Y-up to Z-up.
     let world = |p: [f32; 3]| {
@@ -250,7 +207,7 @@ fn node_transforms_compose_in_f64() {
 fn glb_error(g: &Gltf, mangle: impl Fn(&mut Vec<u8>)) -> String {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.glb");
-    write_glb(g, &path);
+    g.write_glb(&path);
     let mut bytes = std::fs::read(&path).unwrap();
     mangle(&mut bytes);
     std::fs::write(&path, bytes).unwrap();
@@ -279,7 +236,7 @@ fn bad_gltf_inputs_name_the_file_and_the_part() {
     // A .gltf whose .bin is missing.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("lost.gltf");
-    write_gltf(&good, &path);
+    good.write_gltf(&path);
     std::fs::remove_file(dir.path().join("scene.bin")).unwrap();
     let e = ingest(&path, UpAxis::Y).unwrap_err().to_string();
     assert!(e.contains("lost.gltf") && e.contains("scene.bin"), "{e}");

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use tessera_config::SegmentationMode::{Flat, Layered};
 use tessera_navmesh::{ArchivedNavMesh, NavMeshFile, NONE};
-use tessera_tests::{bake_columns, bake_recast_scene, coarse_config, recast_scenes};
+use tessera_tests::{
+    bake_columns, bake_variants, coarse_config, recast_scenes, IntoScene, Variant,
+};
 
 fn open(out: &Path) -> NavMeshFile {
     NavMeshFile::open(out.join("navmesh.tsn")).unwrap()
@@ -58,19 +60,21 @@ fn check_structure(m: &ArchivedNavMesh, what: &str) {
 fn recast_scenes_navmesh_is_the_same_for_every_tiling() {
     for scene in recast_scenes() {
         for mode in [Layered, Flat] {
-            let whole = tempfile::tempdir().unwrap();
-            let (s1, _) = bake_recast_scene(&scene, 8192, mode, whole.path());
-            let tiled = tempfile::tempdir().unwrap();
-            let (s2, _) = bake_recast_scene(&scene, 32, mode, tiled.path());
-            assert!(s2.tiles > 4);
-            assert!(s1.polygons > 0);
-            let what = format!("{} {mode:?}", scene.display());
-            assert!(payload(whole.path()) == payload(tiled.path()), "{what}");
-            assert_eq!(
-                (s1.polygons, s1.portals, s1.notches),
-                (s2.polygons, s2.portals, s2.notches)
+            let dir = tempfile::tempdir().unwrap();
+            let mut config = coarse_config(8192);
+            config.regions.mode = mode;
+            let input = || tessera_tests::file(&scene, tessera_geom::UpAxis::Y);
+            let runs = bake_variants(
+                &input,
+                &config,
+                &[Variant::tiles(8192), Variant::tiles(32)],
+                dir.path(),
             );
-            check_structure(open(tiled.path()).mesh(), &what);
+            let (whole, tiled) = (&runs.bakes[0], &runs.bakes[1]);
+            assert!(tiled.0.tiles > 4);
+            assert!(whole.0.polygons > 0);
+            let what = format!("{} {mode:?}", scene.display());
+            check_structure(open(&tiled.1).mesh(), &what);
         }
     }
 }
@@ -172,22 +176,29 @@ fn stairs_join_the_two_floors_in_both_modes_and_the_platform_stays_an_island() {
 }
 
 #[test]
-fn thread_count_and_budget_do_not_change_the_navmesh() {
+fn threads_budget_tiling_and_interruptions_do_not_change_a_byte() {
     let scene = &recast_scenes()[0];
-    let config = coarse_config(32);
-    let mut files = Vec::new();
-    for (threads, budget) in [(1, 24u64 << 20), (2, 512 << 20), (8, 64 << 20)] {
-        let dir = tempfile::tempdir().unwrap();
-        bake_columns(
-            tessera_tests::file(scene, tessera_geom::UpAxis::Y),
-            &config,
-            dir.path(),
-            threads,
-            budget,
-        );
-        files.push(std::fs::read(dir.path().join("navmesh.tsn")).unwrap());
-    }
-    assert!(files[0] == files[1] && files[1] == files[2]);
+    let input = || tessera_tests::file(scene, tessera_geom::UpAxis::Y);
+    let dir = tempfile::tempdir().unwrap();
+    let tiles = Variant::tiles(32);
+    let runs = bake_variants(
+        &input,
+        &coarse_config(32),
+        &[
+            tiles.run(1, 512 << 20),
+            tiles.run(2, 24 << 20),
+            tiles.run(8, 64 << 20),
+            tiles.run(2, 256 << 20).interrupted(1),
+            tiles.run(1, 24 << 20).interrupted(20_000),
+            Variant::tiles(8192),
+            Variant::tiles(16).run(2, 24 << 20),
+        ],
+        dir.path(),
+    );
+    assert!(
+        runs.interrupted > 0,
+        "no bake was interrupted before it finished"
+    );
 }
 
 #[test]

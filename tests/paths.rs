@@ -8,7 +8,7 @@ use std::path::Path;
 use tessera_config::BakeConfig;
 use tessera_navmesh::NavMeshFile;
 use tessera_query::{Query, Rng};
-use tessera_tests::{bake_columns, coarse_config, recast_scenes, MeshBuilder};
+use tessera_tests::{bake_columns, coarse_config, recast_scenes, IntoScene, MeshBuilder};
 
 type V3 = [f32; 3];
 
@@ -160,7 +160,7 @@ fn paths_on_hand_made_maps_match_the_optimum() {
 
 /// A floor quad at height 0 over the plan box `(x0, y0, x1, y1)`.
 fn floor(mesh: &mut MeshBuilder, (x0, y0, x1, y1): (f64, f64, f64, f64)) {
-    mesh.quad([[x0, y0, 0.0], [x1, y0, 0.0], [x1, y1, 0.0], [x0, y1, 0.0]]);
+    mesh.floor(x0, y0, x1, y1, 0.0);
 }
 
 /// The four 3 m walls of a pillar over the plan box `(x0, y0, x1, y1)` (no top: the floor

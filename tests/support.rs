@@ -1,8 +1,11 @@
-//! Helpers shared by the cross-crate tests: where the real scenes are, and "bake this scene
-//! with these settings and give me every core column".
+//! Helpers shared by the cross-crate tests: where the real scenes are, "bake this scene with
+//! these settings and give me every core column", and "bake this scene under these variants
+//! and demand the same bytes" ([`bake_variants`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use tessera_artifacts::Span;
 use tessera_config::BakeConfig;
 use tessera_geom::UpAxis;
@@ -92,23 +95,16 @@ pub fn coarse_config(tile_size: u32) -> tessera_config::BakeConfig {
     c
 }
 
-/// Builds an in-memory Z-up mesh from quads.
-#[derive(Default)]
-pub struct MeshBuilder {
-    pub positions: Vec<[f64; 3]>,
-    pub triangles: Vec<[u32; 3]>,
+/// The Z-up quad builder of the shared test fixtures.
+pub use tessera_test_support::mesh::MeshBuilder;
+
+/// A built mesh as an in-memory scene.
+pub trait IntoScene {
+    fn into_scene(self, name: &str) -> SceneInput;
 }
 
-impl MeshBuilder {
-    /// Adds a quad as two triangles (`a b c`, `a c d`): counter-clockwise from above faces up.
-    pub fn quad(&mut self, p: [[f64; 3]; 4]) {
-        let b = self.positions.len() as u32;
-        self.positions.extend_from_slice(&p);
-        self.triangles.push([b, b + 1, b + 2]);
-        self.triangles.push([b, b + 2, b + 3]);
-    }
-
-    pub fn into_scene(self, name: &str) -> SceneInput {
+impl IntoScene for MeshBuilder {
+    fn into_scene(self, name: &str) -> SceneInput {
         SceneInput::Mesh {
             name: name.to_string(),
             positions: self.positions,
@@ -117,24 +113,156 @@ impl MeshBuilder {
     }
 }
 
+/// One way of running a bake: what must not change a byte of what it makes.
+#[derive(Clone, Copy, Debug)]
+pub struct Variant {
+    pub tile_size: u32,
+    pub threads: usize,
+    pub budget: u64,
+    /// Interrupt the bake (as SIGTERM does) once its span journal holds at least this many
+    /// bytes, then run it again to resume.
+    pub interrupt_after_bytes: Option<u64>,
+}
+
+impl Variant {
+    /// `tile_size` with 2 threads and 256 MiB, uninterrupted.
+    pub fn tiles(tile_size: u32) -> Variant {
+        Variant {
+            tile_size,
+            threads: 2,
+            budget: 256 << 20,
+            interrupt_after_bytes: None,
+        }
+    }
+
+    /// This variant with `threads` threads and a budget of `budget` bytes.
+    pub fn run(self, threads: usize, budget: u64) -> Variant {
+        Variant {
+            threads,
+            budget,
+            ..self
+        }
+    }
+
+    /// This variant, interrupted once the span journal holds `bytes` bytes, then resumed.
+    pub fn interrupted(self, bytes: u64) -> Variant {
+        Variant {
+            interrupt_after_bytes: Some(bytes),
+            ..self
+        }
+    }
+}
+
+/// What [`bake_variants`] did.
+pub struct VariantBakes {
+    /// The summary and folder of each variant's (final) bake, in the order given.
+    pub bakes: Vec<(BakeSummary, PathBuf)>,
+    /// Variants whose first run was really interrupted before it finished.
+    pub interrupted: usize,
+}
+
+/// Bakes `scene` with `config` under every variant, each into its own folder under `root`,
+/// and asserts that every bake folder is the same as the first variant's, file by file and
+/// byte for byte: everything when the tile size is the same
+/// ([`Same::Tiling`](tessera_test_support::bake_folder::Same)), the navmesh and the result
+/// counts when it differs ([`Same::Mesh`](tessera_test_support::bake_folder::Same)).
+pub fn bake_variants(
+    scene: &dyn Fn() -> SceneInput,
+    config: &BakeConfig,
+    variants: &[Variant],
+    root: &Path,
+) -> VariantBakes {
+    use tessera_test_support::bake_folder::{assert_same_bake, Same};
+    let mut bakes: Vec<(BakeSummary, PathBuf)> = Vec::new();
+    let mut interrupted = 0;
+    for (i, v) in variants.iter().enumerate() {
+        let out = root.join(format!(
+            "v{i}-tile{}-threads{}-budget{}",
+            v.tile_size, v.threads, v.budget
+        ));
+        let mut config = config.clone();
+        config.voxel.tile_size = v.tile_size;
+        let request = |interrupt| BakeRequest {
+            scene: scene(),
+            config: config.clone(),
+            out_dir: out.clone(),
+            threads: v.threads,
+            memory_budget: v.budget,
+            progress: Progress::quiet(),
+            interrupt,
+        };
+        if let Some(bytes) = v.interrupt_after_bytes {
+            if interrupt_run(request, &out, bytes) {
+                interrupted += 1;
+            }
+        }
+        let summary = tessera_pipeline::bake(request(None))
+            .unwrap_or_else(|e| panic!("bake of {v:?} into {} failed: {e}", out.display()));
+        if let Some((_, first)) = bakes.first() {
+            let same = if v.tile_size == variants[0].tile_size {
+                Same::Tiling
+            } else {
+                Same::Mesh
+            };
+            assert_same_bake(
+                first,
+                &out,
+                same,
+                &format!("{v:?} against {:?}", variants[0]),
+            );
+        }
+        bakes.push((summary, out));
+    }
+    VariantBakes { bakes, interrupted }
+}
+
+/// Runs the bake `request` makes, setting its interrupt flag once `out`'s span journal holds
+/// `bytes` bytes. Whether the bake was stopped before it finished.
+fn interrupt_run(
+    request: impl Fn(Option<Arc<AtomicBool>>) -> BakeRequest,
+    out: &Path,
+    bytes: u64,
+) -> bool {
+    let flag = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicBool::new(false));
+    let journal = tessera_pipeline::BakeLayout::new(out).spans_pack();
+    let watcher = {
+        let (flag, done) = (flag.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                if std::fs::metadata(&journal).is_ok_and(|m| m.len() >= bytes) {
+                    flag.store(true, Ordering::Relaxed);
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+        })
+    };
+    let result = tessera_pipeline::bake(request(Some(flag)));
+    done.store(true, Ordering::Relaxed);
+    watcher.join().unwrap();
+    match result {
+        Err(tessera_pipeline::BakeError::Interrupted) => true,
+        Ok(_) => false,
+        Err(e) => panic!("interrupted bake into {} failed: {e}", out.display()),
+    }
+}
+
 /// A 20 x 20 m ground floor, a first floor 3 m up over its western 12 m, a 15-step stair
 /// (0.2 m risers, 0.3 m treads) down from the first floor's edge eastwards, and a 1.5 m
 /// platform with no way up (an island). Z up, minimum at the origin.
 pub fn two_storey_building() -> MeshBuilder {
     let mut m = MeshBuilder::default();
-    let flat = |m: &mut MeshBuilder, x0: f64, y0: f64, x1: f64, y1: f64, z: f64| {
-        m.quad([[x0, y0, z], [x1, y0, z], [x1, y1, z], [x0, y1, z]]);
-    };
-    flat(&mut m, 0.0, 0.0, 20.0, 20.0, 0.0);
-    flat(&mut m, 0.0, 0.0, 12.0, 20.0, 3.0);
+    m.floor(0.0, 0.0, 20.0, 20.0, 0.0);
+    m.floor(0.0, 0.0, 12.0, 20.0, 3.0);
     for i in 0..15 {
         let x0 = 12.0 + 0.3 * i as f64;
         let z = 3.0 - 0.2 * (i + 1) as f64;
-        flat(&mut m, x0, 8.0, x0 + 0.3, 12.0, z);
+        m.floor(x0, 8.0, x0 + 0.3, 12.0, z);
         // The riser in front of the tread.
         let zt = z + 0.2;
         m.quad([[x0, 8.0, z], [x0, 12.0, z], [x0, 12.0, zt], [x0, 8.0, zt]]);
     }
-    flat(&mut m, 16.0, 15.0, 19.0, 19.0, 1.5);
+    m.floor(16.0, 15.0, 19.0, 19.0, 1.5);
     m
 }

@@ -6,6 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use tessera_test_support::bake_folder::{assert_same_bake, Same};
+
 fn tessera(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tessera"))
         .args(args)
@@ -307,36 +309,14 @@ fn a_32_mib_budget_holds_on_a_scene_larger_than_it() {
     assert!(s["peak_reserved_bytes"].as_u64().unwrap() <= 32 << 20);
 }
 
-/// The outputs that must not depend on how a bake was run: the checkpoint files' bytes and
-/// the summary's counts.
-/// What a bake produced: its two journals, its navmesh file, and its counts.
-type Outputs = (Vec<u8>, Vec<u8>, Vec<u8>, Vec<(String, serde_json::Value)>);
-
-fn outputs(dir: &Path) -> Outputs {
-    let s = summary(dir);
-    let counts = [
-        "triangles",
-        "tiles",
-        "spans",
-        "walkable_spans",
-        "regions",
-        "contours",
-        "contour_vertices",
-        "third_class_removed",
-        "walkable_area_m2",
-        "polygons",
-        "portals",
-        "notches",
-    ]
-    .iter()
-    .map(|k| (k.to_string(), s[*k].clone()))
-    .collect();
-    (
-        std::fs::read(dir.join("work/spans.pack")).unwrap(),
-        std::fs::read(dir.join("work/regions.pack")).unwrap(),
-        std::fs::read(dir.join("navmesh.tsn")).unwrap(),
-        counts,
-    )
+/// A copy of the bake folder `from` at `to`, to compare a later bake into `from` against.
+fn snapshot(from: &Path, to: &Path) -> PathBuf {
+    for entry in walk(from) {
+        let target = to.join(entry.strip_prefix(from).unwrap());
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(&entry, &target).unwrap();
+    }
+    to.to_path_buf()
 }
 
 fn flip_middle_byte(path: &Path) {
@@ -366,7 +346,7 @@ fn killed_bakes_resume_to_identical_bytes() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let whole = start.elapsed();
-    let want = outputs(&dir.path().join("whole"));
+    let want = dir.path().join("whole");
 
     // Kill the same bake with SIGKILL at several moments, resuming each time.
     let mut state = 0x9e3779b97f4a7c15u64;
@@ -396,10 +376,8 @@ fn killed_bakes_resume_to_identical_bytes() {
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let got = outputs(&dir.path().join("killed"));
-    assert!(got.0 == want.0, "span checkpoint differs after resuming");
-    assert!(got.1 == want.1, "region checkpoint differs after resuming");
-    assert_eq!(got.2, want.2);
+    let got = dir.path().join("killed");
+    assert_same_bake(&want, &got, Same::Tiling, "killed and resumed");
 }
 
 #[test]
@@ -411,7 +389,7 @@ fn sigterm_stops_with_checkpoints_that_resume() {
         dir.path(),
     );
     assert!(o.status.success());
-    let want = outputs(&dir.path().join("whole"));
+    let want = dir.path().join("whole");
     let child = Command::new(env!("CARGO_BIN_EXE_tessera"))
         .args([&RESUME_ARGS[..], &["json", "--out", "term"]].concat())
         .current_dir(dir.path())
@@ -447,7 +425,8 @@ fn sigterm_stops_with_checkpoints_that_resume() {
         dir.path(),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(outputs(&dir.path().join("term")) == want);
+    let got = dir.path().join("term");
+    assert_same_bake(&want, &got, Same::Tiling, "stopped by SIGTERM and resumed");
 }
 
 #[test]
@@ -464,14 +443,16 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
     };
     let first = bake(&[]);
     assert_eq!(first["stages_reused"], serde_json::json!([]));
-    let want = outputs(&dir.path().join("b"));
+    let b = dir.path().join("b");
+    let want = snapshot(&b, &dir.path().join("first"));
+    let same = |what: &str| assert_same_bake(&want, &b, Same::Tiling, what);
     // The same bake again: every stage is reused.
     let again = bake(&[]);
     assert_eq!(
         again["stages_reused"],
         serde_json::json!(["ingest", "bin", "voxelize", "polygons"])
     );
-    assert!(outputs(&dir.path().join("b")) == want);
+    same("everything reused");
     // A flipped byte in a span checkpoint record is detected; that tile on is recomputed.
     flip_middle_byte(&dir.path().join("b/work/spans.pack"));
     let repaired = bake(&[]);
@@ -479,7 +460,7 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
         repaired["resumed_tiles"].as_u64().unwrap()
             < first["tiles_with_geometry"].as_u64().unwrap()
     );
-    assert!(outputs(&dir.path().join("b")) == want);
+    same("a corrupt span record recomputed");
     // A flipped byte in the tile pack: binning is redone, the result is unchanged.
     flip_middle_byte(&dir.path().join("b/work/tiles.pack"));
     let rebinned = bake(&[]);
@@ -487,7 +468,7 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
         rebinned["stages_reused"],
         serde_json::json!(["ingest", "voxelize", "polygons"])
     );
-    assert!(outputs(&dir.path().join("b")) == want);
+    same("a corrupt tile pack rebinned");
     // The memory budget changes no output: everything is reused.
     let budgeted = bake(&["--memory-budget", "64MiB"]);
     assert_eq!(
@@ -536,7 +517,6 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
         serde_json::json!(["ingest"])
     );
     // A fresh bake with the new config gives what the resumed one gave.
-    let resumed = outputs(&dir.path().join("b"));
     let o = tessera(
         &[
             "bake",
@@ -552,11 +532,16 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
         dir.path(),
     );
     assert!(o.status.success());
-    assert!(outputs(&dir.path().join("c")) == resumed);
+    assert_same_bake(
+        &b,
+        &dir.path().join("c"),
+        Same::Tiling,
+        "a fresh bake of the new config",
+    );
     // --fresh recomputes everything, to the same bytes.
     let fresh = bake(&["--fresh"]);
     assert_eq!(fresh["stages_reused"], serde_json::json!([]));
-    assert!(outputs(&dir.path().join("b")) == want);
+    same("--fresh");
     // `tessera clean` removes the checkpoints and keeps the results.
     let o = tessera(&["clean", "b"], dir.path());
     assert!(o.status.success());

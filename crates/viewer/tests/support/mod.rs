@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use tessera_test_support::mesh::MeshBuilder;
+
 /// Quads of the test world (corners counter-clockwise seen from outside).
 pub const WORLD_QUADS: usize = 1 + 5 + 5 + 6 * 5;
 
@@ -17,30 +19,10 @@ pub const WORLD_QUADS: usize = 1 + 5 + 5 + 6 * 5;
 /// top is an unreachable island), a 0.4 m step (x 26..32, y 14..18) and six 1 m pillars.
 /// Z up, as OBJ text.
 pub fn world_obj() -> String {
-    let mut v: Vec<[f64; 3]> = Vec::new();
-    let mut f: Vec<[usize; 4]> = Vec::new();
-    let mut quad = |p: [[f64; 3]; 4]| {
-        let b = v.len() + 1;
-        v.extend_from_slice(&p);
-        f.push([b, b + 1, b + 2, b + 3]);
-    };
-    // Floor, counter-clockwise from above.
-    quad([
-        [0.0, 0.0, 0.0],
-        [40.0, 0.0, 0.0],
-        [40.0, 30.0, 0.0],
-        [0.0, 30.0, 0.0],
-    ]);
-    // A box standing on the floor: its top and four sides.
-    let mut block = |x0: f64, y0: f64, x1: f64, y1: f64, h: f64| {
-        quad([[x0, y0, h], [x1, y0, h], [x1, y1, h], [x0, y1, h]]);
-        quad([[x0, y0, 0.0], [x1, y0, 0.0], [x1, y0, h], [x0, y0, h]]);
-        quad([[x1, y0, 0.0], [x1, y1, 0.0], [x1, y1, h], [x1, y0, h]]);
-        quad([[x1, y1, 0.0], [x0, y1, 0.0], [x0, y1, h], [x1, y1, h]]);
-        quad([[x0, y1, 0.0], [x0, y0, 0.0], [x0, y0, h], [x0, y1, h]]);
-    };
-    block(18.0, 0.0, 22.0, 22.0, 2.0);
-    block(26.0, 14.0, 32.0, 18.0, 0.4);
+    let mut m = MeshBuilder::default();
+    m.floor(0.0, 0.0, 40.0, 30.0, 0.0);
+    m.block(18.0, 0.0, 22.0, 22.0, 2.0);
+    m.block(26.0, 14.0, 32.0, 18.0, 0.4);
     for (x, y) in [
         (5.0, 12.0),
         (11.0, 12.0),
@@ -49,16 +31,9 @@ pub fn world_obj() -> String {
         (33.0, 24.0),
         (35.0, 10.0),
     ] {
-        block(x, y, x + 1.0, y + 1.0, 2.0);
+        m.block(x, y, x + 1.0, y + 1.0, 2.0);
     }
-    let mut s = String::new();
-    for p in &v {
-        s += &format!("v {} {} {}\n", p[0], p[1], p[2]);
-    }
-    for q in &f {
-        s += &format!("f {} {} {} {}\n", q[0], q[1], q[2], q[3]);
-    }
-    s
+    m.obj()
 }
 
 /// A bake of [`world_obj`]: the folder, the scene file and the navmesh file.

@@ -1,0 +1,68 @@
+//! Scenes built from quads and boxes, in memory or as OBJ text.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// A Z-up mesh built from quads, each split into two triangles.
+#[derive(Clone, Debug, Default)]
+pub struct MeshBuilder {
+    pub positions: Vec<[f64; 3]>,
+    pub triangles: Vec<[u32; 3]>,
+}
+
+impl MeshBuilder {
+    /// Adds a quad as two triangles (`a b c`, `a c d`): counter-clockwise from above faces up.
+    pub fn quad(&mut self, p: [[f64; 3]; 4]) {
+        let b = self.positions.len() as u32;
+        self.positions.extend_from_slice(&p);
+        self.triangles.push([b, b + 1, b + 2]);
+        self.triangles.push([b, b + 2, b + 3]);
+    }
+
+    /// Adds a horizontal rectangle at height `z`, facing up.
+    pub fn floor(&mut self, x0: f64, y0: f64, x1: f64, y1: f64, z: f64) {
+        self.quad([[x0, y0, z], [x1, y0, z], [x1, y1, z], [x0, y1, z]]);
+    }
+
+    /// Adds a box standing on `z = 0` with its top at `h`: the top and four sides, no bottom.
+    pub fn block(&mut self, x0: f64, y0: f64, x1: f64, y1: f64, h: f64) {
+        self.floor(x0, y0, x1, y1, h);
+        self.quad([[x0, y0, 0.0], [x1, y0, 0.0], [x1, y0, h], [x0, y0, h]]);
+        self.quad([[x1, y0, 0.0], [x1, y1, 0.0], [x1, y1, h], [x1, y0, h]]);
+        self.quad([[x1, y1, 0.0], [x0, y1, 0.0], [x0, y1, h], [x1, y1, h]]);
+        self.quad([[x0, y1, 0.0], [x0, y0, 0.0], [x0, y0, h], [x0, y1, h]]);
+    }
+
+    /// The mesh as Wavefront OBJ text (Z up, as built; `v` lines then 1-based `f` lines).
+    pub fn obj(&self) -> String {
+        let mut s = String::new();
+        for p in &self.positions {
+            writeln!(s, "v {} {} {}", p[0], p[1], p[2]).unwrap();
+        }
+        for t in &self.triangles {
+            writeln!(s, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1).unwrap();
+        }
+        s
+    }
+
+    /// Writes [`MeshBuilder::obj`] to `path`.
+    pub fn write_obj(&self, path: &Path) {
+        std::fs::write(path, self.obj())
+            .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    }
+}
+
+/// Triangle soup (three corners each) as OBJ text: three `v` lines and one `f` line per
+/// triangle, no vertex shared.
+pub fn triangles_obj(tris: &[[[f64; 3]; 3]]) -> String {
+    let mut s = String::new();
+    for t in tris {
+        for v in t {
+            writeln!(s, "v {} {} {}", v[0], v[1], v[2]).unwrap();
+        }
+    }
+    for i in 0..tris.len() {
+        writeln!(s, "f {} {} {}", 3 * i + 1, 3 * i + 2, 3 * i + 3).unwrap();
+    }
+    s
+}
