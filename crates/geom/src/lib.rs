@@ -99,9 +99,9 @@ impl WorldBounds {
     /// Grows the bounds to contain `p`.
     #[inline]
     pub fn grow(&mut self, p: [f64; 3]) {
-        for axis in 0..3 {
-            self.min[axis] = self.min[axis].min(p[axis]);
-            self.max[axis] = self.max[axis].max(p[axis]);
+        for (axis, &v) in p.iter().enumerate() {
+            self.min[axis] = self.min[axis].min(v);
+            self.max[axis] = self.max[axis].max(v);
         }
     }
 
