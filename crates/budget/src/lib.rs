@@ -14,7 +14,8 @@
 //!
 //! Accounting is checked against reality by [`ProcMemory`], read from `/proc/self/status`
 //! (`RssAnon` is what the OS cannot reclaim; `VmRSS` adds clean file pages), and
-//! [`PeakSampler`] keeps the peaks over a bake.
+//! [`PeakSampler`], the one thread that samples it, keeps the peaks over a bake and, for the
+//! bake report, memory over time ([`MemoryRecord`]: a trace bounded by decimation).
 //!
 //! [`return_freed_memory_to_os`] makes the measured number honest on glibc (see there); it is
 //! this crate's one `unsafe` call.
@@ -24,7 +25,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A reservation could never be granted.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -286,47 +287,70 @@ impl ProcMemory {
     }
 }
 
-/// Samples [`ProcMemory`] on a background thread and keeps the peaks (the kernel keeps no peak
-/// of `RssAnon`).
+/// One reading of this process's memory in a [`PeakSampler`]'s trace.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MemorySample {
+    /// Seconds since the sampler started.
+    pub t: f64,
+    /// `VmRSS` [bytes].
+    pub rss: u64,
+    /// `RssAnon` [bytes].
+    pub anon: u64,
+}
+
+/// The most samples a trace keeps: past it, neighbouring samples are merged (keeping their
+/// peaks) and each later sample covers twice as many readings, so an hours-long bake's trace
+/// stays under 100 KiB.
+pub const TRACE_SAMPLES: usize = 4096;
+
+/// What a [`PeakSampler`] recorded, from [`PeakSampler::finish`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemoryRecord {
+    /// The most anonymous resident memory read (`RssAnon`) [bytes].
+    pub peak_anon: u64,
+    /// The most resident memory read (`VmRSS`, or the kernel's `VmHWM` when higher) [bytes].
+    pub peak_rss: u64,
+    /// Memory over time, in time order, at most [`TRACE_SAMPLES`] long; empty unless the
+    /// sampler was started by [`PeakSampler::with_trace`].
+    pub trace: Vec<MemorySample>,
+}
+
+/// Samples [`ProcMemory`] on one background thread and keeps the peaks (the kernel keeps no
+/// peak of `RssAnon`) and, if asked, memory over time (a bounded trace, for the bake report).
 pub struct PeakSampler {
-    stop: Arc<AtomicBool>,
-    peak_anon: Arc<AtomicU64>,
-    peak_rss: Arc<AtomicU64>,
+    shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
 
-impl PeakSampler {
-    pub fn start(every: Duration) -> PeakSampler {
-        let stop = Arc::new(AtomicBool::new(false));
-        let peak_anon = Arc::new(AtomicU64::new(0));
-        let peak_rss = Arc::new(AtomicU64::new(0));
-        let (s, a, r) = (stop.clone(), peak_anon.clone(), peak_rss.clone());
-        let thread = std::thread::Builder::new()
-            .name("rss-sampler".into())
-            .spawn(move || loop {
-                let m = ProcMemory::read();
-                a.fetch_max(m.anon, Ordering::Relaxed);
-                r.fetch_max(m.rss.max(m.rss_peak), Ordering::Relaxed);
-                if s.load(Ordering::Relaxed) {
-                    break;
-                }
-                std::thread::sleep(every);
-            })
-            .ok();
-        PeakSampler {
-            stop,
-            peak_anon,
-            peak_rss,
-            thread,
-        }
-    }
+/// What the sampling thread and the handle share.
+struct Shared {
+    stop: AtomicBool,
+    peak_anon: AtomicU64,
+    peak_rss: AtomicU64,
+    started: Instant,
+    trace: Option<Mutex<Trace>>,
+}
 
-    /// Takes one more sample now and returns (peak anonymous, peak total) resident bytes.
-    pub fn peaks(&self) -> (u64, u64) {
+impl Shared {
+    /// Takes one reading into the peaks and the trace.
+    fn sample(&self) {
         let m = ProcMemory::read();
         self.peak_anon.fetch_max(m.anon, Ordering::Relaxed);
         self.peak_rss
             .fetch_max(m.rss.max(m.rss_peak), Ordering::Relaxed);
+        if let Some(trace) = &self.trace {
+            // The time is read under the lock, so that samples taken by the thread and by
+            // `peaks` stay in time order.
+            let mut trace = trace.lock().unwrap();
+            trace.record(MemorySample {
+                t: self.started.elapsed().as_secs_f64(),
+                rss: m.rss,
+                anon: m.anon,
+            });
+        }
+    }
+
+    fn peaks(&self) -> (u64, u64) {
         (
             self.peak_anon.load(Ordering::Relaxed),
             self.peak_rss.load(Ordering::Relaxed),
@@ -334,12 +358,133 @@ impl PeakSampler {
     }
 }
 
-impl Drop for PeakSampler {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+/// A bounded memory trace: each sample is the largest of `per_sample` consecutive readings
+/// (one at first), stamped with the last one's time.
+#[derive(Debug)]
+struct Trace {
+    samples: Vec<MemorySample>,
+    /// Readings merged into each new sample; doubles each time the trace is halved.
+    per_sample: u32,
+    /// The sample being gathered and how many readings it holds.
+    pending: Option<(MemorySample, u32)>,
+}
+
+impl Trace {
+    fn new() -> Trace {
+        Trace {
+            samples: Vec::new(),
+            per_sample: 1,
+            pending: None,
+        }
+    }
+
+    fn record(&mut self, reading: MemorySample) {
+        let (merged, count) = match self.pending.take() {
+            Some((s, n)) => (merge(s, reading), n + 1),
+            None => (reading, 1),
+        };
+        if count < self.per_sample {
+            self.pending = Some((merged, count));
+            return;
+        }
+        self.samples.push(merged);
+        if self.samples.len() >= TRACE_SAMPLES {
+            self.samples = self
+                .samples
+                .chunks(2)
+                .map(|c| c.iter().copied().reduce(merge).unwrap_or_default())
+                .collect();
+            self.per_sample *= 2;
+        }
+    }
+
+    /// The samples, the one being gathered included.
+    fn finish(mut self) -> Vec<MemorySample> {
+        if let Some((s, _)) = self.pending.take() {
+            self.samples.push(s);
+        }
+        self.samples
+    }
+}
+
+/// Two samples as one: the later time, the larger of each reading.
+fn merge(a: MemorySample, b: MemorySample) -> MemorySample {
+    MemorySample {
+        t: a.t.max(b.t),
+        rss: a.rss.max(b.rss),
+        anon: a.anon.max(b.anon),
+    }
+}
+
+impl PeakSampler {
+    /// Starts sampling every `every` (the first reading at once), keeping the peaks only.
+    pub fn start(every: Duration) -> PeakSampler {
+        PeakSampler::spawn(every, false)
+    }
+
+    /// Like [`PeakSampler::start`], and also keeps memory over time ([`MemoryRecord::trace`]).
+    pub fn with_trace(every: Duration) -> PeakSampler {
+        PeakSampler::spawn(every, true)
+    }
+
+    fn spawn(every: Duration, trace: bool) -> PeakSampler {
+        let shared = Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            peak_anon: AtomicU64::new(0),
+            peak_rss: AtomicU64::new(0),
+            started: Instant::now(),
+            trace: trace.then(|| Mutex::new(Trace::new())),
+        });
+        let s = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("rss-sampler".into())
+            .spawn(move || loop {
+                s.sample();
+                if s.stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                std::thread::park_timeout(every);
+            })
+            .ok();
+        PeakSampler { shared, thread }
+    }
+
+    /// Takes one more sample now and returns (peak anonymous, peak total) resident bytes.
+    pub fn peaks(&self) -> (u64, u64) {
+        self.shared.sample();
+        self.shared.peaks()
+    }
+
+    /// Stops the thread, takes a last sample, and returns the peaks and the trace.
+    pub fn finish(mut self) -> MemoryRecord {
+        self.stop();
+        self.shared.sample();
+        let (peak_anon, peak_rss) = self.shared.peaks();
+        let trace = self
+            .shared
+            .trace
+            .as_ref()
+            .map(|t| std::mem::replace(&mut *t.lock().unwrap(), Trace::new()).finish())
+            .unwrap_or_default();
+        MemoryRecord {
+            peak_anon,
+            peak_rss,
+            trace,
+        }
+    }
+
+    fn stop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
+            t.thread().unpark();
             let _ = t.join();
         }
+    }
+}
+
+impl Drop for PeakSampler {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -418,5 +563,46 @@ mod tests {
         if cfg!(target_os = "linux") {
             assert!(ProcMemory::read().anon > 0);
         }
+    }
+
+    #[test]
+    fn a_sampler_keeps_peaks_and_a_trace_in_time_order() {
+        let sampler = PeakSampler::with_trace(Duration::from_millis(1));
+        std::thread::sleep(Duration::from_millis(30));
+        let (anon, rss) = sampler.peaks();
+        let record = sampler.finish();
+        assert!(record.trace.len() >= 2);
+        assert!(record.trace.windows(2).all(|w| w[0].t <= w[1].t));
+        if cfg!(target_os = "linux") {
+            assert!(record.trace.iter().all(|s| s.rss > 0));
+            assert!(anon > 0 && rss > 0);
+        }
+        assert!(record.peak_anon >= anon && record.peak_rss >= rss);
+        assert!(record.trace.iter().all(|s| s.anon <= record.peak_anon));
+        // Without a trace: peaks only.
+        let record = PeakSampler::start(Duration::from_millis(1)).finish();
+        assert!(record.trace.is_empty());
+    }
+
+    #[test]
+    fn a_long_trace_is_decimated_keeping_its_peaks() {
+        let mut trace = Trace::new();
+        let n = 5 * TRACE_SAMPLES as u64;
+        for i in 0..n {
+            // One spike, late, between two samples of a decimated trace.
+            let anon = if i == n - 7 { 1 << 30 } else { i };
+            trace.record(MemorySample {
+                t: i as f64,
+                rss: i,
+                anon,
+            });
+        }
+        let samples = trace.finish();
+        assert!(samples.len() <= TRACE_SAMPLES, "{}", samples.len());
+        assert!(samples.len() >= TRACE_SAMPLES / 4, "{}", samples.len());
+        assert!(samples.windows(2).all(|w| w[0].t < w[1].t));
+        assert_eq!(samples.last().unwrap().t, (n - 1) as f64);
+        assert_eq!(samples.iter().map(|s| s.anon).max(), Some(1 << 30));
+        assert_eq!(samples.iter().map(|s| s.rss).max(), Some(n - 1));
     }
 }

@@ -5,7 +5,7 @@
 //! * [`obj`]: the same as Wavefront OBJ, colours as `v x y z r g b`, lines as `l` elements.
 //! * [`render`]: a top-down PNG of the plan, region colours, edges, links and an optional path.
 //! * [`report`]: the bake's self-contained HTML page (summary table, seconds per stage,
-//!   memory over time, the preview), and the memory sampler that feeds it.
+//!   memory over time, the preview).
 //!
 //! **Coordinates.** The navmesh stores its vertices in tessera's internal frame (Z up, f32,
 //! rebased on `Frame::origin`). The OBJ export writes the scene's own coordinates and up axis
@@ -19,7 +19,8 @@
 //! **Colours** come from [`region_colour`]: a deterministic palette indexed by the polygon's
 //! region, so the same region has the same colour in every export and image.
 //!
-//! Reads navmesh files only (through `tessera-navmesh`); depends on no builder crate.
+//! Reads navmesh files only (through `tessera-navmesh`); depends on no builder crate. Writes
+//! its files through `tessera-store`'s atomic writer, like every other file tessera writes.
 
 pub mod gltf;
 pub mod obj;
@@ -31,6 +32,7 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap as HashMap;
 use tessera_navmesh::{ArchivedNavMesh, NONE};
+use tessera_store::{AtomicFile, StoreError};
 
 pub use render::{render, PlanView, RenderOptions, Rgb, RgbImage};
 
@@ -131,36 +133,23 @@ pub fn export_file(
     written.map(|()| counts)
 }
 
-/// Writes a file through a temporary name in the same folder, renamed into place when
-/// `fill` and the flush succeed: a failed or interrupted write never leaves a partial file.
+/// Writes a file through [`tessera_store::AtomicFile`] (a temporary name in the same folder,
+/// fsynced, renamed into place, the folder fsynced) once `fill` succeeds: a failed or
+/// interrupted write never leaves a partial file. Errors name `path`, not the temporary file.
 pub fn write_atomic(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), ExportError> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "export".into());
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let io = |p: &Path| {
-        let p = p.to_path_buf();
-        move |source| ExportError::Io { path: p, source }
+    let io = |e: StoreError| ExportError::Io {
+        path: path.to_path_buf(),
+        source: match e {
+            StoreError::Io { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        },
     };
-    let result = (|| {
-        let file = std::fs::File::create(&tmp)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
-        fill(&mut w)?;
-        let file = w.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(path)(e));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io(path)(e)
-    })
+    let mut file = AtomicFile::create(path).map_err(io)?;
+    fill(&mut file).map_err(|e| io(StoreError::io(path, e)))?;
+    file.commit().map_err(io)
 }
 
 /// The colour of region `r`: hues spread by the golden angle so that neighbouring indices

@@ -2,119 +2,19 @@
 //! summary's fields as a table, the seconds per stage as an SVG bar chart, resident and
 //! anonymous memory over time as an SVG plot, and the preview image beside it.
 //!
-//! Memory over time comes from a [`MemoryTrace`]: a thread sampling `/proc/self/status`
-//! while the bake runs in the same process. The bake's own progress events are not seen by
+//! Memory over time comes from the trace of a [`tessera_budget::PeakSampler`] (a thread
+//! sampling `/proc/self/status`) run beside the bake in the same process. The bake's own progress events are not seen by
 //! the caller, so the stages are placed on the time axis from the summary's seconds per stage,
 //! one after another in pipeline order (they run one after another; the short set-up between
 //! them falls into the next stage).
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tessera_budget::ProcMemory;
+pub use tessera_budget::MemorySample;
 
 /// The bake's stages in pipeline order; a summary's other stages follow, `total` last.
 pub const STAGE_ORDER: [&str; 4] = ["ingest", "bin", "voxelize", "polygons"];
-
-/// One memory reading.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MemorySample {
-    /// Seconds since the trace started.
-    pub t: f64,
-    pub rss: u64,
-    pub anon: u64,
-}
-
-/// The most samples a trace keeps: past it, neighbouring samples are merged (keeping their
-/// peaks) and the interval doubles, so an hours-long bake stays a few hundred KiB.
-const MAX_SAMPLES: usize = 4096;
-
-/// Samples this process's memory on a thread until [`MemoryTrace::finish`].
-pub struct MemoryTrace {
-    stop: Arc<AtomicBool>,
-    samples: Arc<Mutex<Vec<MemorySample>>>,
-    thread: Option<JoinHandle<()>>,
-    started: Instant,
-}
-
-impl MemoryTrace {
-    /// Starts sampling every `every` (the first sample at once).
-    pub fn start(every: Duration) -> MemoryTrace {
-        let stop = Arc::new(AtomicBool::new(false));
-        let samples = Arc::new(Mutex::new(Vec::new()));
-        let started = Instant::now();
-        let (s, out) = (stop.clone(), samples.clone());
-        let thread = std::thread::Builder::new()
-            .name("memory-trace".into())
-            .spawn(move || {
-                let mut every = every;
-                while !s.load(Ordering::Relaxed) {
-                    let m = ProcMemory::read();
-                    let mut v = out.lock().unwrap();
-                    v.push(MemorySample {
-                        t: started.elapsed().as_secs_f64(),
-                        rss: m.rss,
-                        anon: m.anon,
-                    });
-                    if v.len() >= MAX_SAMPLES {
-                        *v = halve(&v);
-                        every *= 2;
-                    }
-                    drop(v);
-                    std::thread::park_timeout(every);
-                }
-            })
-            .ok();
-        MemoryTrace {
-            stop,
-            samples,
-            thread,
-            started,
-        }
-    }
-
-    /// Stops the thread, takes a last sample, and returns them all in time order.
-    pub fn finish(mut self) -> Vec<MemorySample> {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            t.thread().unpark();
-            let _ = t.join();
-        }
-        let m = ProcMemory::read();
-        let mut v = std::mem::take(&mut *self.samples.lock().unwrap());
-        v.push(MemorySample {
-            t: self.started.elapsed().as_secs_f64(),
-            rss: m.rss,
-            anon: m.anon,
-        });
-        v
-    }
-}
-
-impl Drop for MemoryTrace {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            t.thread().unpark();
-            let _ = t.join();
-        }
-    }
-}
-
-/// Pairs of samples merged into one: the later time, the larger of each reading.
-fn halve(v: &[MemorySample]) -> Vec<MemorySample> {
-    v.chunks(2)
-        .map(|c| MemorySample {
-            t: c[c.len() - 1].t,
-            rss: c.iter().map(|s| s.rss).max().unwrap_or(0),
-            anon: c.iter().map(|s| s.anon).max().unwrap_or(0),
-        })
-        .collect()
-}
 
 /// The stages of a summary's `seconds` in pipeline order, then any others by name, without
 /// `total`.

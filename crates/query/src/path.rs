@@ -23,18 +23,23 @@ pub struct Corridor {
 }
 
 /// A path in the scene's own coordinates, as [`Query::path`] answers it.
-#[derive(Clone, Debug, Default, PartialEq)]
+///
+/// Serialized (serde) as `{"found":..,"length":..,"links":[..],"waypoints":[[x,y,z],..]}`,
+/// the one JSON form of a path answer: `tessera path --json` prints it and the viewer's
+/// `/api/path` sends it. The fields are declared in that (alphabetical) order because the
+/// order is part of the output; do not reorder them.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct PathAnswer {
     /// Whether both ends snapped to the mesh and a path joins them.
     pub found: bool,
     /// Sum of the 3D lengths of the segments between waypoints (world units), link crossings
     /// included; 0 if not found.
     pub length: f64,
-    /// The straight path's corners, scene coordinates and up axis; empty if not found.
-    pub waypoints: Vec<[f64; 3]>,
     /// Where the path takes a link, as in [`StraightPath::links`]: ascending indices `i` such
     /// that `waypoints[i] -> waypoints[i + 1]` is a step across a link.
     pub links: Vec<usize>,
+    /// The straight path's corners, scene coordinates and up axis; empty if not found.
+    pub waypoints: Vec<[f64; 3]>,
 }
 
 /// A straight path in the internal frame, with its link crossings marked.

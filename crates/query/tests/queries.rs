@@ -227,6 +227,36 @@ fn a_link_joins_two_floors_and_the_path_uses_it() {
     );
 }
 
+#[test]
+fn a_path_answer_serializes_as_the_cli_and_viewer_print_it() {
+    let bytes = two_floors(true).bytes(frame());
+    let q = Query::new(bytes.mesh());
+    let o = frame().origin;
+    let found = q.path(
+        [1.0 + o[0], 1.0 + o[1], o[2]],
+        [7.0 + o[0], 1.0 + o[1], 5.0 + o[2]],
+    );
+    let missing = q.path([1e6, 1e6, 0.0], [7.0 + o[0], 1.0 + o[1], 5.0 + o[2]]);
+    assert!(found.found && !found.links.is_empty() && !missing.found);
+    for a in [found, missing] {
+        // The form `tessera path --json` printed before the answer was serializable: keys in
+        // serde_json's (sorted) map order, numbers as serde_json writes them.
+        let before = serde_json::json!({
+            "found": a.found,
+            "length": a.length,
+            "waypoints": a.waypoints,
+            "links": a.links,
+        })
+        .to_string();
+        assert_eq!(serde_json::to_string(&a).unwrap(), before);
+    }
+    let missing = serde_json::to_string(&tessera_query::PathAnswer::default()).unwrap();
+    assert_eq!(
+        missing,
+        r#"{"found":false,"length":0.0,"links":[],"waypoints":[]}"#
+    );
+}
+
 /// A 4 x 3 rectangle (area 12) and a triangle of area 4 beside it.
 fn three_to_one() -> Builder {
     let mut b = Builder::new();

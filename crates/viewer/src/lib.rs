@@ -16,9 +16,9 @@
 //!   every polygon, 1 and 2 are coarser (vertex clustering). The page loads coarse chunks
 //!   first and refines the ones near the camera, so a 2 km world stays interactive.
 //! * `/api/scene`: the source scene overlay, binary ([`overlay`]), 404 without `--scene`.
-//! * `/api/path?from=X,Y,Z&to=X,Y,Z`: `{"found", "length", "waypoints", "links"}` from
-//!   [`tessera_query::Query::path`], points in the scene's own coordinates, exactly what
-//!   `tessera path --json` prints.
+//! * `/api/path?from=X,Y,Z&to=X,Y,Z` (points read by [`tessera_geom::parse_point`]): the
+//!   [`tessera_query::PathAnswer`] of [`tessera_query::Query::path`] as JSON, points in the
+//!   scene's own coordinates, exactly what `tessera path --json` prints.
 //!
 //! The page draws in the navmesh's internal frame (Z up, rebased on the frame's origin) and
 //! converts clicked points to scene coordinates itself (origin and up axis from `/api/meta`).
@@ -428,14 +428,11 @@ impl State<'_> {
     fn path(&self, params: &Params) -> Result<Reply, Reply> {
         let from = params.point("from")?;
         let to = params.point("to")?;
-        let a = self.query.path(from, to);
-        Ok(Reply::json(200, &path_json(&a)))
+        let answer = self.query.path(from, to);
+        let body = serde_json::to_vec(&answer)
+            .map_err(|e| Reply::error(500, format!("cannot encode the answer: {e}")))?;
+        Ok(Reply::ok("application/json", body))
     }
-}
-
-/// A path answer as `tessera path --json` prints it.
-pub fn path_json(a: &tessera_query::PathAnswer) -> Value {
-    json!({"found": a.found, "length": a.length, "waypoints": a.waypoints, "links": a.links})
 }
 
 /// A request's query string, percent-decoded.
@@ -474,15 +471,10 @@ impl Params {
             .map_err(|_| Reply::error(400, format!("{key}={v:?} is not a valid number")))
     }
 
-    /// `X,Y,Z`: three finite numbers.
+    /// `X,Y,Z`: three finite numbers ([`tessera_geom::parse_point`]).
     fn point(&self, key: &str) -> Result<[f64; 3], Reply> {
         let v = self.required(key)?;
-        let parts: Vec<f64> = v
-            .split(',')
-            .map(|s| s.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
-            .collect::<Option<_>>()
-            .ok_or_else(|| Reply::error(400, format!("{key}={v:?}: expected X,Y,Z")))?;
-        <[f64; 3]>::try_from(parts)
+        tessera_geom::parse_point(v)
             .map_err(|_| Reply::error(400, format!("{key}={v:?}: expected X,Y,Z")))
     }
 }

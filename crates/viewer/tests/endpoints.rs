@@ -5,7 +5,7 @@ mod support;
 use support::{baked, get, get_with_host};
 use tessera_navmesh::NavMeshFile;
 use tessera_query::{Query, Rng};
-use tessera_viewer::{chunks, path_json, serve, serve_with, ViewOptions};
+use tessera_viewer::{chunks, serve, serve_with, ViewOptions};
 
 fn u32_at(b: &[u8], k: usize) -> u32 {
     u32::from_le_bytes(b[4 * k..4 * k + 4].try_into().unwrap())
@@ -122,7 +122,7 @@ fn path_answers_equal_the_query_library() {
         assert_eq!(r.header("content-type"), Some("application/json"));
         // Byte for byte what `tessera path --json` prints (serde_json's parser may be a unit
         // in the last place off, so the text is compared, not parsed numbers).
-        let want = path_json(&query.path(from, to)).to_string();
+        let want = serde_json::to_string(&query.path(from, to)).unwrap();
         assert_eq!(String::from_utf8(r.body.clone()).unwrap(), want, "{target}");
         r.json()
     };

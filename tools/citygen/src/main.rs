@@ -1,14 +1,15 @@
 //! `citygen`: writes a generated city to a `.obj` or `.glb` file.
 //!
-//! The file is written to a temporary name in the destination folder and renamed into place
-//! only once complete, so a failed or interrupted run never leaves a partial output behind.
+//! The file is written through `tessera-store`'s atomic writer (a temporary name in the
+//! destination folder, fsynced, renamed into place, the folder fsynced), so a failed or
+//! interrupted run never leaves a partial output behind.
 
 use citygen::{generate, write_glb, write_obj, CityParams, Size};
 use clap::Parser;
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tessera_geom::PointError;
+use tessera_store::{AtomicFile, StoreError};
 
 /// Generate a deterministic procedural city (Z-up metres) as OBJ or binary glTF.
 #[derive(Parser, Debug)]
@@ -36,21 +37,12 @@ fn parse_size(s: &str) -> Result<Size, String> {
 }
 
 fn parse_offset(s: &str) -> Result<Offset, String> {
-    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    if parts.len() != 3 {
-        return Err(format!(
-            "`{s}` is not X,Y,Z (three comma-separated numbers)"
-        ));
-    }
-    let mut o = [0.0; 3];
-    for (slot, p) in o.iter_mut().zip(&parts) {
-        *slot = p
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite())
-            .ok_or_else(|| format!("`{p}` in `{s}` is not a finite number"))?;
-    }
-    Ok(Offset(o))
+    tessera_geom::parse_point(s)
+        .map(Offset)
+        .map_err(|e| match e {
+            PointError::Number { part } => format!("`{part}` in `{s}` is not a finite number"),
+            _ => format!("`{s}` is not X,Y,Z (three comma-separated numbers)"),
+        })
 }
 
 #[derive(Clone, Copy)]
@@ -67,33 +59,19 @@ fn format_of(path: &Path) -> Option<Format> {
     }
 }
 
-/// Writes through a temporary file next to `out`, renamed over it when complete.
+/// Writes `out` through an [`AtomicFile`]; an error is the I/O error itself (the caller names
+/// the file).
 fn write_atomically(
     out: &Path,
-    fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+    fill: impl FnOnce(&mut AtomicFile) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let dir = match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
+    let unwrap = |e: StoreError| match e {
+        StoreError::Io { source, .. } => source,
+        other => std::io::Error::other(other.to_string()),
     };
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "citygen".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut w = BufWriter::with_capacity(4 << 20, File::create(&tmp)?);
-        fill(&mut w)?;
-        w.flush()?;
-        let file = w.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&tmp, out)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    let mut file = AtomicFile::create(out).map_err(unwrap)?;
+    fill(&mut file)?;
+    file.commit().map_err(unwrap)
 }
 
 fn main() -> ExitCode {

@@ -87,11 +87,9 @@ fn main() -> Result<()> {
                 seed: args.seed,
                 offset: [0.0; 3],
             });
-            let tmp = scene.with_extension("obj.tmp");
-            let mut w = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-            citygen::write_obj(&mesh, &mut w)?;
-            drop(w);
-            std::fs::rename(&tmp, &scene)?;
+            let mut file = tessera_store::AtomicFile::create(&scene)?;
+            citygen::write_obj(&mesh, &mut file)?;
+            file.commit()?;
         }
         let area_km2 = size.extent_m() * size.extent_m() / 1e6;
         for budget in [Some(args.budget.as_str()), None] {

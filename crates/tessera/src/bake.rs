@@ -1,0 +1,227 @@
+//! `tessera bake`: a scene (or the generated demo world) baked into a bake folder, then the
+//! preview image and the HTML report written beside its navmesh, then the summary printed.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::ValueEnum;
+use tessera_budget::PeakSampler;
+use tessera_config::BakeConfig;
+use tessera_export::report::ReportInput;
+use tessera_export::RenderOptions;
+use tessera_geom::UpAxis;
+use tessera_pipeline::{BakeError, BakeLayout, BakeRequest, LogFormat, Progress, SceneInput};
+
+use crate::exit::{self, Failure};
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Up {
+    Y,
+    Z,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LogArg {
+    Auto,
+    Plain,
+    Json,
+    Quiet,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Scene file (.obj, .gltf, .glb). Omit to bake the built-in demo world.
+    scene: Option<PathBuf>,
+    /// Config file, or a preset: default, def, S2, S3, S4, S5, recast-demo.
+    #[arg(long, short, default_value = "default")]
+    config: String,
+    /// Output folder [default: tessera-out/<scene name>].
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// Tile edge in cells (overrides the config's voxel.tile_size).
+    #[arg(long)]
+    tile_size: Option<u32>,
+    /// Worker threads [default: the machine's cores].
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Memory budget, e.g. 256MiB, 2GiB [default: half the available memory].
+    #[arg(long, value_parser = tessera_config::parse_size)]
+    memory_budget: Option<u64>,
+    /// Up axis of the scene [default: z for OBJ, y for glTF].
+    #[arg(long, value_enum)]
+    up: Option<Up>,
+    /// Progress output on stderr: bars on a terminal (auto), plain lines, JSON lines, or none.
+    #[arg(long, value_enum, default_value = "auto")]
+    log_format: LogArg,
+    /// Seed of the generated demo world (when no scene is given).
+    #[arg(long, default_value_t = 1)]
+    demo_seed: u64,
+    /// Ignore (and remove) existing checkpoints: bake everything again.
+    #[arg(long)]
+    fresh: bool,
+}
+
+impl Args {
+    /// A bake logging JSON lines reports its failure as one more JSON line.
+    pub fn failure_style(&self) -> exit::Style {
+        match self.log_format {
+            LogArg::Json => exit::Style::Json,
+            _ => exit::Style::Text,
+        }
+    }
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let mut config =
+        BakeConfig::load(&args.config).map_err(|e| Failure::new(exit::BAD_CONFIG, e))?;
+    if let Some(ts) = args.tile_size {
+        config.voxel.tile_size = ts;
+    }
+    config
+        .validate(&format!("{} (with command-line overrides)", args.config))
+        .map_err(|e| Failure::new(exit::BAD_CONFIG, e))?;
+
+    let (scene, default_name) = scene(&args);
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("tessera-out").join(default_name));
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let memory_budget = args
+        .memory_budget
+        .unwrap_or_else(tessera_budget::default_budget);
+    let log_format = match args.log_format {
+        LogArg::Auto => LogFormat::Auto,
+        LogArg::Plain => LogFormat::Plain,
+        LogArg::Json => LogFormat::Json,
+        LogArg::Quiet => LogFormat::Quiet,
+    };
+
+    if args.fresh {
+        let work = BakeLayout::new(&out_dir).work();
+        if let Err(e) = std::fs::remove_dir_all(&work) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                return Err(Failure::new(
+                    exit::IO,
+                    anyhow::anyhow!("{}: {e}", work.display()),
+                ));
+            }
+        }
+    }
+    // SIGINT and SIGTERM ask the bake to stop at its next safe point.
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&interrupt)).map_err(|e| {
+            Failure::new(
+                exit::IO,
+                anyhow::anyhow!("cannot install a signal handler: {e}"),
+            )
+        })?;
+    }
+
+    // Memory over time for the report, sampled beside the bake.
+    let sampler = PeakSampler::with_trace(Duration::from_millis(25));
+    let summary = tessera_pipeline::bake(BakeRequest {
+        scene,
+        config,
+        out_dir: out_dir.clone(),
+        threads,
+        memory_budget,
+        progress: Progress::new(log_format),
+        interrupt: Some(interrupt),
+    })
+    .map_err(|e| {
+        let code = match &e {
+            BakeError::Input(_) | BakeError::NoWalkable(_) => exit::BAD_INPUT,
+            BakeError::OverBudget(_) => exit::OVER_BUDGET,
+            BakeError::Interrupted => exit::INTERRUPTED,
+            _ => exit::IO,
+        };
+        Failure::new(code, e)
+    })?;
+    let memory = sampler.finish().trace;
+
+    // The preview and the report, from the navmesh and the summary the bake just wrote.
+    let navmesh = out_dir.join("navmesh.tsn");
+    let preview = out_dir.join("preview.png");
+    let report_path = out_dir.join("report.html");
+    let file = crate::navmesh::open(&navmesh)?;
+    // The picture stays inside the budget too: about 8 bytes a pixel while drawing, in at
+    // most a quarter of it.
+    let side = (((memory_budget / 4) / 8) as f64).sqrt() as u32;
+    let options = RenderOptions {
+        max_size: side.clamp(256, tessera_export::render::DEFAULT_MAX_SIZE),
+        tile: crate::navmesh::tile_edge(&file),
+        ..RenderOptions::default()
+    };
+    let view = tessera_export::render::write_preview(file.mesh(), &options, &preview)
+        .map_err(|e| Failure::new(exit::IO, e))?;
+    drop(file);
+    let summary_json = serde_json::to_value(&summary).map_err(|e| Failure::new(exit::IO, e))?;
+    let html = tessera_export::report::report_html(&ReportInput {
+        summary: &summary_json,
+        memory: &memory,
+        preview: Some("preview.png"),
+    });
+    tessera_export::write_atomic(&report_path, |w| w.write_all(html.as_bytes()))
+        .map_err(|e| Failure::new(exit::IO, e))?;
+
+    crate::summary::print_bake(
+        &summary,
+        &crate::summary::Outputs {
+            dir: &out_dir,
+            preview: &preview,
+            preview_view: &view,
+            report: &report_path,
+        },
+    );
+    Ok(())
+}
+
+/// What to bake, and the output folder's default name: the scene file, or the demo world.
+fn scene(args: &Args) -> (SceneInput, String) {
+    match &args.scene {
+        Some(path) => {
+            let name = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "scene".into());
+            let up = args.up.map(|u| match u {
+                Up::Y => UpAxis::Y,
+                Up::Z => UpAxis::Z,
+            });
+            (
+                SceneInput::File {
+                    path: path.clone(),
+                    up,
+                },
+                name,
+            )
+        }
+        None => {
+            let mesh = citygen::generate(&citygen::CityParams {
+                size: citygen::Size::Demo,
+                seed: args.demo_seed,
+                offset: [0.0; 3],
+            });
+            eprintln!(
+                "no scene given: baking the generated demo world ({} triangles, seed {})",
+                mesh.triangles.len(),
+                args.demo_seed
+            );
+            (
+                SceneInput::Mesh {
+                    name: format!("demo world (citygen, seed {})", args.demo_seed),
+                    positions: mesh.positions,
+                    triangles: mesh.triangles,
+                },
+                "demo".to_string(),
+            )
+        }
+    }
+}

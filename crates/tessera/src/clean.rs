@@ -1,0 +1,31 @@
+//! `tessera clean`: removes a bake folder's checkpoints.
+
+use std::path::PathBuf;
+
+use crate::exit::{self, Failure};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The bake folder [default: tessera-out/demo].
+    dir: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let dir = args
+        .dir
+        .unwrap_or_else(|| PathBuf::from("tessera-out").join("demo"));
+    let work = tessera_pipeline::BakeLayout::new(&dir).work();
+    match std::fs::remove_dir_all(&work) {
+        Ok(()) => println!("removed {}", work.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            println!("nothing to remove: {} does not exist", work.display())
+        }
+        Err(e) => {
+            return Err(Failure::new(
+                exit::IO,
+                anyhow::anyhow!("{}: {e}", work.display()),
+            ))
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! `tessera info`: what a baked navmesh holds.
+
+use std::path::PathBuf;
+
+use tessera_query::{shortest_decimal, Query};
+
+use crate::exit::Failure;
+use crate::summary::{partition_line, scene_point};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The navmesh file (navmesh.tsn in a bake folder).
+    navmesh: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let path = args.navmesh.as_path();
+    let file = crate::navmesh::open(path)?;
+    let mesh = file.mesh();
+    let query = Query::new(mesh);
+    let frame = query.frame();
+    // The internal box's corners in scene coordinates: a Y-up scene swaps and flips axes.
+    let (lo, hi) = (
+        mesh.bounds_min.map(|c| c.to_native()),
+        mesh.bounds_max.map(|c| c.to_native()),
+    );
+    let (a, b) = (query.to_scene(lo), query.to_scene(hi));
+    let min = [0, 1, 2].map(|k| a[k].min(b[k]));
+    let max = [0, 1, 2].map(|k| a[k].max(b[k]));
+    let stats = &mesh.stats;
+    let (polygons, vertices) = (mesh.polys.len(), mesh.verts.len());
+    let (regions, portals, links) = (
+        stats.regions.to_native(),
+        stats.portals.to_native(),
+        stats.links.to_native(),
+    );
+    let area = stats.walkable_area.to_native();
+    let notches = stats.notches.to_native();
+    let by_notches = tessera_pipeline::NotchGroup::list(&stats.by_notches.to_native());
+    let up = frame.up_axis().to_string();
+    if args.json {
+        let v = serde_json::json!({
+            "file": path.display().to_string(),
+            "file_bytes": file.len(),
+            "bounds": {"min": min, "max": max},
+            "up": up,
+            "polygons": polygons,
+            "vertices": vertices,
+            "regions": regions,
+            "portals": portals,
+            "links": links,
+            "notches": notches,
+            "by_notches": by_notches,
+            "walkable_area_m2": area,
+            "cell_size": shortest_decimal(frame.cell_size),
+            "cell_height": shortest_decimal(frame.cell_height),
+            "agent": {
+                "height": shortest_decimal(frame.agent_height),
+                "radius": shortest_decimal(frame.agent_radius),
+                "climb": shortest_decimal(frame.agent_climb),
+            },
+        });
+        println!("{v}");
+        return Ok(());
+    }
+    println!("navmesh {}", path.display());
+    println!(
+        "  bounds           {} to {} (scene coordinates, {up} up)",
+        scene_point(min),
+        scene_point(max)
+    );
+    println!("  polygons         {polygons} ({vertices} vertices, {regions} regions)");
+    println!("  portals          {portals}, links {links}");
+    println!(
+        "  partition        {}",
+        partition_line(polygons as u64, notches, &by_notches)
+    );
+    println!("  walkable area    {area:.1} m^2");
+    println!(
+        "  baked for        cell {} m x {} m, agent height {} m, radius {} m, climb {} m",
+        frame.cell_size,
+        frame.cell_height,
+        frame.agent_height,
+        frame.agent_radius,
+        frame.agent_climb
+    );
+    println!("  file size        {} bytes", file.len());
+    Ok(())
+}

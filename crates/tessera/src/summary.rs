@@ -1,0 +1,164 @@
+//! The text the commands print beyond one line: the summary after a bake, the partition line
+//! (also in `info`), and points in scene coordinates.
+
+use std::path::Path;
+
+use tessera_export::report::STAGE_ORDER;
+use tessera_export::PlanView;
+use tessera_pipeline::{BakeSummary, NotchGroup};
+
+/// A scene point as `(x, y, z)`, millimetres.
+pub fn scene_point(p: [f64; 3]) -> String {
+    format!("({:.3}, {:.3}, {:.3})", p[0], p[1], p[2])
+}
+
+/// Where a bake wrote its outputs, for the summary's last lines.
+pub struct Outputs<'a> {
+    pub dir: &'a Path,
+    pub preview: &'a Path,
+    pub preview_view: &'a PlanView,
+    pub report: &'a Path,
+}
+
+/// Prints what a bake did, on stdout.
+pub fn print_bake(summary: &BakeSummary, out: &Outputs) {
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    println!("baked {} into {}", summary.scene, out.dir.display());
+    println!(
+        "  triangles        {} ({} degenerate skipped{})",
+        summary.triangles,
+        summary.degenerate_triangles,
+        if summary.scene_cache_reused {
+            ", scene cache reused"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "  tiles            {} ({} with geometry, {} cells each side, grid {} x {} cells)",
+        summary.tiles,
+        summary.tiles_with_geometry,
+        summary.tile_size,
+        summary.cells[0],
+        summary.cells[1]
+    );
+    println!(
+        "  spans            {} ({} walkable)",
+        summary.spans, summary.walkable_spans
+    );
+    println!(
+        "  regions          {} (walkable area {:.1} m^2), {} contours, {} contour vertices ({} tile-border vertices removed)",
+        summary.regions,
+        summary.walkable_area_m2,
+        summary.contours,
+        summary.contour_vertices,
+        summary.third_class_removed
+    );
+    println!(
+        "  navmesh          {} polygons, {} vertices (+{} for height detail), {} portals, {} links, {} notches, {:.1} m^2, {:.1} MiB",
+        summary.polygons,
+        summary.polygon_vertices,
+        summary.detail_vertices,
+        summary.portals,
+        summary.links,
+        summary.notches,
+        summary.navmesh_area_m2,
+        mib(summary.navmesh_bytes)
+    );
+    println!(
+        "  partition        {}",
+        partition_line(summary.polygons, summary.notches, &summary.by_notches)
+    );
+    if summary.unreachable_polygons_removed > 0 {
+        println!(
+            "  unreachable      {} polygons in {} islands removed",
+            summary.unreachable_polygons_removed, summary.unreachable_islands_removed
+        );
+    }
+    println!(
+        "  memory           peak rss {:.1} MiB, peak anon {:.1} MiB, budget {:.1} MiB, {} threads",
+        mib(summary.peak_rss_bytes),
+        mib(summary.peak_anon_bytes),
+        mib(summary.memory_budget_bytes),
+        summary.threads
+    );
+    println!("  seconds          {}", seconds_line(summary));
+    println!("  disk             {:.1} MiB", mib(summary.disk_bytes));
+    if !summary.stages_reused.is_empty() || summary.resumed_tiles > 0 {
+        println!(
+            "  resumed          stages reused: {}; {} tiles from checkpoints",
+            if summary.stages_reused.is_empty() {
+                "none".to_string()
+            } else {
+                summary.stages_reused.join(", ")
+            },
+            summary.resumed_tiles
+        );
+    }
+    println!(
+        "  navmesh file     {}",
+        out.dir.join("navmesh.tsn").display()
+    );
+    println!(
+        "  summary          {}",
+        out.dir.join("summary.json").display()
+    );
+    println!(
+        "  preview          {} ({} x {} px, {:.3} m per pixel)",
+        out.preview.display(),
+        out.preview_view.width,
+        out.preview_view.height,
+        out.preview_view.units_per_pixel()
+    );
+    println!("  report           {}", out.report.display());
+}
+
+/// Seconds per stage: pipeline order first, then anything a later stage added, total last.
+fn seconds_line(summary: &BakeSummary) -> String {
+    let mut stages: Vec<String> = STAGE_ORDER
+        .iter()
+        .filter_map(|k| summary.seconds.get(*k).map(|v| format!("{k} {v:.2}")))
+        .collect();
+    stages.extend(
+        summary
+            .seconds
+            .iter()
+            .filter(|(k, _)| !STAGE_ORDER.contains(&k.as_str()) && k.as_str() != "total")
+            .map(|(k, v)| format!("{k} {v:.2}")),
+    );
+    if let Some(total) = summary.seconds.get("total") {
+        stages.push(format!("total {total:.2}"));
+    }
+    stages.join(", ")
+}
+
+/// Cells per notch, overall and by how many notches a region has (seed 002's measure; its
+/// floor plans have 15 to 106 notches each).
+pub fn partition_line(polygons: u64, notches: u64, groups: &[NotchGroup]) -> String {
+    let ratio = |p: u64, n: u64| {
+        if n == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.3}", p as f64 / n as f64)
+        }
+    };
+    let mut by = Vec::new();
+    let mut convex = 0;
+    for g in groups {
+        let range = match g.max_notches {
+            Some(last) if last == g.min_notches => format!("{last}"),
+            Some(last) => format!("{}-{last}", g.min_notches),
+            None => format!("{}+", g.min_notches),
+        };
+        if g.min_notches == 0 {
+            convex = g.regions;
+        } else {
+            by.push(format!("{range}: {}", ratio(g.polygons, g.notches)));
+        }
+    }
+    format!(
+        "{} cells per notch ({polygons} / {notches}); by notches per region {}; {convex} regions without a notch",
+        ratio(polygons, notches),
+        by.join(", ")
+    )
+}
