@@ -421,19 +421,13 @@ fn run_export(args: ExportArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The bake's tile edge in internal units, when the file records it.
-fn tile_edge(file: &NavMeshFile) -> Option<f32> {
-    let cells = file.tile_cells();
-    (cells > 0).then(|| cells as f32 * file.mesh().frame.cell_size.to_native())
-}
-
 fn run_render(args: RenderArgs) -> Result<(), Failure> {
     let file = open_navmesh(&args.navmesh)?;
     let mut options = RenderOptions {
         max_size: args.max_size,
         from: args.from,
         to: args.to,
-        tile: tile_edge(&file),
+        tile: file.tile_edge(),
         ..RenderOptions::default()
     };
     let mut path_note = String::new();
@@ -712,7 +706,7 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
     let side = (((memory_budget / 4) / 8) as f64).sqrt() as u32;
     let options = RenderOptions {
         max_size: side.clamp(256, tessera_export::render::DEFAULT_MAX_SIZE),
-        tile: tile_edge(&file),
+        tile: file.tile_edge(),
         ..RenderOptions::default()
     };
     let view = tessera_export::render::write_preview(file.mesh(), &options, &preview)

@@ -15,6 +15,34 @@ use std::io;
 use bytemuck::{Pod, Zeroable};
 use tessera_spill::Sorter;
 
+use crate::BuildError;
+
+/// A link between two polygons (global indices, in the order regions were added): `(from,
+/// to, a, b)`, the crossing segment `a`..`b` on the `from` side in grid units (x, y in cells,
+/// z in voxels).
+pub(crate) type GridLink = (u32, u32, [i32; 3], [i32; 3]);
+
+/// Pass 1: the caller's links and the stair links found by `stairs`, sorted by source polygon
+/// (reachability looks links up that way), duplicates dropped; every polygon index checked
+/// against the `polygons` added.
+pub(crate) fn gather_links(
+    mut links: Vec<GridLink>,
+    stairs: Option<StairLinks>,
+    polygons: u32,
+) -> Result<Vec<GridLink>, BuildError> {
+    if let Some(stairs) = stairs {
+        links.extend(stairs.finish()?);
+    }
+    links.sort_by_key(|l| (l.0, l.1, l.2, l.3));
+    links.dedup();
+    for (i, l) in links.iter().enumerate() {
+        if l.0 >= polygons || l.1 >= polygons {
+            return Err(BuildError::Link { link: i });
+        }
+    }
+    Ok(links)
+}
+
 /// A candidate edge under one of its ends' cells.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Pod, Zeroable)]
@@ -87,7 +115,7 @@ impl StairLinks {
 
     /// The links, both directions: `(from polygon, to polygon, crossing segment on the from
     /// side)`, one per ordered polygon pair (the edge with the smallest index), sorted.
-    pub(crate) fn finish(self) -> io::Result<Vec<(u32, u32, [i32; 3], [i32; 3])>> {
+    pub(crate) fn finish(self) -> io::Result<Vec<GridLink>> {
         let (r, climb) = (self.r, self.climb);
         let mut found: Vec<(u32, u32, u32, [i32; 3], [i32; 3])> = Vec::new();
         if r <= 0 {
