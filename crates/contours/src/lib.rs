@@ -696,7 +696,7 @@ mod tests {
 
     /// A height map (rows listed top row first, as drawn; 0 = no span) as one tile with an
     /// empty ring around it, segmented.
-    fn setup(drawing: &[&str]) -> (SpanField, tessera_regions::TileRegions) {
+    fn setup(drawing: &[&str]) -> (SpanField, TileRegions) {
         let h = drawing.len();
         let w = drawing[0].len();
         let mut rows: Vec<Vec<u32>> = vec![vec![0; w + 2]; h + 2];

@@ -72,7 +72,7 @@ pub struct Assembler {
 
 /// Every region's data in the order added, the spill files closed; what the passes read.
 /// `regions` ends with a sentinel: where data after the last region would start.
-pub(crate) struct Regions {
+pub(crate) struct Spilled {
     pub frame: Frame,
     pub dir: PathBuf,
     pub memory: usize,
@@ -91,7 +91,7 @@ pub(crate) struct Regions {
     pub regions: Vec<RegionStart>,
 }
 
-impl Regions {
+impl Spilled {
     pub fn polygons(&self) -> u32 {
         self.polys.len() as u32
     }
@@ -386,7 +386,7 @@ impl Assembler {
             notches,
             by_notches,
         } = self;
-        let mut input = Regions {
+        let mut input = Spilled {
             frame,
             dir,
             memory,

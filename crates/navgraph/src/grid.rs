@@ -6,7 +6,7 @@ use std::path::Path;
 
 use tessera_spill::{Sorter, Spill, SpillWriter};
 
-use crate::assemble::Regions;
+use crate::assemble::Spilled;
 use crate::reach::Bits;
 use crate::renumber::Kept;
 use crate::BuildError;
@@ -30,7 +30,7 @@ impl GridColumns {
 
 /// Pass 5 (see the module documentation) over the kept polygons' boxes.
 pub(crate) fn build_grid(
-    input: &Regions,
+    input: &Spilled,
     keep: &Bits,
     kept: &Kept,
 ) -> Result<GridColumns, BuildError> {

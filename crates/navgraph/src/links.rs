@@ -22,6 +22,9 @@ use crate::BuildError;
 /// z in voxels).
 pub(crate) type GridLink = (u32, u32, [i32; 3], [i32; 3]);
 
+/// A link found over one edge of its source polygon: `(from, to, edge, a, b)`.
+type FoundLink = (u32, u32, u32, [i32; 3], [i32; 3]);
+
 /// Pass 1: the caller's links and the stair links found by `stairs`, sorted by source polygon
 /// (reachability looks links up that way), duplicates dropped; every polygon index checked
 /// against the `polygons` added.
@@ -117,7 +120,7 @@ impl StairLinks {
     /// side)`, one per ordered polygon pair (the edge with the smallest index), sorted.
     pub(crate) fn finish(self) -> io::Result<Vec<GridLink>> {
         let (r, climb) = (self.r, self.climb);
-        let mut found: Vec<(u32, u32, u32, [i32; 3], [i32; 3])> = Vec::new();
+        let mut found: Vec<FoundLink> = Vec::new();
         if r <= 0 {
             return Ok(Vec::new());
         }
@@ -173,7 +176,6 @@ impl StairLinks {
             }
             rows.back_mut().unwrap().1.push(rec.unwrap());
         }
-        drop(match_row);
         // One link per ordered pair of polygons: the one over the smallest edge.
         found.sort_unstable();
         found.dedup_by_key(|l| (l.0, l.1));
@@ -211,7 +213,7 @@ mod tests {
                 s.add(e, owner, region, a, b).unwrap();
             }
             let got = s.finish().unwrap();
-            let ri = (r as f64).floor() as i64;
+            let ri = r.floor() as i64;
             let near = |p: [i32; 3], q: [i32; 3]| {
                 let (dx, dy) = ((p[0] - q[0]) as i64, (p[1] - q[1]) as i64);
                 dx * dx + dy * dy < ri * ri && (p[2] - q[2]).abs() <= 1

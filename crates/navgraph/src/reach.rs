@@ -8,7 +8,7 @@ use tessera_artifacts::DETAIL;
 use tessera_navmesh::{Frame, Poly, NONE};
 use tessera_spill::Spill;
 
-use crate::assemble::{to_world, Regions};
+use crate::assemble::{to_world, Spilled};
 use crate::links::GridLink;
 use crate::BuildError;
 
@@ -27,7 +27,7 @@ pub(crate) struct Reached {
 /// from the polygons under `seeds` (internal frame), and counts the islands of what no seed
 /// reaches. Without seeds every polygon is kept.
 pub(crate) fn prune_unreachable(
-    input: &Regions,
+    input: &Spilled,
     patches: &Spill<[u32; 2]>,
     links: &[GridLink],
     seeds: &[[f32; 3]],

@@ -11,7 +11,7 @@ use tessera_artifacts::DETAIL;
 use tessera_navmesh::{Frame, Link, Poly, NONE};
 use tessera_spill::{Spill, SpillWriter};
 
-use crate::assemble::{to_world, RegionStart, Regions};
+use crate::assemble::{to_world, RegionStart, Spilled};
 use crate::links::GridLink;
 use crate::reach::{Bits, Ranks};
 use crate::BuildError;
@@ -161,7 +161,7 @@ impl Kept {
 /// Pass 4 (see the module documentation). `patches` are the border portals by edge; `links`
 /// the renumbered links, by source polygon (each kept polygon gets its range of them).
 pub(crate) fn write_kept_arrays(
-    input: &Regions,
+    input: &Spilled,
     patches: &Spill<[u32; 2]>,
     numbering: &Renumbering,
     links: &[Link],

@@ -4,7 +4,7 @@
 //! [`NavMeshOut`] is not a second declaration of the file's layout: it archives *as*
 //! [`ArchivedNavMesh`] (rkyv's `as` attribute), field by field by name, so the compiler checks
 //! every field's archived type against the one [`NavMesh`] declaration, and
-//! [`same_fields_as_navmesh`] fails to compile when a field is added to or removed from
+//! `same_fields_as_navmesh` fails to compile when a field is added to or removed from
 //! [`NavMesh`] and not here. The order of serialization (which places the arrays' bytes) is the
 //! field order; a test checks the written bytes against rkyv's own archive of the same mesh.
 
@@ -94,55 +94,24 @@ pub(crate) struct NavMeshOut {
     pub stats: Stats,
 }
 
-/// Compiles only while [`NavMesh`] and [`Grid`] have exactly the fields of [`NavMeshOut`] and
-/// [`GridOut`] (the `as` attribute checks the types of the fields both have).
-#[allow(dead_code)]
-fn same_fields_as_navmesh(m: NavMesh, o: NavMeshOut) {
-    let NavMesh {
-        frame: _,
-        bounds_min: _,
-        bounds_max: _,
-        verts: _,
-        polys: _,
-        poly_verts: _,
-        poly_neis: _,
-        detail_tris: _,
-        detail_verts: _,
-        links: _,
-        grid:
-            Grid {
-                min: _,
-                cell: _,
-                width: _,
-                height: _,
-                start: _,
-                items: _,
-            },
-        stats: _,
-    } = m;
-    let NavMeshOut {
-        frame: _,
-        bounds_min: _,
-        bounds_max: _,
-        verts: _,
-        polys: _,
-        poly_verts: _,
-        poly_neis: _,
-        detail_tris: _,
-        detail_verts: _,
-        links: _,
-        grid:
-            GridOut {
-                min: _,
-                cell: _,
-                width: _,
-                height: _,
-                start: _,
-                items: _,
-            },
-        stats: _,
-    } = o;
+/// One list of field names, two exhaustive patterns: compiles only while [`NavMesh`] and
+/// [`NavMeshOut`] (and [`Grid`] and [`GridOut`]) have exactly the same fields. The `as`
+/// attribute checks the types of those fields.
+macro_rules! same_fields {
+    ($($field:ident),+; grid: $($grid:ident),+) => {
+        #[allow(dead_code)]
+        fn same_fields_as_navmesh(mesh: NavMesh, out: NavMeshOut) {
+            let NavMesh { $($field: _,)+ grid: Grid { $($grid: _,)+ } } = mesh;
+            let NavMeshOut { $($field: _,)+ grid: GridOut { $($grid: _,)+ } } = out;
+        }
+    };
 }
+
+same_fields!(
+    frame, bounds_min, bounds_max, verts, polys, poly_verts, poly_neis, detail_tris,
+    detail_verts, links, stats;
+    grid: min, cell, width, height, start, items
+);
 
 /// Hashes what passes through.
 struct Hashing<'w, W> {
