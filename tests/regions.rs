@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use tessera_artifacts::TileRegions;
 use tessera_contours::{trace_tile, ContourJoiner};
 use tessera_pipeline::SceneInput;
-use tessera_regions::{segment_tile, SpanKey, TileRegions};
+use tessera_regions::{segment_tile, SpanKey};
 use tessera_stitch::{MergedRegion, RegionMerger};
 use tessera_tests::*;
 
@@ -132,7 +133,7 @@ fn merge_bake(
             for x in f.core.x0..f.core.x1() {
                 let i = f.rect.index(x, y);
                 for k in f.column_start[i] as usize..f.column_start[i + 1] as usize {
-                    if t.labels[k] != tessera_regions::NO_REGION {
+                    if t.labels[k] != tessera_artifacts::NO_REGION {
                         let id =
                             names[ti][t.labels[k] as usize].expect("every local region is merged");
                         let key = SpanKey {
@@ -174,11 +175,11 @@ fn inside_or_on(poly: &[(i32, i32)], p: (i32, i32)) -> bool {
 
 /// The grouping a finished bake used (from the config it wrote).
 /// How far contours look across their edges, as the bake's config says.
-fn reach(out: &Path) -> tessera_contours::Reach {
+fn reach(out: &Path) -> tessera_artifacts::Reach {
     let params = tessera_config::BakeConfig::load(out.join("config.toml").to_str().unwrap())
         .unwrap()
         .voxel_params();
-    tessera_contours::Reach {
+    tessera_artifacts::Reach {
         climb: params.walkable_climb,
         height: params.walkable_height,
     }

@@ -20,10 +20,10 @@ use crate::compare::{recast_tile, RecastTile};
 use crate::recast::{self, Context, ContourCounts, ContourSet, RecastError};
 use crate::scene::TiledScene;
 use std::time::{Duration, Instant};
-use tessera_artifacts::Levels;
+use tessera_artifacts::{Levels, TileContours, TileRegions};
 use tessera_config::SegmentationMode;
-use tessera_contours::{ContourJoiner, TileContours};
-use tessera_regions::{segment_tile, TileRegions};
+use tessera_contours::ContourJoiner;
+use tessera_regions::segment_tile;
 use tessera_stitch::RegionMerger;
 use tessera_voxel::voxelize_tile;
 
@@ -209,7 +209,7 @@ pub fn tessera_run(scene: &TiledScene, levels: Levels) -> (TesseraTimes, Tessera
         let contours = tessera_contours::trace_tile(
             &field,
             &regions,
-            tessera_contours::Reach {
+            tessera_artifacts::Reach {
                 climb: scene.params.walkable_climb,
                 height: scene.params.walkable_height,
             },

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! scene cache (Triangle soup, rebased) -> tile triangles (per TileCoord) -> SpanField (per tile)
-//!     -> (regions, contours) -> RegionBatch (MergedRegion, Contour)
+//!     -> TileRegions, TileContours (per tile) -> RegionBatch (MergedRegion, Contour)
+//!     -> MeshInput (InputPoly, NotchGroups) -> the navmesh file (crate tessera-navmesh)
 //! ```
 //!
 //! Every artifact carries its own frame ([`GridFrame`], [`CellRect`]) so that it can be read,
@@ -10,19 +11,28 @@
 //! and a byte encoding sealed by [`codec::seal`] (magic, version, length, xxh3 checksum) so that a
 //! corrupt file is detected, never trusted.
 //!
-//! This crate does no I/O, spawns no threads and depends on no stage crate.
+//! This crate does no I/O, spawns no threads and depends on no stage crate: every stage crate
+//! (voxel, regions, stitch, contours, polygons) reads its inputs and writes its outputs in
+//! these types, so none needs another stage's crate. [`NotchGroups`] derives rkyv's traits
+//! because the navmesh file archives it.
 
 pub mod codec;
 mod frame;
+mod polygons;
 mod regions;
 mod spans;
+mod tile_contours;
+mod tile_regions;
 
 pub use frame::{CellRect, GridFrame, TileCoord};
+pub use polygons::{ArchivedNotchGroups, InputPoly, MeshInput, NotchGroups, DETAIL, NOTCH_GROUPS};
 pub use regions::{
     Contour, Levels, MergedRegion, Point, RegionBatch, SpanKey, NO_NEIGHBOUR, OUT_OF_REACH,
 };
 pub use spans::{Span, SpanField};
 pub use tessera_geom::Triangle;
+pub use tile_contours::{heading, Chain, EdgeKey, Reach, TileContours};
+pub use tile_regions::{BorderLink, LinkKey, LocalRegion, TileRegions, NO_REGION};
 
 /// A broken invariant of an artifact, found by `validate()` or while decoding.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

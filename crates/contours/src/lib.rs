@@ -23,26 +23,13 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-pub use tessera_artifacts::{Contour, Levels, Point, NO_NEIGHBOUR, OUT_OF_REACH};
-use tessera_artifacts::{SpanField, TileCoord};
-use tessera_regions::{TileRegions, NO_REGION};
-
-/// Headings: east, north, west, south (counter-clockwise order).
-pub const EAST: u8 = 0;
-pub const NORTH: u8 = 1;
-pub const WEST: u8 = 2;
-pub const SOUTH: u8 = 3;
+use tessera_artifacts::heading::{EAST, NORTH, SOUTH, WEST};
+use tessera_artifacts::{
+    Chain, Contour, EdgeKey, Levels, Point, Reach, SpanField, TileContours, TileCoord, TileRegions,
+    NO_NEIGHBOUR, NO_REGION, OUT_OF_REACH,
+};
 
 const STEP: [(i32, i32); 4] = [(1, 0), (0, 1), (-1, 0), (0, -1)];
-
-/// A unit boundary edge: where it starts, its heading and the region's level.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct EdgeKey {
-    pub x: i32,
-    pub y: i32,
-    pub heading: u8,
-    pub level: u32,
-}
 
 /// The cell on the left of an edge leaving grid point `p` with `heading` (the region's cell).
 #[inline]
@@ -99,16 +86,6 @@ fn corner_height(field: &SpanField, p: Point, level: u32, levels: Levels) -> u32
         }
     }
     h
-}
-
-/// How far across a contour edge to look for the floor on the other side [voxels].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reach {
-    /// Floors within this step are connected (the agent's climb).
-    pub climb: u32,
-    /// Floors within this step are still the neighbour across, out of reach
-    /// (the agent's height).
-    pub height: u32,
 }
 
 /// What lies across a boundary edge whose region floor is at height `z`: the level of the
@@ -376,33 +353,6 @@ fn pair_region(
         contours.push(c);
     }
     contours
-}
-
-/// A contour piece that leaves the tile: from its first edge to the edge (owned by another
-/// tile) that follows its last.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Chain {
-    pub tile: TileCoord,
-    /// The local region (in `tile`) it bounds.
-    pub region: u32,
-    pub first: EdgeKey,
-    /// The foreign edge that continues it.
-    pub next: EdgeKey,
-    /// Its start point, its vertices, and its end point.
-    pub points: Vec<Point>,
-    /// Floor height at each point.
-    pub heights: Vec<u32>,
-    /// The neighbour across each piece between consecutive points (one fewer than points).
-    pub neighbours: Vec<u32>,
-    /// Heading of its last edge.
-    pub last_heading: u8,
-}
-
-/// A tile's contours: cycles wholly inside it, and chains that leave it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TileContours {
-    pub cycles: Vec<Contour>,
-    pub chains: Vec<Chain>,
 }
 
 /// The start point of the edge on side `heading` of cell (x, y) (the side that has the cell on
@@ -746,7 +696,7 @@ mod tests {
 
     /// A height map (rows listed top row first, as drawn; 0 = no span) as one tile with an
     /// empty ring around it, segmented.
-    fn setup(drawing: &[&str]) -> (SpanField, tessera_regions::TileRegions) {
+    fn setup(drawing: &[&str]) -> (SpanField, TileRegions) {
         let h = drawing.len();
         let w = drawing[0].len();
         let mut rows: Vec<Vec<u32>> = vec![vec![0; w + 2]; h + 2];

@@ -1,5 +1,6 @@
 use super::*;
-use tessera_navmesh::{Frame, InputPoly, MeshInput, NavMesh};
+use tessera_artifacts::{InputPoly, MeshInput};
+use tessera_navmesh::{Frame, NavMesh};
 
 /// A small mesh at UTM-like offsets: a 10 x 10 m floor in two squares (region 0), a pentagon
 /// east of it (region 1, sharing its west edge with the floor), a raised 4 x 4 m platform
@@ -51,7 +52,7 @@ fn sample_mesh(up: u8) -> NavMesh {
     poly(&[[50, 50, 0], [54, 50, 0], [54, 54, 0], [50, 54, 0]], 3);
     input.links.push((0, 3, [0, 20, 0], [8, 20, 0]));
     input.links.push((3, 0, [0, 24, 8], [8, 24, 8]));
-    tessera_navmesh::build(frame, &input).expect("a valid mesh")
+    tessera_navgraph::build(frame, &input).expect("a valid mesh")
 }
 
 fn with_mesh<T>(up: u8, f: impl FnOnce(&ArchivedNavMesh) -> T) -> T {

@@ -1,6 +1,8 @@
+use rkyv::rancor;
+
 use super::*;
 
-pub(crate) fn frame() -> Frame {
+fn frame() -> Frame {
     Frame {
         origin: [1000.0, 2000.0, 10.0],
         up: b'z',
@@ -12,111 +14,188 @@ pub(crate) fn frame() -> Frame {
     }
 }
 
-/// Two unit squares side by side (x 0..4, 4..8; y 0..4), the second one voxel higher, and a
-/// third square on another floor above the first.
-fn input() -> MeshInput {
-    let verts = vec![
-        [0, 0, 0],
-        [4, 0, 0],
-        [4, 4, 0],
-        [0, 4, 0],
-        [4, 0, 1],
-        [8, 0, 1],
-        [8, 4, 1],
-        [4, 4, 1],
-        [0, 0, 20],
-        [4, 0, 20],
-        [4, 4, 20],
-        [0, 4, 20],
-    ];
-    let square = |a: u32, region| InputPoly {
-        verts: vec![a, a + 1, a + 2, a + 3],
-        region,
-        tris: vec![[a, a + 1, a + 2], [a, a + 2, a + 3]],
-        blocked: vec![],
+/// Two 2 m squares side by side (x 0..2 and 2..4), joined by a portal and by a link each way;
+/// the first one's triangles fan around a detail point.
+fn mesh() -> NavMesh {
+    let poly = |first, tri_first, tri_count, link_first| Poly {
+        first,
+        count: 4,
+        tri_first,
+        tri_count,
+        link_first,
+        link_count: 1,
+        region: first / 4,
+        area: 4.0,
     };
-    MeshInput {
-        verts,
-        detail_verts: vec![],
-        polys: vec![square(0, 0), square(4, 1), square(8, 2)],
-        links: vec![],
-        regions: 3,
-        notches: 0,
-        by_notches: Default::default(),
-        climb: 2,
+    let link = |from, to| Link {
+        from,
+        to,
+        a: [2.0, 0.0, 0.0],
+        b: [2.0, 2.0, 0.0],
+    };
+    NavMesh {
+        frame: frame(),
+        bounds_min: [0.0; 3],
+        bounds_max: [4.0, 2.0, 0.0],
+        verts: vec![
+            [0.0, 0.0, 0.0],
+            [2.0, 0.0, 0.0],
+            [2.0, 2.0, 0.0],
+            [0.0, 2.0, 0.0],
+            [4.0, 0.0, 0.0],
+            [4.0, 2.0, 0.0],
+        ],
+        polys: vec![poly(0, 0, 4, 0), poly(4, 4, 2, 1)],
+        poly_verts: vec![0, 1, 2, 3, 1, 4, 5, 2],
+        poly_neis: vec![NONE, 1, NONE, NONE, NONE, NONE, NONE, 0],
+        detail_tris: vec![
+            [0, 1, DETAIL],
+            [1, 2, DETAIL],
+            [2, 3, DETAIL],
+            [3, 0, DETAIL],
+            [1, 4, 5],
+            [1, 5, 2],
+        ],
+        detail_verts: vec![[1.0, 1.0, 0.5]],
+        links: vec![link(0, 1), link(1, 0)],
+        grid: Grid {
+            min: [0.0, 0.0],
+            cell: 2.0,
+            width: 2,
+            height: 1,
+            start: vec![0, 1, 2],
+            items: vec![0, 1],
+        },
+        stats: Stats {
+            regions: 2,
+            portals: 1,
+            links: 2,
+            walkable_area: 8.0,
+            ..Stats::default()
+        },
     }
 }
 
-#[test]
-fn portals_join_edges_within_the_climb_only() {
-    let m = build(frame(), &input()).unwrap();
-    assert_eq!(m.stats.portals, 1);
-    // Square 0's east edge (vertex 1 -> 2) is the portal to square 1.
-    assert_eq!(m.poly_neis[1], 1);
-    assert_eq!(m.poly_neis[4 + 3], 0);
-    // The floor above shares plan points with square 0 but is 20 voxels up: no portal.
-    assert!(m.poly_neis[8..12].iter().all(|&n| n == NONE));
-    assert_eq!(m.polys[0].area, 4.0);
-    assert_eq!(m.stats.walkable_area, 12.0);
-    assert_eq!(m.verts[5], [4.0, 0.0, 0.25]);
-}
-
-#[test]
-fn blocked_edges_are_never_portals() {
-    let mut i = input();
-    i.polys[1].blocked = vec![false, false, false, true];
-    let m = build(frame(), &i).unwrap();
-    assert_eq!(m.stats.portals, 0);
-    assert!(m.poly_neis.iter().all(|&n| n == NONE));
+fn write(dir: &tempfile::TempDir, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.path().join("navmesh.tsn");
+    std::fs::write(&path, bytes).unwrap();
+    path
 }
 
 #[test]
 fn file_round_trips_through_a_memory_map() {
-    let m = build(frame(), &input()).unwrap();
+    let m = mesh();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("navmesh.tsn");
-    std::fs::write(&path, encode(&m)).unwrap();
-    std::fs::write(&path, encode_keyed(&m, 42)).unwrap();
+    let path = write(&dir, &encode_keyed(&m, 42));
     let file = NavMeshFile::open(&path).unwrap();
-    assert_eq!(file.key(), 42);
+    assert_eq!(
+        (file.key(), file.tile_cells(), file.tile_edge()),
+        (42, 0, None)
+    );
+    assert_eq!(check_file(&path).unwrap(), 42);
+    assert_eq!(read_key(&path).unwrap(), 42);
+    assert_eq!(file.len(), encode(&m).len());
     let back: NavMesh = rkyv::deserialize::<NavMesh, rancor::Error>(file.mesh()).unwrap();
     assert_eq!(back, m);
-    // Every polygon is listed in the grid cells its box covers.
-    let mesh = file.mesh();
-    for p in 0..mesh.polys.len() as u32 {
-        let v = mesh.vert(mesh.poly_vert_ids(p).next().unwrap());
-        let (x, y, _, _) = mesh.grid_cells([v[0], v[1]], [v[0], v[1]]);
-        assert!(mesh.grid_items(x, y).any(|q| q == p));
-    }
+}
+
+#[test]
+fn the_tile_edge_is_the_headers_tile_cells_in_world_units() {
+    let (header, payload) = encode_parts(&mesh(), 7);
+    let digest = xxhash_rust::xxh3::xxh3_64(&payload);
+    let header = Header::new(header.payload_len, digest, header.key, 32);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(&dir, &[&header.to_bytes()[..], &payload].concat());
+    let file = NavMeshFile::open(&path).unwrap();
+    assert_eq!(file.header(), &header);
+    assert_eq!((file.key(), file.tile_cells()), (7, 32));
+    assert_eq!(file.tile_edge(), Some(16.0));
+}
+
+#[test]
+fn accessors_read_polygons_triangles_links_and_the_grid() {
+    let bytes = aligned(&encode(&mesh()));
+    let m = access(&bytes, "t").unwrap();
+    assert_eq!(m.poly_vert_ids(1).collect::<Vec<_>>(), [1, 4, 5, 2]);
+    assert_eq!(
+        m.poly_neighbours(0).collect::<Vec<_>>(),
+        [NONE, 1, NONE, NONE]
+    );
+    let tris: Vec<_> = m.poly_triangles(0).collect();
+    assert_eq!(tris.len(), 4);
+    assert!(tris.iter().all(|t| t[2] == [1.0, 1.0, 0.5]));
+    assert_eq!(m.poly_links(1)[0].to.to_native(), 0);
+    assert_eq!(m.grid_cells([3.0, 1.0], [9.0, 9.0]), (1, 0, 1, 0));
+    assert_eq!(m.grid_items(1, 0).collect::<Vec<_>>(), [1]);
 }
 
 #[test]
 fn every_flipped_byte_is_refused() {
-    let bytes = encode(&build(frame(), &input()).unwrap());
+    let bytes = encode(&mesh());
     for i in (0..bytes.len()).step_by(7) {
         let mut b = aligned(&bytes);
         b[i] ^= 0x10;
         assert!(access(&b, "t").is_err(), "flip at byte {i} accepted");
     }
     assert!(access(&aligned(&bytes[..bytes.len() - 1]), "t").is_err());
+    assert!(access(&aligned(&bytes[..HEADER_LEN - 1]), "t").is_err());
     assert!(access(&aligned(&bytes), "t").is_ok());
 }
 
 #[test]
 fn a_checksummed_but_hostile_file_is_refused() {
-    let mut m = build(frame(), &input()).unwrap();
+    let mut m = mesh();
     m.poly_verts[2] = 999;
     let Err(err) = access(&aligned(&encode(&m)), "hostile.tsn") else {
         panic!("accepted")
     };
     assert!(
-        err.to_string()
-            .contains("polygon 0: vertex index out of range"),
+        matches!(
+            err,
+            NavMeshError::Invalid {
+                source: InvalidMesh::PolygonVertexIndex { poly: 0 },
+                ..
+            }
+        ),
         "{err}"
     );
-    let mut m = build(frame(), &input()).unwrap();
+    assert_eq!(
+        err.to_string(),
+        "hostile.tsn: invalid navmesh: polygon 0: vertex index out of range"
+    );
+    let mut m = mesh();
     m.grid.start[1] = 1_000_000;
-    assert!(access(&aligned(&encode(&m)), "t").is_err());
+    assert!(matches!(
+        access(&aligned(&encode(&m)), "t"),
+        Err(NavMeshError::Invalid {
+            source: InvalidMesh::GridStart,
+            ..
+        })
+    ));
+    let mut m = mesh();
+    m.detail_tris[0][2] = DETAIL | 5;
+    assert!(matches!(
+        access(&aligned(&encode(&m)), "t"),
+        Err(NavMeshError::Invalid {
+            source: InvalidMesh::DetailTriangleIndex { triangle: 0 },
+            ..
+        })
+    ));
+}
+
+#[test]
+fn another_version_or_kind_of_file_is_named_as_such() {
+    let bytes = encode(&mesh());
+    let mut other = Header::from_bytes(&bytes).unwrap();
+    other.version = VERSION + 1;
+    let b = aligned(&[&other.to_bytes()[..], &bytes[HEADER_LEN..]].concat());
+    assert!(matches!(
+        access(&b, "t"),
+        Err(NavMeshError::Version { found, .. }) if found == VERSION + 1
+    ));
+    let mut b = aligned(&bytes);
+    b[0] = b'X';
+    assert!(matches!(access(&b, "t"), Err(NavMeshError::Magic { .. })));
 }
 
 #[test]
@@ -128,207 +207,4 @@ fn scene_coordinates_round_trip_through_the_frame() {
     for k in 0..3 {
         assert!((p[k] - q[k]).abs() < 1e-4);
     }
-}
-
-#[test]
-fn clockwise_polygons_are_refused() {
-    let mut i = input();
-    i.polys[0].verts.reverse();
-    assert!(matches!(
-        build(frame(), &i),
-        Err(BuildError::Poly { poly: 0, .. })
-    ));
-}
-
-#[test]
-fn reachability_keeps_what_a_seed_reaches_and_counts_islands() {
-    let i = input();
-    // A seed on square 1 (x 2..4 m, 1 voxel up): squares 0 and 1 are joined, 2 is an island.
-    let (m, pruned) = build_reachable(frame(), &i, &[[3.0, 1.0, 0.3], [50.0, 50.0, 0.0]]).unwrap();
-    assert_eq!(pruned.polygons, 1);
-    assert_eq!(pruned.islands, 1);
-    assert_eq!(pruned.unplaced_seeds, vec![1]);
-    assert_eq!(m.polys.len(), 2);
-    assert_eq!(m.stats.regions, 2);
-    assert_eq!(m.stats.portals, 1);
-    assert_eq!((m.stats.polygons_removed, m.stats.islands_removed), (1, 1));
-    // The upper floor's vertices went with it.
-    assert_eq!(m.verts.len(), 8);
-    // A seed on the upper floor keeps only it.
-    let (m, pruned) = build_reachable(frame(), &i, &[[1.0, 1.0, 5.0]]).unwrap();
-    assert_eq!((m.polys.len(), pruned.polygons, pruned.islands), (1, 2, 1));
-    assert_eq!(m.stats.regions, 1);
-    assert!(m.polys.iter().all(|p| p.region == 0));
-}
-
-#[test]
-fn the_streamed_archive_is_rkyvs_own_bytes() {
-    // The assembler writes the archive from spill files; deserialized and encoded again by
-    // rkyv in memory, the bytes must be the same (the layouts agree field for field).
-    let m = build(frame(), &input()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut asm = Assembler::new(frame(), 2, dir.path(), 1 << 16).unwrap();
-    let inp = input();
-    for r in 0..3u32 {
-        let polys: Vec<InputPoly> = inp
-            .polys
-            .iter()
-            .filter(|p| p.region == r)
-            .cloned()
-            .collect();
-        let base = polys[0].verts[0];
-        let local: Vec<InputPoly> = polys
-            .into_iter()
-            .map(|p| InputPoly {
-                verts: p.verts.iter().map(|v| v - base).collect(),
-                tris: p.tris.iter().map(|t| t.map(|v| v - base)).collect(),
-                ..p
-            })
-            .collect();
-        asm.add_region(&inp.verts[base as usize..base as usize + 4], &[], &local)
-            .unwrap();
-    }
-    let mut file = std::io::Cursor::new(Vec::new());
-    let done = asm.finish(&[], 7, 32, &mut file).unwrap();
-    let streamed = file.into_inner();
-    assert_eq!(done.bytes, streamed.len() as u64);
-    let (header, payload) = encode_parts(&m, 7);
-    assert_eq!(&streamed[HEADER_LEN..], &payload[..]);
-    // Same header but for the tile size (and so the checksum).
-    assert_eq!(&streamed[..24], &header[..24]);
-    assert_eq!(&streamed[32..40], &header[32..40]);
-    let dir2 = tempfile::tempdir().unwrap();
-    let path = dir2.path().join("m.tsn");
-    std::fs::write(&path, &streamed).unwrap();
-    let f = NavMeshFile::open(&path).unwrap();
-    assert_eq!((f.key(), f.tile_cells()), (7, 32));
-}
-
-#[test]
-fn sorting_in_small_runs_gives_the_same_file() {
-    // Many regions in a row, each one square, neighbours one voxel apart: the border sort and
-    // the grid sort spill runs with a tiny buffer, and the file must not change.
-    let mut inp = MeshInput {
-        climb: 1,
-        ..Default::default()
-    };
-    for r in 0..300u32 {
-        let (x, y) = ((r % 20) as i32 * 4, (r / 20) as i32 * 4);
-        let h = ((r % 20) as i32 + (r / 20) as i32) % 2;
-        let b = inp.verts.len() as u32;
-        inp.verts
-            .extend([[x, y, h], [x + 4, y, h], [x + 4, y + 4, h], [x, y + 4, h]]);
-        inp.polys.push(InputPoly {
-            verts: vec![b, b + 1, b + 2, b + 3],
-            region: r,
-            tris: vec![[b, b + 1, b + 2], [b, b + 2, b + 3]],
-            blocked: vec![],
-        });
-    }
-    inp.regions = 300;
-    let write = |memory: usize| {
-        let dir = tempfile::tempdir().unwrap();
-        let mut asm = Assembler::new(frame(), 1, dir.path(), memory).unwrap();
-        for p in &inp.polys {
-            let local = InputPoly {
-                verts: vec![0, 1, 2, 3],
-                tris: vec![[0, 1, 2], [0, 2, 3]],
-                ..p.clone()
-            };
-            let b = p.verts[0] as usize;
-            asm.add_region(&inp.verts[b..b + 4], &[], &[local]).unwrap();
-        }
-        let mut file = std::io::Cursor::new(Vec::new());
-        let done = asm.finish(&[], 0, 0, &mut file).unwrap();
-        // Every run file is gone.
-        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert!(left.is_empty(), "{left:?}");
-        (file.into_inner(), done)
-    };
-    let (small, done) = write(1);
-    let (large, _) = write(64 << 20);
-    assert_eq!(small, large);
-    // 20 x 15 squares: 19 * 15 + 20 * 14 shared edges, all within one voxel.
-    assert_eq!(done.stats.portals, 19 * 15 + 20 * 14);
-}
-
-#[test]
-fn detail_points_survive_pruning_renumbered() {
-    // Square 0 gets a detail point in its middle, 0.5 m up; a seed on square 2 (the upper
-    // floor) drops squares 0 and 1, a seed on square 0 keeps them and the point.
-    let mut i = input();
-    i.detail_verts.push([2.0, 2.0, 2.0]);
-    i.polys[0].tris = vec![
-        [0, 1, DETAIL],
-        [1, 2, DETAIL],
-        [2, 3, DETAIL],
-        [3, 0, DETAIL],
-    ];
-    // Square 2 too, with its own point, so that indices must be renumbered after pruning.
-    i.detail_verts.push([2.0, 2.0, 21.0]);
-    i.polys[2].tris = vec![
-        [8, 9, DETAIL | 1],
-        [9, 10, DETAIL | 1],
-        [10, 11, DETAIL | 1],
-        [11, 8, DETAIL | 1],
-    ];
-    let m = build(frame(), &i).unwrap();
-    assert_eq!(m.detail_verts, vec![[1.0, 1.0, 0.5], [1.0, 1.0, 5.25]]);
-    let bytes = aligned(&encode(&m));
-    let a = access(&bytes, "t").unwrap();
-    let tri: Vec<[[f32; 3]; 3]> = a.poly_triangles(0).collect();
-    assert_eq!(tri.len(), 4);
-    assert!(tri.iter().all(|t| t[2] == [1.0, 1.0, 0.5]));
-    // Only the upper floor kept: its point is now detail vertex 0.
-    let (m, _) = build_reachable(frame(), &i, &[[1.0, 1.0, 5.0]]).unwrap();
-    assert_eq!(m.detail_verts, vec![[1.0, 1.0, 5.25]]);
-    assert!(m.detail_tris.iter().all(|t| t[2] == DETAIL));
-    // A detail index out of range is refused when building and when reading.
-    let mut bad = input();
-    bad.polys[0].tris[0][2] = DETAIL | 5;
-    assert!(build(frame(), &bad).is_err());
-}
-
-#[test]
-fn stair_links_join_facing_blocked_edges_across_a_small_gap() {
-    // Square A (x 0..4, floor 0) and square B (x 5..9, floor 2 voxels up), one cell apart;
-    // their facing edges are blocked (nothing walkable across).
-    let square = |x0: i32, z: i32, blocked: Vec<bool>| {
-        let verts = vec![[x0, 0, z], [x0 + 4, 0, z], [x0 + 4, 4, z], [x0, 4, z]];
-        let poly = InputPoly {
-            verts: vec![0, 1, 2, 3],
-            region: 0,
-            tris: vec![[0, 1, 2], [0, 2, 3]],
-            blocked,
-        };
-        (verts, poly)
-    };
-    let links = |r: f64, climb: u32, memory: usize| {
-        let dir = tempfile::tempdir().unwrap();
-        let mut asm = Assembler::new(frame(), 2, dir.path(), memory).unwrap();
-        asm.stair_links(r, climb);
-        let (va, pa) = square(0, 0, vec![false, true, false, false]);
-        let (vb, pb) = square(5, 2, vec![false, false, false, true]);
-        asm.add_region(&va, &[], &[pa]).unwrap();
-        asm.add_region(&vb, &[], &[pb]).unwrap();
-        let mut file = std::io::Cursor::new(Vec::new());
-        let done = asm.finish(&[], 0, 0, &mut file).unwrap();
-        let bytes = aligned(&file.into_inner());
-        let m: NavMesh =
-            rkyv::deserialize::<NavMesh, rancor::Error>(access(&bytes, "t").unwrap()).unwrap();
-        (done.stats.links, m)
-    };
-    let (n, m) = links(2.0, 3, 1 << 16);
-    assert_eq!(n, 2);
-    assert_eq!((m.links[0].from, m.links[0].to), (0, 1));
-    assert_eq!((m.links[1].from, m.links[1].to), (1, 0));
-    // The crossing segment is the from side's edge, in world units (0.5 m cells).
-    assert_eq!(
-        (m.links[0].a, m.links[0].b),
-        ([2.0, 0.0, 0.0], [2.0, 2.0, 0.0])
-    );
-    assert_eq!(m.polys[0].link_count, 1);
-    // Too high a step, or too wide a gap: no link.
-    assert_eq!(links(2.0, 1, 1 << 16).0, 0);
-    assert_eq!(links(1.0, 3, 1 << 16).0, 0);
 }

@@ -604,7 +604,7 @@ fn build_navmesh(
     budget: &Arc<MemoryBudget>,
     key: u64,
     progress: &Progress,
-) -> Result<tessera_navmesh::Assembled, BakeError> {
+) -> Result<tessera_navgraph::Assembled, BakeError> {
     let regions_path = layout.regions_pack();
     let scratch = layout.work().join("polygons");
     let _ = std::fs::remove_dir_all(&scratch);
@@ -637,13 +637,13 @@ fn build_navmesh(
     // agent's height apart.
     let climb = params.walkable_height.saturating_sub(1);
     let mut asm =
-        tessera_navmesh::Assembler::new(nav_frame.clone(), climb, &scratch, (work / 4) as usize)
+        tessera_navgraph::Assembler::new(nav_frame.clone(), climb, &scratch, (work / 4) as usize)
             .map_err(|e| {
-                BakeError::Io(StoreError::io(
-                    &scratch,
-                    std::io::Error::other(e.to_string()),
-                ))
-            })?;
+            BakeError::Io(StoreError::io(
+                &scratch,
+                std::io::Error::other(e.to_string()),
+            ))
+        })?;
     // Stair links (seed 000, 5.2.2): facing blocked edges of two regions, ends within the
     // agent's radius in plan and within the climb in height. Erosion keeps walkable edges a
     // radius away from any wall, so edges facing each other across a wall are at least two
@@ -717,8 +717,8 @@ fn build_navmesh(
     let assembled = asm
         .finish(&internal, key, frame.tile_size, &mut file)
         .map_err(|e| match e {
-            tessera_navmesh::BuildError::Io(m) => {
-                BakeError::Io(StoreError::io(&layout.navmesh(), std::io::Error::other(m)))
+            tessera_navgraph::BuildError::Io { source } => {
+                BakeError::Io(StoreError::io(&layout.navmesh(), source))
             }
             e => io(e.to_string()),
         })?;
@@ -775,8 +775,8 @@ struct TileJob {
 struct TileDone {
     index: u32,
     recovered: bool,
-    regions: tessera_regions::TileRegions,
-    contours: tessera_contours::TileContours,
+    regions: tessera_artifacts::TileRegions,
+    contours: tessera_artifacts::TileContours,
     compressed: Vec<u8>,
     raw_len: usize,
     spans: u64,
@@ -897,7 +897,7 @@ fn run_job(
     let contours = tessera_contours::trace_tile(
         &field,
         &regions,
-        tessera_contours::Reach {
+        tessera_artifacts::Reach {
             climb: params.walkable_climb,
             height: params.walkable_height,
         },

@@ -4,7 +4,7 @@
 //!    an index of where each region's contours are is kept in memory (a few words a contour).
 //! 2. [`tessera_polygons::polygonize_stream`] reads regions back in windows, in region order,
 //!    simplifies them (a few passes, each a window at a time) and polygonizes them.
-//! 3. Each region's polygons go straight to a [`tessera_navmesh::Assembler`], which spills them
+//! 3. Each region's polygons go straight to a [`tessera_navgraph::Assembler`], which spills them
 //!    and writes the archive from its spill files.
 //!
 //! What is in memory at once is one window of regions and its polygons, the index, the sort

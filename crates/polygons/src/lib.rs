@@ -23,9 +23,9 @@ mod simplify;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 use tessera_artifacts::{
-    Contour, Point, RegionBatch, SpanKey, TileCoord, NO_NEIGHBOUR, OUT_OF_REACH,
+    Contour, InputPoly, MeshInput, NotchGroups, Point, RegionBatch, SpanKey, TileCoord, DETAIL,
+    NO_NEIGHBOUR, OUT_OF_REACH,
 };
-use tessera_navmesh::{InputPoly, MeshInput};
 
 pub use partition::{anavmg, hertel_mehlhorn, triangulate, RegionPolygons};
 
@@ -57,7 +57,7 @@ pub struct PolygonStats {
     /// Reflex vertices of the simplified contours (seed 002's notches).
     pub notches: u64,
     /// Regions, polygons and notches by how many notches a region has.
-    pub by_notches: tessera_navmesh::NotchGroups,
+    pub by_notches: NotchGroups,
     /// Contour vertices before and after simplification.
     pub contour_vertices: u64,
     pub simplified_vertices: u64,
@@ -166,7 +166,7 @@ pub struct PolygonParams {
 pub struct RegionOutput {
     pub verts: Vec<[i32; 3]>,
     /// Points added for height detail (plan in cells, height in voxels); polygon triangles name
-    /// them with the [`tessera_navmesh::DETAIL`] bit.
+    /// them with the [`DETAIL`] bit.
     pub detail: Vec<[f32; 3]>,
     pub polys: Vec<InputPoly>,
     pub notches: u64,
@@ -317,7 +317,7 @@ fn add_detail(outs: &mut [RegionOutput], params: &detail::DetailParams, height: 
                     if i < n {
                         poly.verts[i as usize]
                     } else {
-                        tessera_navmesh::DETAIL | (base + i - n)
+                        DETAIL | (base + i - n)
                     }
                 })
             })
@@ -461,7 +461,7 @@ fn on_walls(
     }
 }
 
-/// Polygons of every region in memory, ready for [`tessera_navmesh::build`] (tests and
+/// Polygons of every region in memory, ready for `tessera_navgraph::build` (tests and
 /// tools; bakes stream through [`polygonize_stream`]).
 pub fn polygonize(
     regions: &[RegionContours],
@@ -482,7 +482,7 @@ pub fn polygonize(
             p.verts.iter_mut().for_each(|v| *v += base);
             p.tris.iter_mut().for_each(|t| {
                 t.iter_mut().for_each(|v| {
-                    *v = if *v & tessera_navmesh::DETAIL != 0 {
+                    *v = if *v & DETAIL != 0 {
                         *v + detail_base
                     } else {
                         *v + base

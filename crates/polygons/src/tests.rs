@@ -50,7 +50,7 @@ fn regions_of(drawing: &[&str], levels: Levels) -> Vec<RegionContours> {
     let traced = tessera_contours::trace_tile(
         &field,
         &regions,
-        tessera_contours::Reach {
+        tessera_artifacts::Reach {
             climb: 1,
             height: 8,
         },
@@ -235,7 +235,7 @@ fn touching_regions_share_their_border_vertex_for_vertex() {
                 *cells.entry(r).or_default() += 1;
             }
         }
-        let mesh = tessera_navmesh::build(
+        let mesh = tessera_navgraph::build(
             tessera_navmesh::Frame {
                 origin: [0.0; 3],
                 up: b'z',

@@ -215,7 +215,7 @@ proptest! {
                 p.reverse();
             }
             let tris = vec![[p[0], p[1], p[2]], [p[2], p[1], p[0]]];
-            b.input.polys.push(tessera_navmesh::InputPoly { verts: p, region: 0, tris, ..Default::default() });
+            b.input.polys.push(tessera_artifacts::InputPoly { verts: p, region: 0, tris, ..Default::default() });
         }
         let np = b.input.polys.len() as u32;
         prop_assume!(np > 0);

@@ -15,7 +15,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 pub use tessera_artifacts::MergedRegion;
-use tessera_regions::{LinkKey, TileRegions};
+use tessera_artifacts::{LinkKey, TileRegions};
 
 struct Open {
     region: MergedRegion,

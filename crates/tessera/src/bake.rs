@@ -156,7 +156,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let side = (((memory_budget / 4) / 8) as f64).sqrt() as u32;
     let options = RenderOptions {
         max_size: side.clamp(256, tessera_export::render::DEFAULT_MAX_SIZE),
-        tile: crate::navmesh::tile_edge(&file),
+        tile: file.tile_edge(),
         ..RenderOptions::default()
     };
     let view = tessera_export::render::write_preview(file.mesh(), &options, &preview)

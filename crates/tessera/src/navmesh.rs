@@ -17,10 +17,3 @@ pub fn open(path: &Path) -> Result<NavMeshFile, Failure> {
         Failure::new(code, anyhow::anyhow!("cannot use navmesh: {e}"))
     })
 }
-
-/// The bake's tile edge in internal units, when the file records it.
-// TODO(merge): `NavMeshFile::tile_edge()` in tessera-navmesh replaces this.
-pub fn tile_edge(file: &NavMeshFile) -> Option<f32> {
-    let cells = file.tile_cells();
-    (cells > 0).then(|| cells as f32 * file.mesh().frame.cell_size.to_native())
-}

@@ -33,7 +33,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         max_size: args.max_size,
         from: args.from,
         to: args.to,
-        tile: crate::navmesh::tile_edge(&file),
+        tile: file.tile_edge(),
         ..RenderOptions::default()
     };
     let mut path_note = String::new();

@@ -574,7 +574,8 @@ fn an_unwritable_output_is_a_clear_io_error() {
 /// and a 2 m square island at x 20..22 that nothing reaches. Cell size 1 m, the scene's
 /// origin at (1000, 2000, 10), Z up.
 fn query_navmesh(path: &Path) {
-    use tessera_navmesh::{Frame, InputPoly, MeshInput};
+    use tessera_artifacts::{InputPoly, MeshInput};
+    use tessera_navmesh::Frame;
     let frame = Frame {
         origin: [1000.0, 2000.0, 10.0],
         up: b'z',
@@ -611,7 +612,7 @@ fn query_navmesh(path: &Path) {
     poly(&rect(8, 2, 10, 6), 2);
     poly(&rect(8, 6, 10, 10), 2);
     poly(&rect(20, 0, 22, 2), 3);
-    let mesh = tessera_navmesh::build(frame, &input).expect("a valid mesh");
+    let mesh = tessera_navgraph::build(frame, &input).expect("a valid mesh");
     std::fs::write(path, tessera_navmesh::encode(&mesh)).unwrap();
 }
 

@@ -212,12 +212,6 @@ pub fn serve_with(options: &ViewOptions) -> Result<Server, ViewerError> {
     })
 }
 
-/// The tile edge in world units, when the file records the bake's tile size.
-fn tile_edge(file: &NavMeshFile) -> Option<f32> {
-    let cells = file.tile_cells();
-    (cells > 0).then(|| cells as f32 * file.mesh().frame.cell_size.to_native())
-}
-
 fn meta_json(file: &NavMeshFile, layout: &Layout, overlay: Option<&Overlay>) -> Value {
     let mesh = file.mesh();
     let frame = mesh.frame.native();
@@ -247,7 +241,7 @@ fn meta_json(file: &NavMeshFile, layout: &Layout, overlay: Option<&Overlay>) -> 
             "min": mesh.bounds_min.map(|c| c.to_native()),
             "max": mesh.bounds_max.map(|c| c.to_native()),
         },
-        "tile_edge": tile_edge(file),
+        "tile_edge": file.tile_edge(),
         "chunk_edge": layout.edge,
         "lods": chunks::LEVELS,
         // [cx, cy, polygons, [min x, y, z], [max x, y, z]] per non-empty chunk.

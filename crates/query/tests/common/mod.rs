@@ -4,7 +4,8 @@
 
 use std::ops::Deref;
 
-use tessera_navmesh::{ArchivedNavMesh, Frame, InputPoly, MeshInput};
+use tessera_artifacts::{InputPoly, MeshInput};
+use tessera_navmesh::{ArchivedNavMesh, Frame};
 
 /// Cell size 1 m (grid units are metres in plan), heights in quarter metres.
 pub fn frame() -> Frame {
@@ -24,7 +25,7 @@ pub struct Bytes(Box<dyn Deref<Target = [u8]>>);
 
 impl Bytes {
     pub fn new(frame: Frame, input: &MeshInput) -> Bytes {
-        let mesh = tessera_navmesh::build(frame, input).expect("valid test mesh");
+        let mesh = tessera_navgraph::build(frame, input).expect("valid test mesh");
         Bytes(Box::new(tessera_navmesh::aligned(
             &tessera_navmesh::encode(&mesh),
         )))

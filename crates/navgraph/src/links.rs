@@ -15,6 +15,37 @@ use std::io;
 use bytemuck::{Pod, Zeroable};
 use tessera_spill::Sorter;
 
+use crate::BuildError;
+
+/// A link between two polygons (global indices, in the order regions were added): `(from,
+/// to, a, b)`, the crossing segment `a`..`b` on the `from` side in grid units (x, y in cells,
+/// z in voxels).
+pub(crate) type GridLink = (u32, u32, [i32; 3], [i32; 3]);
+
+/// A link found over one edge of its source polygon: `(from, to, edge, a, b)`.
+type FoundLink = (u32, u32, u32, [i32; 3], [i32; 3]);
+
+/// Pass 1: the caller's links and the stair links found by `stairs`, sorted by source polygon
+/// (reachability looks links up that way), duplicates dropped; every polygon index checked
+/// against the `polygons` added.
+pub(crate) fn gather_links(
+    mut links: Vec<GridLink>,
+    stairs: Option<StairLinks>,
+    polygons: u32,
+) -> Result<Vec<GridLink>, BuildError> {
+    if let Some(stairs) = stairs {
+        links.extend(stairs.finish()?);
+    }
+    links.sort_by_key(|l| (l.0, l.1, l.2, l.3));
+    links.dedup();
+    for (i, l) in links.iter().enumerate() {
+        if l.0 >= polygons || l.1 >= polygons {
+            return Err(BuildError::Link { link: i });
+        }
+    }
+    Ok(links)
+}
+
 /// A candidate edge under one of its ends' cells.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Pod, Zeroable)]
@@ -87,9 +118,9 @@ impl StairLinks {
 
     /// The links, both directions: `(from polygon, to polygon, crossing segment on the from
     /// side)`, one per ordered polygon pair (the edge with the smallest index), sorted.
-    pub(crate) fn finish(self) -> io::Result<Vec<(u32, u32, [i32; 3], [i32; 3])>> {
+    pub(crate) fn finish(self) -> io::Result<Vec<GridLink>> {
         let (r, climb) = (self.r, self.climb);
-        let mut found: Vec<(u32, u32, u32, [i32; 3], [i32; 3])> = Vec::new();
+        let mut found: Vec<FoundLink> = Vec::new();
         if r <= 0 {
             return Ok(Vec::new());
         }
@@ -145,7 +176,6 @@ impl StairLinks {
             }
             rows.back_mut().unwrap().1.push(rec.unwrap());
         }
-        drop(match_row);
         // One link per ordered pair of polygons: the one over the smallest edge.
         found.sort_unstable();
         found.dedup_by_key(|l| (l.0, l.1));
@@ -183,7 +213,7 @@ mod tests {
                 s.add(e, owner, region, a, b).unwrap();
             }
             let got = s.finish().unwrap();
-            let ri = (r as f64).floor() as i64;
+            let ri = r.floor() as i64;
             let near = |p: [i32; 3], q: [i32; 3]| {
                 let (dx, dy) = ((p[0] - q[0]) as i64, (p[1] - q[1]) as i64);
                 dx * dx + dy * dy < ri * ri && (p[2] - q[2]).abs() <= 1

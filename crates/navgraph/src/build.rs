@@ -2,52 +2,10 @@
 //! [`Assembler`] a bake streams its regions into.
 
 use rustc_hash::FxHashMap as HashMap;
+use tessera_artifacts::{InputPoly, MeshInput, DETAIL};
+use tessera_navmesh::{Frame, NavMesh, NavMeshError};
 
-use crate::{Assembler, Frame, NavMesh, DETAIL};
-
-/// Polygons on the voxel grid, as the polygonizer makes them.
-#[derive(Clone, Debug, Default)]
-pub struct MeshInput {
-    /// Vertices: `x`, `y` grid points (cell corners), `z` voxel heights.
-    pub verts: Vec<[i32; 3]>,
-    /// Points added for height detail: plan in cells, height in voxels (see [`crate::DETAIL`]).
-    pub detail_verts: Vec<[f32; 3]>,
-    pub polys: Vec<InputPoly>,
-    /// Links between polygons that share no edge, both directions, endpoints in grid units.
-    pub links: Vec<(u32, u32, [i32; 3], [i32; 3])>,
-    /// Regions (the polygons' `region` are below this).
-    pub regions: u32,
-    /// Reflex vertices of the region outlines, reported in [`Stats`].
-    pub notches: u64,
-    /// Regions, polygons and notches by notch count, reported in [`Stats`].
-    pub by_notches: crate::NotchGroups,
-    /// Two edges that coincide in plan are a portal when their heights differ by at most this
-    /// many voxels at both ends.
-    pub climb: u32,
-}
-
-/// One convex polygon: vertex indices counter-clockwise seen from above, and its detail
-/// triangles (counter-clockwise; corners are vertex indices, or detail points with the
-/// [`crate::DETAIL`] bit).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct InputPoly {
-    pub verts: Vec<u32>,
-    pub region: u32,
-    pub tris: Vec<[u32; 3]>,
-    /// Per edge (`i` runs from vertex `i` to `i + 1`): true where no portal may be (a wall, a
-    /// ledge). Empty means every edge may be a portal.
-    pub blocked: Vec<bool>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum BuildError {
-    #[error("polygon {poly}: {detail}")]
-    Poly { poly: usize, detail: String },
-    #[error("link {link}: polygon out of range")]
-    Link { link: usize },
-    #[error("writing the navmesh: {0}")]
-    Io(String),
-}
+use crate::{Assembler, BuildError};
 
 /// What pruning from seed points removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -72,7 +30,7 @@ pub fn build_reachable(
     input: &MeshInput,
     seeds: &[[f32; 3]],
 ) -> Result<(NavMesh, Pruned), BuildError> {
-    let dir = tempfile::tempdir().map_err(|e| BuildError::Io(e.to_string()))?;
+    let dir = tempfile::tempdir()?;
     let mut asm = Assembler::new(frame, input.climb, dir.path(), 1 << 20)?;
     // Polygons grouped by region; each region's vertices renumbered locally.
     let mut by_region: Vec<Vec<usize>> = vec![Vec::new(); input.regions as usize];
@@ -80,7 +38,7 @@ pub fn build_reachable(
         if p.region >= input.regions {
             return Err(BuildError::Poly {
                 poly: i,
-                detail: "region out of range".into(),
+                detail: "region out of range",
             });
         }
         let out_of_range = |v: u32| {
@@ -98,7 +56,7 @@ pub fn build_reachable(
         {
             return Err(BuildError::Poly {
                 poly: i,
-                detail: "vertex index out of range".into(),
+                detail: "vertex index out of range",
             });
         }
         by_region[p.region as usize].push(i);
@@ -156,11 +114,16 @@ pub fn build_reachable(
     }
     let mut file = std::io::Cursor::new(Vec::new());
     let done = asm.finish(seeds, 0, 0, &mut file)?;
-    let bytes = crate::aligned(&file.into_inner());
-    let archived =
-        crate::access(&bytes, "assembled navmesh").map_err(|e| BuildError::Io(e.to_string()))?;
-    let mesh: NavMesh = rkyv::deserialize::<NavMesh, rkyv::rancor::Error>(archived)
-        .map_err(|e| BuildError::Io(e.to_string()))?;
+    let what = "assembled navmesh";
+    let bytes = tessera_navmesh::aligned(&file.into_inner());
+    let archived = tessera_navmesh::access(&bytes, what)?;
+    let mesh: NavMesh =
+        rkyv::deserialize::<NavMesh, rkyv::rancor::Error>(archived).map_err(|e| {
+            NavMeshError::Archive {
+                what: what.into(),
+                detail: e.to_string(),
+            }
+        })?;
     let pruned = Pruned {
         polygons: done.stats.polygons_removed,
         islands: done.stats.islands_removed,

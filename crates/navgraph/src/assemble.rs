@@ -1,0 +1,473 @@
+//! The assembler: regions in, spill files out, then the passes of [`Assembler::finish`].
+//!
+//! [`Assembler::add_region`] takes one region's polygons at a time (vertices on the voxel grid,
+//! indices local to the region) and appends them to spill files: vertices, polygons, their
+//! vertex lists, detail triangles. Portals inside the region are matched on the spot; edges on
+//! the region's border go to an external sort by their plan endpoints, blocked edges to the
+//! stair-link sweep. [`Assembler::finish`] runs the passes (see the crate documentation) over
+//! the spill files, which are memory-mapped read-only where a pass needs random access.
+//!
+//! Memory: the sort buffers (the caller's `memory`), a few words per region, and bitsets of one
+//! bit per polygon when pruning.
+
+use std::io::{Seek, Write};
+use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap as HashMap;
+use tessera_artifacts::{InputPoly, NotchGroups, DETAIL};
+use tessera_navmesh::{Frame, Poly, Stats, NONE};
+use tessera_spill::{Sorter, Spill, SpillWriter};
+
+use crate::border::{match_border_edges, BorderEdge};
+use crate::grid::build_grid;
+use crate::links::{gather_links, GridLink, StairLinks};
+use crate::reach::prune_unreachable;
+use crate::renumber::{renumber_links, write_kept_arrays, Renumbering};
+use crate::writer::{write_archive, Column, GridOut, NavMeshOut};
+use crate::BuildError;
+
+/// Where a region's data starts in the spill files.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RegionStart {
+    pub vert: u32,
+    pub detail: u32,
+    pub poly: u32,
+    pub edge: u32,
+    pub tri: u32,
+}
+
+/// Counts of the finished mesh, as written: what [`Assembler::finish`] returns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Assembled {
+    pub polygons: u64,
+    pub vertices: u64,
+    /// Points added for height detail.
+    pub detail_vertices: u64,
+    pub bytes: u64,
+    pub stats: Stats,
+    /// Seeds (by index) that stand on no polygon.
+    pub unplaced_seeds: Vec<usize>,
+}
+
+/// Builds a navmesh file from regions given one at a time (see the module docs).
+pub struct Assembler {
+    frame: Frame,
+    climb: u32,
+    dir: PathBuf,
+    memory: usize,
+    verts: SpillWriter<[i32; 3]>,
+    detail: SpillWriter<[f32; 3]>,
+    polys: SpillWriter<Poly>,
+    boxes: SpillWriter<[f32; 4]>,
+    poly_verts: SpillWriter<u32>,
+    neis: SpillWriter<u32>,
+    tris: SpillWriter<[u32; 3]>,
+    border: Sorter<BorderEdge>,
+    stairs: Option<StairLinks>,
+    regions: Vec<RegionStart>,
+    links: Vec<GridLink>,
+    notches: u64,
+    by_notches: NotchGroups,
+}
+
+/// Every region's data in the order added, the spill files closed; what the passes read.
+/// `regions` ends with a sentinel: where data after the last region would start.
+pub(crate) struct Spilled {
+    pub frame: Frame,
+    pub dir: PathBuf,
+    pub memory: usize,
+    /// Vertices on the voxel grid.
+    pub verts: Spill<[i32; 3]>,
+    /// Detail points, world units.
+    pub detail: Spill<[f32; 3]>,
+    /// Polygons (link fields unset, region numbers as added).
+    pub polys: Spill<Poly>,
+    /// Plan bounding box of each polygon, world units: `[x0, y0, x1, y1]`.
+    pub boxes: Spill<[f32; 4]>,
+    pub poly_verts: Spill<u32>,
+    /// Neighbours across each edge found inside regions ([`NONE`] elsewhere).
+    pub neis: Spill<u32>,
+    pub tris: Spill<[u32; 3]>,
+    pub regions: Vec<RegionStart>,
+}
+
+impl Spilled {
+    pub fn polygons(&self) -> u32 {
+        self.polys.len() as u32
+    }
+
+    /// Where a region added after the last would start.
+    fn end(&self) -> RegionStart {
+        RegionStart {
+            vert: self.verts.len() as u32,
+            detail: self.detail.len() as u32,
+            poly: self.polygons(),
+            edge: self.poly_verts.len() as u32,
+            tri: self.tris.len() as u32,
+        }
+    }
+
+    /// The scratch file named `name` (a pass's output).
+    pub fn scratch(&self, name: &str) -> PathBuf {
+        self.dir.join(format!("{name}.final"))
+    }
+
+    fn paths(&self) -> [&Path; 7] {
+        [
+            self.verts.path(),
+            self.detail.path(),
+            self.polys.path(),
+            self.boxes.path(),
+            self.poly_verts.path(),
+            self.neis.path(),
+            self.tris.path(),
+        ]
+    }
+}
+
+/// A grid point (cells, cells, voxels) in world units.
+pub(crate) fn to_world(frame: &Frame, v: [i32; 3]) -> [f32; 3] {
+    let (cs, ch) = (frame.cell_size as f64, frame.cell_height as f64);
+    [
+        (v[0] as f64 * cs) as f32,
+        (v[1] as f64 * cs) as f32,
+        (v[2] as f64 * ch) as f32,
+    ]
+}
+
+impl Assembler {
+    /// Scratch files go to `dir` (created if missing); sorts use about `memory` bytes each.
+    /// `climb`: two edges that coincide in plan are a portal when their heights differ by at
+    /// most this many voxels at both ends.
+    pub fn new(
+        frame: Frame,
+        climb: u32,
+        dir: &Path,
+        memory: usize,
+    ) -> Result<Assembler, BuildError> {
+        std::fs::create_dir_all(dir).map_err(|source| BuildError::ScratchDir {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
+        let spill = |name: &str| dir.join(format!("{name}.spill"));
+        Ok(Assembler {
+            frame,
+            climb,
+            dir: dir.to_path_buf(),
+            memory: memory.max(1 << 16),
+            verts: SpillWriter::create(spill("verts"))?,
+            detail: SpillWriter::create(spill("detail"))?,
+            polys: SpillWriter::create(spill("polys"))?,
+            boxes: SpillWriter::create(spill("boxes"))?,
+            poly_verts: SpillWriter::create(spill("poly_verts"))?,
+            neis: SpillWriter::create(spill("neis"))?,
+            tris: SpillWriter::create(spill("tris"))?,
+            border: Sorter::new(dir, "border", memory.max(1 << 16) / 2),
+            stairs: None,
+            regions: Vec::new(),
+            links: Vec::new(),
+            notches: 0,
+            by_notches: NotchGroups::default(),
+        })
+    }
+
+    /// Links polygons of different regions whose blocked edges face each other across a plan
+    /// gap: ends within `r` [cells] in plan and `climb` [voxels] in height (seed 000, 5.2.2).
+    /// Call before adding regions.
+    pub fn stair_links(&mut self, r: f64, climb: u32) {
+        self.stairs = Some(StairLinks::new(&self.dir, self.memory / 4, r, climb));
+    }
+
+    /// Regions added so far.
+    pub fn regions(&self) -> u32 {
+        self.regions.len() as u32
+    }
+
+    /// Counts one region's outline for the file's [`Stats`]: its notches (reflex vertices) and the
+    /// polygons it was cut into.
+    pub fn add_outline(&mut self, notches: u64, polygons: u64) {
+        self.notches += notches;
+        self.by_notches.add(notches, polygons);
+    }
+
+    /// Counts outlines counted elsewhere (see [`Assembler::add_outline`]).
+    pub fn add_outlines(&mut self, notches: u64, groups: &NotchGroups) {
+        self.notches += notches;
+        self.by_notches.merge(groups);
+    }
+
+    /// A link between two polygons (global indices, in the order regions were added), grid
+    /// endpoints. Both directions must be given.
+    pub fn add_link(&mut self, from: u32, to: u32, a: [i32; 3], b: [i32; 3]) {
+        self.links.push((from, to, a, b));
+    }
+
+    /// Polygons added so far.
+    pub fn polygons(&self) -> u64 {
+        self.polys.len()
+    }
+
+    /// Appends one region: vertices on the voxel grid, points added for height detail (plan in
+    /// cells, height in voxels), polygons over them (indices local to `verts`, or to `detail`
+    /// with the [`DETAIL`] bit; their `region` is ignored: regions are numbered in the order
+    /// they are added).
+    pub fn add_region(
+        &mut self,
+        verts: &[[i32; 3]],
+        detail: &[[f32; 3]],
+        polys: &[InputPoly],
+    ) -> Result<(), BuildError> {
+        let (cs, ch) = (self.frame.cell_size as f64, self.frame.cell_height as f64);
+        let start = RegionStart {
+            vert: self.verts.len() as u32,
+            detail: self.detail.len() as u32,
+            poly: self.polys.len() as u32,
+            edge: self.poly_verts.len() as u32,
+            tri: self.tris.len() as u32,
+        };
+        let region = self.regions.len() as u32;
+        let n_in = verts.len() as u32;
+        // Validate first: nothing is written for a bad region.
+        for (i, p) in polys.iter().enumerate() {
+            let bad = |detail| BuildError::Poly {
+                poly: start.poly as usize + i,
+                detail,
+            };
+            if p.verts.len() < 3 {
+                return Err(bad("fewer than 3 vertices"));
+            }
+            let corner_ok = |v: u32| {
+                if v & DETAIL != 0 {
+                    ((v & !DETAIL) as usize) < detail.len()
+                } else {
+                    v < n_in
+                }
+            };
+            if p.verts.iter().any(|&v| v >= n_in) || !p.tris.iter().flatten().all(|&v| corner_ok(v))
+            {
+                return Err(bad("vertex index out of range"));
+            }
+            if !p.blocked.is_empty() && p.blocked.len() != p.verts.len() {
+                return Err(bad("blocked flags do not match the edges"));
+            }
+            if twice_area(verts, &p.verts) <= 0 {
+                return Err(bad("not counter-clockwise"));
+            }
+        }
+        self.verts.extend(verts)?;
+        for d in detail {
+            let w = [d[0] as f64 * cs, d[1] as f64 * cs, d[2] as f64 * ch];
+            self.detail.push(&w.map(|c| c as f32))?;
+        }
+        // Directed edges of the region by their vertices, for portals inside it.
+        let mut edge_of: HashMap<(u32, u32), u32> = HashMap::default();
+        let mut e = start.edge;
+        for p in polys {
+            for k in 0..p.verts.len() {
+                let (a, b) = (p.verts[k], p.verts[(k + 1) % p.verts.len()]);
+                edge_of.insert((a, b), e);
+                e += 1;
+            }
+        }
+        let mut neis = vec![NONE; (e - start.edge) as usize];
+        let mut owner_of_edge = Vec::with_capacity(neis.len());
+        let mut blocked_edge = Vec::with_capacity(neis.len());
+        for (i, p) in polys.iter().enumerate() {
+            for k in 0..p.verts.len() {
+                owner_of_edge.push(start.poly + i as u32);
+                blocked_edge.push(p.blocked.get(k).copied().unwrap_or(false));
+            }
+        }
+        let mut tri_at = start.tri;
+        for (i, p) in polys.iter().enumerate() {
+            let first = self.poly_verts.len() as u32;
+            let n = p.verts.len();
+            for k in 0..n {
+                let (a, b) = (p.verts[k], p.verts[(k + 1) % n]);
+                let e = first + k as u32;
+                let el = (e - start.edge) as usize;
+                self.poly_verts.push(&(start.vert + a))?;
+                if blocked_edge[el] {
+                    if let Some(stairs) = &mut self.stairs {
+                        let owner = start.poly + i as u32;
+                        let (va, vb) = (verts[a as usize], verts[b as usize]);
+                        stairs.add(e, owner, region, va, vb)?;
+                    }
+                    continue;
+                }
+                match edge_of.get(&(b, a)) {
+                    Some(&f) if !blocked_edge[(f - start.edge) as usize] => {
+                        let fl = (f - start.edge) as usize;
+                        if owner_of_edge[fl] != owner_of_edge[el] {
+                            neis[el] = owner_of_edge[fl];
+                        }
+                    }
+                    _ => {
+                        let (pa, pb) = (verts[a as usize], verts[b as usize]);
+                        let (lo, hi, dir) = if (pa[0], pa[1]) <= (pb[0], pb[1]) {
+                            (pa, pb, 0)
+                        } else {
+                            (pb, pa, 1)
+                        };
+                        self.border.push(BorderEdge {
+                            key: [lo[0], lo[1], hi[0], hi[1]],
+                            dir,
+                            h: [lo[2], hi[2]],
+                            edge: e,
+                            owner: start.poly + i as u32,
+                        })?;
+                    }
+                }
+            }
+            for t in &p.tris {
+                let global = |v: u32| {
+                    if v & DETAIL != 0 {
+                        DETAIL | (start.detail + (v & !DETAIL))
+                    } else {
+                        start.vert + v
+                    }
+                };
+                self.tris.push(&t.map(global))?;
+            }
+            let mut lo = [f32::INFINITY; 2];
+            let mut hi = [f32::NEG_INFINITY; 2];
+            for &v in &p.verts {
+                let w = verts[v as usize];
+                for k in 0..2 {
+                    let c = (w[k] as f64 * cs) as f32;
+                    lo[k] = lo[k].min(c);
+                    hi[k] = hi[k].max(c);
+                }
+            }
+            self.boxes.push(&[lo[0], lo[1], hi[0], hi[1]])?;
+            self.polys.push(&Poly {
+                first,
+                count: n as u32,
+                tri_first: tri_at,
+                tri_count: p.tris.len() as u32,
+                link_first: 0,
+                link_count: 0,
+                region,
+                area: (twice_area(verts, &p.verts) as f64 * 0.5 * cs * cs) as f32,
+            })?;
+            tri_at += p.tris.len() as u32;
+        }
+        self.neis.extend(&neis)?;
+        self.regions.push(start);
+        Ok(())
+    }
+
+    /// Matches the border, prunes from `seeds` (internal frame; none keeps everything), builds
+    /// the grid and writes the file (header and archive) to `out`, which must be empty.
+    /// `key` and `tile_cells` go into the header.
+    pub fn finish<W: Write + Seek>(
+        self,
+        seeds: &[[f32; 3]],
+        key: u64,
+        tile_cells: u32,
+        out: &mut W,
+    ) -> Result<Assembled, BuildError> {
+        let Assembler {
+            frame,
+            climb,
+            dir,
+            memory,
+            verts,
+            detail,
+            polys,
+            boxes,
+            poly_verts,
+            neis,
+            tris,
+            border,
+            stairs,
+            regions,
+            links,
+            notches,
+            by_notches,
+        } = self;
+        let mut input = Spilled {
+            frame,
+            dir,
+            memory,
+            verts: verts.finish()?,
+            detail: detail.finish()?,
+            polys: polys.finish()?,
+            boxes: boxes.finish()?,
+            poly_verts: poly_verts.finish()?,
+            neis: neis.finish()?,
+            tris: tris.finish()?,
+            regions,
+        };
+        input.regions.push(input.end());
+
+        let links = gather_links(links, stairs, input.polygons())?;
+        let patches = match_border_edges(border, climb, &input.dir, input.memory)?;
+        let reached = prune_unreachable(&input, &patches, &links, seeds)?;
+        let numbering = Renumbering::new(&input.regions, &reached.keep);
+        let links = renumber_links(links, &numbering, &input.frame);
+        let kept = write_kept_arrays(&input, &patches, &numbering, &links)?;
+        drop(numbering);
+        let grid = build_grid(&input, &reached.keep, &kept)?;
+
+        let stats = Stats {
+            regions: kept.regions,
+            notches,
+            by_notches,
+            portals: (kept.portal_sides / 2) as u32,
+            links: links.len() as u32,
+            walkable_area: kept.walkable_area,
+            polygons_removed: reached.polygons_removed,
+            islands_removed: reached.islands,
+        };
+        let mesh = NavMeshOut {
+            frame: input.frame.clone(),
+            bounds_min: kept.bounds_min,
+            bounds_max: kept.bounds_max,
+            verts: Column(kept.verts.clone()),
+            polys: Column(kept.polys.clone()),
+            poly_verts: Column(kept.poly_verts.clone()),
+            poly_neis: Column(kept.neis.clone()),
+            detail_tris: Column(kept.tris.clone()),
+            detail_verts: Column(kept.detail.clone()),
+            links,
+            grid: GridOut {
+                min: grid.min,
+                cell: grid.cell,
+                width: grid.width,
+                height: grid.height,
+                start: Column(grid.start.clone()),
+                items: Column(grid.items.clone()),
+            },
+            stats: stats.clone(),
+        };
+        let bytes = write_archive(&mesh, key, tile_cells, out)?;
+        for path in input
+            .paths()
+            .into_iter()
+            .chain([patches.path()])
+            .chain(kept.paths())
+            .chain(grid.paths())
+        {
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(Assembled {
+            polygons: kept.polys.len(),
+            vertices: kept.verts.len(),
+            detail_vertices: kept.detail.len(),
+            bytes,
+            stats,
+            unplaced_seeds: reached.unplaced_seeds,
+        })
+    }
+}
+
+fn twice_area(verts: &[[i32; 3]], cycle: &[u32]) -> i64 {
+    (0..cycle.len())
+        .map(|k| {
+            let a = verts[cycle[k] as usize];
+            let b = verts[cycle[(k + 1) % cycle.len()] as usize];
+            a[0] as i64 * b[1] as i64 - b[0] as i64 * a[1] as i64
+        })
+        .sum()
+}

@@ -1,0 +1,262 @@
+//! Reachability (seed 001): with seed points, the polygons an agent standing on a seed can
+//! reach over portals and links; the rest is dropped. The polygon graph is read from the
+//! spill files memory-mapped read-only (clean pages the kernel can drop); marks are bitsets,
+//! one bit per polygon.
+
+use bytemuck::Pod;
+use tessera_artifacts::DETAIL;
+use tessera_navmesh::{Frame, Poly, NONE};
+use tessera_spill::Spill;
+
+use crate::assemble::{to_world, Spilled};
+use crate::links::GridLink;
+use crate::BuildError;
+
+/// What pass 3 keeps.
+pub(crate) struct Reached {
+    /// The polygons kept (all of them without seeds).
+    pub keep: Bits,
+    pub polygons_removed: u64,
+    /// Connected groups of removed polygons.
+    pub islands: u64,
+    /// Seeds (by index) that stand on no polygon.
+    pub unplaced_seeds: Vec<usize>,
+}
+
+/// Pass 3: floods the polygon graph (edges within regions, the border `patches`, `links`)
+/// from the polygons under `seeds` (internal frame), and counts the islands of what no seed
+/// reaches. Without seeds every polygon is kept.
+pub(crate) fn prune_unreachable(
+    input: &Spilled,
+    patches: &Spill<[u32; 2]>,
+    links: &[GridLink],
+    seeds: &[[f32; 3]],
+) -> Result<Reached, BuildError> {
+    let np = input.polygons();
+    if seeds.is_empty() {
+        return Ok(Reached {
+            keep: Bits::new(np as usize, true),
+            polygons_removed: 0,
+            islands: 0,
+            unplaced_seeds: Vec::new(),
+        });
+    }
+    let graph = Graph::map(&input.polys, &input.neis, patches, links)?;
+    let mut starts = Vec::new();
+    let mut unplaced_seeds = Vec::new();
+    let vmap = Mapped::<[i32; 3]>::open(&input.verts)?;
+    let dmap = Mapped::<[f32; 3]>::open(&input.detail)?;
+    let tmap = Mapped::<[u32; 3]>::open(&input.tris)?;
+    for (i, &s) in seeds.iter().enumerate() {
+        match polygon_under(
+            &input.frame,
+            graph.polys.get(),
+            vmap.get(),
+            dmap.get(),
+            tmap.get(),
+            s,
+        ) {
+            Some(p) => starts.push(p),
+            None => unplaced_seeds.push(i),
+        }
+    }
+    let mut reached = Bits::new(np as usize, false);
+    graph.flood(starts, &mut reached);
+    let mut seen = reached.clone();
+    let mut islands = 0;
+    for p in 0..np {
+        if !seen.get(p as usize) {
+            islands += 1;
+            graph.flood(vec![p], &mut seen);
+        }
+    }
+    Ok(Reached {
+        polygons_removed: (np as u64) - reached.count(),
+        keep: reached,
+        islands,
+        unplaced_seeds,
+    })
+}
+
+/// One bit per polygon.
+#[derive(Clone)]
+pub(crate) struct Bits {
+    words: Vec<u64>,
+    len: usize,
+}
+
+/// Ones before each 64-bit word, for ranks.
+pub(crate) struct Ranks(Vec<u32>);
+
+impl Ranks {
+    pub fn rank(&self, bits: &Bits, i: usize) -> usize {
+        let w = i / 64;
+        let below = bits.words[w] & ((1u64 << (i % 64)) - 1);
+        self.0[w] as usize + below.count_ones() as usize
+    }
+}
+
+impl Bits {
+    pub fn new(len: usize, value: bool) -> Bits {
+        let mut words = vec![if value { u64::MAX } else { 0 }; len.div_ceil(64) + 1];
+        if value {
+            // Bits past the end stay clear, so counts are exact.
+            for (w, word) in words.iter_mut().enumerate() {
+                let lo = w * 64;
+                if lo >= len {
+                    *word = 0;
+                } else if lo + 64 > len {
+                    *word = (1u64 << (len - lo)) - 1;
+                }
+            }
+        }
+        Bits { words, len }
+    }
+    pub fn get(&self, i: usize) -> bool {
+        i < self.len && self.words[i / 64] >> (i % 64) & 1 == 1
+    }
+    pub fn set(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+    pub fn count(&self) -> u64 {
+        self.words.iter().map(|w| w.count_ones() as u64).sum()
+    }
+    pub fn ranks(&self) -> Ranks {
+        let mut acc = 0u32;
+        Ranks(
+            self.words
+                .iter()
+                .map(|w| {
+                    let r = acc;
+                    acc += w.count_ones();
+                    r
+                })
+                .collect(),
+        )
+    }
+}
+
+/// A spill file memory-mapped read-only (clean pages the kernel can drop).
+struct Mapped<T> {
+    map: Option<memmap2::Mmap>,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Pod> Mapped<T> {
+    fn open(spill: &Spill<T>) -> Result<Mapped<T>, BuildError> {
+        if spill.is_empty() {
+            return Ok(Mapped {
+                map: None,
+                _t: std::marker::PhantomData,
+            });
+        }
+        let file = std::fs::File::open(spill.path())?;
+        // SAFETY: a scratch file of this bake, written and closed before, read-only here and
+        // not written again while mapped.
+        let map = unsafe { memmap2::Mmap::map(&file) }?;
+        Ok(Mapped {
+            map: Some(map),
+            _t: std::marker::PhantomData,
+        })
+    }
+    fn get(&self) -> &[T] {
+        match &self.map {
+            Some(m) => bytemuck::cast_slice(&m[..]),
+            None => &[],
+        }
+    }
+}
+
+/// The polygon graph read from the spill files (for reachability).
+struct Graph<'a> {
+    polys: Mapped<Poly>,
+    neis: Mapped<u32>,
+    patches: Mapped<[u32; 2]>,
+    links: &'a [GridLink],
+}
+
+impl<'a> Graph<'a> {
+    fn map(
+        polys: &Spill<Poly>,
+        neis: &Spill<u32>,
+        patches: &Spill<[u32; 2]>,
+        links: &'a [GridLink],
+    ) -> Result<Graph<'a>, BuildError> {
+        Ok(Graph {
+            polys: Mapped::open(polys)?,
+            neis: Mapped::open(neis)?,
+            patches: Mapped::open(patches)?,
+            links,
+        })
+    }
+
+    fn flood(&self, starts: Vec<u32>, mark: &mut Bits) {
+        let (polys, neis, patches) = (self.polys.get(), self.neis.get(), self.patches.get());
+        let mut stack = Vec::new();
+        for s in starts {
+            if !mark.get(s as usize) {
+                mark.set(s as usize);
+                stack.push(s);
+            }
+        }
+        let push = |q: u32, mark: &mut Bits, stack: &mut Vec<u32>| {
+            if q != NONE && !mark.get(q as usize) {
+                mark.set(q as usize);
+                stack.push(q);
+            }
+        };
+        while let Some(p) = stack.pop() {
+            let poly = polys[p as usize];
+            for e in poly.first..poly.first + poly.count {
+                push(neis[e as usize], mark, &mut stack);
+                let at = patches.partition_point(|x| x[0] < e);
+                for x in patches[at..].iter().take_while(|x| x[0] == e) {
+                    push(x[1], mark, &mut stack);
+                }
+            }
+            let at = self.links.partition_point(|l| l.0 < p);
+            for l in self.links[at..].iter().take_while(|l| l.0 == p) {
+                push(l.1, mark, &mut stack);
+            }
+        }
+    }
+}
+
+/// The polygon under a seed point (internal frame): one whose detail triangles hold the plan
+/// point, with the surface within the agent's height, nearest in height.
+fn polygon_under(
+    frame: &Frame,
+    polys: &[Poly],
+    verts: &[[i32; 3]],
+    detail: &[[f32; 3]],
+    tris: &[[u32; 3]],
+    p: [f32; 3],
+) -> Option<u32> {
+    let mut best: Option<(f32, u32)> = None;
+    for (i, poly) in polys.iter().enumerate() {
+        for t in &tris[poly.tri_first as usize..(poly.tri_first + poly.tri_count) as usize] {
+            let [a, b, c] = t.map(|v| {
+                if v & DETAIL != 0 {
+                    detail[(v & !DETAIL) as usize]
+                } else {
+                    to_world(frame, verts[v as usize])
+                }
+            });
+            let d = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+            if d == 0.0 {
+                continue;
+            }
+            let u = ((b[0] - p[0]) * (c[1] - p[1]) - (b[1] - p[1]) * (c[0] - p[0])) / d;
+            let v = ((c[0] - p[0]) * (a[1] - p[1]) - (c[1] - p[1]) * (a[0] - p[0])) / d;
+            let w = 1.0 - u - v;
+            if u < -1e-5 || v < -1e-5 || w < -1e-5 {
+                continue;
+            }
+            let dz = (u * a[2] + v * b[2] + w * c[2] - p[2]).abs();
+            if dz <= frame.agent_height && best.is_none_or(|(bd, _)| dz < bd) {
+                best = Some((dz, i as u32));
+            }
+        }
+    }
+    best.map(|(_, i)| i)
+}

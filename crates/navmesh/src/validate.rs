@@ -1,0 +1,142 @@
+//! What a navmesh must satisfy before queries touch it: every index in range, every number
+//! finite.
+
+use crate::{ArchivedNavMesh, DETAIL, NONE};
+
+/// The first broken rule [`validate`] found.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidMesh {
+    #[error("vertex {vertex} is not finite")]
+    VertexNotFinite { vertex: usize },
+    #[error("poly_verts and poly_neis differ in length")]
+    EdgeTablesDiffer,
+    #[error("polygon {poly}: vertex range out of bounds")]
+    PolygonVertexRange { poly: usize },
+    #[error("polygon {poly}: triangle range out of bounds")]
+    PolygonTriangleRange { poly: usize },
+    #[error("polygon {poly}: link range out of bounds")]
+    PolygonLinkRange { poly: usize },
+    #[error("polygon {poly}: area is not finite")]
+    PolygonArea { poly: usize },
+    #[error("polygon {poly}: vertex index out of range")]
+    PolygonVertexIndex { poly: usize },
+    #[error("polygon {poly}: neighbour index out of range")]
+    PolygonNeighbourIndex { poly: usize },
+    #[error("detail vertex {vertex} is not finite")]
+    DetailVertexNotFinite { vertex: usize },
+    #[error("detail triangle {triangle}: vertex index out of range")]
+    DetailTriangleIndex { triangle: usize },
+    #[error("link {link}: polygon index out of range")]
+    LinkPolygon { link: usize },
+    #[error("link {link}: endpoint is not finite")]
+    LinkNotFinite { link: usize },
+    #[error("grid: start table does not match its size")]
+    GridSize,
+    #[error("grid: bad cell size or origin")]
+    GridFrame,
+    #[error("grid: start table out of order or out of range")]
+    GridStart,
+    #[error("grid: polygon index out of range")]
+    GridItem,
+}
+
+/// Every index in range and every number finite: what queries rely on to never panic.
+pub fn validate(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
+    use InvalidMesh::*;
+    let nv = m.verts.len() as u64;
+    let np = m.polys.len() as u64;
+    for (i, v) in m.verts.iter().enumerate() {
+        if v.iter().any(|c| !c.to_native().is_finite()) {
+            return Err(VertexNotFinite { vertex: i });
+        }
+    }
+    if m.poly_verts.len() != m.poly_neis.len() {
+        return Err(EdgeTablesDiffer);
+    }
+    let in_range = |first: u32, count: u32, len: usize| first as u64 + count as u64 <= len as u64;
+    for (poly, p) in m.polys.iter().enumerate() {
+        let (first, count) = (p.first.to_native(), p.count.to_native());
+        if count < 3 || !in_range(first, count, m.poly_verts.len()) {
+            return Err(PolygonVertexRange { poly });
+        }
+        if !in_range(
+            p.tri_first.to_native(),
+            p.tri_count.to_native(),
+            m.detail_tris.len(),
+        ) {
+            return Err(PolygonTriangleRange { poly });
+        }
+        if !in_range(
+            p.link_first.to_native(),
+            p.link_count.to_native(),
+            m.links.len(),
+        ) {
+            return Err(PolygonLinkRange { poly });
+        }
+        if !p.area.to_native().is_finite() {
+            return Err(PolygonArea { poly });
+        }
+        for k in first..first + count {
+            if m.poly_verts[k as usize].to_native() as u64 >= nv {
+                return Err(PolygonVertexIndex { poly });
+            }
+            let n = m.poly_neis[k as usize].to_native();
+            if n != NONE && n as u64 >= np {
+                return Err(PolygonNeighbourIndex { poly });
+            }
+        }
+    }
+    let ndv = m.detail_verts.len() as u64;
+    for (i, v) in m.detail_verts.iter().enumerate() {
+        if v.iter().any(|c| !c.to_native().is_finite()) {
+            return Err(DetailVertexNotFinite { vertex: i });
+        }
+    }
+    for (i, t) in m.detail_tris.iter().enumerate() {
+        if t.iter().any(|v| {
+            let v = v.to_native();
+            if v & DETAIL != 0 {
+                (v & !DETAIL) as u64 >= ndv
+            } else {
+                v as u64 >= nv
+            }
+        }) {
+            return Err(DetailTriangleIndex { triangle: i });
+        }
+    }
+    for (i, l) in m.links.iter().enumerate() {
+        if l.from.to_native() as u64 >= np || l.to.to_native() as u64 >= np {
+            return Err(LinkPolygon { link: i });
+        }
+        if l.a
+            .iter()
+            .chain(l.b.iter())
+            .any(|c| !c.to_native().is_finite())
+        {
+            return Err(LinkNotFinite { link: i });
+        }
+    }
+    let g = &m.grid;
+    let cells = g.width.to_native() as u64 * g.height.to_native() as u64;
+    if g.start.len() as u64 != cells + 1 {
+        return Err(GridSize);
+    }
+    if g.cell.to_native().partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+        || g.min.iter().any(|c| !c.to_native().is_finite())
+    {
+        return Err(GridFrame);
+    }
+    let mut prev = 0u32;
+    for s in g.start.iter() {
+        let s = s.to_native();
+        if s < prev || s as usize > g.items.len() {
+            return Err(GridStart);
+        }
+        prev = s;
+    }
+    if g.items.iter().any(|p| p.to_native() as u64 >= np) {
+        return Err(GridItem);
+    }
+    Ok(())
+}
