@@ -1,5 +1,7 @@
 //! Geometry shared by every stage: the up-axis convention, axis-aligned bounds in world (f64) and
-//! rebased (f32) space, and the 2D triangle/rectangle overlap test the tiler uses.
+//! rebased (f32) space, the 2D triangle/rectangle overlap test the tiler uses, and
+//! [`predicates`]: the exact integer tests on grid points (orientation, distances, ring areas,
+//! segment tests) that contours, simplification and the partitions share.
 //!
 //! Conventions: tessera works Z-up internally. Input that is Y-up is converted once, at ingest,
 //! by [`UpAxis::to_z_up`]; outputs go back through [`UpAxis::from_z_up`]. World coordinates are
@@ -7,6 +9,8 @@
 //! world origin and stored as f32, which keeps sub-millimetre precision over several kilometres.
 //!
 //! This crate does no I/O and depends on nothing but serde.
+
+pub mod predicates;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -94,9 +98,9 @@ impl WorldBounds {
     /// Grows the bounds to contain `p`.
     #[inline]
     pub fn grow(&mut self, p: [f64; 3]) {
-        for axis in 0..3 {
-            self.min[axis] = self.min[axis].min(p[axis]);
-            self.max[axis] = self.max[axis].max(p[axis]);
+        for (axis, &v) in p.iter().enumerate() {
+            self.min[axis] = self.min[axis].min(v);
+            self.max[axis] = self.max[axis].max(v);
         }
     }
 
