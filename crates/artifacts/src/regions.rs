@@ -87,14 +87,7 @@ pub struct Contour {
 impl Contour {
     /// Twice the signed area in cells (positive for counter-clockwise: an outer contour).
     pub fn twice_area(&self) -> i64 {
-        let n = self.points.len();
-        (0..n)
-            .map(|i| {
-                let a = self.points[i];
-                let b = self.points[(i + 1) % n];
-                a.0 as i64 * b.1 as i64 - b.0 as i64 * a.1 as i64
-            })
-            .sum()
+        tessera_geom::predicates::twice_area(&self.points)
     }
 
     /// True for an outer contour (counter-clockwise), false for a hole.

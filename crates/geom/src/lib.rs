@@ -1,6 +1,8 @@
 //! Geometry shared by every stage: the up-axis convention, axis-aligned bounds in world (f64) and
-//! rebased (f32) space, the 2D triangle/rectangle overlap test the tiler uses, and points read
-//! from `X,Y,Z` text ([`parse_point`]).
+//! rebased (f32) space, the 2D triangle/rectangle overlap test the tiler uses, points read from
+//! `X,Y,Z` text ([`parse_point`]), and [`predicates`]: the exact integer tests on grid points
+//! (orientation, distances, ring areas, segment tests) that contours, simplification and the
+//! partitions share.
 //!
 //! Conventions: tessera works Z-up internally. Input that is Y-up is converted once, at ingest,
 //! by [`UpAxis::to_z_up`]; outputs go back through [`UpAxis::from_z_up`]. World coordinates are
@@ -12,6 +14,8 @@
 mod point;
 
 pub use point::{parse_point, PointError};
+
+pub mod predicates;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -462,12 +462,11 @@ impl Assembler {
     }
 }
 
+/// Twice the signed plan area of the polygon `cycle` (indices into `verts`), exactly.
 fn twice_area(verts: &[[i32; 3]], cycle: &[u32]) -> i64 {
-    (0..cycle.len())
-        .map(|k| {
-            let a = verts[cycle[k] as usize];
-            let b = verts[cycle[(k + 1) % cycle.len()] as usize];
-            a[0] as i64 * b[1] as i64 - b[0] as i64 * a[1] as i64
-        })
-        .sum()
+    let plan = |k: usize| {
+        let v = verts[cycle[k % cycle.len()] as usize];
+        (v[0], v[1])
+    };
+    tessera_geom::predicates::twice_area_of_edges((0..cycle.len()).map(|k| (plan(k), plan(k + 1))))
 }

@@ -2,6 +2,10 @@
 //! from the heightfield by more than a tolerance, points sampled from the heightfield are added
 //! and the polygon is re-triangulated, so point heights follow ramps, bumps and terrain.
 //!
+//! Based on: S. Pratt, "Detail Mesh Generation", CritterAI's study of Recast's NMGen
+//! (critterai.org, undated; seed 004), all of it: edge sampling, a Delaunay triangulation,
+//! interior sampling, worst point first while over the tolerance.
+//!
 //! 1. Each edge is cut into equal pieces no longer than the sample distance; the piece ends get
 //!    their height from the heightfield, and the one farthest (in height) from the edge as it
 //!    stands is added while it deviates by more than the tolerance. Edges are sampled from
@@ -11,9 +15,23 @@
 //! 3. A grid of interior points at the sample distance gets heights; the one farthest from the
 //!    triangulated surface is inserted while it deviates by more than the tolerance.
 //!
+//! How this departs from the article: there is no height patch; heights are read through
+//! [`HeightAt`] (the region's floor nearest the height expected there), at a point nudged
+//! towards the polygon's centre. Points are inserted into one Delaunay triangulation rather
+//! than triangulating again, and only the candidates near a new point are measured again.
+//! Interior samples keep a quarter step from every edge; a polygon gets at most `max_points`
+//! points; slivers of (numerically) zero area are dropped and triangles come out in a fixed
+//! order. `add_detail` works a window's polygons in plan order, so that the heightfield is
+//! read a tile at a time.
+//!
+//! Everything here is `f64` (detail points are off the grid): `orient_f64` is rounded.
+//!
 //! Units are the voxel grid's: plan in cells, heights in voxels.
 
+use rayon::prelude::*;
 use spade::{DelaunayTriangulation, HasPosition, Point2, Triangulation};
+
+use crate::RegionOutput;
 
 /// Sampling settings, in grid units; a sample distance of 0 turns detail off.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -232,7 +250,7 @@ pub fn detail(poly: &[[f64; 3]], params: &DetailParams, height: &HeightAt) -> Op
         .map(|f| f.vertices().map(|v| v.data().index))
         .filter(|t| {
             let [a, b, c] = t.map(|i| all(&points, i));
-            (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]) > 1e-12
+            orient_f64(&a, &b, &c) > 1e-12
         })
         .collect();
     // A fixed order, whatever the triangulation's internal one.
@@ -244,11 +262,74 @@ pub fn detail(poly: &[[f64; 3]], params: &DetailParams, height: &HeightAt) -> Op
     Some(Detail { points, tris })
 }
 
+/// Height detail for a window's polygons, worked through in plan order by blocks of
+/// `locality` cells (the heightfield is read a tile at a time; regions can be long) and
+/// attached to each region in polygon order.
+pub(crate) fn add_detail(outs: &mut [RegionOutput], params: &DetailParams, height: &HeightAt) {
+    let block = params.locality.max(1) as i32;
+    let mut work: Vec<(i32, i32, u32, u32)> = Vec::new();
+    for (r, out) in outs.iter().enumerate() {
+        for (p, poly) in out.polys.iter().enumerate() {
+            let v = out.verts[poly.verts[0] as usize];
+            work.push((
+                v[1].div_euclid(block),
+                v[0].div_euclid(block),
+                r as u32,
+                p as u32,
+            ));
+        }
+    }
+    work.sort_unstable();
+    let details: Vec<Option<Detail>> = work
+        .par_iter()
+        .map(|&(_, _, r, p)| {
+            let out = &outs[r as usize];
+            let corners: Vec<[f64; 3]> = out.polys[p as usize]
+                .verts
+                .iter()
+                .map(|&v| out.verts[v as usize].map(|c| c as f64))
+                .collect();
+            detail(&corners, params, height)
+        })
+        .collect();
+    let mut by_poly: Vec<((u32, u32), Detail)> = work
+        .iter()
+        .zip(details)
+        .filter_map(|(&(_, _, r, p), d)| d.map(|d| ((r, p), d)))
+        .collect();
+    by_poly.sort_unstable_by_key(|(k, _)| *k);
+    for ((r, p), d) in by_poly {
+        let out = &mut outs[r as usize];
+        let base = out.detail.len() as u32;
+        out.detail
+            .extend(d.points.iter().map(|q| q.map(|c| c as f32)));
+        let poly = &mut out.polys[p as usize];
+        let n = poly.verts.len() as u32;
+        poly.tris = d
+            .tris
+            .iter()
+            .map(|t| {
+                t.map(|i| {
+                    if i < n {
+                        poly.verts[i as usize]
+                    } else {
+                        tessera_artifacts::DETAIL | (base + i - n)
+                    }
+                })
+            })
+            .collect();
+    }
+}
+
+/// A point of the polygon being detailed by its index: a corner (`0 .. n`) or, from `n` on,
+/// one of the added points given.
+type PointAt<'a> = dyn Fn(&[[f64; 3]], u32) -> [f64; 3] + 'a;
+
 /// Height of the triangulated surface at a plan point, if the point is on it.
 fn surface(
     dt: &DelaunayTriangulation<Vertex>,
     points: &[[f64; 3]],
-    all: &dyn Fn(&[[f64; 3]], u32) -> [f64; 3],
+    all: &PointAt,
     p: [f64; 2],
 ) -> Option<f64> {
     use spade::PositionInTriangulation as P;
@@ -262,13 +343,20 @@ fn surface(
         _ => return None,
     };
     let [a, b, c] = face.vertices().map(|v| all(points, v.data().index));
-    let d = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
+    let d = orient_f64(&a, &b, &c);
     if d.abs() < 1e-12 {
         return None;
     }
-    let u = ((b[0] - p[0]) * (c[1] - p[1]) - (b[1] - p[1]) * (c[0] - p[0])) / d;
-    let v = ((c[0] - p[0]) * (a[1] - p[1]) - (c[1] - p[1]) * (a[0] - p[0])) / d;
+    let u = orient_f64(&p, &b, &c) / d;
+    let v = orient_f64(&p, &c, &a) / d;
     Some(u * a[2] + v * b[2] + (1.0 - u - v) * c[2])
+}
+
+/// Twice the signed plan area of the triangle `a, b, c` (the first two coordinates of each):
+/// positive counter-clockwise. `f64`, rounded: the exact grid version is
+/// [`tessera_geom::predicates::orient`].
+fn orient_f64(a: &[f64], b: &[f64], c: &[f64]) -> f64 {
+    (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
 }
 
 /// `p` inside the convex counter-clockwise polygon, at least `margin` from every edge.
@@ -278,7 +366,7 @@ fn inside(poly: &[[f64; 3]], p: [f64; 2], margin: f64) -> bool {
         let (a, b) = (poly[k], poly[(k + 1) % n]);
         let (ex, ey) = (b[0] - a[0], b[1] - a[1]);
         let len = (ex * ex + ey * ey).sqrt();
-        len == 0.0 || (ex * (p[1] - a[1]) - ey * (p[0] - a[0])) / len >= margin
+        len == 0.0 || orient_f64(&a, &b, &p) / len >= margin
     })
 }
 
@@ -315,7 +403,7 @@ mod tests {
             .iter()
             .map(|t| {
                 let [a, b, c] = t.map(at);
-                0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]))
+                0.5 * orient_f64(&a, &b, &c)
             })
             .sum()
     }

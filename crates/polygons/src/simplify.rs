@@ -1,5 +1,15 @@
 //! Watertight contour simplification (Ramer-Douglas-Peucker), one region at a time.
 //!
+//! Based on: U. Ramer, "An iterative procedure for the polygonal approximation of plane
+//! curves", Computer Graphics and Image Processing 1, 1972, and D. H. Douglas and T. K.
+//! Peucker, "Algorithms for the reduction of the number of points required to represent a
+//! digitized line or its caricature", The Canadian Cartographer 10, 1973: keep a run's two
+//! ends, then recursively the point farthest from the chord while it is farther than the
+//! tolerance. Seed 001 (the ANavMG master thesis, 5.4) simplifies its reconstructed
+//! floor-plan polygons the same way. How this departs: the run is a *section* of a contour,
+//! not a whole contour; ties go to the smaller point; and simplified contours are checked and
+//! repaired across all regions, as follows.
+//!
 //! A contour's vertices already mark every point where what lies across it changes, so a
 //! border shared by two regions is the same run of points in both contours (reversed). Each
 //! contour is cut into *sections* at those points. A section is simplified by a rule that
@@ -25,6 +35,9 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::RegionContours;
 use tessera_artifacts::Point;
+use tessera_geom::predicates::{
+    cross_properly, dist2, strictly_inside_segment, twice_area_of_edges,
+};
 
 /// One contour in terms of sections: `(section, reversed)` in order, and what lies across
 /// each (the contour's neighbour code).
@@ -115,13 +128,9 @@ pub(crate) fn sections_of(region: &RegionContours) -> (Vec<Section>, Vec<Contour
     (sections, out)
 }
 
-fn dist2(a: Point, b: Point) -> i64 {
-    let (dx, dy) = ((a.0 - b.0) as i64, (a.1 - b.1) as i64);
-    dx * dx + dy * dy
-}
-
-/// Squared distance from `p` to segment `a..b`, in cells squared.
-fn seg_dist2(p: Point, a: Point, b: Point) -> f64 {
+/// Squared distance from `p` to segment `a..b`, in cells squared; `f64`, rounded (RDP
+/// compares it with the squared tolerance, itself a float).
+fn approx_segment_dist2(p: Point, a: Point, b: Point) -> f64 {
     let (ax, ay, bx, by) = (a.0 as f64, a.1 as f64, b.0 as f64, b.1 as f64);
     let (px, py) = (p.0 as f64, p.1 as f64);
     let (dx, dy) = (bx - ax, by - ay);
@@ -141,7 +150,7 @@ fn farthest(points: &[Point], lo: usize, hi: usize) -> Option<(usize, f64)> {
     let (a, b) = (points[lo], points[hi]);
     let mut best: Option<(usize, f64)> = None;
     for k in lo + 1..hi {
-        let d = seg_dist2(points[k], a, b);
+        let d = approx_segment_dist2(points[k], a, b);
         best = match best {
             Some((j, bd)) if bd > d || (bd == d && points[j] < points[k]) => Some((j, bd)),
             _ => Some((k, d)),
@@ -201,43 +210,20 @@ fn segments(sections: &[Section], contours: &[ContourSections]) -> (Vec<Seg>, Ve
                 });
             }
         }
-        let twice: i64 = segs[first..]
-            .iter()
-            .map(|s| s.a.0 as i64 * s.b.1 as i64 - s.b.0 as i64 * s.a.1 as i64)
-            .sum();
+        let twice = twice_area_of_edges(segs[first..].iter().map(|s| (s.a, s.b)));
         shapes.push((segs.len() - first, twice));
     }
     (segs, shapes)
 }
 
-fn orient(a: Point, b: Point, c: Point) -> i64 {
-    (b.0 - a.0) as i64 * (c.1 - a.1) as i64 - (b.1 - a.1) as i64 * (c.0 - a.0) as i64
-}
-
-/// `p` on segment `a..b`, strictly between its ends.
-fn on_interior(p: Point, a: Point, b: Point) -> bool {
-    p != a
-        && p != b
-        && orient(a, b, p) == 0
-        && p.0 >= a.0.min(b.0)
-        && p.0 <= a.0.max(b.0)
-        && p.1 >= a.1.min(b.1)
-        && p.1 <= a.1.max(b.1)
-}
-
 /// Two segments that a triangulation could not take together: a proper crossing, or an end of
 /// one lying inside the other (which covers collinear overlaps).
 fn conflict(s: &Seg, t: &Seg) -> bool {
-    if on_interior(t.a, s.a, s.b)
-        || on_interior(t.b, s.a, s.b)
-        || on_interior(s.a, t.a, t.b)
-        || on_interior(s.b, t.a, t.b)
-    {
-        return true;
-    }
-    let (d1, d2) = (orient(s.a, s.b, t.a), orient(s.a, s.b, t.b));
-    let (d3, d4) = (orient(t.a, t.b, s.a), orient(t.a, t.b, s.b));
-    (d1 > 0 && d2 < 0 || d1 < 0 && d2 > 0) && (d3 > 0 && d4 < 0 || d3 < 0 && d4 > 0)
+    strictly_inside_segment(t.a, s.a, s.b)
+        || strictly_inside_segment(t.b, s.a, s.b)
+        || strictly_inside_segment(s.a, t.a, t.b)
+        || strictly_inside_segment(s.b, t.a, t.b)
+        || cross_properly(s.a, s.b, t.a, t.b)
 }
 
 /// The simplified segments of one region that must get a vertex back.

@@ -1,6 +1,8 @@
 use super::*;
+use tessera_artifacts::Point;
 use tessera_artifacts::NO_NEIGHBOUR;
 use tessera_artifacts::{CellRect, Levels, SpanField};
+use tessera_geom::predicates::{dot, on_segment, orient, twice_area, vector};
 use tessera_navmesh::NONE;
 
 /// A height map (top row first; '0' = no floor, digits = floor height) as one tile with an
@@ -135,29 +137,30 @@ fn windows_of_one_region_give_the_same_polygons_as_all_at_once() {
     assert!(restored > 0);
 }
 
+/// The plan point of a navmesh input vertex.
+fn plan(v: [i32; 3]) -> Point {
+    (v[0], v[1])
+}
+
 fn area2(input: &MeshInput, cycle: &[u32]) -> i64 {
-    (0..cycle.len())
-        .map(|k| {
-            let a = input.verts[cycle[k] as usize];
-            let b = input.verts[cycle[(k + 1) % cycle.len()] as usize];
-            a[0] as i64 * b[1] as i64 - b[0] as i64 * a[1] as i64
-        })
-        .sum()
+    let ring: Vec<Point> = cycle
+        .iter()
+        .map(|&v| plan(input.verts[v as usize]))
+        .collect();
+    twice_area(&ring)
 }
 
 /// Convex polygons, areas per region equal to the cell counts, and every edge either a
 /// border of the walkable area or matched exactly by one reversed edge.
 fn check(input: &MeshInput, cells_per_region: &HashMap<u32, i64>) {
     let mut area: HashMap<u32, i64> = HashMap::default();
-    let mut edges: HashMap<([i32; 2], [i32; 2]), u32> = HashMap::default();
+    let mut edges: HashMap<(Point, Point), u32> = HashMap::default();
     for p in &input.polys {
         let n = p.verts.len();
         for k in 0..n {
-            let [a, b, c] = [0, 1, 2].map(|d| input.verts[p.verts[(k + d) % n] as usize]);
-            let turn = (b[0] - a[0]) as i64 * (c[1] - b[1]) as i64
-                - (b[1] - a[1]) as i64 * (c[0] - b[0]) as i64;
-            assert!(turn >= 0, "reflex vertex in a polygon");
-            *edges.entry(([a[0], a[1]], [b[0], b[1]])).or_default() += 1;
+            let [a, b, c] = [0, 1, 2].map(|d| plan(input.verts[p.verts[(k + d) % n] as usize]));
+            assert!(orient(a, b, c) >= 0, "reflex vertex in a polygon");
+            *edges.entry((a, b)).or_default() += 1;
         }
         *area.entry(p.region).or_default() += area2(input, &p.verts);
     }
@@ -173,20 +176,10 @@ fn check(input: &MeshInput, cells_per_region: &HashMap<u32, i64>) {
                 if (c, d) == (a, b) {
                     continue;
                 }
-                let collinear = |p: [i32; 2]| {
-                    (b[0] - a[0]) as i64 * (p[1] - a[1]) as i64
-                        - (b[1] - a[1]) as i64 * (p[0] - a[0]) as i64
-                        == 0
-                };
-                if collinear(c) && collinear(d) {
+                if orient(a, b, c) == 0 && orient(a, b, d) == 0 {
                     // Opposite direction and overlapping would be a T-junction.
-                    let dot = (b[0] - a[0]) as i64 * (d[0] - c[0]) as i64
-                        + (b[1] - a[1]) as i64 * (d[1] - c[1]) as i64;
-                    if dot < 0 {
-                        let t = |p: [i32; 2]| {
-                            (p[0] - a[0]) as i64 * (b[0] - a[0]) as i64
-                                + (p[1] - a[1]) as i64 * (b[1] - a[1]) as i64
-                        };
+                    if dot(vector(a, b), vector(c, d)) < 0 {
+                        let t = |p: Point| dot(vector(a, p), vector(a, b));
                         let len = t(b);
                         let (lo, hi) = (t(c).min(t(d)), t(c).max(t(d)));
                         assert!(hi <= 0 || lo >= len, "T-junction on {a:?}->{b:?}");
@@ -327,12 +320,12 @@ fn cells_with_rounds(drawing: &[&str], rounds: usize) -> (usize, usize) {
             }
         }
         let (verts, tris) = triangulate(&outlines).unwrap();
-        let (p, fell_back) = partition::anavmg_with(
+        let (p, fell_back) = anavmg::anavmg_with(
             verts,
             tris,
             &|a, b| walls.contains(&(a, b)),
             0.0,
-            &partition::Settings {
+            &anavmg::Settings {
                 rounds,
                 ..Default::default()
             },
@@ -368,11 +361,7 @@ fn check_added(drawing: &[&str], input: &MeshInput) -> usize {
         added += 1;
         let on: Vec<u32> = edges
             .iter()
-            .filter(|&&(a, b, _)| {
-                partition::orient(a, b, p) == 0
-                    && (p.0 - a.0) as i64 * (p.0 - b.0) as i64 <= 0
-                    && (p.1 - a.1) as i64 * (p.1 - b.1) as i64 <= 0
-            })
+            .filter(|&&(a, b, _)| on_segment(p, a, b))
             .map(|e| e.2)
             .collect();
         assert!(
@@ -425,7 +414,7 @@ fn a_notch_facing_a_long_wall_gets_one_portal_to_a_point_on_it() {
     // Diagonals only: the notch is bracketed by two diagonals. With a portal to the wall:
     // one cell fewer, one point added.
     assert_eq!(cells_with_rounds(&drawing, 0), (4, 0));
-    assert_eq!(cells_with_rounds(&drawing, partition::ROUNDS), (3, 1));
+    assert_eq!(cells_with_rounds(&drawing, anavmg::ROUNDS), (3, 1));
     let (input, stats) = polygons_of(&drawing, Levels::FLAT, 0.0);
     assert_eq!(stats.polygons, 3);
     check(&input, &cells_per_region(&drawing));
@@ -464,7 +453,7 @@ fn a_room_whose_notches_face_walls_needs_fewer_cells() {
         "000011111111110",
     ];
     let (before, _) = cells_with_rounds(&drawing, 0);
-    let (after, added) = cells_with_rounds(&drawing, partition::ROUNDS);
+    let (after, added) = cells_with_rounds(&drawing, anavmg::ROUNDS);
     assert_eq!((before, after, added), (5, 4, 1));
     for tau in [0.0, 5f64.to_radians()] {
         let mut p = params(0.0);
@@ -539,7 +528,7 @@ fn random_plans_stay_convex_exact_and_watertight_with_fewer_cells() {
     for plan in random_plans(300) {
         let drawing: Vec<&str> = plan.iter().map(|s| s.as_str()).collect();
         before += cells_with_rounds(&drawing, 0).0;
-        let (cells, points) = cells_with_rounds(&drawing, partition::ROUNDS);
+        let (cells, points) = cells_with_rounds(&drawing, anavmg::ROUNDS);
         after += cells;
         added += points;
         let (input, stats) = polygons_of(&drawing, Levels::FLAT, 0.0);
@@ -578,13 +567,7 @@ fn plan_contours(text: &str) -> Vec<Vec<Point>> {
             }
             _ => continue,
         };
-        let twice: i64 = (0..c.len())
-            .map(|k| {
-                let (a, b) = (c[k], c[(k + 1) % c.len()]);
-                a.0 as i64 * b.1 as i64 - b.0 as i64 * a.1 as i64
-            })
-            .sum();
-        if (twice > 0) != outer {
+        if (twice_area(&c) > 0) != outer {
             c.reverse();
         }
         contours.push(c);
@@ -601,27 +584,11 @@ fn checked_cells(contours: &[Vec<Point>], p: &RegionPolygons, strict: bool) -> u
         .flat_map(|c| (0..c.len()).map(move |k| (c[k], c[(k + 1) % c.len()])))
         .collect();
     let on_wall = |a: Point, b: Point| {
-        walls.iter().any(|&(s, t)| {
-            partition::orient(s, t, a) == 0
-                && partition::orient(s, t, b) == 0
-                && [a, b].iter().all(|p| {
-                    let d = (p.0 - s.0) as i64 * (t.0 - s.0) as i64
-                        + (p.1 - s.1) as i64 * (t.1 - s.1) as i64;
-                    d >= 0
-                        && d <= (t.0 - s.0) as i64 * (t.0 - s.0) as i64
-                            + (t.1 - s.1) as i64 * (t.1 - s.1) as i64
-                })
-        })
+        walls
+            .iter()
+            .any(|&(s, t)| on_segment(a, s, t) && on_segment(b, s, t))
     };
-    let twice = |c: &[Point]| -> i64 {
-        (0..c.len())
-            .map(|k| {
-                let (a, b) = (c[k], c[(k + 1) % c.len()]);
-                a.0 as i64 * b.1 as i64 - b.0 as i64 * a.1 as i64
-            })
-            .sum()
-    };
-    let floor: i64 = contours.iter().map(|c| twice(c)).sum();
+    let floor: i64 = contours.iter().map(|c| twice_area(c)).sum();
     let mut edges = rustc_hash::FxHashSet::default();
     let mut area = 0;
     for poly in &p.polys {
@@ -629,11 +596,11 @@ fn checked_cells(contours: &[Vec<Point>], p: &RegionPolygons, strict: bool) -> u
         let n = pts.len();
         for k in 0..n {
             if strict {
-                assert!(partition::orient(pts[k], pts[(k + 1) % n], pts[(k + 2) % n]) >= 0);
+                assert!(orient(pts[k], pts[(k + 1) % n], pts[(k + 2) % n]) >= 0);
             }
             assert!(edges.insert((pts[k], pts[(k + 1) % n])), "edge twice");
         }
-        area += twice(&pts);
+        area += twice_area(&pts);
     }
     assert_eq!(area, floor, "cover");
     for &(a, b) in &edges {
@@ -644,7 +611,7 @@ fn checked_cells(contours: &[Vec<Point>], p: &RegionPolygons, strict: bool) -> u
     }
     for &(v, s, t) in &p.on_walls {
         let q = p.verts[v as usize];
-        assert!(partition::orient(s, t, q) == 0 && q != s && q != t && on_wall(s, q));
+        assert!(orient(s, t, q) == 0 && q != s && q != t && on_wall(s, q));
     }
     p.polys.len()
 }
@@ -666,19 +633,19 @@ fn plan_table() -> Vec<(String, [usize; 7])> {
         let contours = plan_contours(&std::fs::read_to_string(&path).unwrap());
         let notches = partition::notches(&contours) as usize;
         let (verts, tris) = triangulate(&contours).unwrap();
-        let run = |tau: f64, settings: partition::Settings| {
+        let run = |tau: f64, settings: anavmg::Settings| {
             let (p, fell_back) =
-                partition::anavmg_with(verts.clone(), tris.clone(), &|_, _| true, tau, &settings);
+                anavmg::anavmg_with(verts.clone(), tris.clone(), &|_, _| true, tau, &settings);
             assert!(!fell_back, "{path:?}");
             checked_cells(&contours, &p, tau == 0.0)
         };
-        let base = partition::Settings::default();
-        let with = |rule| partition::Settings { rule, ..base };
+        let base = anavmg::Settings::default();
+        let with = |rule| anavmg::Settings { rule, ..base };
         let row = [
             notches,
             run(
                 0.0,
-                partition::Settings {
+                anavmg::Settings {
                     removal: false,
                     ..base
                 },
@@ -690,8 +657,8 @@ fn plan_table() -> Vec<(String, [usize; 7])> {
                 &hertel_mehlhorn(verts.clone(), tris.clone()),
                 true,
             ),
-            run(0.0, with(partition::Rule::Closest)),
-            run(0.0, with(partition::Rule::Diagonals)),
+            run(0.0, with(anavmg::Rule::Closest)),
+            run(0.0, with(anavmg::Rule::Diagonals)),
         ];
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         rows.push((name, row));

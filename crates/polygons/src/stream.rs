@@ -1,0 +1,124 @@
+//! Every region through polygonization: rounds of simplify-and-check over all regions until
+//! the shared table of restored points stops growing (see [`crate::simplify`]), then each
+//! window's regions polygonized in parallel ([`crate::region`]), detailed when asked
+//! ([`crate::detail`]), counted and handed on in region order.
+
+use rayon::prelude::*;
+
+use crate::region::polygonize_region;
+use crate::{
+    detail, simplify, MeshInput, PolygonError, PolygonParams, PolygonStats, RegionContours,
+    RegionOutput, RegionSource,
+};
+
+/// Polygonizes every region of `source`, handing each region's polygons to `sink` in region
+/// order. Regions of a window are worked on in parallel (rayon); memory is what a window and
+/// its polygons take, plus the table of restored points.
+/// With `height` (the heightfield, see [`detail::HeightAt`]) polygons get height detail.
+pub fn polygonize_stream(
+    source: &mut dyn RegionSource,
+    params: PolygonParams,
+    height: Option<&detail::HeightAt>,
+    sink: &mut dyn FnMut(RegionOutput) -> Result<(), PolygonError>,
+) -> Result<PolygonStats, PolygonError> {
+    // Rounds of simplify-and-check over every region until no region asks for a point back.
+    let mut restored = simplify::Restored::default();
+    let mut stats = PolygonStats::default();
+    if params.max_error > 0.0 {
+        loop {
+            let mut asked: Vec<(u128, u32)> = Vec::new();
+            source.for_each_window(&mut |window| {
+                let fixes: Vec<Vec<(u128, u32)>> = window
+                    .par_iter()
+                    .map(|region| {
+                        let (mut sections, contours) = simplify::sections_of(region);
+                        simplify::simplify(&mut sections, params.max_error, &restored);
+                        let outer: Vec<bool> =
+                            region.contours.iter().map(|c| c.is_outer()).collect();
+                        simplify::repairs(&sections, &contours, &outer)
+                    })
+                    .collect();
+                asked.extend(fixes.into_iter().flatten());
+                Ok(())
+            })?;
+            asked.sort_unstable();
+            asked.dedup();
+            let mut grew = false;
+            for (name, k) in asked {
+                let list = restored.entry(name).or_default();
+                if let Err(at) = list.binary_search(&k) {
+                    list.insert(at, k);
+                    stats.restored_vertices += 1;
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+    }
+    // The polygons, with the final table.
+    source.for_each_window(&mut |window| {
+        let results: Vec<Result<RegionOutput, PolygonError>> = window
+            .par_iter()
+            .map(|region| polygonize_region(region, params, &restored))
+            .collect();
+        let mut outs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
+        if let Some(height) = height.filter(|_| params.detail.is_on()) {
+            detail::add_detail(&mut outs, &params.detail, height);
+        }
+        for out in outs {
+            stats.regions += 1;
+            stats.polygons += out.polys.len() as u64;
+            stats.triangles += out.polys.iter().map(|p| p.tris.len() as u64).sum::<u64>();
+            stats.notches += out.notches;
+            stats.by_notches.add(out.notches, out.polys.len() as u64);
+            stats.contour_vertices += out.contour_vertices;
+            stats.simplified_vertices += out.simplified_vertices;
+            stats.partition_fallbacks += u64::from(out.fell_back);
+            stats.detail_points += out.detail.len() as u64;
+            sink(out)?;
+        }
+        Ok(())
+    })?;
+    Ok(stats)
+}
+
+/// Polygons of every region in memory, ready for `tessera_navgraph::build` (tests and
+/// tools; bakes stream through [`polygonize_stream`]).
+pub fn polygonize(
+    regions: &[RegionContours],
+    params: PolygonParams,
+) -> Result<(MeshInput, PolygonStats), PolygonError> {
+    let mut input = MeshInput {
+        regions: regions.len() as u32,
+        climb: params.portal_climb,
+        ..Default::default()
+    };
+    let mut region = 0u32;
+    let stats = polygonize_stream(&mut { regions }, params, None, &mut |out| {
+        let base = input.verts.len() as u32;
+        let detail_base = input.detail_verts.len() as u32;
+        input.verts.extend(out.verts);
+        input.detail_verts.extend(out.detail);
+        for mut p in out.polys {
+            p.verts.iter_mut().for_each(|v| *v += base);
+            p.tris.iter_mut().for_each(|t| {
+                t.iter_mut().for_each(|v| {
+                    *v = if *v & tessera_artifacts::DETAIL != 0 {
+                        *v + detail_base
+                    } else {
+                        *v + base
+                    }
+                })
+            });
+            p.region = region;
+            input.polys.push(p);
+        }
+        region += 1;
+        Ok(())
+    })?;
+    input.notches = stats.notches;
+    input.by_notches = stats.by_notches.clone();
+    Ok((input, stats))
+}
