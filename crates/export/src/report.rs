@@ -6,7 +6,8 @@
 //! while the bake runs in the same process. The bake's own progress events are not seen by
 //! the caller, so the stages are placed on the time axis from the summary's seconds per stage,
 //! one after another in pipeline order (they run one after another; the short set-up between
-//! them falls into the next stage).
+//! them falls into the next stage; the merge runs beside voxelization, but the summary counts
+//! its time apart from voxelization's, so the bands still add up to the bake).
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +19,7 @@ use serde_json::Value;
 use tessera_budget::ProcMemory;
 
 /// The bake's stages in pipeline order; a summary's other stages follow, `total` last.
-pub const STAGE_ORDER: [&str; 4] = ["ingest", "bin", "voxelize", "polygons"];
+pub const STAGE_ORDER: [&str; 5] = ["ingest", "bin", "voxelize", "merge", "polygons"];
 
 /// One memory reading.
 #[derive(Clone, Copy, Debug, PartialEq)]

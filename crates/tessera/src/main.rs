@@ -6,9 +6,10 @@
 //! Exit codes (stable, for scripts): 0 success (a path query that finds no path included);
 //! 2 bad command line; 3 bad input (unreadable or malformed scene, empty scene, nothing
 //! walkable; a navmesh that is not one, is corrupt or fails validation); 4 bad config; 5 memory
-//! budget too small; 6 I/O failure (a navmesh that cannot be opened or read included) or
-//! corrupt artifact; 130 interrupted (SIGINT or SIGTERM; checkpoints intact, the same command
-//! resumes).
+//! budget too small; 6 I/O failure (a navmesh that cannot be opened or read included),
+//! corrupt artifact, or worker threads the system refused; 7 internal error (polygonizing or
+//! assembling the navmesh failed: a bug, please report it); 130 interrupted (SIGINT or
+//! SIGTERM; checkpoints intact, the same command resumes).
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -31,6 +32,7 @@ mod exit {
     pub const BAD_CONFIG: u8 = 4;
     pub const OVER_BUDGET: u8 = 5;
     pub const IO: u8 = 6;
+    pub const INTERNAL: u8 = 7;
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -696,6 +698,7 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
             BakeError::Input(_) | BakeError::NoWalkable(_) => exit::BAD_INPUT,
             BakeError::OverBudget(_) => exit::OVER_BUDGET,
             BakeError::Interrupted => exit::INTERRUPTED,
+            BakeError::Polygons { .. } | BakeError::Assembly(_) => exit::INTERNAL,
             _ => exit::IO,
         };
         Failure::new(code, e)
@@ -703,9 +706,9 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
     let memory = trace.finish();
 
     // The preview and the report, from the navmesh and the summary the bake just wrote.
-    let navmesh = out_dir.join("navmesh.tsn");
-    let preview = out_dir.join("preview.png");
-    let report_path = out_dir.join("report.html");
+    let layout = tessera_pipeline::BakeLayout::new(&out_dir);
+    let (navmesh, preview, report_path) =
+        (layout.navmesh(), layout.preview_png(), layout.report_html());
     let file = open_navmesh(&navmesh)?;
     // The picture stays inside the budget too: about 8 bytes a pixel while drawing, in at
     // most a quarter of it.
@@ -722,7 +725,7 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
     let html = tessera_export::report::report_html(&ReportInput {
         summary: &summary_json,
         memory: &memory,
-        preview: Some("preview.png"),
+        preview: Some(tessera_pipeline::BakeLayout::PREVIEW_NAME),
     });
     tessera_export::write_atomic(&report_path, |w| w.write_all(html.as_bytes()))
         .map_err(|e| Failure::new(exit::IO, e))?;
@@ -788,7 +791,7 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
         summary.threads
     );
     // Pipeline order first, then anything a later stage added.
-    const ORDER: [&str; 4] = ["ingest", "bin", "voxelize", "polygons"];
+    const ORDER: [&str; 5] = tessera_pipeline::STAGES;
     let mut stages: Vec<String> = ORDER
         .iter()
         .filter_map(|k| summary.seconds.get(*k).map(|v| format!("{k} {v:.2}")))
@@ -816,14 +819,8 @@ fn run_bake(args: BakeArgs) -> Result<(), Failure> {
             summary.resumed_tiles
         );
     }
-    println!(
-        "  navmesh file     {}",
-        out_dir.join("navmesh.tsn").display()
-    );
-    println!(
-        "  summary          {}",
-        out_dir.join("summary.json").display()
-    );
+    println!("  navmesh file     {}", layout.navmesh().display());
+    println!("  summary          {}", layout.summary_json().display());
     println!(
         "  preview          {} ({} x {} px, {:.3} m per pixel)",
         preview.display(),
