@@ -214,6 +214,7 @@ impl Progress {
                     bar.set_message(what.to_string());
                 }
             }
+            LogFormat::Plain if total == 0 => self.plain_line(stage, what),
             LogFormat::Plain => self.plain_line(stage, &format!("{what} ({total} to do)")),
             LogFormat::Json => self.json_line("phase", stage, 0, total, Some(what)),
             LogFormat::Quiet => {}
