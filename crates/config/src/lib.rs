@@ -1,9 +1,12 @@
 //! Bake settings.
 //!
 //! [`BakeConfig`] is what a person writes (TOML, world units: metres and degrees). It is
-//! validated once, with the offending field named, and converted once into [`VoxelParams`]
-//! (voxel units) which is all the stage crates ever see. Presets live as documented TOML files
-//! in the repository's `configs/` folder and are compiled in, so `--config def` works anywhere.
+//! validated once, with the offending field named, and converted once into grid units:
+//! [`VoxelParams`] (voxelization and regions) and [`PolygonParams`] (polygons, height detail,
+//! links), which is all the stages ever see. Every world-to-grid conversion of a bake is here.
+//! Both derive `Serialize`: the pipeline's stage keys hash them. Presets live as documented
+//! TOML files in the repository's `configs/` folder and are compiled in, so `--config def`
+//! works anywhere.
 //!
 //! This crate does no I/O beyond reading the one config file it is asked to load.
 
@@ -363,14 +366,39 @@ impl BakeConfig {
 }
 
 impl BakeConfig {
-    /// Simplification tolerance in cells.
-    pub fn max_error_cells(&self) -> f64 {
-        self.polygons.max_error / self.voxel.cell_size
+    /// The polygon stage's settings in grid units: the one place its world units become
+    /// cells and voxels (the companion of [`BakeConfig::voxel_params`]).
+    pub fn polygon_params(&self) -> PolygonParams {
+        let v = &self.voxel;
+        let p = &self.polygons;
+        let grid = self.voxel_params();
+        PolygonParams {
+            partition: match p.partition {
+                Partition::Anavmg => PartitionParams::Anavmg {
+                    tau: p.tau_degrees.to_radians(),
+                    portal_removal: p.portal_removal,
+                },
+                Partition::HertelMehlhorn => PartitionParams::HertelMehlhorn,
+            },
+            max_error: p.max_error / v.cell_size,
+            // Vertex heights are each side's own floor; floors stacked in one column are at
+            // least the agent's height apart.
+            portal_climb: grid.walkable_height.saturating_sub(1),
+            detail: (p.detail_sample_distance > 0.0).then(|| DetailParams {
+                sample_distance: p.detail_sample_distance / v.cell_size,
+                max_error: p.detail_max_error / v.cell_height,
+                max_points: DETAIL_MAX_POINTS,
+                floor_reach: grid.walkable_height / 2,
+            }),
+            link_reach: self.agent.radius / v.cell_size,
+            link_climb: grid.walkable_climb,
+            reachable_from: p.reachable_from.clone(),
+        }
     }
 }
 
 /// Settings in voxel units, derived once by [`BakeConfig::voxel_params`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct VoxelParams {
     /// [m]
     pub cell_size: f64,
@@ -391,6 +419,58 @@ pub struct VoxelParams {
     /// Floors group into regions by `zmax / region_step` [voxels]: 1 when flat, the climb plus
     /// one when layered.
     pub region_step: u32,
+}
+
+/// Most points height detail adds to one polygon.
+const DETAIL_MAX_POINTS: usize = 128;
+
+/// The polygon stage's settings in grid units, derived once by [`BakeConfig::polygon_params`].
+/// Only what can change the navmesh is here (tau only with `anavmg`, the detail settings only
+/// with detail on), so a stage key made from it changes exactly when the navmesh may.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PolygonParams {
+    pub partition: PartitionParams,
+    /// How far a simplified contour may stray from the voxel contour [cells]; 0 keeps every
+    /// vertex.
+    pub max_error: f64,
+    /// Portals join edges whose heights differ by at most this [voxels]: one less than the
+    /// agent's clearance.
+    pub portal_climb: u32,
+    /// Height detail (seed 004); `None` when off.
+    pub detail: Option<DetailParams>,
+    /// Stair links join facing blocked edges whose ends are within this plan distance
+    /// [cells] (the agent radius) ...
+    pub link_reach: f64,
+    /// ... and within this height [voxels] (the climb).
+    pub link_climb: u32,
+    /// Reachability seeds in the scene's own coordinates and up axis [m]; the navmesh's frame,
+    /// which knows the scene's origin, converts them.
+    pub reachable_from: Vec<[f64; 3]>,
+}
+
+/// How regions are cut into convex polygons, with that rule's settings.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum PartitionParams {
+    /// Seed 002 with convexity relaxation `tau` [radians]; `portal_removal` removes the
+    /// portals that became unnecessary.
+    Anavmg { tau: f64, portal_removal: bool },
+    /// Seed 000, 5.1.3.
+    HertelMehlhorn,
+}
+
+/// Height detail in grid units.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct DetailParams {
+    /// Distance between height samples [cells].
+    pub sample_distance: f64,
+    /// Largest height difference left between the detail surface and the heightfield
+    /// [voxels].
+    pub max_error: f64,
+    /// Most points added to one polygon.
+    pub max_points: usize,
+    /// Farthest a floor may be from the height asked for [voxels]: half the agent's
+    /// clearance, so never the floor above or below.
+    pub floor_reach: u32,
 }
 
 /// Parses a byte size such as `64MiB`, `2GiB`, `512M`, `1.5G` or a plain byte count.
@@ -514,6 +594,38 @@ mod tests {
         let p = BakeConfig::preset("def").unwrap().voxel_params();
         assert_eq!(p.walkable_climb, 25); // 0.5 m / 0.02 m
         assert_eq!(p.walkable_height, 100); // 2 m / 0.02 m
+    }
+
+    #[test]
+    fn polygon_units() {
+        let mut c = BakeConfig::preset("default").unwrap();
+        let p = c.polygon_params();
+        assert_eq!(p.max_error, 0.15 / 0.1);
+        assert_eq!(p.portal_climb, 39); // 2 m over 0.05 m layers, less one
+        assert_eq!(p.link_reach, 0.4 / 0.1);
+        assert_eq!(p.link_climb, 10);
+        let d = p.detail.unwrap();
+        assert_eq!((d.sample_distance, d.max_error), (1.0 / 0.1, 0.1 / 0.05));
+        assert_eq!(d.floor_reach, 20);
+        assert_eq!(
+            p.partition,
+            PartitionParams::Anavmg {
+                tau: 0.0,
+                portal_removal: true
+            }
+        );
+        // Settings the navmesh does not depend on are left out.
+        c.polygons.detail_sample_distance = 0.0;
+        c.polygons.partition = Partition::HertelMehlhorn;
+        let off = c.polygon_params();
+        c.polygons.detail_max_error = 0.5;
+        c.polygons.tau_degrees = 10.0;
+        c.polygons.portal_removal = false;
+        assert_eq!(c.polygon_params(), off);
+        assert_eq!(off.detail, None);
+        // The tile size is not a polygon setting.
+        c.voxel.tile_size = 17;
+        assert_eq!(c.polygon_params(), off);
     }
 
     #[test]

@@ -6,20 +6,21 @@
 //! sampling `/proc/self/status`) run beside the bake in the same process. The bake's own progress events are not seen by
 //! the caller, so the stages are placed on the time axis from the summary's seconds per stage,
 //! one after another in pipeline order (they run one after another; the short set-up between
-//! them falls into the next stage).
+//! them falls into the next stage; the merge runs beside voxelization, but the summary counts
+//! its time apart from voxelization's, so the bands still add up to the bake).
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 pub use tessera_budget::MemorySample;
 
-/// The bake's stages in pipeline order; a summary's other stages follow, `total` last.
-pub const STAGE_ORDER: [&str; 4] = ["ingest", "bin", "voxelize", "polygons"];
-
-/// The stages of a summary's `seconds` in pipeline order, then any others by name, without
-/// `total`.
-pub fn stages_in_order(seconds: &serde_json::Map<String, Value>) -> Vec<(String, f64)> {
-    let mut out: Vec<(String, f64)> = STAGE_ORDER
+/// The stages of a summary's `seconds` in the given order (the pipeline's), then any others
+/// by name, without `total`.
+pub fn stages_in_order(
+    seconds: &serde_json::Map<String, Value>,
+    order: &[&str],
+) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = order
         .iter()
         .filter_map(|k| {
             seconds
@@ -29,7 +30,7 @@ pub fn stages_in_order(seconds: &serde_json::Map<String, Value>) -> Vec<(String,
         })
         .collect();
     for (k, v) in seconds {
-        if !STAGE_ORDER.contains(&k.as_str()) && k != "total" {
+        if !order.contains(&k.as_str()) && k != "total" {
             if let Some(v) = v.as_f64() {
                 out.push((k.clone(), v));
             }
@@ -46,6 +47,8 @@ pub struct ReportInput<'a> {
     pub memory: &'a [MemorySample],
     /// The preview's URL relative to the page (`preview.png`), if there is one.
     pub preview: Option<&'a str>,
+    /// The bake's stages in pipeline order (`tessera_pipeline::STAGES`).
+    pub stages: &'a [&'a str],
 }
 
 fn escape(s: &str) -> String {
@@ -302,7 +305,7 @@ pub fn report_html(input: &ReportInput) -> String {
         .get("seconds")
         .and_then(Value::as_object)
         .unwrap_or(&empty);
-    let stages = stages_in_order(seconds);
+    let stages = stages_in_order(seconds, input.stages);
     let total = seconds.get("total").and_then(Value::as_f64);
     let scene = summary
         .get("scene")

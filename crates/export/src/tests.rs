@@ -383,6 +383,7 @@ fn report_is_self_contained_with_table_and_charts() {
         summary: &summary,
         memory: &memory,
         preview: Some("preview.png"),
+        stages: &["ingest", "bin", "voxelize", "merge", "polygons"],
     });
     assert!(html.contains("1234 polygons"));
     assert!(html.contains("<td>polygons</td><td class=\"n\">1234</td>"));

@@ -1,13 +1,21 @@
-//! The bake folder: where every file of a bake lives.
+//! The bake folder: where every file of a bake lives. No other code joins a file name onto a
+//! bake folder; it asks [`BakeLayout`].
 //!
 //! ```text
-//! OUT/summary.json        what the bake did (written last, atomically)
-//! OUT/config.toml         the effective settings
-//! OUT/work/scene.cache    the ingested scene (reused by the next bake of the same input)
-//! OUT/work/tiles.pack     triangles binned per tile (lz4 chunks)
-//! OUT/work/spans.pack     voxelized span fields per tile
-//! OUT/work/regions.pack   merged regions and their contours, batched by the tile that closed them
-//! OUT/work/scratch/       temporary files of a running ingest
+//! OUT/navmesh.tsn                    the navigation mesh (written atomically)
+//! OUT/summary.json                   what the bake did (written last, atomically)
+//! OUT/config.toml                    the effective settings
+//! OUT/preview.png                    top-down picture of the navmesh (the binary, via export)
+//! OUT/report.html                    the bake's report page (the binary, via export)
+//! OUT/work/scene.cache               the ingested scene (reused by the next bake of the same input)
+//! OUT/work/tiles.pack                triangles binned per tile (lz4 chunks)
+//! OUT/work/spans.pack                voxelized span fields per tile
+//! OUT/work/regions.pack              merged regions and their contours, batched by the tile that closed them
+//! OUT/work/scratch/                  temporary files of a running ingest
+//! OUT/work/polygons/                 temporary files of a running polygon stage:
+//! OUT/work/polygons/contours.spill     the regions' contours, copied from regions.pack
+//! OUT/work/polygons/floors.spill       walkable floors per tile, for height detail
+//! OUT/work/polygons/*                  the navmesh assembler's spill files and sort runs
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -20,6 +28,9 @@ pub struct BakeLayout {
 }
 
 impl BakeLayout {
+    /// The preview's file name, which is also its URL relative to the report.
+    pub const PREVIEW_NAME: &'static str = "preview.png";
+
     pub fn new(root: &Path) -> BakeLayout {
         BakeLayout {
             root: root.to_path_buf(),
@@ -32,6 +43,7 @@ impl BakeLayout {
         std::fs::create_dir_all(&work).map_err(|e| StoreError::io(&work, e))
     }
 
+    /// The checkpoints and scratch files (`tessera clean` and `--fresh` remove it).
     pub fn work(&self) -> PathBuf {
         self.root.join("work")
     }
@@ -50,15 +62,32 @@ impl BakeLayout {
     pub fn regions_pack(&self) -> PathBuf {
         self.work().join("regions.pack")
     }
+    /// The polygon stage's scratch folder, removed when the navmesh is written and at the
+    /// start of a polygon stage.
+    pub fn polygon_scratch(&self) -> PathBuf {
+        self.work().join("polygons")
+    }
+    pub fn contours_spill(&self) -> PathBuf {
+        self.polygon_scratch().join("contours.spill")
+    }
+    pub fn floors_spill(&self) -> PathBuf {
+        self.polygon_scratch().join("floors.spill")
+    }
+
     pub fn navmesh(&self) -> PathBuf {
         self.root.join("navmesh.tsn")
     }
-
     pub fn summary_json(&self) -> PathBuf {
         self.root.join("summary.json")
     }
     pub fn config_toml(&self) -> PathBuf {
         self.root.join("config.toml")
+    }
+    pub fn preview_png(&self) -> PathBuf {
+        self.root.join(Self::PREVIEW_NAME)
+    }
+    pub fn report_html(&self) -> PathBuf {
+        self.root.join("report.html")
     }
 
     /// Bytes of every file in the folder.

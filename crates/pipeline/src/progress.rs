@@ -1,10 +1,15 @@
 //! Progress for people and for build farms.
 //!
-//! On a terminal: an indicatif bar per stage with counts and ETA. Otherwise: plain periodic
-//! lines. With [`LogFormat::Json`]: one JSON object per line (stage, done, total, bytes
-//! written, resident memory, elapsed seconds) for scripts. Everything goes to stderr; stdout carries results.
+//! On a terminal: an indicatif bar per stage with counts and ETA (stages that run side by
+//! side, voxelize and merge, get a bar each). Otherwise: plain periodic lines. With
+//! [`LogFormat::Json`]: one JSON object per line (stage, done, total, bytes written, resident
+//! memory, elapsed seconds) for scripts. Everything goes to stderr; stdout carries results.
+//!
+//! A stage reports `stage_start`, then `advance` as it goes, then `stage_done`. A stage made
+//! of steps with counts of their own (the polygon stage: contours, floors, passes over the
+//! regions, assembly) announces each with `phase`, which restarts the count.
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,6 +35,8 @@ struct Inner {
     /// Bytes the bake has written to its checkpoints so far.
     bytes: AtomicU64,
     started: Instant,
+    /// Draws the bars of stages running side by side without them overwriting each other.
+    multi: MultiProgress,
     bars: Mutex<HashMap<&'static str, ProgressBar>>,
     totals: Mutex<HashMap<&'static str, (u64, Instant)>>,
 }
@@ -55,6 +62,11 @@ impl Progress {
                 format,
                 bytes: AtomicU64::new(0),
                 started: Instant::now(),
+                multi: MultiProgress::with_draw_target(if format == LogFormat::Auto {
+                    ProgressDrawTarget::stderr()
+                } else {
+                    ProgressDrawTarget::hidden()
+                }),
                 bars: Mutex::new(HashMap::new()),
                 totals: Mutex::new(HashMap::new()),
             }),
@@ -115,10 +127,10 @@ impl Progress {
                 } else {
                     ProgressBar::new_spinner()
                 };
-                bar.set_draw_target(ProgressDrawTarget::stderr());
+                let bar = self.inner.multi.add(bar);
                 bar.set_style(
                     ProgressStyle::with_template(
-                        "{prefix:>9} [{bar:30}] {pos}/{len} {per_sec} eta {eta}",
+                        "{prefix:>9} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {msg}",
                     )
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
                     .progress_chars("=> "),
@@ -188,12 +200,34 @@ impl Progress {
         }
     }
 
+    /// A running stage begins its step `what`, of `total` units (0 when unknown); `advance`
+    /// counts within the step from here on.
+    pub fn phase(&self, stage: &'static str, what: &str, total: u64) {
+        if let Some(t) = self.inner.totals.lock().unwrap().get_mut(stage) {
+            *t = (total, Instant::now());
+        }
+        match self.inner.format {
+            LogFormat::Auto => {
+                if let Some(bar) = self.inner.bars.lock().unwrap().get(stage) {
+                    bar.set_length(total);
+                    bar.set_position(0);
+                    bar.set_message(what.to_string());
+                }
+            }
+            LogFormat::Plain if total == 0 => self.plain_line(stage, what),
+            LogFormat::Plain => self.plain_line(stage, &format!("{what} ({total} to do)")),
+            LogFormat::Json => self.json_line("phase", stage, 0, total, Some(what)),
+            LogFormat::Quiet => {}
+        }
+    }
+
     /// Something worth knowing that does not stop the bake.
     pub fn warn(&self, message: &str) {
         match self.inner.format {
             LogFormat::Json => self.json_line("warning", "", 0, 0, Some(message)),
             LogFormat::Quiet => {}
-            _ => eprintln!("warning: {message}"),
+            LogFormat::Auto => self.inner.multi.suspend(|| eprintln!("warning: {message}")),
+            LogFormat::Plain => eprintln!("warning: {message}"),
         }
     }
 }

@@ -140,6 +140,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             BakeError::Input(_) | BakeError::NoWalkable(_) => exit::BAD_INPUT,
             BakeError::OverBudget(_) => exit::OVER_BUDGET,
             BakeError::Interrupted => exit::INTERRUPTED,
+            BakeError::Polygons { .. } | BakeError::Assembly(_) => exit::INTERNAL,
             _ => exit::IO,
         };
         Failure::new(code, e)
@@ -147,9 +148,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let memory = sampler.finish().trace;
 
     // The preview and the report, from the navmesh and the summary the bake just wrote.
-    let navmesh = out_dir.join("navmesh.tsn");
-    let preview = out_dir.join("preview.png");
-    let report_path = out_dir.join("report.html");
+    let layout = BakeLayout::new(&out_dir);
+    let (navmesh, preview, report_path) =
+        (layout.navmesh(), layout.preview_png(), layout.report_html());
     let file = crate::navmesh::open(&navmesh)?;
     // The picture stays inside the budget too: about 8 bytes a pixel while drawing, in at
     // most a quarter of it.
@@ -166,7 +167,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let html = tessera_export::report::report_html(&ReportInput {
         summary: &summary_json,
         memory: &memory,
-        preview: Some("preview.png"),
+        preview: Some(BakeLayout::PREVIEW_NAME),
+        stages: &tessera_pipeline::STAGES,
     });
     tessera_export::write_atomic(&report_path, |w| w.write_all(html.as_bytes()))
         .map_err(|e| Failure::new(exit::IO, e))?;

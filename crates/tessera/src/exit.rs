@@ -8,6 +8,7 @@ pub const BAD_INPUT: u8 = 3;
 pub const BAD_CONFIG: u8 = 4;
 pub const OVER_BUDGET: u8 = 5;
 pub const IO: u8 = 6;
+pub const INTERNAL: u8 = 7;
 pub const INTERRUPTED: u8 = 130;
 
 /// Why a command failed: the exit code, and the error to print.

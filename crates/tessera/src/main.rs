@@ -12,9 +12,10 @@
 //! Exit codes (stable, for scripts): 0 success (a path query that finds no path included);
 //! 2 bad command line; 3 bad input (unreadable or malformed scene, empty scene, nothing
 //! walkable; a navmesh that is not one, is corrupt or fails validation); 4 bad config; 5 memory
-//! budget too small; 6 I/O failure (a navmesh that cannot be opened or read included) or
-//! corrupt artifact; 130 interrupted (SIGINT or SIGTERM; checkpoints intact, the same command
-//! resumes).
+//! budget too small; 6 I/O failure (a navmesh that cannot be opened or read included),
+//! corrupt artifact, or worker threads the system refused; 7 internal error (polygonizing or
+//! assembling the navmesh failed: a bug, please report it); 130 interrupted (SIGINT or
+//! SIGTERM; checkpoints intact, the same command resumes).
 
 mod bake;
 mod clean;

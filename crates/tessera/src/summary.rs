@@ -3,9 +3,8 @@
 
 use std::path::Path;
 
-use tessera_export::report::STAGE_ORDER;
 use tessera_export::PlanView;
-use tessera_pipeline::{BakeSummary, NotchGroup};
+use tessera_pipeline::{BakeLayout, BakeSummary, NotchGroup};
 
 /// A scene point as `(x, y, z)`, millimetres.
 pub fn scene_point(p: [f64; 3]) -> String {
@@ -97,11 +96,11 @@ pub fn print_bake(summary: &BakeSummary, out: &Outputs) {
     }
     println!(
         "  navmesh file     {}",
-        out.dir.join("navmesh.tsn").display()
+        BakeLayout::new(&out.dir).navmesh().display()
     );
     println!(
         "  summary          {}",
-        out.dir.join("summary.json").display()
+        BakeLayout::new(&out.dir).summary_json().display()
     );
     println!(
         "  preview          {} ({} x {} px, {:.3} m per pixel)",
@@ -115,7 +114,7 @@ pub fn print_bake(summary: &BakeSummary, out: &Outputs) {
 
 /// Seconds per stage: pipeline order first, then anything a later stage added, total last.
 fn seconds_line(summary: &BakeSummary) -> String {
-    let mut stages: Vec<String> = STAGE_ORDER
+    let mut stages: Vec<String> = tessera_pipeline::STAGES
         .iter()
         .filter_map(|k| summary.seconds.get(*k).map(|v| format!("{k} {v:.2}")))
         .collect();
@@ -123,7 +122,9 @@ fn seconds_line(summary: &BakeSummary) -> String {
         summary
             .seconds
             .iter()
-            .filter(|(k, _)| !STAGE_ORDER.contains(&k.as_str()) && k.as_str() != "total")
+            .filter(|(k, _)| {
+                !tessera_pipeline::STAGES.contains(&k.as_str()) && k.as_str() != "total"
+            })
             .map(|(k, v)| format!("{k} {v:.2}")),
     );
     if let Some(total) = summary.seconds.get("total") {

@@ -73,7 +73,7 @@ pub fn baked() -> &'static Baked {
         })
         .expect("the test world bakes");
         Baked {
-            navmesh: out.join("navmesh.tsn"),
+            navmesh: tessera_pipeline::BakeLayout::new(&out).navmesh(),
             dir: root,
             scene,
         }

@@ -1,15 +1,14 @@
-//! The polygon stage, out of core: merged regions from the region journal to `navmesh.tsn`.
+//! What the polygon stage reads, out of core: the merged regions of the region journal and
+//! the walkable floors of the span journal, each copied once into a flat scratch file.
 //!
-//! 1. The journal's contours are copied once into a flat scratch file (`work/polygons/`), and
-//!    an index of where each region's contours are is kept in memory (a few words a contour).
-//! 2. [`tessera_polygons::polygonize_stream`] reads regions back in windows, in region order,
-//!    simplifies them (a few passes, each a window at a time) and polygonizes them.
-//! 3. Each region's polygons go straight to a [`tessera_navgraph::Assembler`], which spills them
-//!    and writes the archive from its spill files.
+//! * [`JournalRegions`]: the journal's contours copied into `work/polygons/contours.spill`,
+//!   with an index of where each region's contours are kept in memory (a few words a
+//!   contour); regions are served back in windows, in region order, as many passes as
+//!   [`tessera_polygons::polygonize_stream`] asks for.
+//! * [`SpanHeights`]: each tile's walkable floors decoded once into
+//!   `work/polygons/floors.spill` and read back through a budgeted cache, for height detail.
 //!
-//! What is in memory at once is one window of regions and its polygons, the index, the sort
-//! buffers of the assembler, and the table of restored simplification points: all sized from
-//! the budget, except a single region larger than a window, which is taken whole.
+//! Both report their progress as phases of the polygon stage.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -22,7 +21,9 @@ use tessera_polygons::{PolygonError, RegionContours, RegionSource};
 use tessera_spill::{Spill, SpillWriter};
 use tessera_store::{Journal, StoreError};
 
-use crate::BakeError;
+use crate::{BakeError, Progress};
+
+const STAGE: &str = "polygons";
 
 /// Words of a contour's header in the scratch file: tile x, tile y, local region, level,
 /// vertex count.
@@ -39,29 +40,38 @@ pub(crate) struct JournalRegions {
     regions: Vec<(SpanKey, u32, u32)>,
     locations: Vec<(u64, u32)>,
     window_bytes: u64,
+    /// Passes served so far.
+    passes: u32,
+    /// The first read that failed: the stream stopped there.
+    failure: Option<std::io::Error>,
+    progress: Progress,
 }
 
 impl JournalRegions {
-    /// Indexes `journal_path` (a complete region journal), copying its contours to
-    /// `dir/contours.spill`.
+    /// Indexes `journal_path` (a complete region journal), copying its contours to `path`.
     pub(crate) fn open(
         journal_path: &Path,
-        dir: &Path,
+        path: &Path,
         window_bytes: u64,
+        progress: &Progress,
     ) -> Result<JournalRegions, BakeError> {
         let journal = Journal::open_complete(journal_path, crate::REGIONS_KIND)?;
         let corrupt = |message: String| BakeError::Corrupt {
             path: journal_path.to_path_buf(),
             message,
         };
-        let io = |e: std::io::Error| BakeError::Io(StoreError::io(dir, e));
-        std::fs::create_dir_all(dir).map_err(io)?;
-        let path = dir.join("contours.spill");
-        let mut out = SpillWriter::<u32>::create(&path).map_err(io)?;
+        let io = |e: std::io::Error| BakeError::Io(StoreError::io(path, e));
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let mut out = SpillWriter::<u32>::create(path).map_err(io)?;
         let mut owner: HashMap<(TileCoord, u32), SpanKey> = HashMap::new();
         let mut ids: Vec<SpanKey> = Vec::new();
         let mut found: Vec<(TileCoord, u32, u64, u32)> = Vec::new();
-        for key in journal.keys() {
+        let keys = journal.keys();
+        progress.phase(STAGE, "contours", keys.len() as u64);
+        for (n, key) in keys.into_iter().enumerate() {
+            progress.advance(STAGE, n as u64);
             let batch = RegionBatch::decode(&journal.read(key)?)
                 .map_err(|e| corrupt(format!("tile {key}: {e}")))?;
             for r in batch.regions {
@@ -126,22 +136,24 @@ impl JournalRegions {
             regions,
             locations,
             window_bytes: window_bytes.max(1),
+            passes: 0,
+            failure: None,
+            progress: progress.clone(),
         })
     }
 
-    /// Regions with at least one contour.
-    pub(crate) fn len(&self) -> usize {
-        self.regions.len()
+    /// The read that stopped the stream, if one did (the path is [`JournalRegions::open`]'s).
+    pub(crate) fn take_failure(&mut self) -> Option<std::io::Error> {
+        self.failure.take()
     }
 
-    fn read_region(&self, r: usize) -> Result<RegionContours, PolygonError> {
+    fn read_region(&self, r: usize) -> std::io::Result<RegionContours> {
         let (id, first, count) = self.regions[r];
         let mut contours = Vec::with_capacity(count as usize);
         for &(at, words) in &self.locations[first as usize..(first + count) as usize] {
             let mut buf = vec![0u32; words as usize];
             self.file
-                .read_exact_at(bytemuck::cast_slice_mut(&mut buf), at * 4)
-                .map_err(|e| PolygonError::Source(format!("{}: {e}", self.path.display())))?;
+                .read_exact_at(bytemuck::cast_slice_mut(&mut buf), at * 4)?;
             let n = buf[4] as usize;
             let v = &buf[HEADER_WORDS as usize..];
             contours.push(Contour {
@@ -172,6 +184,9 @@ impl RegionSource for JournalRegions {
         &mut self,
         f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
     ) -> Result<(), PolygonError> {
+        self.passes += 1;
+        let what = format!("regions, pass {}", self.passes);
+        self.progress.phase(STAGE, &what, self.regions.len() as u64);
         let mut window = Vec::new();
         let mut bytes = 0u64;
         for r in 0..self.regions.len() {
@@ -182,15 +197,24 @@ impl RegionSource for JournalRegions {
                 .sum();
             if !window.is_empty() && bytes + size > self.window_bytes {
                 f(&window)?;
+                self.progress.advance(STAGE, r as u64);
                 window.clear();
                 bytes = 0;
             }
-            window.push(self.read_region(r)?);
+            match self.read_region(r) {
+                Ok(region) => window.push(region),
+                Err(e) => {
+                    let message = format!("{}: {e}", self.path.display());
+                    self.failure = Some(e);
+                    return Err(PolygonError::Source(message));
+                }
+            }
             bytes += size;
         }
         if !window.is_empty() {
             f(&window)?;
         }
+        self.progress.advance(STAGE, self.regions.len() as u64);
         Ok(())
     }
 }
@@ -265,7 +289,6 @@ pub(crate) struct SpanHeights {
     reach: u32,
     max_bytes: u64,
     file: File,
-    path: PathBuf,
     /// Per tile index: (offset in words, words); (0, 0) for a tile without spans.
     index: Vec<(u64, u32)>,
     state: Mutex<HeightCache>,
@@ -275,24 +298,28 @@ struct HeightCache {
     tiles: HashMap<u32, (Arc<Floors>, u64)>,
     bytes: u64,
     clock: u64,
-    failed: Option<String>,
+    failed: Option<std::io::Error>,
 }
 
 impl SpanHeights {
+    /// Decodes the floors of `journal_path` (a complete span journal) into `path`; floors
+    /// farther than `reach` from the height asked for are never answered.
     pub(crate) fn open(
         journal_path: &Path,
-        dir: &Path,
+        path: &Path,
         frame: &GridFrame,
         reach: u32,
         max_bytes: u64,
+        progress: &Progress,
     ) -> Result<SpanHeights, BakeError> {
         use rayon::prelude::*;
         let journal = Journal::open_complete(journal_path, crate::SPANS_KIND)?;
-        let io = |e: std::io::Error| BakeError::Io(StoreError::io(dir, e));
-        let path = dir.join("floors.spill");
-        let mut out = SpillWriter::<u32>::create(&path).map_err(io)?;
+        let io = |e: std::io::Error| BakeError::Io(StoreError::io(path, e));
+        let mut out = SpillWriter::<u32>::create(path).map_err(io)?;
         let mut index = vec![(0u64, 0u32); frame.tile_count()];
         let keys = journal.keys();
+        progress.phase(STAGE, "floors", keys.len() as u64);
+        let mut decoded = 0u64;
         // A few tiles per thread at a time: decoding is the cost, holding them is not.
         for chunk in keys.chunks(rayon::current_num_threads().max(1) * 2) {
             let words: Vec<Result<(u32, Vec<u32>), BakeError>> = chunk
@@ -313,6 +340,8 @@ impl SpanHeights {
                 }
                 out.extend(&w).map_err(io)?;
             }
+            decoded += chunk.len() as u64;
+            progress.advance(STAGE, decoded);
         }
         let spill = out.finish().map_err(io)?;
         let file = File::open(spill.path()).map_err(io)?;
@@ -321,7 +350,6 @@ impl SpanHeights {
             reach,
             max_bytes,
             file,
-            path,
             index,
             state: Mutex::new(HeightCache {
                 tiles: HashMap::new(),
@@ -373,8 +401,7 @@ impl SpanHeights {
             .file
             .read_exact_at(bytemuck::cast_slice_mut(&mut buf), at * 4)
         {
-            st.failed
-                .get_or_insert(format!("{}: {e}", self.path.display()));
+            st.failed.get_or_insert(e);
             return None;
         }
         let floors = Arc::new(Floors::from_words(&buf));
@@ -395,12 +422,13 @@ impl SpanHeights {
         Some(floors)
     }
 
-    /// The first error met reading the floors back (heights were missing from then on).
-    pub(crate) fn failure(&self) -> Option<String> {
+    /// The first error met reading the floors back (heights were missing from then on; the
+    /// path is [`SpanHeights::open`]'s).
+    pub(crate) fn take_failure(&self) -> Option<std::io::Error> {
         self.state
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .failed
-            .clone()
+            .take()
     }
 }

@@ -1,0 +1,69 @@
+//! Why a bake failed: one variant per kind of failure, so that the binary can give each its
+//! own exit code.
+
+use std::path::PathBuf;
+use tessera_budget::OverBudget;
+use tessera_ingest::IngestError;
+use tessera_polygons::PolygonError;
+use tessera_store::StoreError;
+
+/// Why a bake failed. The binary maps each kind to its own exit code.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BakeError {
+    /// The scene cannot be read, is malformed or is empty: bad input.
+    #[error(transparent)]
+    Input(#[from] IngestError),
+    /// The scene voxelized into nothing an agent can walk on: bad input (or settings).
+    #[error("{0}")]
+    NoWalkable(String),
+    /// The memory budget is too small for the bake's smallest unit of work.
+    #[error("out of memory budget: {0}")]
+    OverBudget(String),
+    /// Reading or writing a file of the bake folder failed (a full disk, a missing folder).
+    #[error(transparent)]
+    Io(#[from] StoreError),
+    /// The interrupt flag was raised; every checkpoint is intact.
+    #[error("interrupted: checkpoints are intact; run the same command again to resume")]
+    Interrupted,
+    /// A file of the bake folder failed its checks (a checksum, a decoder, a validation):
+    /// it was damaged after it was written.
+    #[error("corrupt artifact {path}: {message}")]
+    Corrupt { path: PathBuf, message: String },
+    /// Polygonizing the merged regions read from `path` failed: an internal error (the
+    /// regions passed their checks, so this is a bug, not bad input).
+    #[error("polygonizing the regions of {path}: {source}")]
+    Polygons {
+        path: PathBuf,
+        #[source]
+        source: PolygonError,
+    },
+    /// Assembling the navmesh from the polygons failed (a polygon or link out of range): an
+    /// internal error, like [`BakeError::Polygons`].
+    #[error("assembling the navmesh: {0}")]
+    Assembly(#[source] tessera_navgraph::BuildError),
+    /// The worker threads could not be started (the system refused them).
+    #[error("cannot start {threads} worker threads: {source}")]
+    ThreadPool {
+        threads: usize,
+        #[source]
+        source: rayon::ThreadPoolBuildError,
+    },
+}
+
+impl From<OverBudget> for BakeError {
+    fn from(e: OverBudget) -> Self {
+        BakeError::OverBudget(e.to_string())
+    }
+}
+
+/// A rayon pool of `threads` workers named `name-N`.
+pub(crate) fn thread_pool(threads: usize, name: &str) -> Result<rayon::ThreadPool, BakeError> {
+    let threads = threads.max(1);
+    let name = name.to_string();
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(move |i| format!("{name}-{i}"))
+        .build()
+        .map_err(|source| BakeError::ThreadPool { threads, source })
+}

@@ -1,0 +1,66 @@
+//! The bake's one voxel grid and the memory checks made against it before any tile is
+//! touched: a budget too small for one tile, or for the densest tile, is refused up front
+//! with the size it would take.
+
+use tessera_artifacts::{GridFrame, TileCoord};
+use tessera_config::VoxelParams;
+use tessera_ingest::cache::SceneCache;
+
+use crate::BakeError;
+
+/// The smallest binning buffer [bytes]; binning gets a quarter of the budget, at least this.
+pub(crate) const MIN_BIN_BUFFER: u64 = 1 << 20;
+
+/// The grid over the cached scene: its corner on the world origin, tiles of the configured
+/// size.
+pub(crate) fn frame_of(cache: &SceneCache, params: &VoxelParams) -> Result<GridFrame, BakeError> {
+    let info = cache.info();
+    let frame = tessera_voxel::grid_frame(info.origin, info.bounds_max, params);
+    frame.validate().map_err(|e| BakeError::Corrupt {
+        path: cache.path().to_path_buf(),
+        message: e.to_string(),
+    })?;
+    Ok(frame)
+}
+
+/// The memory a bake needs whatever the triangles: binning buffers at their minimum and one
+/// tile of this grid in flight with one span per cell.
+pub fn minimum_budget(frame: &GridFrame) -> u64 {
+    let cells = largest_tile_cells(frame);
+    MIN_BIN_BUFFER + tessera_voxel::memory::estimate(cells, 0, cells)
+}
+
+/// Refuses a budget below [`minimum_budget`].
+pub(crate) fn check_minimum(frame: &GridFrame, budget: u64) -> Result<(), BakeError> {
+    let minimum = minimum_budget(frame);
+    if budget < minimum {
+        return Err(BakeError::OverBudget(format!(
+            "a memory budget of {} bytes is too small for one {}-cell tile of this world; the minimum is {} bytes ({} MiB)",
+            budget,
+            frame.tile_size,
+            minimum,
+            minimum.div_ceil(1 << 20)
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a budget too small to voxelize the densest tile, which holds `largest` bytes of
+/// triangles.
+pub(crate) fn check_densest(frame: &GridFrame, largest: u64, budget: u64) -> Result<(), BakeError> {
+    let cells = largest_tile_cells(frame);
+    let need = tessera_voxel::memory::estimate(cells, largest, cells);
+    if need > budget {
+        return Err(BakeError::OverBudget(format!(
+            "the densest tile holds {largest} bytes of triangles and needs about {need} bytes to voxelize, \
+             more than the memory budget of {budget} bytes; raise --memory-budget to at least {} MiB or lower --tile-size",
+            need.div_ceil(1 << 20)
+        )));
+    }
+    Ok(())
+}
+
+/// Cells of the largest voxelized tile rectangle (the first tile is never smaller than another).
+fn largest_tile_cells(frame: &GridFrame) -> u64 {
+    frame.tile_voxelized(TileCoord { x: 0, y: 0 }).area() as u64
+}

@@ -1,0 +1,125 @@
+//! Stage 1, ingest: the scene (a file or an in-memory mesh) into the scene cache.
+//!
+//! * Input: [`SceneInput`].
+//! * Output: `work/scene.cache` (rebased f32 triangles and a checksummed trailer), mapped.
+//! * Key: the cache's own source key (size, mtime, content hash, up axis), kept in its
+//!   trailer; a cache made from another source is rebuilt, a corrupt one reported and rebuilt.
+//! * Progress: triangles read (the total is not known before the end).
+
+use std::time::Instant;
+use tessera_geom::UpAxis;
+use tessera_ingest::cache::{ensure_cache, IngestStats, SceneCache, SourceKey};
+use tessera_ingest::{IngestError, MeshSource, SceneFormat, SceneSource, WorldTriangle};
+
+use crate::{BakeError, BakeLayout, Progress, SceneInput};
+
+const STAGE: &str = "ingest";
+/// Triangles between two progress reports.
+const REPORT_EVERY: u64 = 1 << 20;
+
+/// The ingested scene.
+pub(crate) struct Ingested {
+    pub cache: SceneCache,
+    pub stats: IngestStats,
+    /// The scene's name for messages and the summary.
+    pub name: String,
+    pub up: UpAxis,
+    pub seconds: f64,
+}
+
+/// Runs the stage: opens the cache if it was made from this scene, else makes it.
+pub(crate) fn run(
+    scene: &SceneInput,
+    layout: &BakeLayout,
+    progress: &Progress,
+) -> Result<Ingested, BakeError> {
+    let started = Instant::now();
+    progress.stage_start(STAGE, 0);
+    let warn = &mut |e: &IngestError| progress.warn(&format!("scene cache rebuilt: {e}"));
+    let (cache, stats, name, up) = match scene {
+        SceneInput::File { path, up } => {
+            let up = match up {
+                Some(u) => *u,
+                None => SceneFormat::of(path)?.default_up(),
+            };
+            let key = SourceKey::of_file(path, up)?;
+            let scratch = layout.scratch();
+            let (cache, stats) = ensure_cache(
+                &layout.scene_cache(),
+                key,
+                &mut || {
+                    let source = tessera_ingest::open_scene(path, up, &scratch)?;
+                    Ok(counted(source, progress))
+                },
+                warn,
+            )?;
+            (cache, stats, path.display().to_string(), up)
+        }
+        SceneInput::Mesh {
+            name,
+            positions,
+            triangles,
+        } => {
+            let key = SourceKey::of_mesh(positions, triangles, UpAxis::Z);
+            let (cache, stats) = ensure_cache(
+                &layout.scene_cache(),
+                key,
+                &mut || {
+                    let source = Box::new(MeshSource {
+                        name: name.clone(),
+                        positions,
+                        triangles,
+                    });
+                    Ok(counted(source, progress))
+                },
+                warn,
+            )?;
+            (cache, stats, name.clone(), UpAxis::Z)
+        }
+    };
+    let _ = std::fs::remove_dir_all(layout.scratch());
+    progress.stage_done(STAGE, stats.triangles);
+    Ok(Ingested {
+        cache,
+        stats,
+        name,
+        up,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// A scene source that reports the triangles it has read.
+struct Counted<'s> {
+    inner: Box<dyn SceneSource + 's>,
+    progress: Progress,
+}
+
+fn counted<'s>(inner: Box<dyn SceneSource + 's>, progress: &Progress) -> Box<dyn SceneSource + 's> {
+    Box::new(Counted {
+        inner,
+        progress: progress.clone(),
+    })
+}
+
+impl SceneSource for Counted<'_> {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn bounds(&self) -> tessera_geom::WorldBounds {
+        self.inner.bounds()
+    }
+    fn for_each_triangle(
+        &mut self,
+        emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError> {
+        let progress = &self.progress;
+        let mut read = 0u64;
+        self.inner.for_each_triangle(&mut |t| {
+            read += 1;
+            if read.is_multiple_of(REPORT_EVERY) {
+                progress.advance(STAGE, read);
+            }
+            emit(t)
+        })
+    }
+}

@@ -1,0 +1,365 @@
+//! Stage 5, polygons: the merged regions of the region journal to `navmesh.tsn`, out of core.
+//!
+//! 1. The journal's contours are copied once into `work/polygons/contours.spill` and served
+//!    back in windows of regions, in region order ([`JournalRegions`]); with height detail,
+//!    the span journal's walkable floors are decoded once into `work/polygons/floors.spill`
+//!    ([`SpanHeights`]).
+//! 2. [`tessera_polygons::polygonize_stream`] simplifies the regions (a few passes, each a
+//!    window at a time) and polygonizes them.
+//! 3. Each region's polygons go straight to a [`tessera_navgraph::Assembler`], which spills them
+//!    into `work/polygons/`, matches portals and stair links, and writes the archive.
+//!
+//! * Inputs: `work/regions.pack`, `work/spans.pack` (height detail only), the grid,
+//!   [`PolygonParams`] (grid units, from `tessera-config`) and the agent (stored in the
+//!   navmesh's frame).
+//! * Output: `navmesh.tsn` (atomically); its header holds the key and the tile edge.
+//! * Key: [`key`]. The navmesh is the same for every tiling, so the key leaves the tiling out;
+//!   the file is reused only with the regions it was made from (a bake whose voxelize
+//!   checkpoints were all reused).
+//! * Memory: one window of regions and its polygons, the index, the assembler's sort
+//!   buffers and the table of restored simplification points, all sized from the budget,
+//!   except a single region larger than a window, which is taken whole.
+//! * Progress: phases (contours, floors, each pass over the regions, the navmesh file).
+
+use std::sync::Arc;
+use std::time::Instant;
+use tessera_artifacts::GridFrame;
+use tessera_budget::MemoryBudget;
+use tessera_config::{AgentSettings, PartitionParams, PolygonParams, VoxelParams};
+use tessera_geom::UpAxis;
+use tessera_navgraph::{Assembled, Assembler, BuildError};
+use tessera_navmesh::{ArchivedNavMesh, NavMeshFile};
+use tessera_polygons::PolygonError;
+use tessera_store::StoreError;
+
+use crate::keys::{SceneIdentity, StageKey};
+use crate::polygon_inputs::{JournalRegions, SpanHeights};
+use crate::{BakeError, BakeLayout, Progress};
+
+const STAGE: &str = "polygons";
+
+/// The stage's key: what the navmesh depends on. The grid's tiling (tile size and band) is
+/// left out: it changes no byte of the navmesh's payload.
+pub(crate) fn key(
+    scene: &SceneIdentity,
+    voxel: &VoxelParams,
+    polygons: &PolygonParams,
+    agent: &AgentSettings,
+) -> u64 {
+    let untiled = VoxelParams {
+        tile_size: 0,
+        band: 0,
+        ..*voxel
+    };
+    StageKey::new(STAGE)
+        .reads("navmesh format", &tessera_navmesh::VERSION)
+        .reads("scene", scene)
+        .reads("regions", &untiled)
+        .reads("polygons", polygons)
+        .reads("agent", agent)
+        .finish()
+}
+
+/// What the stage reads.
+pub(crate) struct PolygonInputs<'a> {
+    pub scene: &'a tessera_ingest::cache::CacheInfo,
+    pub up: UpAxis,
+    pub frame: &'a GridFrame,
+    pub voxel: &'a VoxelParams,
+    pub params: &'a PolygonParams,
+    pub agent: &'a AgentSettings,
+    /// The region journal was reused whole, so a navmesh made from it may be too.
+    pub regions_reused: bool,
+}
+
+/// What the summary reports about the navmesh.
+pub(crate) struct Polygons {
+    pub polygons: u64,
+    pub vertices: u64,
+    pub detail_vertices: u64,
+    pub portals: u64,
+    pub links: u64,
+    pub notches: u64,
+    pub by_notches: tessera_artifacts::NotchGroups,
+    pub area: f64,
+    pub bytes: u64,
+    pub polygons_removed: u64,
+    pub islands_removed: u64,
+    pub reused: bool,
+    pub seconds: f64,
+}
+
+/// Runs the stage, or reuses `navmesh.tsn` when it was made from these regions and settings.
+pub(crate) fn run(
+    input: &PolygonInputs,
+    budget: &Arc<MemoryBudget>,
+    threads: usize,
+    layout: &BakeLayout,
+    progress: &Progress,
+) -> Result<Polygons, BakeError> {
+    let started = Instant::now();
+    let key = key(
+        &SceneIdentity::of(input.scene),
+        input.voxel,
+        input.params,
+        input.agent,
+    );
+    let navmesh_path = layout.navmesh();
+    // Reused only with the regions it was made from: a bake whose checkpoints were removed
+    // (`--fresh`, `tessera clean`) makes everything again.
+    // The key is read from the header alone first: mapping and validating a large file that
+    // is about to be replaced would count its pages as the bake's memory for nothing.
+    let key_matches =
+        input.regions_reused && tessera_navmesh::read_key(&navmesh_path).is_ok_and(|k| k == key);
+    let existing = match key_matches.then(|| NavMeshFile::open(&navmesh_path)) {
+        None => None,
+        Some(Ok(f)) if f.key() == key => Some(f),
+        Some(Ok(_)) => None,
+        Some(Err(tessera_navmesh::NavMeshError::Io { .. })) => None,
+        Some(Err(e)) => {
+            progress.warn(&format!("navmesh recomputed: {e}"));
+            None
+        }
+    };
+    let mut out = match existing {
+        Some(file) => Polygons::of(file.mesh(), file.len() as u64),
+        None => {
+            let made = build(input, key, budget, threads, layout, progress)?;
+            // Read back by streaming (no map, so the file's pages never count as the bake's
+            // memory): the header and checksum must be what was meant to be written.
+            tessera_navmesh::check_file(&navmesh_path).map_err(|e| BakeError::Corrupt {
+                path: navmesh_path.clone(),
+                message: e.to_string(),
+            })?;
+            Polygons::made(&made)
+        }
+    };
+    out.seconds = started.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+impl Polygons {
+    fn of(mesh: &ArchivedNavMesh, bytes: u64) -> Polygons {
+        Polygons {
+            polygons: mesh.polys.len() as u64,
+            vertices: mesh.verts.len() as u64,
+            detail_vertices: mesh.detail_verts.len() as u64,
+            portals: mesh.stats.portals.to_native() as u64,
+            links: mesh.stats.links.to_native() as u64,
+            notches: mesh.stats.notches.to_native(),
+            by_notches: mesh.stats.by_notches.to_native(),
+            area: mesh.stats.walkable_area.to_native(),
+            bytes,
+            polygons_removed: mesh.stats.polygons_removed.to_native(),
+            islands_removed: mesh.stats.islands_removed.to_native(),
+            reused: true,
+            seconds: 0.0,
+        }
+    }
+
+    fn made(made: &Assembled) -> Polygons {
+        Polygons {
+            polygons: made.polygons,
+            vertices: made.vertices,
+            detail_vertices: made.detail_vertices,
+            portals: made.stats.portals as u64,
+            links: made.stats.links as u64,
+            notches: made.stats.notches,
+            by_notches: made.stats.by_notches.clone(),
+            area: made.stats.walkable_area,
+            bytes: made.bytes,
+            polygons_removed: made.stats.polygons_removed,
+            islands_removed: made.stats.islands_removed,
+            reused: false,
+            seconds: 0.0,
+        }
+    }
+}
+
+/// The navmesh builder's failures: its I/O on `path` is I/O, the rest is an internal error.
+fn assembly_error(path: &std::path::Path) -> impl Fn(BuildError) -> BakeError + '_ {
+    move |e| match e {
+        BuildError::Io { source } => BakeError::Io(StoreError::io(path, source)),
+        e => BakeError::Assembly(e),
+    }
+}
+
+/// The settings `polygonize_stream` takes, from the stage's; height detail is read a tile of
+/// the grid at a time.
+fn stream_params(p: &PolygonParams, frame: &GridFrame) -> tessera_polygons::PolygonParams {
+    use tessera_polygons::detail::DetailParams;
+    tessera_polygons::PolygonParams {
+        partition: match p.partition {
+            PartitionParams::Anavmg {
+                tau,
+                portal_removal,
+            } => tessera_polygons::Partition::Anavmg {
+                tau,
+                removal: portal_removal,
+            },
+            PartitionParams::HertelMehlhorn => tessera_polygons::Partition::HertelMehlhorn,
+        },
+        max_error: p.max_error,
+        portal_climb: p.portal_climb,
+        detail: match p.detail {
+            Some(d) => DetailParams {
+                sample_distance: d.sample_distance,
+                max_error: d.max_error,
+                max_points: d.max_points,
+                locality: frame.tile_size,
+            },
+            None => DetailParams::OFF,
+        },
+    }
+}
+
+/// Polygonizes the merged regions and writes the navmesh file (atomically), streaming.
+fn build(
+    input: &PolygonInputs,
+    key: u64,
+    budget: &Arc<MemoryBudget>,
+    threads: usize,
+    layout: &BakeLayout,
+    progress: &Progress,
+) -> Result<Assembled, BakeError> {
+    let (frame, params) = (input.frame, input.params);
+    let regions_path = layout.regions_pack();
+    let scratch = layout.polygon_scratch();
+    let _ = std::fs::remove_dir_all(&scratch);
+    progress.stage_start(STAGE, 0);
+    // Working memory of the stage: windows of regions (their contours expand about twentyfold
+    // while polygonized) and the assembler's sort buffers.
+    let work = (budget.total() / 2).clamp(4 << 20, 256 << 20);
+    let _reservation = budget.reserve(work, "polygon stage")?;
+    let mut source =
+        JournalRegions::open(&regions_path, &layout.contours_spill(), work / 32, progress)?;
+    let pool = crate::error::thread_pool(threads, STAGE)?;
+    let agent = input.agent;
+    let nav_frame = tessera_navmesh::Frame {
+        origin: input.scene.origin,
+        up: input.up.code(),
+        cell_size: frame.cell_size as f32,
+        cell_height: frame.cell_height as f32,
+        agent_height: agent.height as f32,
+        agent_radius: agent.radius as f32,
+        agent_climb: agent.max_climb as f32,
+    };
+    let mut asm = Assembler::new(
+        nav_frame.clone(),
+        params.portal_climb,
+        &scratch,
+        (work / 4) as usize,
+    )
+    .map_err(assembly_error(&scratch))?;
+    // Stair links (seed 000, 5.2.2): facing blocked edges of two regions, ends within the
+    // agent's radius in plan and within the climb in height. Erosion keeps walkable edges a
+    // radius away from any wall, so edges facing each other across a wall are at least two
+    // radii apart and never linked; without erosion (radius 0) they could be the two sides of
+    // a thin wall, and no links are made.
+    asm.stair_links(params.link_reach, params.link_climb);
+    let stream = stream_params(params, frame);
+    // The heightfield for height detail: each tile's walkable floors, decoded once from the
+    // span journal into a scratch file and read back a budgeted few at a time.
+    let heights = match params.detail {
+        Some(d) => Some(pool.install(|| {
+            SpanHeights::open(
+                &layout.spans_pack(),
+                &layout.floors_spill(),
+                frame,
+                d.floor_reach,
+                work / 4,
+                progress,
+            )
+        })?),
+        None => None,
+    };
+    let height_at = |x: i32, y: i32, near: f64| heights.as_ref().and_then(|h| h.height(x, y, near));
+    let mut done = 0u64;
+    let mut sink_failure = None;
+    let streamed = pool.install(|| {
+        let height: Option<&tessera_polygons::detail::HeightAt> =
+            heights.is_some().then_some(&height_at);
+        tessera_polygons::polygonize_stream(&mut source, stream, height, &mut |out| {
+            asm.add_outline(out.notches, out.polys.len() as u64);
+            if let Err(e) = asm.add_region(&out.verts, &out.detail, &out.polys) {
+                let message = e.to_string();
+                sink_failure = Some(e);
+                return Err(PolygonError::Source(message));
+            }
+            done += 1;
+            Ok(())
+        })
+    });
+    if let Some(e) = sink_failure {
+        return Err(assembly_error(&scratch)(e));
+    }
+    if let Some(e) = source.take_failure() {
+        return Err(BakeError::Io(StoreError::io(&layout.contours_spill(), e)));
+    }
+    streamed.map_err(|source| BakeError::Polygons {
+        path: regions_path.clone(),
+        source,
+    })?;
+    source.remove();
+    if let Some(e) = heights.as_ref().and_then(|h| h.take_failure()) {
+        return Err(BakeError::Io(StoreError::io(&layout.floors_spill(), e)));
+    }
+    progress.phase(STAGE, "navmesh file", 0);
+    let seeds = &params.reachable_from;
+    let internal: Vec<[f32; 3]> = seeds.iter().map(|&p| nav_frame.to_internal(p)).collect();
+    let mut file = tessera_store::AtomicFile::create(layout.navmesh())?;
+    let assembled = asm
+        .finish(&internal, key, frame.tile_size, &mut file)
+        .map_err(assembly_error(&layout.navmesh()))?;
+    file.commit()?;
+    progress.stage_done(STAGE, done);
+    for &i in &assembled.unplaced_seeds {
+        progress.warn(&format!(
+            "polygons.reachable_from[{i}] = {:?} stands on no walkable polygon; ignored",
+            seeds[i]
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(assembled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_config::BakeConfig;
+
+    fn scene() -> SceneIdentity {
+        SceneIdentity {
+            content_hash: 1,
+            up: b'z',
+            payload_hash: 2,
+            origin: [3.0, 4.0, 5.0],
+        }
+    }
+
+    fn key_of(c: &BakeConfig) -> u64 {
+        key(&scene(), &c.voxel_params(), &c.polygon_params(), &c.agent)
+    }
+
+    #[test]
+    fn the_key_ignores_the_tiling_and_follows_what_the_navmesh_holds() {
+        let base = BakeConfig::default();
+        let mut tiled = base.clone();
+        tiled.voxel.tile_size = 33;
+        assert_eq!(key_of(&base), key_of(&tiled));
+        // The agent's height is stored in the navmesh's frame: 2.01 m and 2.02 m are the
+        // same 41 layers of 0.05 m, not the same navmesh file.
+        let mut a = base.clone();
+        a.agent.height = 2.01;
+        let mut b = base.clone();
+        b.agent.height = 2.02;
+        assert_eq!(a.voxel_params(), b.voxel_params());
+        assert_ne!(key_of(&a), key_of(&b));
+        let mut simpler = base.clone();
+        simpler.polygons.max_error = 0.0;
+        assert_ne!(key_of(&base), key_of(&simpler));
+        let mut other = base.clone();
+        other.agent.max_slope = 30.0;
+        assert_ne!(key_of(&base), key_of(&other));
+    }
+}

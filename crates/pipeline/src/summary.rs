@@ -1,0 +1,200 @@
+//! What a bake did: [`BakeSummary`], written last as `summary.json`, assembled from what
+//! each stage returned.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use tessera_artifacts::GridFrame;
+use tessera_budget::MemoryBudget;
+
+use crate::bin::Binned;
+use crate::ingest::Ingested;
+use crate::polygons::Polygons;
+use crate::voxelize::Voxelized;
+#[cfg(doc)]
+use crate::STAGES;
+
+/// One group of [`BakeSummary::by_notches`]: regions with `min_notches ..= max_notches`
+/// notches (no upper end: `null`), their polygons and notches.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct NotchGroup {
+    pub min_notches: u64,
+    pub max_notches: Option<u64>,
+    pub regions: u64,
+    pub polygons: u64,
+    pub notches: u64,
+}
+
+impl NotchGroup {
+    /// The groups of `groups`, in order.
+    pub fn list(groups: &tessera_artifacts::NotchGroups) -> Vec<NotchGroup> {
+        tessera_navmesh::NOTCH_GROUPS
+            .iter()
+            .enumerate()
+            .map(|(g, &(first, last))| NotchGroup {
+                min_notches: first,
+                max_notches: (last != u64::MAX).then_some(last),
+                regions: groups.regions[g],
+                polygons: groups.polygons[g],
+                notches: groups.notches[g],
+            })
+            .collect()
+    }
+}
+
+/// What a bake did, written as `summary.json`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BakeSummary {
+    pub scene: String,
+    pub up: String,
+    pub triangles: u64,
+    pub degenerate_triangles: u64,
+    pub scene_cache_reused: bool,
+    pub tiles: u64,
+    pub tiles_with_geometry: u64,
+    pub tile_size: u32,
+    pub cells: [u32; 2],
+    /// Triangle copies written to tiles (a triangle overlapping k tiles counts k times; 0 when
+    /// the tile pack was reused).
+    pub triangle_placements: u64,
+    /// Stages whose checkpoint was valid for this input and config and was reused whole.
+    pub stages_reused: Vec<String>,
+    /// Tiles whose voxelization was recovered from a checkpoint rather than recomputed.
+    pub resumed_tiles: u64,
+    pub spans: u64,
+    pub walkable_spans: u64,
+    /// Merged regions (flat: 8-connected spans of one floor height), across tile borders.
+    pub regions: u64,
+    /// Walkable area: cells in regions times the cell area [m^2].
+    pub walkable_area_m2: f64,
+    /// Contours (outer and holes) of the merged regions.
+    pub contours: u64,
+    /// Corner points on those contours, after the merge.
+    pub contour_vertices: u64,
+    /// Vertices that existed only because of the tiling (straight through a tile border),
+    /// removed by the merge.
+    pub third_class_removed: u64,
+    /// Convex polygons in the navmesh, their distinct vertices, the edges two of them share
+    /// (portals), links between polygons that share no edge, and the reflex vertices of the
+    /// simplified region outlines (cells per notch = polygons / notches).
+    pub polygons: u64,
+    pub polygon_vertices: u64,
+    /// Points added for height detail (seed 004).
+    pub detail_vertices: u64,
+    pub portals: u64,
+    pub links: u64,
+    pub notches: u64,
+    /// Regions, their polygons and their notches, grouped by the notches a region has
+    /// (seed 002's measure per group; its floor plans have 15 to 106 notches).
+    pub by_notches: Vec<NotchGroup>,
+    /// Plan area of the polygons [m^2] (differs from `walkable_area_m2` by simplification).
+    pub navmesh_area_m2: f64,
+    /// Size of `navmesh.tsn`.
+    pub navmesh_bytes: u64,
+    /// With `polygons.reachable_from` seeds: polygons dropped as unreachable, and the islands
+    /// they formed.
+    pub unreachable_polygons_removed: u64,
+    pub unreachable_islands_removed: u64,
+    /// Largest merge frontier: links waiting for a tile not yet seen.
+    pub merge_frontier_links: u64,
+    /// Largest memory the merge frontier held (waiting links, open regions, open contour
+    /// chains), estimated [bytes]. Outside the budget's reservations.
+    pub merge_frontier_bytes: u64,
+    pub peak_rss_bytes: u64,
+    pub peak_anon_bytes: u64,
+    /// Peak bytes reserved from the budget.
+    pub peak_reserved_bytes: u64,
+    pub threads: usize,
+    pub memory_budget_bytes: u64,
+    /// Bytes the bake folder holds.
+    pub disk_bytes: u64,
+    /// Seconds per stage ([`STAGES`]) and `total`. The merge runs beside voxelization, in its
+    /// writer: `merge` is the writer's time in it and `voxelize` the rest of that time, so the
+    /// stages add up to the total less the set-up between them.
+    pub seconds: BTreeMap<String, f64>,
+}
+
+/// What the summary is made from: each stage's result and what the bake measured.
+pub(crate) struct Parts<'a> {
+    pub ingested: &'a Ingested,
+    pub frame: &'a GridFrame,
+    pub binned: &'a Binned,
+    pub voxelized: &'a Voxelized,
+    pub polygons: &'a Polygons,
+    pub threads: usize,
+    pub budget: &'a MemoryBudget,
+    /// (peak anonymous, peak resident) [bytes].
+    pub peaks: (u64, u64),
+    pub disk_bytes: u64,
+    pub total_seconds: f64,
+}
+
+impl BakeSummary {
+    pub(crate) fn assemble(p: Parts) -> BakeSummary {
+        let (ingest, frame, bin, vox, poly) =
+            (p.ingested, p.frame, p.binned, p.voxelized, p.polygons);
+        let merged = &vox.merged;
+        let stages_reused = [
+            ("ingest", ingest.stats.reused),
+            ("bin", bin.reused),
+            ("voxelize", vox.reused),
+            ("polygons", poly.reused),
+        ]
+        .iter()
+        .filter(|(_, reused)| *reused)
+        .map(|(name, _)| name.to_string())
+        .collect();
+        let seconds = [
+            ("ingest", ingest.seconds),
+            ("bin", bin.seconds),
+            ("voxelize", vox.seconds),
+            ("merge", merged.seconds),
+            ("polygons", poly.seconds),
+            ("total", p.total_seconds),
+        ]
+        .iter()
+        .map(|&(k, v)| (k.to_string(), v))
+        .collect();
+        BakeSummary {
+            scene: ingest.name.clone(),
+            up: ingest.up.to_string(),
+            triangles: ingest.stats.triangles,
+            degenerate_triangles: ingest.stats.degenerate,
+            scene_cache_reused: ingest.stats.reused,
+            tiles: frame.tile_count() as u64,
+            tiles_with_geometry: vox.tiles_with_geometry,
+            tile_size: frame.tile_size,
+            cells: frame.cells,
+            triangle_placements: bin.placements,
+            stages_reused,
+            resumed_tiles: vox.resumed_tiles,
+            spans: vox.spans,
+            walkable_spans: vox.walkable_spans,
+            regions: merged.regions,
+            // Grid to world, for the reader: cells times the cell area.
+            walkable_area_m2: merged.region_spans as f64 * frame.cell_size * frame.cell_size,
+            contours: merged.contours,
+            contour_vertices: merged.contour_vertices,
+            third_class_removed: merged.third_class_removed,
+            polygons: poly.polygons,
+            polygon_vertices: poly.vertices,
+            detail_vertices: poly.detail_vertices,
+            portals: poly.portals,
+            links: poly.links,
+            notches: poly.notches,
+            by_notches: NotchGroup::list(&poly.by_notches),
+            navmesh_area_m2: poly.area,
+            navmesh_bytes: poly.bytes,
+            unreachable_polygons_removed: poly.polygons_removed,
+            unreachable_islands_removed: poly.islands_removed,
+            merge_frontier_links: merged.frontier_links,
+            merge_frontier_bytes: merged.frontier_bytes,
+            peak_rss_bytes: p.peaks.1,
+            peak_anon_bytes: p.peaks.0,
+            peak_reserved_bytes: p.budget.peak_reserved(),
+            threads: p.threads,
+            memory_budget_bytes: p.budget.total(),
+            disk_bytes: p.disk_bytes,
+            seconds,
+        }
+    }
+}

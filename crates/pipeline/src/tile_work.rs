@@ -1,0 +1,190 @@
+//! The voxelize stage's work on one tile: the reader's half (read the tile's triangles, plan
+//! the parts it is voxelized in, reserve their memory) and the worker's half (voxelize the
+//! parts or decode the checkpoint, assemble, segment into regions, trace contours).
+
+use std::path::Path;
+use std::sync::Arc;
+use tessera_artifacts::{CellRect, GridFrame, SpanField, TileCoord, Triangle};
+use tessera_budget::{MemoryBudget, Reservation};
+use tessera_config::VoxelParams;
+use tessera_store::{JournalReader, PackReader};
+
+use crate::grid::MIN_BIN_BUFFER;
+use crate::BakeError;
+
+/// Spans per cell above which the span bound is not believed (a column holding more than this
+/// many separate spans is beyond any real scene at these cell heights).
+const MAX_SPANS_PER_CELL: u64 = 64;
+/// Parts are not split below this side [cells].
+const MIN_PART_SIDE: u32 = 16;
+
+/// What a worker does with a tile.
+pub(crate) enum Work {
+    /// Voxelize the tile's triangles in these parts.
+    Voxelize {
+        triangles: Vec<Triangle>,
+        parts: Vec<CellRect>,
+    },
+    /// The tile's span field is in the checkpoint: decode it instead.
+    Recovered,
+}
+
+/// A tile on its way to a worker, with the memory it holds.
+pub(crate) struct TileJob {
+    pub(crate) index: u32,
+    pub(crate) coord: TileCoord,
+    pub(crate) work: Work,
+    pub(crate) reservation: Reservation,
+}
+
+/// A finished tile on its way to the writer.
+pub(crate) struct TileDone {
+    pub(crate) index: u32,
+    pub(crate) recovered: bool,
+    pub(crate) regions: tessera_artifacts::TileRegions,
+    pub(crate) contours: tessera_artifacts::TileContours,
+    pub(crate) compressed: Vec<u8>,
+    pub(crate) raw_len: usize,
+    pub(crate) spans: u64,
+    pub(crate) walkable: u64,
+    pub(crate) _reservation: Reservation,
+}
+
+/// Reads one tile and plans it: the parts it is voxelized in (one, unless a whole tile would
+/// not fit the budget) and the memory that takes, reserved before the job leaves the reader.
+pub(crate) fn read_and_plan(
+    frame: &GridFrame,
+    tiles: &PackReader,
+    budget: &Arc<MemoryBudget>,
+    key: u32,
+    coord: TileCoord,
+    tiles_path: &Path,
+) -> Result<TileJob, BakeError> {
+    let raw = tiles.raw_len(key);
+    let mut reservation = budget.reserve(raw, "a tile's triangles")?;
+    let bytes = tiles.read(key)?;
+    let triangles =
+        tessera_artifacts::triangles_from_bytes(&bytes).map_err(|e| BakeError::Corrupt {
+            path: tiles_path.to_path_buf(),
+            message: format!("tile {key}: {e}"),
+        })?;
+    drop(bytes);
+    let core = frame.tile_core(coord);
+    // What one part costs at most: its grid, the tile's triangles, every span its triangles
+    // could make. Parts are sized so that two jobs fit the budget with the binning minimum.
+    let cap = (budget.total().saturating_sub(MIN_BIN_BUFFER) / 2).saturating_sub(raw);
+    let mut cost = |part: CellRect| {
+        let rect = part.grown(frame.band);
+        let bound = tessera_voxel::span_bound(frame, rect, &triangles);
+        tessera_voxel::memory::estimate(
+            rect.area() as u64,
+            raw,
+            bound.min(rect.area() as u64 * MAX_SPANS_PER_CELL),
+        )
+    };
+    let parts = tessera_voxel::split_parts(core, cap, MIN_PART_SIDE, &mut cost);
+    let working = parts.iter().map(|p| cost(*p)).max().unwrap_or(0);
+    // Parts wait for assembly: their outputs and the assembled field, about a span per cell.
+    let assembly = if parts.len() > 1 {
+        2 * tessera_voxel::memory::estimate(
+            core.grown(1).area() as u64,
+            0,
+            core.grown(1).area() as u64,
+        )
+    } else {
+        0
+    };
+    let total = (raw + working + assembly).min(budget.total());
+    reservation.reserve_more(total - raw, "a tile in flight")?;
+    Ok(TileJob {
+        index: key,
+        coord,
+        work: Work::Voxelize { triangles, parts },
+        reservation,
+    })
+}
+
+/// Voxelizes a tile's parts one after the other (or decodes its checkpoint), assembles it,
+/// and segments and traces it.
+pub(crate) fn run_job(
+    frame: &GridFrame,
+    params: &VoxelParams,
+    checkpoint: &JournalReader,
+    checkpoint_path: &Path,
+    job: TileJob,
+) -> Result<TileDone, BakeError> {
+    let core = frame.tile_core(job.coord);
+    let mut reservation = job.reservation;
+    let recovered = matches!(job.work, Work::Recovered);
+    let field = match job.work {
+        Work::Recovered => {
+            SpanField::decode(&checkpoint.read(job.index)?).map_err(|e| BakeError::Corrupt {
+                path: checkpoint_path.to_path_buf(),
+                message: format!("tile {}: {e}", job.index),
+            })?
+        }
+        Work::Voxelize { triangles, parts } => {
+            let mut outputs = Vec::with_capacity(parts.len());
+            let mut worst = 0;
+            let triangle_bytes = (triangles.len() * std::mem::size_of::<Triangle>()) as u64;
+            for part in &parts {
+                let v = if parts.len() == 1 {
+                    tessera_voxel::voxelize_part(frame, params, *part, &triangles)
+                } else {
+                    let rect = part.grown(frame.band);
+                    let subset: Vec<Triangle> = triangles
+                        .iter()
+                        .filter(|t| tessera_tiler::triangle_reaches(frame, t, &rect))
+                        .copied()
+                        .collect();
+                    tessera_voxel::voxelize_part(frame, params, *part, &subset)
+                };
+                let cells = part.grown(frame.band).area() as u64;
+                worst = worst.max(tessera_voxel::memory::estimate(
+                    cells,
+                    triangle_bytes,
+                    v.rasterized_spans,
+                ));
+                outputs.push(v.field);
+            }
+            // Account for what the work really took if the plan fell short (it is an upper
+            // bound by construction, so this is a safety net).
+            reservation.grow_to(worst);
+            drop(triangles);
+            tessera_voxel::assemble(core, &outputs)
+        }
+    };
+    debug_assert!(field.validate().is_ok());
+    let (spans, walkable) = field.core_counts();
+    let levels = tessera_artifacts::Levels {
+        step: params.region_step,
+    };
+    let regions = tessera_regions::segment_tile(&field, job.coord, levels);
+    let contours = tessera_contours::trace_tile(
+        &field,
+        &regions,
+        tessera_artifacts::Reach {
+            climb: params.walkable_climb,
+            height: params.walkable_height,
+        },
+    );
+    let (compressed, raw_len) = if recovered {
+        (Vec::new(), 0)
+    } else {
+        let encoded = field.encode();
+        (tessera_store::compress(&encoded), encoded.len())
+    };
+    drop(field);
+    reservation.shrink_to(compressed.len() as u64);
+    Ok(TileDone {
+        index: job.index,
+        recovered,
+        regions,
+        contours,
+        compressed,
+        raw_len,
+        spans,
+        walkable,
+        _reservation: reservation,
+    })
+}

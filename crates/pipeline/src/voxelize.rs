@@ -1,0 +1,332 @@
+//! Stage 3, voxelize (with regions and contours): tiles streamed through workers inside the
+//! memory budget.
+//!
+//! ```text
+//! work/tiles.pack ──reader──[bounded]──> workers (rayon) ──[bounded]──> writer ──> work/spans.pack
+//!                                                                       └─merge─> work/regions.pack
+//! ```
+//!
+//! * The reader reserves each tile's memory before reading it, so when workers or the writer
+//!   fall behind, the reader waits: back-pressure, not buffering. The channels only hold each
+//!   worker's next item.
+//! * Workers voxelize a tile (in parts when a whole one would not fit the budget), segment it
+//!   into regions and trace its contours (`tile_work`).
+//! * The writer restores tile order, appends the span field to the span journal and hands the
+//!   regions and contours to the [merge](crate::merge), so every file has the same bytes for
+//!   any thread count.
+//! * Inputs: the tile pack, the grid, the voxel parameters. Output: `work/spans.pack` (and,
+//!   through the merge, `work/regions.pack`), journals whose header holds the key and grid.
+//! * Key: [`key`], the tile pack's key and [`VoxelParams`]. The journals keep their whole
+//!   records up to any damage and are cut to the tiles both hold; those tiles are decoded
+//!   instead of voxelized.
+//! * Progress: tiles written (and tiles merged, as the merge stage).
+
+use crossbeam_channel::bounded;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tessera_artifacts::{GridFrame, TileCoord};
+use tessera_budget::MemoryBudget;
+use tessera_config::VoxelParams;
+use tessera_store::{Journal, PackReader};
+
+use crate::bin::Binned;
+use crate::keys::StageKey;
+use crate::merge::{Merge, Merged, REGIONS_KIND};
+use crate::tile_work::{read_and_plan, run_job, TileDone, TileJob, Work};
+use crate::{BakeError, BakeLayout, Progress};
+
+const STAGE: &str = "voxelize";
+/// Pack kind of the span journal.
+pub const SPANS_KIND: &[u8; 8] = b"TSSPANS\0";
+/// How often the writer makes its checkpoints durable.
+const SYNC_EVERY: Duration = Duration::from_millis(500);
+
+/// The stage's key: what the span and region journals depend on.
+pub(crate) fn key(tiles_key: u64, params: &VoxelParams) -> u64 {
+    StageKey::new(STAGE)
+        .reads("tiles", &tiles_key)
+        .reads("voxel", params)
+        .finish()
+}
+
+/// What voxelization (and the merge beside it) did.
+pub(crate) struct Voxelized {
+    pub tiles_with_geometry: u64,
+    pub spans: u64,
+    pub walkable_spans: u64,
+    /// Tiles taken from the checkpoint instead of voxelized again.
+    pub resumed_tiles: u64,
+    /// Every tile came from the checkpoint.
+    pub reused: bool,
+    pub merged: Merged,
+    /// The stage's wall time less the merge's.
+    pub seconds: f64,
+}
+
+/// What the workers and the reader share.
+struct Shared<'a> {
+    frame: &'a GridFrame,
+    params: &'a VoxelParams,
+    tiles: &'a PackReader,
+    budget: &'a Arc<MemoryBudget>,
+    layout: &'a BakeLayout,
+    interrupt: Option<&'a AtomicBool>,
+}
+
+/// Runs the stage: every tile of the pack voxelized (or recovered), merged and written.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run(
+    frame: &GridFrame,
+    params: &VoxelParams,
+    binned: &Binned,
+    budget: &Arc<MemoryBudget>,
+    threads: usize,
+    layout: &BakeLayout,
+    progress: &Progress,
+    interrupt: Option<&AtomicBool>,
+) -> Result<Voxelized, BakeError> {
+    let started = Instant::now();
+    let tiles = &binned.tiles;
+    let largest = tiles
+        .keys()
+        .iter()
+        .map(|&k| tiles.raw_len(k))
+        .max()
+        .unwrap_or(0);
+    crate::grid::check_densest(frame, largest, budget.total())?;
+    let shared = Shared {
+        frame,
+        params,
+        tiles,
+        budget,
+        layout,
+        interrupt,
+    };
+    let key = key(binned.key, params);
+    let mut out = stream(&shared, key, threads, progress)?;
+    out.reused = out.resumed_tiles == tiles.keys().len() as u64;
+    out.seconds = (started.elapsed().as_secs_f64() - out.merged.seconds).max(0.0);
+    Ok(out)
+}
+
+/// Opens the two checkpoints of the stage and lines them up: both hold the same first tiles,
+/// in tile order, or both start afresh. Returns how many tiles they hold.
+fn open_checkpoints(
+    layout: &BakeLayout,
+    frame: &GridFrame,
+    stage_key: u64,
+    order: &[u32],
+    progress: &Progress,
+) -> Result<(Journal, Journal, usize), BakeError> {
+    let blob = frame.encode();
+    let mut spans = Journal::open(layout.spans_pack(), SPANS_KIND, stage_key, &blob)?;
+    let mut regions = Journal::open(layout.regions_pack(), REGIONS_KIND, stage_key, &blob)?;
+    let n = spans.keys().len().min(regions.keys().len());
+    let prefix_ok = spans.keys()[..n] == order[..n] && regions.keys()[..n] == order[..n];
+    let n = if prefix_ok { n } else { 0 };
+    if !prefix_ok {
+        progress.warn("voxelize checkpoints do not match the tile order; recomputing");
+    }
+    spans.truncate(n)?;
+    regions.truncate(n)?;
+    Ok((spans, regions, n))
+}
+
+/// The reader, the workers and the writer.
+fn stream(
+    s: &Shared,
+    stage_key: u64,
+    threads: usize,
+    progress: &Progress,
+) -> Result<Voxelized, BakeError> {
+    let keys = s.tiles.keys();
+    progress.stage_start(STAGE, keys.len() as u64);
+    let (mut spans_out, mut regions_out, recovered) =
+        open_checkpoints(s.layout, s.frame, stage_key, &keys, progress)?;
+    let checkpoint = spans_out.snapshot()?;
+    let checkpoint_path = s.layout.spans_pack();
+    let coords: HashMap<u32, TileCoord> = s
+        .frame
+        .tile_coords()
+        .map(|c| (s.frame.tile_index(c) as u32, c))
+        .collect();
+    let threads = threads.max(1);
+    let pool = crate::error::thread_pool(threads, STAGE)?;
+    // The budget bounds what is in flight; the channels only need room for each worker's
+    // next item.
+    let (job_tx, job_rx) = bounded::<TileJob>(threads);
+    let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
+    let mut out = Voxelized {
+        tiles_with_geometry: 0,
+        spans: 0,
+        walkable_spans: 0,
+        resumed_tiles: recovered as u64,
+        reused: false,
+        merged: Merged::default(),
+        seconds: 0.0,
+    };
+    let mut merge = Merge::start(s.budget, keys.len() as u64, progress);
+    let tiles_path = s.layout.tiles_pack();
+    let stopped = AtomicBool::new(false);
+
+    std::thread::scope(|scope| -> Result<(), BakeError> {
+        // Reader: read, plan, reserve, send; stops early when interrupted or when the writer
+        // hangs up.
+        let reader_done = done_tx.clone();
+        let (tiles_path, coords, checkpoint, stopped) =
+            (&tiles_path, &coords, &checkpoint, &stopped);
+        let keys = &keys;
+        let reader = scope.spawn(move || {
+            for (n, &key) in keys.iter().enumerate() {
+                if s.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                    stopped.store(true, Ordering::Relaxed);
+                    return;
+                }
+                let job = if n < recovered {
+                    s.budget
+                        .reserve(checkpoint.raw_len(key) * 3, "a recovered tile")
+                        .map(|reservation| TileJob {
+                            index: key,
+                            coord: coords[&key],
+                            work: Work::Recovered,
+                            reservation,
+                        })
+                        .map_err(BakeError::from)
+                } else {
+                    read_and_plan(s.frame, s.tiles, s.budget, key, coords[&key], tiles_path)
+                };
+                match job {
+                    Ok(job) => {
+                        if job_tx.send(job).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = reader_done.send(Err(e));
+                        return;
+                    }
+                }
+            }
+        });
+        // Workers on the rayon pool, one long-running loop each.
+        let checkpoint_path = &checkpoint_path;
+        let workers = scope.spawn(move || {
+            pool.broadcast(|_| {
+                for job in job_rx.iter() {
+                    let done = run_job(s.frame, s.params, checkpoint, checkpoint_path, job);
+                    if done_tx.send(done).is_err() {
+                        return;
+                    }
+                }
+            });
+        });
+        // Writer (this thread): restore tile order, append to the checkpoints, merge, count.
+        let mut pending: BTreeMap<u32, TileDone> = BTreeMap::new();
+        let mut order = keys.iter().copied();
+        let mut next = order.next();
+        let mut written = 0u64;
+        let mut failure = None;
+        let mut last_sync = Instant::now();
+        for msg in done_rx.iter() {
+            match msg {
+                Ok(done) => {
+                    pending.insert(done.index, done);
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+            while let Some(key) = next {
+                let Some(done) = pending.remove(&key) else {
+                    break;
+                };
+                progress.add_bytes(done.compressed.len() as u64);
+                if let Err(e) = write_tile(done, key, &mut spans_out, &mut regions_out, &mut merge)
+                    .map(|(spans, walkable)| {
+                        out.tiles_with_geometry += 1;
+                        out.spans += spans;
+                        out.walkable_spans += walkable;
+                    })
+                {
+                    failure = Some(e);
+                    break;
+                }
+                written += 1;
+                progress.advance(STAGE, written);
+                next = order.next();
+                if last_sync.elapsed() >= SYNC_EVERY {
+                    // Spans first: a resume keeps the tiles both checkpoints hold.
+                    if let Err(e) = spans_out.sync().and_then(|_| regions_out.sync()) {
+                        failure = Some(e.into());
+                        break;
+                    }
+                    last_sync = Instant::now();
+                }
+            }
+            if failure.is_some() || next.is_none() {
+                break;
+            }
+        }
+        drop(done_rx); // unblocks the workers and the reader if we stopped early
+        let _ = reader.join();
+        let _ = workers.join();
+        spans_out.sync()?;
+        regions_out.sync()?;
+        match failure {
+            Some(e) => Err(e),
+            None if next.is_some() && stopped.load(Ordering::Relaxed) => {
+                Err(BakeError::Interrupted)
+            }
+            None => Ok(()),
+        }
+    })?;
+    if !spans_out.is_complete() {
+        spans_out.finish()?;
+    }
+    if !regions_out.is_complete() {
+        regions_out.finish()?;
+    }
+    progress.stage_done(STAGE, out.tiles_with_geometry);
+    out.merged = merge.finish();
+    Ok(out)
+}
+
+/// The writer's work for one tile, in tile order: append its span field to the checkpoint
+/// (unless it came from there) and merge it. Returns its spans and walkable spans.
+fn write_tile(
+    done: TileDone,
+    key: u32,
+    spans_out: &mut Journal,
+    regions_out: &mut Journal,
+    merge: &mut Merge,
+) -> Result<(u64, u64), BakeError> {
+    if !done.recovered {
+        spans_out.append_compressed(key, &done.compressed, done.raw_len)?;
+    }
+    let regions_out = (!done.recovered).then_some(regions_out);
+    merge.add(key, &done.regions, done.contours, regions_out)?;
+    Ok((done.spans, done.walkable))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_config::BakeConfig;
+
+    #[test]
+    fn the_key_follows_the_voxel_settings_only() {
+        let base = BakeConfig::default();
+        let key_of = |c: &BakeConfig| key(7, &c.voxel_params());
+        let mut polygons = base.clone();
+        polygons.polygons.max_error = 0.0;
+        polygons.polygons.reachable_from = vec![[1.0, 2.0, 3.0]];
+        assert_eq!(key_of(&base), key_of(&polygons));
+        let mut climb = base.clone();
+        climb.agent.max_climb = 0.3;
+        assert_ne!(key_of(&base), key_of(&climb));
+        assert_ne!(key_of(&base), key(8, &base.voxel_params()));
+    }
+}
