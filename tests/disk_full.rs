@@ -11,6 +11,7 @@ use std::path::Path;
 use tessera_pipeline::BakeError;
 use tessera_tests::{coarse_config, file, recast_scenes};
 
+#[allow(unsafe_code)] // setrlimit and signal on this test process: see the SAFETY comment inside
 fn set_file_size_limit(bytes: u64) {
     let limit = libc::rlimit {
         rlim_cur: bytes as libc::rlim_t,

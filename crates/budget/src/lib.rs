@@ -227,6 +227,7 @@ impl Drop for Reservation {
 /// frees tile-sized buffers on several threads then holds several times its budget in
 /// anonymous memory. Fixing the threshold (256 KiB) keeps large blocks in their own mappings,
 /// returned to the OS on free. Call once, before the work starts. No effect off glibc.
+#[allow(unsafe_code)] // glibc's mallopt: see the SAFETY comment inside
 pub fn return_freed_memory_to_os() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {

@@ -35,6 +35,7 @@ pub struct SourceKey {
 impl SourceKey {
     /// The key of a scene file: its size, mtime and the xxh3 of its bytes (and of the external
     /// buffers a `.gltf` names).
+    #[allow(unsafe_code)] // maps the input file read-only to hash it: see the SAFETY comment inside
     pub fn of_file(path: &Path, up: UpAxis) -> Result<SourceKey, IngestError> {
         let mut files = vec![path.to_path_buf()];
         if path
@@ -200,6 +201,7 @@ pub struct SceneCache {
 
 impl SceneCache {
     /// Maps and verifies a cache file (both checksums).
+    #[allow(unsafe_code)] // maps the scene cache read-only: see the SAFETY comment inside
     pub fn open(path: &Path) -> Result<SceneCache, IngestError> {
         let bad = |message: String| IngestError::Cache {
             path: path.to_path_buf(),
@@ -250,6 +252,7 @@ impl SceneCache {
 
     /// Tells the OS that the pages read so far may be dropped (they are clean file pages):
     /// keeps total resident memory near the budget while streaming a large scene.
+    #[allow(unsafe_code)] // madvise(DONTNEED) on a read-only map: see the SAFETY comment inside
     pub fn release_pages(&self) {
         #[cfg(unix)]
         if let Some(m) = &self.map {

@@ -25,6 +25,7 @@ pub struct ObjScene {
     bounds: WorldBounds,
 }
 
+#[allow(unsafe_code)] // maps the input file read-only: see the SAFETY comment inside
 fn map_file(file: &File, path: &Path) -> Result<Option<Mmap>, IngestError> {
     let len = file.metadata().map_err(|e| IngestError::io(path, e))?.len();
     if len == 0 {

@@ -10,6 +10,7 @@ use xxhash_rust::xxh3::Xxh3;
 pub(crate) const RELEASE_EVERY: usize = 64 << 20;
 
 /// Gives back the pages of `map` in `from..upto` (whole pages inside it).
+#[allow(unsafe_code)] // madvise(DONTNEED) on a read-only file map: see the SAFETY comment inside
 pub(crate) fn release(map: &Mmap, from: usize, upto: usize) {
     #[cfg(unix)]
     {

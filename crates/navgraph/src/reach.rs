@@ -143,6 +143,7 @@ struct Mapped<T> {
 }
 
 impl<T: Pod> Mapped<T> {
+    #[allow(unsafe_code)] // maps a spill file read-only: see the SAFETY comment inside
     fn open(spill: &Spill<T>) -> Result<Mapped<T>, BuildError> {
         if spill.is_empty() {
             return Ok(Mapped {

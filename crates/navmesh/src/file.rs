@@ -159,6 +159,7 @@ pub struct NavMeshFile {
 
 impl NavMeshFile {
     /// Maps and validates a file; a corrupt or hostile file is refused with the reason.
+    #[allow(unsafe_code)] // maps the navmesh file read-only: see the SAFETY comment inside
     pub fn open(path: impl AsRef<Path>) -> Result<NavMeshFile, NavMeshError> {
         let path = path.as_ref().to_path_buf();
         let io = |source| NavMeshError::Io {
@@ -175,6 +176,7 @@ impl NavMeshFile {
     }
 
     /// The mesh, zero-copy.
+    #[allow(unsafe_code)] // zero-copy access after validation: see the SAFETY comment inside
     pub fn mesh(&self) -> &ArchivedNavMesh {
         let body = &self.map[HEADER_LEN..];
         // SAFETY: `open` ran rkyv's validation and `validate` on exactly these bytes, and the

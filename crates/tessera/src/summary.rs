@@ -96,11 +96,11 @@ pub fn print_bake(summary: &BakeSummary, out: &Outputs) {
     }
     println!(
         "  navmesh file     {}",
-        BakeLayout::new(&out.dir).navmesh().display()
+        BakeLayout::new(out.dir).navmesh().display()
     );
     println!(
         "  summary          {}",
-        BakeLayout::new(&out.dir).summary_json().display()
+        BakeLayout::new(out.dir).summary_json().display()
     );
     println!(
         "  preview          {} ({} x {} px, {:.3} m per pixel)",
