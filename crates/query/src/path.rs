@@ -82,7 +82,8 @@ struct Node {
     /// `g` plus the heuristic: the heap key.
     f: f64,
     parent: u32,
-    /// Where the search entered the polygon: the start point, or a portal's midpoint.
+    /// Where the search entered the polygon: the start point, the point of a portal on the
+    /// way to the end (see [`Query::find_path`]), or a link's midpoint.
     pos: V3,
     closed: bool,
 }
