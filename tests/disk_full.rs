@@ -40,6 +40,7 @@ fn bake(out: &Path) -> Result<tessera_pipeline::BakeSummary, BakeError> {
         memory_budget: 256 << 20,
         progress: tessera_pipeline::Progress::quiet(),
         interrupt: None,
+        sampler: None,
     })
 }
 

@@ -38,6 +38,7 @@ fn navmesh_bytes(scene: SceneInput, config: BakeConfig, out: &Path) -> Vec<u8> {
         memory_budget: 256 << 20,
         progress: Progress::quiet(),
         interrupt: None,
+        sampler: None,
     })
     .unwrap_or_else(|e| panic!("bake into {} failed: {e}", out.display()));
     std::fs::read(out.join("navmesh.tsn")).unwrap()

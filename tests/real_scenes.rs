@@ -74,6 +74,7 @@ fn second_bake_reuses_the_scene_cache() {
         memory_budget: 128 << 20,
         progress: tessera_pipeline::Progress::quiet(),
         interrupt: None,
+        sampler: None,
     });
     let cache =
         tessera_ingest::cache::SceneCache::open(&dir.path().join("work/scene.cache")).unwrap();

@@ -43,6 +43,7 @@ pub fn bake_columns(
         memory_budget: budget,
         progress: Progress::quiet(),
         interrupt: None,
+        sampler: None,
     })
     .unwrap_or_else(|e| panic!("bake into {} failed: {e}", out.display()));
     let (_, fields) = tessera_pipeline::read_span_fields(out).unwrap();
@@ -190,6 +191,7 @@ pub fn bake_variants(
             memory_budget: v.budget,
             progress: Progress::quiet(),
             interrupt,
+            sampler: None,
         };
         if let Some(bytes) = v.interrupt_after_bytes {
             if interrupt_run(request, &out, bytes) {

@@ -367,6 +367,7 @@ pub fn measure(
         memory_budget: BAKE_BUDGET,
         progress: tessera_pipeline::Progress::quiet(),
         interrupt: None,
+        sampler: None,
     })
     .map_err(|e| format!("tessera bake of {}: {e}", scene.path.display()))?;
     let file = NavMeshFile::open(tessera_pipeline::BakeLayout::new(&out).navmesh())?;

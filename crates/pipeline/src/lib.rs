@@ -85,13 +85,24 @@ pub struct BakeRequest {
     pub progress: Progress,
     /// Set (by a signal handler) to stop at the next safe point with checkpoints intact.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// The caller's memory sampler (for example one that also keeps a trace for a report),
+    /// whose peaks the summary reports; None: the bake samples on its own. One process needs
+    /// one sampling thread.
+    pub sampler: Option<Arc<PeakSampler>>,
 }
+
+/// How often a bake's own sampler reads the process's memory: often enough to catch the
+/// peak of a tile in flight.
+pub const SAMPLE_EVERY: Duration = Duration::from_millis(5);
 
 /// Runs a whole bake.
 pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
     let started = Instant::now();
     tessera_budget::return_freed_memory_to_os();
-    let sampler = PeakSampler::start(Duration::from_millis(5));
+    let sampler = req
+        .sampler
+        .clone()
+        .unwrap_or_else(|| Arc::new(PeakSampler::start(SAMPLE_EVERY)));
     let layout = BakeLayout::new(&req.out_dir);
     layout.create()?;
     let budget = MemoryBudget::new(req.memory_budget);

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::Duration;
 
 use clap::ValueEnum;
 use tessera_budget::PeakSampler;
@@ -124,8 +123,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         })?;
     }
 
-    // Memory over time for the report, sampled beside the bake.
-    let sampler = PeakSampler::with_trace(Duration::from_millis(25));
+    // One sampler for the bake's peaks and the report's memory over time.
+    let sampler = Arc::new(PeakSampler::with_trace(tessera_pipeline::SAMPLE_EVERY));
     let summary = tessera_pipeline::bake(BakeRequest {
         scene,
         config,
@@ -134,6 +133,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         memory_budget,
         progress: Progress::new(log_format),
         interrupt: Some(interrupt),
+        sampler: Some(Arc::clone(&sampler)),
     })
     .map_err(|e| {
         let code = match &e {
@@ -145,7 +145,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         };
         Failure::new(code, e)
     })?;
-    let memory = sampler.finish().trace;
+    let memory = Arc::into_inner(sampler)
+        .expect("the bake keeps no handle on the sampler once it returns")
+        .finish()
+        .trace;
 
     // The preview and the report, from the navmesh and the summary the bake just wrote.
     let layout = BakeLayout::new(&out_dir);

@@ -70,6 +70,7 @@ pub fn baked() -> &'static Baked {
             memory_budget: 256 << 20,
             progress: tessera_pipeline::Progress::quiet(),
             interrupt: None,
+            sampler: None,
         })
         .expect("the test world bakes");
         Baked {
