@@ -367,6 +367,19 @@ impl Assembler {
         tile_cells: u32,
         out: &mut W,
     ) -> Result<Assembled, BuildError> {
+        self.finish_reporting(seeds, key, tile_cells, out, &mut |_| {})
+    }
+
+    /// [`Assembler::finish`], naming each pass to `pass` as it begins (for progress: on a
+    /// large world each is a sort or a sweep over every polygon).
+    pub fn finish_reporting<W: Write + Seek>(
+        self,
+        seeds: &[[f32; 3]],
+        key: u64,
+        tile_cells: u32,
+        out: &mut W,
+        pass: &mut dyn FnMut(&'static str),
+    ) -> Result<Assembled, BuildError> {
         let Assembler {
             frame,
             climb,
@@ -401,13 +414,20 @@ impl Assembler {
         };
         input.regions.push(input.end());
 
+        pass("stair links");
         let links = gather_links(links, stairs, input.polygons())?;
+        pass("portals across regions");
         let patches = match_border_edges(border, climb, &input.dir, input.memory)?;
+        if !seeds.is_empty() {
+            pass("reachability");
+        }
         let reached = prune_unreachable(&input, &patches, &links, seeds)?;
+        pass("renumbering");
         let numbering = Renumbering::new(&input.regions, &reached.keep);
         let links = renumber_links(links, &numbering, &input.frame);
         let kept = write_kept_arrays(&input, &patches, &numbering, &links)?;
         drop(numbering);
+        pass("lookup grid");
         let grid = build_grid(&input, &reached.keep, &kept)?;
 
         let stats = Stats {
@@ -441,6 +461,7 @@ impl Assembler {
             },
             stats: stats.clone(),
         };
+        pass("writing the archive");
         let bytes = write_archive(&mesh, key, tile_cells, out)?;
         for path in input
             .paths()

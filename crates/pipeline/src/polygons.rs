@@ -309,7 +309,9 @@ fn build(
     let internal: Vec<[f32; 3]> = seeds.iter().map(|&p| nav_frame.to_internal(p)).collect();
     let mut file = tessera_store::AtomicFile::create(layout.navmesh())?;
     let assembled = asm
-        .finish(&internal, key, frame.tile_size, &mut file)
+        .finish_reporting(&internal, key, frame.tile_size, &mut file, &mut |pass| {
+            progress.phase(STAGE, &format!("navmesh file: {pass}"), 0)
+        })
         .map_err(assembly_error(&layout.navmesh()))?;
     file.commit()?;
     progress.stage_done(STAGE, done);
