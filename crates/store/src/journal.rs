@@ -226,7 +226,7 @@ impl Journal {
         self.entries.iter().map(|e| e.key).collect()
     }
 
-    /// Appends one record (compressed by [`compress`]).
+    /// Appends one record (compressed by [`compress`](crate::compress)).
     pub fn append_compressed(
         &mut self,
         key: u32,
