@@ -1,12 +1,13 @@
 use super::*;
+use tessera_artifacts::Levels;
 use tessera_artifacts::Point;
 use tessera_artifacts::NO_NEIGHBOUR;
-use tessera_artifacts::{CellRect, Levels, SpanField};
 use tessera_geom::predicates::{dot, on_segment, orient, twice_area, vector};
 use tessera_navmesh::NONE;
 
-/// A height map (top row first; '0' = no floor, digits = floor height) as one tile with an
-/// empty ring, through segmentation, contours and the merge, polygonized.
+/// A height-map drawing (one tile with an empty ring, see
+/// [`tessera_test_support::drawing::field`]) through segmentation, contours and the merge,
+/// polygonized.
 fn polygons_of(drawing: &[&str], levels: Levels, max_error: f64) -> (MeshInput, PolygonStats) {
     polygonize(&regions_of(drawing, levels), params(max_error)).unwrap()
 }
@@ -25,28 +26,7 @@ fn params(max_error: f64) -> PolygonParams {
 
 /// The merged regions of a height map (see [`polygons_of`]).
 fn regions_of(drawing: &[&str], levels: Levels) -> Vec<RegionContours> {
-    let h = drawing.len();
-    let w = drawing[0].len();
-    let mut floors = vec![vec![0u32; w + 2]; h + 2];
-    for (r, row) in drawing.iter().enumerate() {
-        for (c, ch) in row.chars().enumerate() {
-            floors[h - r][c + 1] = ch.to_digit(10).unwrap();
-        }
-    }
-    let refs: Vec<&[u32]> = floors.iter().map(|r| r.as_slice()).collect();
-    let rect = CellRect {
-        x0: -1,
-        y0: -1,
-        width: w as u32 + 2,
-        height: h as u32 + 2,
-    };
-    let core = CellRect {
-        x0: 0,
-        y0: 0,
-        width: w as u32,
-        height: h as u32,
-    };
-    let field = SpanField::from_floors(rect, core, &refs);
+    let field = tessera_test_support::drawing::field(drawing);
     let tile = TileCoord { x: 0, y: 0 };
     let regions = tessera_regions::segment_tile(&field, tile, levels);
     let traced = tessera_contours::trace_tile(

@@ -1,0 +1,155 @@
+//! Cell and edge helpers on the voxel grid, shared by the seed's method and by tracing.
+//!
+//! Based on: seed 000, 4.1.1 (contour edges lie between a span of the region and a cell that
+//! is not in it; membership by floor level, as in segmentation).
+//!
+//! A grid point `(x, y)` is the lower-left corner of cell `(x, y)`. An edge leaves a point
+//! with a heading (east, north, west, south) and has the region's cell on its left.
+
+use tessera_artifacts::heading::{EAST, NORTH, WEST};
+use tessera_artifacts::{Levels, Point, Reach, SpanField, NO_NEIGHBOUR, OUT_OF_REACH};
+
+/// The grid step of each heading (east, north, west, south).
+pub(crate) const STEP: [(i32, i32); 4] = [(1, 0), (0, 1), (-1, 0), (0, -1)];
+
+/// The cell on the left of an edge leaving grid point `p` with `heading` (the region's cell).
+#[inline]
+pub(crate) fn left_cell(p: Point, heading: u8) -> (i32, i32) {
+    match heading {
+        EAST => (p.0, p.1),
+        NORTH => (p.0 - 1, p.1),
+        WEST => (p.0 - 1, p.1 - 1),
+        _ => (p.0, p.1 - 1),
+    }
+}
+
+/// The cell on the right of that edge (outside the region).
+#[inline]
+pub(crate) fn right_cell(p: Point, heading: u8) -> (i32, i32) {
+    match heading {
+        EAST => (p.0, p.1 - 1),
+        NORTH => (p.0, p.1),
+        WEST => (p.0 - 1, p.1),
+        _ => (p.0 - 1, p.1 - 1),
+    }
+}
+
+/// True when cell (x, y) has a walkable span at `level` (a member of the region at that level,
+/// since all cells around a grid point are 8-neighbours).
+#[inline]
+pub(crate) fn member(field: &SpanField, x: i32, y: i32, level: u32, levels: Levels) -> bool {
+    if !field.rect.contains(x, y) {
+        return false;
+    }
+    field
+        .column(x, y)
+        .iter()
+        .any(|s| s.walkable && levels.of(s.zmax) == level)
+}
+
+/// The floor height of a region (at `level`) at grid point `p`: the highest of its floors in
+/// the four cells around `p`. Decided by those four cells alone, so every tile that sees the
+/// point agrees.
+pub(crate) fn corner_height(field: &SpanField, p: Point, level: u32, levels: Levels) -> u32 {
+    let mut h = 0;
+    for (x, y) in [
+        (p.0 - 1, p.1 - 1),
+        (p.0, p.1 - 1),
+        (p.0 - 1, p.1),
+        (p.0, p.1),
+    ] {
+        if field.rect.contains(x, y) {
+            for s in field.column(x, y) {
+                if s.walkable && levels.of(s.zmax) == level {
+                    h = h.max(s.zmax);
+                }
+            }
+        }
+    }
+    h
+}
+
+/// What lies across a boundary edge whose region floor is at height `z`: the level of the
+/// walkable floor of cell (x, y) nearest in height within the agent's height (the lower one
+/// on a tie), marked [`OUT_OF_REACH`] beyond the climb, or [`NO_NEIGHBOUR`]. Two consecutive
+/// edges with the same neighbour level border the same region (their outside cells are
+/// 8-neighbours at one level).
+pub(crate) fn neighbour_across(
+    field: &SpanField,
+    x: i32,
+    y: i32,
+    z: u32,
+    reach: Reach,
+    levels: Levels,
+) -> u32 {
+    if !field.rect.contains(x, y) {
+        return NO_NEIGHBOUR;
+    }
+    field
+        .column(x, y)
+        .iter()
+        .filter(|s| s.walkable && s.zmax.abs_diff(z) <= reach.height)
+        .min_by_key(|s| (s.zmax.abs_diff(z), s.zmax))
+        .map_or(NO_NEIGHBOUR, |s| {
+            let level = levels.of(s.zmax);
+            if s.zmax.abs_diff(z) <= reach.climb {
+                level
+            } else {
+                level | OUT_OF_REACH
+            }
+        })
+}
+
+/// True when an edge leaves `p` with `heading` at `level`.
+#[inline]
+fn edge_leaves(field: &SpanField, p: Point, heading: u8, level: u32, levels: Levels) -> bool {
+    let (lx, ly) = left_cell(p, heading);
+    let (rx, ry) = right_cell(p, heading);
+    member(field, lx, ly, level, levels) && !member(field, rx, ry, level, levels)
+}
+
+/// The heading that follows an edge arriving at `p` with `heading`: the only edge leaving `p`,
+/// or the right turn where two leave (a slash or antislash point).
+pub(crate) fn next_heading(
+    field: &SpanField,
+    p: Point,
+    heading: u8,
+    level: u32,
+    levels: Levels,
+) -> u8 {
+    let right = (heading + 3) % 4;
+    let straight = heading;
+    let left = (heading + 1) % 4;
+    for h in [right, straight, left] {
+        if edge_leaves(field, p, h, level, levels) {
+            return h;
+        }
+    }
+    unreachable!("a boundary edge always continues")
+}
+
+/// The start point of the edge on side `heading` of cell (x, y) (the side that has the cell on
+/// its left when walked in that heading).
+#[inline]
+pub(crate) fn side_start(x: i32, y: i32, heading: u8) -> Point {
+    match heading {
+        EAST => (x, y),
+        NORTH => (x + 1, y),
+        WEST => (x + 1, y + 1),
+        _ => (x, y + 1),
+    }
+}
+
+/// The walkable span of column (x, y) at `level`, as an index into the field's spans.
+#[inline]
+pub(crate) fn span_at_level(
+    field: &SpanField,
+    x: i32,
+    y: i32,
+    level: u32,
+    levels: Levels,
+) -> Option<usize> {
+    let i = field.rect.index(x, y);
+    (field.column_start[i] as usize..field.column_start[i + 1] as usize)
+        .find(|&k| field.spans[k].walkable && levels.of(field.spans[k].zmax) == level)
+}

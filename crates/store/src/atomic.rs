@@ -1,0 +1,124 @@
+//! Files that appear whole or not at all: written beside their destination, fsynced, renamed.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use crate::StoreError;
+
+/// A file being written that appears at its path only when [`AtomicFile::commit`] succeeds.
+pub struct AtomicFile {
+    path: PathBuf,
+    tmp: PathBuf,
+    writer: BufWriter<File>,
+}
+
+impl AtomicFile {
+    pub fn create(path: impl AsRef<Path>) -> Result<AtomicFile, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let file = File::create(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
+        Ok(AtomicFile {
+            path,
+            tmp,
+            writer: BufWriter::with_capacity(1 << 16, file),
+        })
+    }
+
+    /// The destination path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<(), StoreError> {
+        self.writer
+            .write_all(bytes)
+            .map_err(|e| StoreError::io(&self.tmp, e))
+    }
+
+    /// Bytes written so far.
+    pub fn position(&mut self) -> Result<u64, StoreError> {
+        self.writer
+            .stream_position()
+            .map_err(|e| StoreError::io(&self.tmp, e))
+    }
+
+    /// Flushes, fsyncs and renames the file into place, then fsyncs the folder.
+    pub fn commit(mut self) -> Result<(), StoreError> {
+        self.writer
+            .flush()
+            .map_err(|e| StoreError::io(&self.tmp, e))?;
+        self.writer
+            .get_ref()
+            .sync_all()
+            .map_err(|e| StoreError::io(&self.tmp, e))?;
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| StoreError::io(&self.path, e))?;
+        if let Some(dir) = self.path.parent() {
+            // Make the rename itself durable; not every file system allows opening a folder.
+            if let Ok(d) = File::open(if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            }) {
+                let _ = d.sync_all();
+            }
+        }
+        // Nothing left to clean up in Drop.
+        self.tmp = PathBuf::new();
+        Ok(())
+    }
+}
+
+/// Writes go to the temporary file; seeking lets a writer fill in a header last.
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.writer.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.writer.flush()
+    }
+}
+
+impl Seek for AtomicFile {
+    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
+        self.writer.seek(pos)
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes `bytes` to `path` atomically.
+pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<(), StoreError> {
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(bytes)?;
+    f.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_write_leaves_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        write_atomic(&path, b"good").unwrap();
+        {
+            let mut f = AtomicFile::create(&path).unwrap();
+            f.write_all(b"partial").unwrap();
+            // Dropped without commit: the bake failed.
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), b"good");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,348 @@
+//! Packs: many lz4-compressed chunks in one file, each keyed by a tile index and checked by
+//! its own xxh3 checksum, the index at the end; written once through an [`AtomicFile`].
+//!
+//! ```text
+//! header   "TSPACK\0\x01" | kind [8] | header blob length u64 | xxh3 of the blob u64 | blob
+//! chunks   lz4 blocks, back to back
+//! index    per chunk: key u32 | offset u64 | stored len u32 | raw len u32 | xxh3 of stored u64
+//! footer   index offset u64 | chunk count u64 | xxh3 of the index u64 | "TSPACKIX"
+//! ```
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::{AtomicFile, StoreError};
+
+const PACK_MAGIC: &[u8; 8] = b"TSPACK\0\x01";
+const FOOTER_MAGIC: &[u8; 8] = b"TSPACKIX";
+const ENTRY_LEN: usize = 4 + 8 + 4 + 4 + 8;
+const FOOTER_LEN: usize = 8 + 8 + 8 + 8;
+
+/// Where one chunk (or journal record) lies and how to check it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Entry {
+    pub(crate) key: u32,
+    pub(crate) offset: u64,
+    pub(crate) stored_len: u32,
+    pub(crate) raw_len: u32,
+    pub(crate) checksum: u64,
+}
+
+/// Writes a pack: a header blob, then chunks, then the index.
+pub struct PackWriter {
+    file: AtomicFile,
+    entries: Vec<Entry>,
+    offset: u64,
+}
+
+impl PackWriter {
+    /// Starts a pack at `path`; `kind` (8 bytes) and `header` (any bytes, for example the grid
+    /// frame) are stored at the front and given back by the reader.
+    pub fn create(
+        path: impl AsRef<Path>,
+        kind: &[u8; 8],
+        header: &[u8],
+    ) -> Result<PackWriter, StoreError> {
+        let mut file = AtomicFile::create(path)?;
+        file.write_all(PACK_MAGIC)?;
+        file.write_all(kind)?;
+        file.write_all(&(header.len() as u64).to_le_bytes())?;
+        file.write_all(&xxh3_64(header).to_le_bytes())?;
+        file.write_all(header)?;
+        let offset = file.position()?;
+        Ok(PackWriter {
+            file,
+            entries: Vec::new(),
+            offset,
+        })
+    }
+
+    /// Appends one chunk for `key`, compressed.
+    pub fn append(&mut self, key: u32, raw: &[u8]) -> Result<(), StoreError> {
+        self.append_compressed(key, &compress(raw), raw.len())
+    }
+
+    /// Appends a chunk already compressed by [`compress`] (so that workers, not the one writer
+    /// thread, pay for compression). `raw_len` is its uncompressed size.
+    pub fn append_compressed(
+        &mut self,
+        key: u32,
+        stored: &[u8],
+        raw_len: usize,
+    ) -> Result<(), StoreError> {
+        let raw_len = u32::try_from(raw_len).map_err(|_| StoreError::Corrupt {
+            path: self.file.path().to_path_buf(),
+            what: format!("chunk of {raw_len} bytes is larger than 4 GiB"),
+        })?;
+        self.file.write_all(stored)?;
+        self.entries.push(Entry {
+            key,
+            offset: self.offset,
+            stored_len: stored.len() as u32,
+            raw_len,
+            checksum: xxh3_64(stored),
+        });
+        self.offset += stored.len() as u64;
+        Ok(())
+    }
+
+    /// Writes the index and puts the pack in place atomically. Returns the file size.
+    pub fn finish(mut self) -> Result<u64, StoreError> {
+        let mut index = Vec::with_capacity(self.entries.len() * ENTRY_LEN);
+        for e in &self.entries {
+            index.extend_from_slice(&e.key.to_le_bytes());
+            index.extend_from_slice(&e.offset.to_le_bytes());
+            index.extend_from_slice(&e.stored_len.to_le_bytes());
+            index.extend_from_slice(&e.raw_len.to_le_bytes());
+            index.extend_from_slice(&e.checksum.to_le_bytes());
+        }
+        self.file.write_all(&index)?;
+        self.file.write_all(&self.offset.to_le_bytes())?;
+        self.file
+            .write_all(&(self.entries.len() as u64).to_le_bytes())?;
+        self.file.write_all(&xxh3_64(&index).to_le_bytes())?;
+        self.file.write_all(FOOTER_MAGIC)?;
+        let size = self.offset + index.len() as u64 + FOOTER_LEN as u64;
+        self.file.commit()?;
+        Ok(size)
+    }
+}
+
+/// Compresses one chunk the way packs store it (lz4 block).
+pub fn compress(raw: &[u8]) -> Vec<u8> {
+    lz4_flex::compress(raw)
+}
+
+/// Reads chunks back from a pack, verifying every checksum.
+pub struct PackReader {
+    path: PathBuf,
+    file: File,
+    header: Vec<u8>,
+    /// Entries sorted by key, stable in write order within a key.
+    entries: Vec<Entry>,
+}
+
+impl PackReader {
+    /// Opens a pack written with `kind`.
+    pub fn open(path: impl AsRef<Path>, kind: &[u8; 8]) -> Result<PackReader, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let corrupt = |what: String| StoreError::Corrupt {
+            path: path.clone(),
+            what,
+        };
+        let mut file = File::open(&path).map_err(|e| StoreError::io(&path, e))?;
+        let size = file.metadata().map_err(|e| StoreError::io(&path, e))?.len();
+        let mut head = [0u8; 32];
+        file.read_exact(&mut head)
+            .map_err(|_| corrupt("shorter than its header".into()))?;
+        if &head[0..8] != PACK_MAGIC {
+            return Err(corrupt(
+                "not a tessera pack (or another format version)".into(),
+            ));
+        }
+        if &head[8..16] != kind {
+            return Err(corrupt(format!(
+                "holds `{}`, expected `{}`",
+                String::from_utf8_lossy(&head[8..16]).trim_end_matches('\0'),
+                String::from_utf8_lossy(kind).trim_end_matches('\0')
+            )));
+        }
+        let header_len = u64::from_le_bytes(head[16..24].try_into().unwrap());
+        let header_sum = u64::from_le_bytes(head[24..32].try_into().unwrap());
+        if header_len > size {
+            return Err(corrupt("header length past the end of the file".into()));
+        }
+        let mut header = vec![0u8; header_len as usize];
+        file.read_exact(&mut header)
+            .map_err(|_| corrupt("truncated header".into()))?;
+        if xxh3_64(&header) != header_sum {
+            return Err(corrupt("header checksum mismatch".into()));
+        }
+        if size < 32 + header_len + FOOTER_LEN as u64 {
+            return Err(corrupt("truncated (no index)".into()));
+        }
+        let mut footer = [0u8; FOOTER_LEN];
+        file.seek(SeekFrom::Start(size - FOOTER_LEN as u64))
+            .and_then(|_| file.read_exact(&mut footer))
+            .map_err(|e| StoreError::io(&path, e))?;
+        if &footer[24..32] != FOOTER_MAGIC {
+            return Err(corrupt("truncated (index footer missing)".into()));
+        }
+        let index_offset = u64::from_le_bytes(footer[0..8].try_into().unwrap());
+        let count = u64::from_le_bytes(footer[8..16].try_into().unwrap());
+        let index_sum = u64::from_le_bytes(footer[16..24].try_into().unwrap());
+        let index_len = count
+            .checked_mul(ENTRY_LEN as u64)
+            .filter(|&l| index_offset.checked_add(l) == Some(size - FOOTER_LEN as u64))
+            .ok_or_else(|| corrupt("index size does not match the file".into()))?;
+        let mut index = vec![0u8; index_len as usize];
+        file.seek(SeekFrom::Start(index_offset))
+            .and_then(|_| file.read_exact(&mut index))
+            .map_err(|e| StoreError::io(&path, e))?;
+        if xxh3_64(&index) != index_sum {
+            return Err(corrupt("index checksum mismatch".into()));
+        }
+        let mut entries: Vec<Entry> = index
+            .chunks_exact(ENTRY_LEN)
+            .map(|b| Entry {
+                key: u32::from_le_bytes(b[0..4].try_into().unwrap()),
+                offset: u64::from_le_bytes(b[4..12].try_into().unwrap()),
+                stored_len: u32::from_le_bytes(b[12..16].try_into().unwrap()),
+                raw_len: u32::from_le_bytes(b[16..20].try_into().unwrap()),
+                checksum: u64::from_le_bytes(b[20..28].try_into().unwrap()),
+            })
+            .collect();
+        for e in &entries {
+            if e.offset + e.stored_len as u64 > index_offset {
+                return Err(corrupt(format!(
+                    "chunk of key {} runs past the data",
+                    e.key
+                )));
+            }
+        }
+        entries.sort_by_key(|e| e.key);
+        Ok(PackReader {
+            path,
+            file,
+            header,
+            entries,
+        })
+    }
+
+    /// Checks every chunk's checksum (reading the whole file once, decompressing nothing):
+    /// the test a checkpoint passes before it is reused.
+    pub fn verify(&self) -> Result<(), StoreError> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = Vec::new();
+        for e in &self.entries {
+            buf.resize(e.stored_len as usize, 0);
+            self.file
+                .read_exact_at(&mut buf, e.offset)
+                .map_err(|err| StoreError::io(&self.path, err))?;
+            if xxh3_64(&buf) != e.checksum {
+                return Err(StoreError::Corrupt {
+                    path: self.path.clone(),
+                    what: format!("checksum mismatch in a chunk of key {}", e.key),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The header blob given to [`PackWriter::create`].
+    pub fn header(&self) -> &[u8] {
+        &self.header
+    }
+
+    fn range(&self, key: u32) -> &[Entry] {
+        let lo = self.entries.partition_point(|e| e.key < key);
+        let hi = self.entries.partition_point(|e| e.key <= key);
+        &self.entries[lo..hi]
+    }
+
+    /// Uncompressed size of everything stored under `key` (known without reading it).
+    pub fn raw_len(&self, key: u32) -> u64 {
+        self.range(key).iter().map(|e| e.raw_len as u64).sum()
+    }
+
+    /// The keys present, ascending, each once.
+    pub fn keys(&self) -> Vec<u32> {
+        let mut keys: Vec<u32> = self.entries.iter().map(|e| e.key).collect();
+        keys.dedup();
+        keys
+    }
+
+    /// Reads, checks and decompresses every chunk of `key`, concatenated in write order (empty
+    /// when the key is absent). Reads with positioned I/O, so one reader serves many threads.
+    pub fn read(&self, key: u32) -> Result<Vec<u8>, StoreError> {
+        read_entries(&self.path, &self.file, self.range(key).iter(), key)
+    }
+}
+
+/// Reads, checks and decompresses chunks, concatenated in the order given.
+pub(crate) fn read_entries<'a>(
+    path: &Path,
+    file: &File,
+    entries: impl Iterator<Item = &'a Entry>,
+    key: u32,
+) -> Result<Vec<u8>, StoreError> {
+    use std::os::unix::fs::FileExt;
+    let entries: Vec<&Entry> = entries.collect();
+    let mut out = Vec::with_capacity(entries.iter().map(|e| e.raw_len as usize).sum());
+    let mut stored = Vec::new();
+    for e in entries {
+        stored.resize(e.stored_len as usize, 0);
+        file.read_exact_at(&mut stored, e.offset)
+            .map_err(|err| StoreError::io(path, err))?;
+        if xxh3_64(&stored) != e.checksum {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("checksum mismatch in a chunk of key {key}"),
+            });
+        }
+        let start = out.len();
+        out.resize(start + e.raw_len as usize, 0);
+        let n = lz4_flex::decompress_into(&stored, &mut out[start..]).map_err(|err| {
+            StoreError::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("chunk of key {key} does not decompress: {err}"),
+            }
+        })?;
+        if n != e.raw_len as usize {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                what: format!(
+                    "chunk of key {key} decompresses to {n} bytes, expected {}",
+                    e.raw_len
+                ),
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pack_round_trip_keeps_chunk_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.pack");
+        let mut w = PackWriter::create(&path, b"TESTKIND", b"frame").unwrap();
+        w.append(7, b"abc").unwrap();
+        w.append(2, b"zz").unwrap();
+        w.append(7, b"def").unwrap();
+        w.append(7, &[]).unwrap();
+        w.finish().unwrap();
+        let r = PackReader::open(&path, b"TESTKIND").unwrap();
+        assert_eq!(r.header(), b"frame");
+        assert_eq!(r.read(7).unwrap(), b"abcdef");
+        assert_eq!(r.read(2).unwrap(), b"zz");
+        assert_eq!(r.read(3).unwrap(), b"");
+        assert_eq!(r.raw_len(7), 6);
+        assert_eq!(r.keys(), vec![2, 7]);
+        assert!(PackReader::open(&path, b"OTHERKND").is_err());
+    }
+
+    #[test]
+    fn corruption_is_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.pack");
+        let mut w = PackWriter::create(&path, b"TESTKIND", b"").unwrap();
+        w.append(1, &vec![42u8; 1000]).unwrap();
+        w.finish().unwrap();
+        let good = std::fs::read(&path).unwrap();
+        // A flipped byte in the chunk data.
+        let mut bad = good.clone();
+        bad[40] ^= 0x10;
+        std::fs::write(&path, &bad).unwrap();
+        let r = PackReader::open(&path, b"TESTKIND").unwrap();
+        assert!(matches!(r.read(1), Err(StoreError::Corrupt { .. })));
+        // Truncation.
+        std::fs::write(&path, &good[..good.len() - 5]).unwrap();
+        assert!(PackReader::open(&path, b"TESTKIND").is_err());
+    }
+}
