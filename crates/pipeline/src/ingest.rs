@@ -42,13 +42,19 @@ pub(crate) fn run(
                 Some(u) => *u,
                 None => SceneFormat::of(path)?.default_up(),
             };
+            progress.phase(STAGE, "hashing the scene file", 0);
             let key = SourceKey::of_file(path, up)?;
             let scratch = layout.scratch();
+            if layout.scene_cache().exists() {
+                progress.phase(STAGE, "checking the scene cache of an earlier bake", 0);
+            }
             let (cache, stats) = ensure_cache(
                 &layout.scene_cache(),
                 key,
                 &mut || {
+                    progress.phase(STAGE, "opening the scene (OBJ: its vertex pass)", 0);
                     let source = tessera_ingest::open_scene(path, up, &scratch)?;
+                    progress.phase(STAGE, "triangles", 0);
                     Ok(counted(source, progress))
                 },
                 warn,
