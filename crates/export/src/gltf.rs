@@ -235,26 +235,29 @@ fn document(mesh: &ArchivedNavMesh, options: ExportOptions) -> (Value, Vec<u8>, 
 /// `None` when the file would pass the format's 4 GiB limit.
 pub fn to_glb(mesh: &ArchivedNavMesh, options: ExportOptions) -> Option<(Vec<u8>, ExportCounts)> {
     let (doc, bin, counts) = document(mesh, options);
-    let mut json = serde_json::to_vec(&doc).expect("a JSON value serializes");
-    json.resize(json.len().next_multiple_of(4), b' ');
+    let json = serde_json::to_vec(&doc).expect("a JSON value serializes");
     let bin_chunk = if bin.is_empty() { 0 } else { 8 + bin.len() };
-    let total = 12 + 8 + json.len() + bin_chunk;
-    if total > u32::MAX as usize {
+    if 12 + 8 + json.len().next_multiple_of(4) + bin_chunk > u32::MAX as usize {
         return None;
     }
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&json);
-    if !bin.is_empty() {
-        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"BIN\0");
-        out.extend_from_slice(&bin);
-    }
+    let out = glb(&json, &bin);
     Some((out, counts))
+}
+
+/// A GLB container around `json` and `bin` (no BIN chunk when `bin` is empty), by the gltf
+/// crate's writer: JSON padded with spaces, BIN with zeros, each chunk 4-byte aligned. The
+/// caller checks the 4 GiB limit.
+pub fn glb(json: &[u8], bin: &[u8]) -> Vec<u8> {
+    let container = gltf::Glb {
+        header: gltf::binary::Header {
+            magic: *b"glTF",
+            version: 2,
+            length: 0, // computed by the writer
+        },
+        json: json.into(),
+        bin: (!bin.is_empty()).then(|| bin.into()),
+    };
+    container.to_vec().expect("writing to a vector cannot fail")
 }
 
 /// The mesh as a `.gltf` JSON document with its buffer embedded as a base64 data URI.

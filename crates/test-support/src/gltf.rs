@@ -9,29 +9,19 @@ pub struct Gltf {
 }
 
 impl Gltf {
-    /// The document as a GLB container: the 12-byte header, the JSON chunk (padded with
-    /// spaces) and the BIN chunk (padded with zeros), each chunk 4-byte aligned.
+    /// The document as a GLB container (the gltf crate's writer): the 12-byte header, the
+    /// JSON chunk (padded with spaces) and the BIN chunk (padded with zeros).
     pub fn glb(&self) -> Vec<u8> {
-        let mut json = self.json.clone().into_bytes();
-        while !json.len().is_multiple_of(4) {
-            json.push(b' ');
-        }
-        let mut bin = self.bin.clone();
-        while !bin.len().is_multiple_of(4) {
-            bin.push(0);
-        }
-        let total = 12 + 8 + json.len() + 8 + bin.len();
-        let mut out = Vec::with_capacity(total);
-        out.extend_from_slice(b"glTF");
-        out.extend_from_slice(&2u32.to_le_bytes());
-        out.extend_from_slice(&(total as u32).to_le_bytes());
-        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"JSON");
-        out.extend_from_slice(&json);
-        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"BIN\0");
-        out.extend_from_slice(&bin);
-        out
+        let container = gltf::Glb {
+            header: gltf::binary::Header {
+                magic: *b"glTF",
+                version: 2,
+                length: 0, // computed by the writer
+            },
+            json: self.json.as_bytes().into(),
+            bin: Some(self.bin.as_slice().into()),
+        };
+        container.to_vec().expect("writing to a vector cannot fail")
     }
 
     /// Writes the GLB container to `path`.
