@@ -58,17 +58,17 @@ pub(crate) fn run(
     let key = key(&SceneIdentity::of(cache.info()), frame);
     let header = [key.to_le_bytes().as_slice(), &frame.encode()].concat();
     let reused = match PackReader::open(layout.tiles_pack(), TILES_KIND) {
-        Ok(r) if r.header() == header => match {
+        Ok(r) if r.header() == header => {
             progress.stage_start(STAGE, 0);
             progress.phase(STAGE, "checking the tile pack of an earlier bake", 0);
-            r.verify()
-        } {
-            Ok(()) => true,
-            Err(e) => {
-                progress.warn(&format!("tile pack recomputed: {e}"));
-                false
+            match r.verify() {
+                Ok(()) => true,
+                Err(e) => {
+                    progress.warn(&format!("tile pack recomputed: {e}"));
+                    false
+                }
             }
-        },
+        }
         _ => false,
     };
     let placements = if reused {
