@@ -114,13 +114,31 @@ pub struct GltfScene {
 }
 
 impl GltfScene {
+    /// Reads the `.gltf` or `.glb` at `path`; external buffers are read from its folder.
     pub fn open(path: &Path, up: UpAxis) -> Result<GltfScene, IngestError> {
+        let bytes = std::fs::read(path).map_err(|e| IngestError::io(path, e))?;
+        GltfScene::from_bytes(
+            path,
+            bytes,
+            up,
+            Some(path.parent().unwrap_or(Path::new("."))),
+        )
+    }
+
+    /// Reads a `.gltf` or `.glb` held in memory. `path` names it in messages; buffers that
+    /// are files (not data URIs or the GLB binary chunk) are read from the folder `base`, and
+    /// refused when `base` is `None`.
+    pub fn from_bytes(
+        path: &Path,
+        bytes: Vec<u8>,
+        up: UpAxis,
+        base: Option<&Path>,
+    ) -> Result<GltfScene, IngestError> {
         let err = |part: &str, message: String| IngestError::Gltf {
             path: path.to_path_buf(),
             part: part.to_string(),
             message,
         };
-        let bytes = std::fs::read(path).map_err(|e| IngestError::io(path, e))?;
         let is_glb = bytes.starts_with(b"glTF");
         let (json_bytes, blob): (Vec<u8>, Option<Vec<u8>>) = if is_glb {
             let glb = gltf::Glb::from_slice(&bytes)
@@ -156,7 +174,10 @@ impl GltfScene {
                             .decode(encoded)
                             .map_err(|e| err(&part, format!("bad base64 data: {e}")))?
                     } else {
-                        let file = path.parent().unwrap_or(Path::new(".")).join(uri);
+                        let base = base.ok_or_else(|| {
+                            err(&part, format!("refers to the file `{uri}`, and no folder was given to read it from"))
+                        })?;
+                        let file = base.join(uri);
                         std::fs::read(&file).map_err(|e| {
                             err(&part, format!("cannot read `{}`: {e}", file.display()))
                         })?

@@ -7,6 +7,8 @@
 //! * [`cache`]: the scene cache, a versioned, checksummed file of rebased f32 triangles that the
 //!   tiler memory-maps; a second bake of the same input (same size, mtime, content hash and up
 //!   axis) reuses it.
+//! * [`fuzzing`]: the readers on arbitrary bytes, shared by the fuzz targets (`fuzz/`) and the
+//!   regression tests that replay what they found.
 //!
 //! Coordinates are read as f64, converted to Z-up once ([`UpAxis`]) and rebased on the world
 //! origin (the minimum of the scene's vertices) before narrowing to f32.
@@ -16,6 +18,7 @@
 //! read-only and its own scratch and cache files, which nothing else writes.
 
 pub mod cache;
+pub mod fuzzing;
 pub mod gltf_scene;
 pub mod obj;
 mod pages;

@@ -15,10 +15,14 @@
 //! validation (a hostile file cannot make an access go out of bounds), and [`validate`]: every
 //! index in range, every number finite. After that, access is zero-copy.
 //!
+//! [`fuzzing`] runs that loading on arbitrary bytes for the fuzz targets (`fuzz/`) and the
+//! regression tests that replay what they found.
+//!
 //! This crate depends on no builder crate: the query library reads files through it alone.
 
 mod assemble;
 mod build;
+pub mod fuzzing;
 mod links;
 
 use std::fs::File;
