@@ -47,14 +47,20 @@ fn read_everything(mesh: &ArchivedNavMesh) -> u32 {
             }
         }
         for n in mesh.poly_neighbours(p) {
-            assert!(n == crate::NONE || n < polygons, "polygon {p}: neighbour {n}");
+            assert!(
+                n == crate::NONE || n < polygons,
+                "polygon {p}: neighbour {n}"
+            );
         }
         for l in mesh.poly_links(p) {
             let to = l.to.to_native();
             assert!(to < polygons, "polygon {p}: link to {to}");
         }
         for t in mesh.poly_triangles(p) {
-            assert!(t.iter().flatten().all(|c| c.is_finite()), "polygon {p}: {t:?}");
+            assert!(
+                t.iter().flatten().all(|c| c.is_finite()),
+                "polygon {p}: {t:?}"
+            );
         }
         // The cells at the corners of its plan box (all of them would make this quadratic).
         let (x0, y0, x1, y1) = mesh.grid_cells(lo, hi);
