@@ -514,6 +514,10 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), String> {
         }
     }
     let g = &m.grid;
+    // A grid has a cell at least: `grid_cells` clamps to the last row and column.
+    if g.width.to_native() == 0 || g.height.to_native() == 0 {
+        return Err("grid: no cells".into());
+    }
     let cells = g.width.to_native() as u64 * g.height.to_native() as u64;
     if g.start.len() as u64 != cells + 1 {
         return Err("grid: start table does not match its size".into());

@@ -3,7 +3,8 @@
 //! points as the targets, with and without resealing: each is loaded or refused with an
 //! error, never a panic.
 //!
-//! The hand-made seed `corpus/navmesh_load/three_squares.tsn` is written by this file:
+//! The hand-made inputs (`corpus/navmesh_load/three_squares.tsn`,
+//! `regressions/navmesh_load/grid_without_cells.tsn`) are written by this file:
 //! `TESSERA_WRITE_FUZZ_SEEDS=1 cargo test -p tessera-navmesh --test fuzz_regressions`.
 
 #[path = "../../../fuzz/replay.rs"]
@@ -100,18 +101,33 @@ fn three_squares() -> NavMesh {
     }
 }
 
-#[test]
-fn the_hand_made_seed_in_the_corpus_is_current() {
-    let bytes = encode_keyed(&three_squares(), 7);
-    assert_eq!(load(&bytes).unwrap(), 3);
-    let path = replay::fuzz_dir().join("corpus/navmesh_load/three_squares.tsn");
+/// Compares a hand-made input of the fuzz folder with `bytes`, or writes it when
+/// `TESSERA_WRITE_FUZZ_SEEDS` is set.
+fn hand_made(relative: &str, bytes: &[u8]) {
+    let path = replay::fuzz_dir().join(relative);
     if std::env::var_os("TESSERA_WRITE_FUZZ_SEEDS").is_some() {
-        std::fs::write(&path, &bytes).unwrap();
+        std::fs::write(&path, bytes).unwrap();
     }
     assert!(
         std::fs::read(&path).unwrap() == bytes,
         "{} is stale (the format changed?): rewrite it with TESSERA_WRITE_FUZZ_SEEDS=1",
         path.display()
+    );
+}
+
+#[test]
+fn the_hand_made_inputs_in_the_fuzz_folder_are_current() {
+    let seed = encode_keyed(&three_squares(), 7);
+    assert_eq!(load(&seed).unwrap(), 3);
+    hand_made("corpus/navmesh_load/three_squares.tsn", &seed);
+    // A grid of no cells passed `validate`, and `grid_cells` then panicked (clamp to -1).
+    let mut no_cells = three_squares();
+    no_cells.grid.width = 0;
+    no_cells.grid.start = vec![0];
+    no_cells.grid.items = vec![];
+    hand_made(
+        "regressions/navmesh_load/grid_without_cells.tsn",
+        &encode_keyed(&no_cells, 7),
     );
 }
 
@@ -123,6 +139,11 @@ fn every_navmesh_fuzz_input_is_loaded_or_refused_without_a_panic() {
         if target == "navmesh_load" {
             // The seeds stay loadable (so they keep seeding the fuzzer deep); a bake's file
             // too (see fuzz/README.md to bake it again when the format changes).
+            let refused = &loaded["regressions/grid_without_cells.tsn"];
+            assert!(
+                refused.as_ref().unwrap_err().contains("grid: no cells"),
+                "{refused:?}"
+            );
             for (seed, polygons) in [
                 ("corpus/three_squares.tsn", 3),
                 ("corpus/nav_test_cut.tsn", 35),
