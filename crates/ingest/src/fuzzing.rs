@@ -41,8 +41,7 @@ fn read_all(scene: &mut dyn SceneSource) -> Result<u64, IngestError> {
     let mut triangles = 0u64;
     scene.for_each_triangle(&mut |t| {
         for p in t {
-            for axis in 0..3 {
-                let c = p[axis];
+            for (axis, &c) in p.iter().enumerate() {
                 assert!(
                     c.is_finite(),
                     "triangle {triangles}: coordinate {c} is not finite"
