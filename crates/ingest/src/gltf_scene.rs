@@ -96,6 +96,37 @@ fn local_matrix(node: &serde_json::Value) -> Mat4 {
     r
 }
 
+/// What a primitive reads from an accessor.
+#[derive(Clone, Copy)]
+enum Role {
+    Positions,
+    Indices,
+}
+
+/// Checks that every primitive's POSITION names an accessor of the file: the one reference
+/// the `gltf` crate's validation follows before checking it. Returns the part at fault and
+/// why.
+fn check_position_references(root: &gltf::json::Root) -> Result<(), (String, String)> {
+    let positions = gltf::json::validation::Checked::Valid(gltf::Semantic::Positions);
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        for (p, primitive) in mesh.primitives.iter().enumerate() {
+            if let Some(accessor) = primitive.attributes.get(&positions) {
+                if accessor.value() >= root.accessors.len() {
+                    return Err((
+                        format!("mesh {m} primitive {p}"),
+                        format!(
+                            "POSITION names accessor {}, the file has {}",
+                            accessor.value(),
+                            root.accessors.len()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One primitive to read, with its world transform.
 struct Instance {
     mesh: usize,
@@ -114,15 +145,43 @@ pub struct GltfScene {
 }
 
 impl GltfScene {
+    /// Reads the `.gltf` or `.glb` at `path`; external buffers are read from its folder.
     pub fn open(path: &Path, up: UpAxis) -> Result<GltfScene, IngestError> {
+        let bytes = std::fs::read(path).map_err(|e| IngestError::io(path, e))?;
+        GltfScene::from_bytes(
+            path,
+            bytes,
+            up,
+            Some(path.parent().unwrap_or(Path::new("."))),
+        )
+    }
+
+    /// Reads a `.gltf` or `.glb` held in memory. `path` names it in messages; buffers that
+    /// are files (not data URIs or the GLB binary chunk) are read from the folder `base`, and
+    /// refused when `base` is `None`.
+    pub fn from_bytes(
+        path: &Path,
+        bytes: Vec<u8>,
+        up: UpAxis,
+        base: Option<&Path>,
+    ) -> Result<GltfScene, IngestError> {
         let err = |part: &str, message: String| IngestError::Gltf {
             path: path.to_path_buf(),
             part: part.to_string(),
             message,
         };
-        let bytes = std::fs::read(path).map_err(|e| IngestError::io(path, e))?;
         let is_glb = bytes.starts_with(b"glTF");
         let (json_bytes, blob): (Vec<u8>, Option<Vec<u8>>) = if is_glb {
+            // The `gltf` crate takes the 12-byte header off the declared length unchecked.
+            if let Some(declared) = bytes.get(8..12) {
+                let declared = u32::from_le_bytes(declared.try_into().expect("4 bytes"));
+                if declared < 12 {
+                    return Err(err(
+                        "container",
+                        format!("invalid .glb: declares {declared} bytes, less than its header"),
+                    ));
+                }
+            }
             let glb = gltf::Glb::from_slice(&bytes)
                 .map_err(|e| err("container", format!("invalid or truncated .glb: {e}")))?;
             (glb.json.into_owned(), glb.bin.map(|b| b.into_owned()))
@@ -131,9 +190,15 @@ impl GltfScene {
         };
         let json: serde_json::Value =
             serde_json::from_slice(&json_bytes).map_err(|e| err("JSON", e.to_string()))?;
-        let document = gltf::Gltf::from_slice(&json_bytes)
+        // The `gltf` crate's validation indexes the accessors with a primitive's POSITION
+        // before checking that index, so that one reference is checked here first.
+        let unchecked = gltf::Gltf::from_slice_without_validation(&json_bytes)
             .map_err(|e| err("document", e.to_string()))?
-            .document;
+            .document
+            .into_json();
+        check_position_references(&unchecked).map_err(|(part, message)| err(&part, message))?;
+        let document =
+            gltf::Document::from_json(unchecked).map_err(|e| err("document", e.to_string()))?;
 
         // Buffers: the GLB binary chunk, data URIs, or files beside the scene.
         let mut buffers = Vec::new();
@@ -156,7 +221,10 @@ impl GltfScene {
                             .decode(encoded)
                             .map_err(|e| err(&part, format!("bad base64 data: {e}")))?
                     } else {
-                        let file = path.parent().unwrap_or(Path::new(".")).join(uri);
+                        let base = base.ok_or_else(|| {
+                            err(&part, format!("refers to the file `{uri}`, and no folder was given to read it from"))
+                        })?;
+                        let file = base.join(uri);
                         std::fs::read(&file).map_err(|e| {
                             err(&part, format!("cannot read `{}`: {e}", file.display()))
                         })?
@@ -187,17 +255,31 @@ impl GltfScene {
             Some(s) => vec![s],
             None => document.scenes().collect(),
         };
-        let mut stack: Vec<(gltf::Node, Mat4, usize)> = Vec::new();
-        for scene in &scenes {
+        let mut stack: Vec<(gltf::Node, Mat4, usize, usize)> = Vec::new();
+        for (s, scene) in scenes.iter().enumerate() {
             for root in scene.nodes() {
-                stack.push((root, IDENTITY, 0));
+                stack.push((root, IDENTITY, 0, s));
             }
         }
-        while let Some((node, parent, depth)) = stack.pop() {
+        // Each node is reached at most once per scene: the hierarchy is a set of trees (glTF
+        // 2.0, 3.5.3). A node with two parents would be read once per path to it, and
+        // layers of such nodes multiply the paths (2^30 from 30 nodes). Scenes are walked
+        // one after the other (the last first), so one mark per node tells its scene.
+        let mut reached_in: Vec<Option<usize>> = vec![None; document.nodes().len()];
+        while let Some((node, parent, depth, s)) = stack.pop() {
             if depth > 1024 {
                 return Err(err(
                     "nodes",
                     "node hierarchy deeper than 1024 (a cycle?)".into(),
+                ));
+            }
+            if reached_in[node.index()].replace(s) == Some(s) {
+                return Err(err(
+                    &format!("node {}", node.index()),
+                    format!(
+                        "reached twice in scene {} (a node may have one parent only)",
+                        scenes[s].index()
+                    ),
                 ));
             }
             let local = nodes_json
@@ -217,7 +299,7 @@ impl GltfScene {
             // Children in reverse so that the stack visits them in file order.
             let children: Vec<_> = node.children().collect();
             for child in children.into_iter().rev() {
-                stack.push((child, world, depth + 1));
+                stack.push((child, world, depth + 1, s));
             }
         }
         if scenes.is_empty() {
@@ -259,14 +341,40 @@ impl GltfScene {
         }
     }
 
-    /// Checks that an accessor's elements lie inside its buffer view and buffer.
-    fn check_accessor(&self, accessor: &gltf::Accessor) -> Result<(), IngestError> {
+    /// Checks that an accessor holds what `role` needs (glTF 2.0, 3.7.2.1: POSITION is VEC3
+    /// of floats, indices are unsigned scalars) and that its elements lie inside its buffer
+    /// view and buffer: what the `gltf` crate's reader assumes without checking.
+    fn check_accessor(&self, accessor: &gltf::Accessor, role: Role) -> Result<(), IngestError> {
+        use gltf::accessor::{DataType, Dimensions};
         let part = format!("accessor {}", accessor.index());
         if accessor.sparse().is_some() {
             return Err(self.error(
                 part,
                 "sparse accessors are not supported for geometry".into(),
             ));
+        }
+        let (dimensions, data_type) = (accessor.dimensions(), accessor.data_type());
+        let fits = match role {
+            Role::Positions => dimensions == Dimensions::Vec3 && data_type == DataType::F32,
+            Role::Indices => {
+                dimensions == Dimensions::Scalar
+                    && matches!(data_type, DataType::U8 | DataType::U16 | DataType::U32)
+            }
+        };
+        if !fits {
+            return Err(self.error(
+                part,
+                format!(
+                    "{dimensions:?} of {data_type:?} cannot be {}",
+                    match role {
+                        Role::Positions => "positions (VEC3 of F32)",
+                        Role::Indices => "indices (SCALAR of U8, U16 or U32)",
+                    }
+                ),
+            ));
+        }
+        if accessor.count() == 0 {
+            return Err(self.error(part, "holds no element (count 0)".into()));
         }
         let Some(view) = accessor.view() else {
             return Err(self.error(part, "has no buffer view".into()));
@@ -285,14 +393,20 @@ impl GltfScene {
         }
         let elem = accessor.size();
         let stride = view.stride().unwrap_or(elem);
-        let need = if accessor.count() == 0 {
-            0
-        } else {
-            (accessor.count() - 1)
-                .checked_mul(stride)
-                .and_then(|v| v.checked_add(accessor.offset() + elem))
-                .unwrap_or(usize::MAX)
-        };
+        if stride < elem {
+            return Err(self.error(
+                part,
+                format!(
+                    "buffer view {} has a stride of {stride} bytes, less than the {elem}-byte element",
+                    view.index()
+                ),
+            ));
+        }
+        let need = (accessor.count() - 1)
+            .checked_mul(stride)
+            .and_then(|v| v.checked_add(accessor.offset()))
+            .and_then(|v| v.checked_add(elem))
+            .unwrap_or(usize::MAX);
         if need > view.length() {
             return Err(self.error(
                 part,
@@ -334,9 +448,9 @@ impl GltfScene {
                     "has no POSITION attribute".into(),
                 ));
             };
-            self.check_accessor(&pos_accessor)?;
+            self.check_accessor(&pos_accessor, Role::Positions)?;
             if let Some(ind) = prim.indices() {
-                self.check_accessor(&ind)?;
+                self.check_accessor(&ind, Role::Indices)?;
             }
             let reader = prim.reader(|b| self.buffers.get(b.index()).map(|v| v.as_slice()));
             let positions: Vec<[f64; 3]> = reader

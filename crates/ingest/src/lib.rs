@@ -7,15 +7,20 @@
 //! * [`cache`]: the scene cache, a versioned, checksummed file of rebased f32 triangles that the
 //!   tiler memory-maps; a second bake of the same input (same size, mtime, content hash and up
 //!   axis) reuses it.
+//! * [`fuzzing`]: the readers on arbitrary bytes, shared by the fuzz targets (`fuzz/`) and the
+//!   regression tests that replay what they found.
 //!
 //! Coordinates are read as f64, converted to Z-up once ([`UpAxis`]) and rebased on the world
 //! origin (the minimum of the scene's vertices) before narrowing to f32.
 //!
-//! This is the only crate with `unsafe`: the memory maps (`memmap2::Mmap::map`). A mapped file
-//! must not be truncated by another process while it is mapped; tessera maps its own inputs
-//! read-only and its own scratch and cache files, which nothing else writes.
+//! `unsafe` here is limited to the functions that map files (`memmap2::Mmap::map`) and advise
+//! the kernel to drop their pages, each allowed by name (the workspace denies `unsafe_code`).
+//! A mapped file must not be truncated by another process while it is mapped: tessera maps
+//! its inputs read-only (README.md states the contract for users) and its own scratch and
+//! cache files, which nothing else writes and which are replaced only by rename.
 
 pub mod cache;
+pub mod fuzzing;
 pub mod gltf_scene;
 pub mod obj;
 mod pages;

@@ -88,6 +88,12 @@ impl Header {
         }
     }
 
+    /// The checksum this header, as it stands, should carry over a payload with xxh3
+    /// `payload_digest` (for tools that rewrite a field and seal the file again).
+    pub fn resealed(&self, payload_digest: u64) -> u64 {
+        self.seal(payload_digest)
+    }
+
     /// The checksum this header should carry over a payload with xxh3 `payload_digest`.
     fn seal(&self, payload_digest: u64) -> u64 {
         let bytes = self.to_bytes();

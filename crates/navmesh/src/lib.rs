@@ -17,6 +17,9 @@
 //! [`validate`]: every index in range, every number finite ([`InvalidMesh`] says which is
 //! not). After that, access is zero-copy.
 //!
+//! [`fuzzing`] runs that loading on arbitrary bytes for the fuzz targets (`fuzz/`) and the
+//! regression tests that replay what they found.
+//!
 //! This is the format alone: the builder (out-of-core assembly, stair links, reachability, the
 //! grid, the streaming writer) is the crate `tessera-navgraph`, which depends on this one,
 //! never the reverse. Readers (query, export, viewer) link this crate and so never the spill
@@ -24,6 +27,7 @@
 //! no I/O), for [`DETAIL`] and [`NotchGroups`], which the polygons stage produces.
 
 mod file;
+pub mod fuzzing;
 mod header;
 mod validate;
 

@@ -33,6 +33,8 @@ pub enum InvalidMesh {
     LinkNotFinite { link: usize },
     #[error("grid: start table does not match its size")]
     GridSize,
+    #[error("grid: no cells")]
+    GridEmpty,
     #[error("grid: bad cell size or origin")]
     GridFrame,
     #[error("grid: start table out of order or out of range")]
@@ -118,6 +120,10 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
         }
     }
     let g = &m.grid;
+    // A grid has a cell at least: `grid_cells` clamps to the last row and column.
+    if g.width.to_native() == 0 || g.height.to_native() == 0 {
+        return Err(GridEmpty);
+    }
     let cells = g.width.to_native() as u64 * g.height.to_native() as u64;
     if g.start.len() as u64 != cells + 1 {
         return Err(GridSize);

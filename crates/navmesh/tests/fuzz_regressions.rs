@@ -1,0 +1,156 @@
+//! The inputs the `navmesh_load` and `navmesh_load_resealed` fuzz targets kept (their corpora
+//! and every crash found, in the repository's `fuzz/` folder), loaded through the same entry
+//! points as the targets, with and without resealing: each is loaded or refused with an
+//! error, never a panic.
+//!
+//! The hand-made inputs (`corpus/navmesh_load/three_squares.tsn`,
+//! `regressions/navmesh_load/grid_without_cells.tsn`) are written by this file:
+//! `TESSERA_WRITE_FUZZ_SEEDS=1 cargo test -p tessera-navmesh --test fuzz_regressions`.
+
+#[path = "../../../fuzz/replay.rs"]
+mod replay;
+
+use tessera_navmesh::fuzzing::{load, load_resealed};
+use tessera_navmesh::{encode_keyed, Frame, Grid, Link, NavMesh, Poly, Stats, DETAIL, NONE};
+
+/// Two squares joined by a portal (the second a step higher, one detail vertex) and a third on
+/// a floor above the first, joined to it by a pair of links; a 2 x 1 grid.
+fn three_squares() -> NavMesh {
+    let square = |x: f32, z: f32| {
+        [
+            [x, 0.0, z],
+            [x + 4.0, 0.0, z],
+            [x + 4.0, 4.0, z],
+            [x, 4.0, z],
+        ]
+    };
+    let verts: Vec<[f32; 3]> = [square(0.0, 0.0), square(4.0, 0.25), square(0.0, 3.0)].concat();
+    let poly = |i: u32, tris: (u32, u32), links: (u32, u32)| Poly {
+        first: 4 * i,
+        count: 4,
+        tri_first: tris.0,
+        tri_count: tris.1,
+        link_first: links.0,
+        link_count: links.1,
+        region: i,
+        area: 16.0,
+    };
+    NavMesh {
+        frame: Frame {
+            origin: [1000.0, 2000.0, 10.0],
+            up: b'y',
+            cell_size: 0.5,
+            cell_height: 0.25,
+            agent_height: 2.0,
+            agent_radius: 0.5,
+            agent_climb: 0.5,
+        },
+        bounds_min: [0.0, 0.0, 0.0],
+        bounds_max: [8.0, 4.0, 3.0],
+        verts,
+        polys: vec![
+            poly(0, (0, 2), (0, 1)),
+            poly(1, (2, 3), (1, 0)),
+            poly(2, (5, 2), (1, 1)),
+        ],
+        poly_verts: (0..12).collect(),
+        poly_neis: vec![
+            NONE, 1, NONE, NONE, // square 0: its east edge is the portal
+            NONE, NONE, NONE, 0, // square 1: its west edge
+            NONE, NONE, NONE, NONE,
+        ],
+        detail_tris: vec![
+            [0, 1, 2],
+            [0, 2, 3],
+            [4, 5, DETAIL],
+            [5, 6, DETAIL],
+            [6, 7, DETAIL],
+            [8, 9, 10],
+            [8, 10, 11],
+        ],
+        detail_verts: vec![[6.0, 2.0, 0.3]],
+        links: vec![
+            Link {
+                from: 0,
+                to: 2,
+                a: [1.0, 4.0, 0.0],
+                b: [3.0, 4.0, 0.0],
+            },
+            Link {
+                from: 2,
+                to: 0,
+                a: [1.0, 4.0, 3.0],
+                b: [3.0, 4.0, 3.0],
+            },
+        ],
+        grid: Grid {
+            min: [0.0, 0.0],
+            cell: 4.0,
+            width: 2,
+            height: 1,
+            start: vec![0, 2, 4],
+            items: vec![0, 2, 0, 1],
+        },
+        stats: Stats {
+            regions: 3,
+            portals: 1,
+            links: 2,
+            walkable_area: 48.0,
+            ..Stats::default()
+        },
+    }
+}
+
+/// Compares a hand-made input of the fuzz folder with `bytes`, or writes it when
+/// `TESSERA_WRITE_FUZZ_SEEDS` is set.
+fn hand_made(relative: &str, bytes: &[u8]) {
+    let path = replay::fuzz_dir().join(relative);
+    if std::env::var_os("TESSERA_WRITE_FUZZ_SEEDS").is_some() {
+        std::fs::write(&path, bytes).unwrap();
+    }
+    assert!(
+        std::fs::read(&path).unwrap() == bytes,
+        "{} is stale (the format changed?): rewrite it with TESSERA_WRITE_FUZZ_SEEDS=1",
+        path.display()
+    );
+}
+
+#[test]
+fn the_hand_made_inputs_in_the_fuzz_folder_are_current() {
+    let seed = encode_keyed(&three_squares(), 7);
+    assert_eq!(load(&seed).unwrap(), 3);
+    hand_made("corpus/navmesh_load/three_squares.tsn", &seed);
+    // A grid of no cells passed `validate`, and `grid_cells` then panicked (clamp to -1).
+    let mut no_cells = three_squares();
+    no_cells.grid.width = 0;
+    no_cells.grid.start = vec![0];
+    no_cells.grid.items = vec![];
+    hand_made(
+        "regressions/navmesh_load/grid_without_cells.tsn",
+        &encode_keyed(&no_cells, 7),
+    );
+}
+
+#[test]
+fn every_navmesh_fuzz_input_is_loaded_or_refused_without_a_panic() {
+    for target in ["navmesh_load", "navmesh_load_resealed"] {
+        let loaded = replay::replay(target, load);
+        let resealed = replay::replay(target, load_resealed);
+        if target == "navmesh_load" {
+            // The seeds stay loadable (so they keep seeding the fuzzer deep); a bake's file
+            // too (see fuzz/README.md to bake it again when the format changes).
+            let refused = &loaded["regressions/grid_without_cells.tsn"];
+            assert!(
+                refused.as_ref().unwrap_err().contains("grid: no cells"),
+                "{refused:?}"
+            );
+            for (seed, polygons) in [
+                ("corpus/three_squares.tsn", 3),
+                ("corpus/nav_test_cut.tsn", 35),
+            ] {
+                assert_eq!(loaded[seed], Ok(polygons), "{seed}");
+                assert_eq!(resealed[seed], Ok(polygons), "{seed}");
+            }
+        }
+    }
+}
