@@ -17,7 +17,6 @@ use tessera_ingest::{
     IngestError, MeshSource, ReadLimits, SceneFormat, SceneSource, WorldTriangle,
 };
 
-use crate::grid::MIN_BIN_BUFFER;
 use crate::{BakeError, BakeLayout, Progress, SceneInput};
 
 const STAGE: &str = "ingest";
@@ -45,8 +44,10 @@ pub(crate) fn run(
 ) -> Result<Ingested, BakeError> {
     let started = Instant::now();
     progress.stage_start(STAGE, 0);
-    // The reader's parsed windows waiting to be written: a quarter of the budget, as binning.
-    let buffers = (budget.total() / 4).clamp(MIN_BIN_BUFFER, 256 << 20);
+    // The reader's parsed windows waiting to be written: a quarter of the budget, as binning
+    // (the reader keeps to it down to windows of one line; a budget too small for the bake is
+    // refused after ingest, once the grid is known).
+    let buffers = (budget.total() / 4).min(256 << 20);
     let reservation = budget.reserve(buffers, "scene reading buffers")?;
     let limits = ReadLimits::new(buffers as usize);
     let pool = crate::error::thread_pool(threads, STAGE)?;

@@ -118,6 +118,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         &ingested.cache,
         &frame,
         &budget,
+        req.threads,
         &layout,
         progress,
         &interrupted,
