@@ -15,7 +15,7 @@
 //! reported.
 //!
 //! Memory: the input and the vertex table are file-backed maps; the pages of the text behind
-//! the last batch consumed are given back every [`crate::pages::RELEASE_EVERY`] bytes (and in
+//! the last batch consumed are given back every 64 MiB (and in
 //! pass 2 the table's with them: faces mostly use recent vertices, the rest are read back from
 //! the page cache). Workers only touch the text of the two batches in flight. Parsed results
 //! wait in anonymous memory, at most two batches of them, sized so that even the densest text
@@ -227,15 +227,12 @@ impl ObjScene {
 
     /// Pass 2: every window's triangles gathered by `push` into a `T` on the pool, the `T`s
     /// handed to `emit` in file order; `growth` bounds the bytes of `T` per byte of text.
-    fn faces<T: Send>(
+    fn faces<T: Send + Default>(
         &self,
         growth: usize,
         push: impl Fn(&mut T, WorldTriangle) + Sync,
         mut emit: impl FnMut(T) -> Result<(), IngestError>,
-    ) -> Result<(), IngestError>
-    where
-        T: Default,
-    {
+    ) -> Result<(), IngestError> {
         let Some(data) = &self.data else {
             return Ok(());
         };

@@ -75,8 +75,15 @@ pub(crate) fn in_order<T: Send, E>(
         let mut slots: Vec<Option<T>> = (first..next_window).map(|_| None).collect();
         let mut result = Ok(());
         let consumed_end = ready.last().map(|(i, _)| windows[*i].end);
+        if ready.is_empty() && next_window - first == 1 {
+            // One window and nothing to consume meanwhile (a small text): no thread hop.
+            slots[0] = Some(work(first));
+        }
         rayon::in_place_scope(|scope| {
             for (slot, i) in slots.iter_mut().zip(first..next_window) {
+                if slot.is_some() {
+                    continue;
+                }
                 let (work, stop) = (&work, &stop);
                 scope.spawn(move |_| {
                     if !stop.load(Ordering::Relaxed) {
