@@ -359,8 +359,7 @@ fn parse_coordinate(tok: &[u8]) -> Result<f64, String> {
 /// `seen` vertices defined so far, to a 0-based index.
 fn resolve_index(tok: &[u8], seen: u64) -> Result<u64, String> {
     let head = tok.split(|&b| b == b'/').next().unwrap_or(tok);
-    let text = std::str::from_utf8(head).unwrap_or("");
-    let i: i64 = text.parse().map_err(|_| {
+    let i = parse_i64(head).ok_or_else(|| {
         format!(
             "face vertex `{}` is not an index",
             String::from_utf8_lossy(tok)
@@ -378,9 +377,78 @@ fn resolve_index(tok: &[u8], seen: u64) -> Result<u64, String> {
     Ok(resolved as u64)
 }
 
+/// `str::parse::<i64>` on bytes, without the UTF-8 check: an optional sign, then at least one
+/// ASCII digit; None on anything else or on overflow.
+#[inline]
+fn parse_i64(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let mut value = 0i64;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        let d = i64::from(d - b'0');
+        // Negative numbers are accumulated downwards so that i64::MIN parses.
+        value = value.checked_mul(10)?;
+        value = if negative {
+            value.checked_sub(d)?
+        } else {
+            value.checked_add(d)?
+        };
+    }
+    Some(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn indices_parse_as_std_parses_them() {
+        for text in [
+            "1",
+            "-1",
+            "+7",
+            "0",
+            "-0",
+            "007",
+            "",
+            "+",
+            "-",
+            "+-1",
+            "--1",
+            "1a",
+            " 1",
+            "1.0",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "99999999999999999999999",
+            "１",
+        ] {
+            assert_eq!(
+                parse_i64(text.as_bytes()),
+                text.parse::<i64>().ok(),
+                "{text:?}"
+            );
+        }
+        assert_eq!(parse_i64(b"\xff1"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_index_text_parses_as_std_parses_it(text in "[+-]{0,2}[0-9]{0,21}[x/]?") {
+            proptest::prop_assert_eq!(parse_i64(text.as_bytes()), text.parse::<i64>().ok());
+        }
+    }
 
     /// Limits that cut a small text everywhere: one logical line per window and batch; a few
     /// lines per window, several windows per batch.
