@@ -249,8 +249,8 @@ fn run(args: Vec<String>) -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// The aim, judged both ways: per CPU second (the parse is single-threaded, so this is per core)
-/// and per wall second (which also counts waiting on I/O, such as the cache's fsync).
+/// The aim, judged both ways: per CPU second over all threads (per core) and per wall second
+/// (the parse runs on every core, and this also counts waiting on I/O, such as the cache's fsync).
 fn aim_verdict(per_cpu: Option<f64>, per_wall: f64) -> String {
     let judge = |v: f64| {
         let mark = if v >= AIM_MB_PER_CORE {

@@ -25,7 +25,7 @@
 use crate::cache::CacheBatch;
 use crate::lines::{Lines, Tokens};
 use crate::pages::{release, Behind};
-use crate::windows::{batch_text, in_order, plan, window_text};
+use crate::windows::{batch_text, cut, in_order, window_text};
 use crate::{IngestError, ReadLimits, SceneSource, WorldTriangle};
 use memmap2::Mmap;
 use std::fs::File;
@@ -112,23 +112,19 @@ impl ObjScene {
         let mut windows = Vec::new();
         if let Some(data) = &data {
             // The windows serve both passes; pass 2's results are the larger.
-            let texts = plan(
-                data,
-                window_text(
-                    batch_text(limits.buffer_bytes, CACHE_GROWTH),
-                    limits.min_window,
-                ),
+            let window = window_text(
+                batch_text(limits.buffer_bytes, CACHE_GROWTH),
+                limits.min_window,
             );
-            windows.reserve_exact(texts.len());
             let mut line = 1u64;
             let mut behind = Behind::new(data);
             in_order(
-                &texts,
+                cut(data, window),
                 batch_text(limits.buffer_bytes, VERTEX_GROWTH),
-                |i| vertex_window(&data[texts[i].clone()], up),
-                |i, w: VertexWindow| {
+                |_, text| vertex_window(&data[text], up),
+                |_, text, w: VertexWindow| {
                     windows.push(Window {
-                        text: texts[i].clone(),
+                        text,
                         first_line: line,
                         first_vertex: vertex_count,
                     });
@@ -236,17 +232,16 @@ impl ObjScene {
         let Some(data) = &self.data else {
             return Ok(());
         };
-        let texts: Vec<Range<usize>> = self.windows.iter().map(|w| w.text.clone()).collect();
         let mut behind = Behind::new(data);
         in_order(
-            &texts,
+            self.windows.iter().map(|w| w.text.clone()),
             batch_text(self.limits.buffer_bytes, growth),
-            |i| {
+            |i, _| {
                 let mut out = T::default();
                 let result = self.face_window(data, &self.windows[i], &mut |t| push(&mut out, t));
                 (out, result)
             },
-            |_, (out, result)| {
+            |_, _, (out, result)| {
                 emit(out)?;
                 result
             },

@@ -37,63 +37,64 @@ pub(crate) fn window_text(batch: usize, min_window: usize) -> usize {
 }
 
 /// Cuts `data` into windows of about `window` bytes, each ending at a logical-line boundary.
-pub(crate) fn plan(data: &[u8], window: usize) -> Vec<Range<usize>> {
-    let mut windows = Vec::with_capacity(data.len() / window.max(1) + 1);
+/// The cuts are found as the windows are asked for, so finding them touches only text about to
+/// be read (a page touched early may be mapped in with its neighbours: cutting a whole large
+/// file up front would map much of it).
+pub(crate) fn cut(data: &[u8], window: usize) -> impl Iterator<Item = Range<usize>> + '_ {
     let mut start = 0;
-    while start < data.len() {
+    std::iter::from_fn(move || {
+        if start >= data.len() {
+            return None;
+        }
         let end = logical_boundary(data, start.saturating_add(window.max(1)));
-        windows.push(start..end);
+        let window = start..end;
         start = end;
-    }
-    windows
+        Some(window)
+    })
 }
 
-/// Runs `work` on every window (by index) on the current rayon pool and hands the results to
-/// `consume` in window order on the calling thread, a batch of at most `batch` bytes of text
-/// (or one window) at a time. After each batch, `consumed_upto` gets the text offset up to
-/// which everything has been consumed. Stops at the first error of `consume`.
+/// Runs `work` on every window (its index and text range) on the current rayon pool and hands
+/// the results to `consume` in window order on the calling thread, a batch of at most `batch`
+/// bytes of text (or one window) at a time. After each batch, `consumed_upto` gets the text
+/// offset up to which everything has been consumed. Stops at the first error of `consume`.
 pub(crate) fn in_order<T: Send, E>(
-    windows: &[Range<usize>],
+    windows: impl Iterator<Item = Range<usize>>,
     batch: usize,
-    work: impl Fn(usize) -> T + Sync,
-    mut consume: impl FnMut(usize, T) -> Result<(), E>,
+    work: impl Fn(usize, Range<usize>) -> T + Sync,
+    mut consume: impl FnMut(usize, Range<usize>, T) -> Result<(), E>,
     mut consumed_upto: impl FnMut(usize),
 ) -> Result<(), E> {
+    let mut windows = windows.enumerate().peekable();
     let stop = AtomicBool::new(false);
-    let mut ready: Vec<(usize, T)> = Vec::new();
-    let mut next_window = 0;
+    let mut ready: Vec<(usize, Range<usize>, T)> = Vec::new();
     loop {
-        // The next batch: windows from `next_window` while the text fits.
-        let first = next_window;
+        // The next batch: windows while their text fits.
+        let mut next: Vec<(usize, Range<usize>, Option<T>)> = Vec::new();
         let mut text = 0;
-        while next_window < windows.len()
-            && (next_window == first || text + windows[next_window].len() <= batch)
+        while let Some((i, window)) =
+            windows.next_if(|(_, w)| next.is_empty() || text + w.len() <= batch)
         {
-            text += windows[next_window].len();
-            next_window += 1;
+            text += window.len();
+            next.push((i, window, None));
         }
-        let mut slots: Vec<Option<T>> = (first..next_window).map(|_| None).collect();
-        let mut result = Ok(());
-        let consumed_end = ready.last().map(|(i, _)| windows[*i].end);
-        if ready.is_empty() && next_window - first == 1 {
+        let consumed_end = ready.last().map(|(_, window, _)| window.end);
+        if let ([(i, window, slot)], true) = (next.as_mut_slice(), ready.is_empty()) {
             // One window and nothing to consume meanwhile (a small text): no thread hop.
-            slots[0] = Some(work(first));
+            *slot = Some(work(*i, window.clone()));
         }
+        let mut result = Ok(());
         rayon::in_place_scope(|scope| {
-            for (slot, i) in slots.iter_mut().zip(first..next_window) {
-                if slot.is_some() {
-                    continue;
-                }
-                let (work, stop) = (&work, &stop);
+            for (i, window, slot) in next.iter_mut().filter(|(_, _, slot)| slot.is_none()) {
+                let (i, window, work, stop) = (*i, window.clone(), &work, &stop);
                 scope.spawn(move |_| {
                     if !stop.load(Ordering::Relaxed) {
-                        *slot = Some(work(i));
+                        *slot = Some(work(i, window));
                     }
                 });
             }
-            for (i, out) in ready.drain(..) {
+            for (i, window, out) in ready.drain(..) {
                 if result.is_ok() {
-                    result = consume(i, out);
+                    result = consume(i, window, out);
                     if result.is_err() {
                         stop.store(true, Ordering::Relaxed);
                     }
@@ -104,12 +105,18 @@ pub(crate) fn in_order<T: Send, E>(
         if let Some(end) = consumed_end {
             consumed_upto(end);
         }
-        if first == next_window {
+        if next.is_empty() {
             return Ok(());
         }
-        ready = (first..next_window)
-            .zip(slots)
-            .map(|(i, slot)| (i, slot.expect("every window of the batch was worked on")))
+        ready = next
+            .into_iter()
+            .map(|(i, window, slot)| {
+                (
+                    i,
+                    window,
+                    slot.expect("every window of the batch was worked on"),
+                )
+            })
             .collect();
     }
 }
@@ -124,23 +131,27 @@ mod tests {
             .flat_map(|i| format!("l {i}\n").into_bytes())
             .collect();
         for window in [1, 7, 64, 10_000] {
-            let windows = plan(&text, window);
+            let windows: Vec<Range<usize>> = cut(&text, window).collect();
             assert_eq!(windows.first().map(|w| w.start), Some(0));
             assert_eq!(windows.last().map(|w| w.end), Some(text.len()));
             assert!(windows.windows(2).all(|p| p[0].end == p[1].start));
             let mut got = Vec::new();
             let mut upto = Vec::new();
+            let mut order = Vec::new();
             in_order(
-                &windows,
+                cut(&text, window),
                 100,
-                |i| text[windows[i].clone()].to_vec(),
-                |_, piece: Vec<u8>| -> Result<(), ()> {
+                |_, w| text[w].to_vec(),
+                |i, w, piece: Vec<u8>| -> Result<(), ()> {
+                    assert_eq!(piece, &text[w]);
+                    order.push(i);
                     got.extend(piece);
                     Ok(())
                 },
                 |end| upto.push(end),
             )
             .unwrap();
+            assert_eq!(order, (0..windows.len()).collect::<Vec<_>>());
             assert_eq!(got, text, "window {window}");
             assert_eq!(upto.last(), Some(&text.len()));
             assert!(upto.windows(2).all(|p| p[0] < p[1]));
@@ -149,13 +160,12 @@ mod tests {
 
     #[test]
     fn the_first_error_in_order_stops() {
-        let windows: Vec<Range<usize>> = (0..100).map(|i| i..i + 1).collect();
         let mut seen = Vec::new();
         let r = in_order(
-            &windows,
+            (0..100).map(|i| i..i + 1),
             3,
-            |i| i,
-            |i, v| {
+            |i, _| i,
+            |i, _, v| {
                 seen.push(v);
                 if i >= 41 {
                     Err(i)
