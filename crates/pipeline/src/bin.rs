@@ -130,14 +130,14 @@ fn bin(
         let current = placed
             .take()
             .expect("each run is placed before it is added");
-        // The next run is placed on the pool while this one is added here.
-        let (next, added) = rayon::join(
-            || runs.get(k + 1).map(place),
+        // This run is added here while the pool places the next one.
+        let (added, next) = rayon::join(
             || {
                 current.iter().try_for_each(|(piece, p)| {
                     binner.add_placed(&triangles[piece.clone()], p, &mut spill)
                 })
             },
+            || runs.get(k + 1).map(place),
         );
         added?;
         placed = next;
