@@ -8,11 +8,11 @@
 //!   transforms composed in f64 down the scene tree.
 //! * [`cache`]: the scene cache, a versioned, checksummed file of rebased f32 triangles that the
 //!   tiler memory-maps; a second bake of the same input (same size, mtime, content hash and up
-//!   axis) reuses it. Readers hand it [`cache::CacheBatch`]es: triangles already rebased and
-//!   narrowed, possibly on several threads.
+//!   axis) reuses it.
 //!
 //! Coordinates are read as f64, converted to Z-up once ([`UpAxis`]) and rebased on the world
-//! origin (the minimum of the scene's vertices) before narrowing to f32.
+//! origin (the minimum of the scene's vertices) before narrowing to f32, by the readers
+//! ([`cache::CacheBatch`], possibly on several threads) for the cache to write in file order.
 //!
 //! This is the only crate with `unsafe`: the memory maps (`memmap2::Mmap::map`). A mapped file
 //! must not be truncated by another process while it is mapped; tessera maps its own inputs
