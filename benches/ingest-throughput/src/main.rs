@@ -244,7 +244,12 @@ fn run(args: Vec<String>) -> Result<(), Box<dyn Error>> {
         written.face_lines,
         written.triangles
     );
-    std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+    // The sections a person added below the tool's own part (`## ...`) are kept.
+    let kept = std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|old| old.find("\n## ").map(|at| old[at..].to_string()))
+        .unwrap_or_default();
+    std::fs::write(&out, text + &kept).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("written: {}", out.display());
     Ok(())
 }
