@@ -14,13 +14,14 @@
 //! triangles are those of a reading from start to end. The first error in file order is the one
 //! reported.
 //!
-//! Memory: the input and the vertex table are file-backed maps; the pages of the text behind
-//! the last batch consumed are given back every 64 MiB (and in
+//! Memory: the input and the vertex table are file-backed maps. The text is cut into windows
+//! as it is read, and the pages behind the last batch consumed are given back every 64 MiB (in
 //! pass 2 the table's with them: faces mostly use recent vertices, the rest are read back from
-//! the page cache). Workers only touch the text of the two batches in flight. Parsed results
-//! wait in anonymous memory, at most two batches of them, sized so that even the densest text
-//! (`growth` bytes of result per byte: `v 0 0 0`, `f 1 2 3 4 ...`) stays within
-//! [`ReadLimits`].
+//! the page cache), so only that much of the text, the batch being parsed and the table are
+//! mapped in at once, whatever the file's size. Parsed results wait in anonymous memory, at most
+//! two batches of them, sized so that even the densest text (`growth` bytes of result per byte
+//! of text: `v 0 0 0`, `f 1 2 3 4 ...`) stays within [`ReadLimits`]. The window table kept
+//! between the passes is 32 bytes per window (2 MiB for 1 GB of text cut at 16 KiB).
 
 use crate::cache::CacheBatch;
 use crate::lines::{Lines, Tokens};
