@@ -244,13 +244,18 @@ fn run(args: Vec<String>) -> Result<(), Box<dyn Error>> {
         written.face_lines,
         written.triangles
     );
-    std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+    // The sections a person added below the tool's own part (`## ...`) are kept.
+    let kept = std::fs::read_to_string(&out)
+        .ok()
+        .and_then(|old| old.find("\n## ").map(|at| old[at..].to_string()))
+        .unwrap_or_default();
+    std::fs::write(&out, text + &kept).map_err(|e| format!("{}: {e}", out.display()))?;
     eprintln!("written: {}", out.display());
     Ok(())
 }
 
-/// The aim, judged both ways: per CPU second (the parse is single-threaded, so this is per core)
-/// and per wall second (which also counts waiting on I/O, such as the cache's fsync).
+/// The aim, judged both ways: per CPU second over all threads (per core) and per wall second
+/// (the parse runs on every core, and this also counts waiting on I/O, such as the cache's fsync).
 fn aim_verdict(per_cpu: Option<f64>, per_wall: f64) -> String {
     let judge = |v: f64| {
         let mark = if v >= AIM_MB_PER_CORE {

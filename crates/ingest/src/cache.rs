@@ -10,7 +10,7 @@
 //! (input size, mtime, content hash, up axis) matches is reused; one that fails its checksums is
 //! reported and rebuilt.
 
-use crate::{IngestError, SceneSource};
+use crate::{IngestError, SceneSource, WorldTriangle};
 use memmap2::Mmap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -272,6 +272,69 @@ pub struct IngestStats {
     pub reused: bool,
 }
 
+/// Triangles made ready for the cache, in file order: rebased on the world origin, narrowed to
+/// f32, those without area dropped and counted. Readers fill batches (on any thread) and
+/// [`build_cache`] writes them in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CacheBatch {
+    /// The kept triangles as the cache stores them (`[f32; 9]` each, little-endian).
+    bytes: Vec<u8>,
+    triangles: u64,
+    degenerate: u64,
+    /// Bounds of the kept triangles, rebased.
+    min: [f32; 3],
+    max: [f32; 3],
+}
+
+impl Default for CacheBatch {
+    fn default() -> Self {
+        CacheBatch {
+            bytes: Vec::new(),
+            triangles: 0,
+            degenerate: 0,
+            min: [f32::INFINITY; 3],
+            max: [f32::NEG_INFINITY; 3],
+        }
+    }
+}
+
+impl CacheBatch {
+    /// The size at which a reader filling batches on one thread hands one on [bytes].
+    pub const FULL: usize = 1 << 16;
+    /// Bytes of batch per triangle kept.
+    pub const TRIANGLE_BYTES: usize = std::mem::size_of::<Triangle>();
+
+    /// Adds a world triangle: counted as degenerate if it has no area, else rebased on
+    /// `origin` and narrowed to f32.
+    #[inline]
+    pub fn push(&mut self, origin: [f64; 3], t: WorldTriangle) {
+        if is_degenerate(&t) {
+            self.degenerate += 1;
+            return;
+        }
+        let mut rebased = [[0f32; 3]; 3];
+        for (v, p) in rebased.iter_mut().zip(t) {
+            for axis in 0..3 {
+                v[axis] = (p[axis] - origin[axis]) as f32;
+                self.min[axis] = self.min[axis].min(v[axis]);
+                self.max[axis] = self.max[axis].max(v[axis]);
+            }
+        }
+        self.bytes.extend_from_slice(bytemuck::cast_slice(&rebased));
+        self.triangles += 1;
+    }
+
+    /// Bytes of kept triangles.
+    pub fn byte_len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Triangles read into the batch, kept or not.
+    pub fn read(&self) -> u64 {
+        self.triangles + self.degenerate
+    }
+}
+
 /// Reads `source` into a new cache at `path` (written atomically).
 pub fn build_cache(
     source: &mut dyn SceneSource,
@@ -292,34 +355,24 @@ pub fn build_cache(
     let mut stats = IngestStats::default();
     let mut bmin = [f32::INFINITY; 3];
     let mut bmax = [f32::NEG_INFINITY; 3];
-    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut write_err = None;
     source
-        .for_each_triangle(&mut |t| {
-            if is_degenerate(&t) {
-                stats.degenerate += 1;
-                return Ok(());
+        .for_each_cache_batch(origin, &mut |batch| {
+            stats.degenerate += batch.degenerate;
+            stats.triangles += batch.triangles;
+            // Folding batch by batch gives the same bounds as triangle by triangle: min and
+            // max are associative (no NaN: coordinates are finite).
+            for axis in 0..3 {
+                bmin[axis] = bmin[axis].min(batch.min[axis]);
+                bmax[axis] = bmax[axis].max(batch.max[axis]);
             }
-            let mut rebased = [[0f32; 3]; 3];
-            for (v, p) in rebased.iter_mut().zip(t) {
-                for axis in 0..3 {
-                    v[axis] = (p[axis] - origin[axis]) as f32;
-                    bmin[axis] = bmin[axis].min(v[axis]);
-                    bmax[axis] = bmax[axis].max(v[axis]);
-                }
-            }
-            buf.extend_from_slice(bytemuck::cast_slice(&rebased));
-            stats.triangles += 1;
-            if buf.len() >= (1 << 16) - 36 {
-                hasher.update(&buf);
-                if let Err(e) = file.write_all(&buf) {
-                    write_err = Some(e);
-                    return Err(IngestError::Cache {
-                        path: path.to_path_buf(),
-                        message: "write failed".into(),
-                    });
-                }
-                buf.clear();
+            hasher.update(&batch.bytes);
+            if let Err(e) = file.write_all(&batch.bytes) {
+                write_err = Some(e);
+                return Err(IngestError::Cache {
+                    path: path.to_path_buf(),
+                    message: "write failed".into(),
+                });
             }
             Ok(())
         })
@@ -327,8 +380,6 @@ pub fn build_cache(
             Some(w) => IngestError::Store(w),
             None => e,
         })?;
-    hasher.update(&buf);
-    file.write_all(&buf)?;
     if stats.triangles == 0 {
         return Err(IngestError::Empty {
             path: PathBuf::from(source.name()),

@@ -2,6 +2,8 @@
 //!
 //! * [`obj`]: Wavefront OBJ streamed from a memory map in two passes (vertices into a
 //!   memory-mapped vertex table in the scratch folder, then faces), never read into a `String`.
+//!   Each pass parses windows of the map (cut at line boundaries) on the current rayon pool and
+//!   takes their results in file order, within the memory bound of [`ReadLimits`].
 //! * [`gltf_scene`]: glTF 2.0 (`.gltf` + `.bin`, `.glb`): every triangle primitive, node
 //!   transforms composed in f64 down the scene tree.
 //! * [`cache`]: the scene cache, a versioned, checksummed file of rebased f32 triangles that the
@@ -11,7 +13,8 @@
 //!   regression tests that replay what they found.
 //!
 //! Coordinates are read as f64, converted to Z-up once ([`UpAxis`]) and rebased on the world
-//! origin (the minimum of the scene's vertices) before narrowing to f32.
+//! origin (the minimum of the scene's vertices) before narrowing to f32, by the readers
+//! ([`cache::CacheBatch`], possibly on several threads) for the cache to write in file order.
 //!
 //! `unsafe` here is limited to the functions that map files (`memmap2::Mmap::map`) and advise
 //! the kernel to drop their pages, each allowed by name (the workspace denies `unsafe_code`).
@@ -22,9 +25,12 @@
 pub mod cache;
 pub mod fuzzing;
 pub mod gltf_scene;
+mod lines;
 pub mod obj;
 mod pages;
+mod windows;
 
+use cache::CacheBatch;
 use std::path::{Path, PathBuf};
 pub use tessera_geom::{UpAxis, WorldBounds};
 
@@ -86,6 +92,65 @@ pub trait SceneSource {
         &mut self,
         emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
     ) -> Result<(), IngestError>;
+    /// Every triangle in file order made ready for the scene cache, rebased on `origin`
+    /// ([`CacheBatch::push`]), in batches that `emit` receives in file order on the calling
+    /// thread. A source may fill batches on the threads of the current rayon pool (OBJ does);
+    /// by default they are filled here from [`SceneSource::for_each_triangle`].
+    fn for_each_cache_batch(
+        &mut self,
+        origin: [f64; 3],
+        emit: &mut dyn FnMut(CacheBatch) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError> {
+        let mut batch = CacheBatch::default();
+        self.for_each_triangle(&mut |t| {
+            batch.push(origin, t);
+            if batch.byte_len() >= CacheBatch::FULL {
+                emit(std::mem::take(&mut batch))?;
+            }
+            Ok(())
+        })?;
+        emit(batch)
+    }
+}
+
+/// What a reader may hold while it reads, beyond its memory maps: the parsed results of its
+/// windows (OBJ) waiting to be written. The threads are those of the current rayon pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadLimits {
+    buffer_bytes: usize,
+    /// The smallest window of text [bytes]; tests make it tiny to cut everywhere.
+    min_window: usize,
+}
+
+impl ReadLimits {
+    /// The bound used when none is given [bytes].
+    pub const DEFAULT_BUFFER_BYTES: usize = 64 << 20;
+
+    /// At most `buffer_bytes` of parsed results held at once (a window is never smaller than
+    /// one logical line, nor than 16 KiB: a tiny bound is exceeded by that much).
+    pub fn new(buffer_bytes: usize) -> ReadLimits {
+        ReadLimits {
+            buffer_bytes,
+            min_window: windows::MIN_WINDOW,
+        }
+    }
+
+    pub fn buffer_bytes(&self) -> usize {
+        self.buffer_bytes
+    }
+
+    /// Windows as small as `min_window` bytes (tests: cut the text everywhere).
+    #[cfg(test)]
+    pub(crate) fn with_min_window(mut self, min_window: usize) -> ReadLimits {
+        self.min_window = min_window;
+        self
+    }
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        ReadLimits::new(ReadLimits::DEFAULT_BUFFER_BYTES)
+    }
 }
 
 /// An in-memory mesh (the generated demo world, tests). Positions are Z-up world coordinates.
@@ -164,8 +229,20 @@ pub fn open_scene(
     up: UpAxis,
     scratch: &Path,
 ) -> Result<Box<dyn SceneSource>, IngestError> {
+    open_scene_with(path, up, scratch, ReadLimits::default())
+}
+
+/// [`open_scene`] within `limits`.
+pub fn open_scene_with(
+    path: &Path,
+    up: UpAxis,
+    scratch: &Path,
+    limits: ReadLimits,
+) -> Result<Box<dyn SceneSource>, IngestError> {
     match SceneFormat::of(path)? {
-        SceneFormat::Obj => Ok(Box::new(obj::ObjScene::open(path, up, scratch)?)),
+        SceneFormat::Obj => Ok(Box::new(obj::ObjScene::open_with(
+            path, up, scratch, limits,
+        )?)),
         SceneFormat::Gltf => Ok(Box::new(gltf_scene::GltfScene::open(path, up)?)),
     }
 }

@@ -6,15 +6,66 @@
 //! (extra components ignored); `f` with `i`, `i/t`, `i//n`, `i/t/n` and negative (relative)
 //! indices; polygons fan-triangulated; CRLF; `\` line continuations; comments. Everything else
 //! (`vt`, `vn`, `vp`, `o`, `g`, `s`, `usemtl`, `mtllib`, `l`, `p`, unknown keywords) is skipped.
+//!
+//! Both passes parse windows of the map in parallel (`windows`: cut at logical-line
+//! boundaries, parsed on the current rayon pool, results taken in file order). Pass 1 learns
+//! each window's first line number and first vertex index from the windows before it; pass 2
+//! starts every window from them, so relative indices, line numbers in errors and the order of
+//! triangles are those of a reading from start to end. The first error in file order is the one
+//! reported.
+//!
+//! Memory: the input and the vertex table are file-backed maps. The text is cut into windows
+//! as it is read, and the pages behind the last batch consumed are given back every 64 MiB (in
+//! pass 2 the table's with them: faces mostly use recent vertices, the rest are read back from
+//! the page cache), so only that much of the text, the batch being parsed and the table are
+//! mapped in at once, whatever the file's size. Parsed results wait in anonymous memory, at most
+//! two batches of them, sized so that even the densest text (`growth` bytes of result per byte
+//! of text: `v 0 0 0`, `f 1 2 3 4 ...`) stays within [`ReadLimits`]. The window table kept
+//! between the passes is 32 bytes per window (2 MiB for 1 GB of text cut at 16 KiB).
 
+use crate::cache::CacheBatch;
+use crate::lines::{Lines, Tokens};
 use crate::pages::{release, Behind};
-use crate::{IngestError, SceneSource, WorldTriangle};
+use crate::windows::{batch_text, cut, in_order, window_text};
+use crate::{IngestError, ReadLimits, SceneSource, WorldTriangle};
 use memmap2::Mmap;
-use std::borrow::Cow;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use tessera_geom::{UpAxis, WorldBounds};
+
+/// Bytes of vertex table per byte of text at most: 24 per vertex, a `v` line is at least 7
+/// bytes and its newline.
+const VERTEX_GROWTH: usize = 4;
+/// Bytes of cache batch per byte of text at most: a face of k indices is at least 2k + 1 bytes
+/// and makes k - 2 triangles of 36 bytes.
+const CACHE_GROWTH: usize = 18;
+/// The same for f64 world triangles (72 bytes).
+const WORLD_GROWTH: usize = 36;
+
+/// A window of the text and where it starts in the file's numbering.
+#[derive(Clone, Debug)]
+struct Window {
+    text: Range<usize>,
+    /// 1-based number of its first physical line.
+    first_line: u64,
+    /// Vertices defined before it.
+    first_vertex: u64,
+}
+
+/// What pass 1 made of one window.
+struct VertexWindow {
+    /// Vertices, Z-up, as the table stores them (3 f64, little-endian).
+    table: Vec<u8>,
+    count: u64,
+    min: [f64; 3],
+    max: [f64; 3],
+    /// Physical lines in the window.
+    lines: u64,
+    /// The first malformed `v` line: its number in the window and the message.
+    error: Option<(u64, String)>,
+}
 
 /// An OBJ file opened for ingest (pass 1 done).
 pub struct ObjScene {
@@ -23,6 +74,8 @@ pub struct ObjScene {
     vertices: Option<Mmap>,
     vertex_count: u64,
     bounds: WorldBounds,
+    windows: Vec<Window>,
+    limits: ReadLimits,
 }
 
 #[allow(unsafe_code)] // maps the input file read-only: see the SAFETY comment inside
@@ -38,50 +91,68 @@ fn map_file(file: &File, path: &Path) -> Result<Option<Mmap>, IngestError> {
 }
 
 impl ObjScene {
-    /// Maps `path` and runs pass 1 (the vertex table). `scratch` receives the table's file.
+    /// Maps `path` and runs pass 1 (the vertex table) within the default [`ReadLimits`].
+    /// `scratch` receives the table's file.
     pub fn open(path: &Path, up: UpAxis, scratch: &Path) -> Result<ObjScene, IngestError> {
+        ObjScene::open_with(path, up, scratch, ReadLimits::default())
+    }
+
+    /// [`ObjScene::open`] within `limits`, which also bound pass 2.
+    pub fn open_with(
+        path: &Path,
+        up: UpAxis,
+        scratch: &Path,
+        limits: ReadLimits,
+    ) -> Result<ObjScene, IngestError> {
         let file = File::open(path).map_err(|e| IngestError::io(path, e))?;
         let data = map_file(&file, path)?;
         std::fs::create_dir_all(scratch).map_err(|e| IngestError::io(scratch, e))?;
-        let table = tempfile::tempfile_in(scratch).map_err(|e| IngestError::io(scratch, e))?;
-        let mut writer = BufWriter::with_capacity(1 << 20, &table);
+        let mut table = tempfile::tempfile_in(scratch).map_err(|e| IngestError::io(scratch, e))?;
         let mut bounds = WorldBounds::EMPTY;
         let mut vertex_count = 0u64;
+        let mut windows = Vec::new();
         if let Some(data) = &data {
-            let mut lines = Lines::new(data);
+            // The windows serve both passes; pass 2's results are the larger.
+            let window = window_text(
+                batch_text(limits.buffer_bytes, CACHE_GROWTH),
+                limits.min_window,
+            );
+            let mut line = 1u64;
             let mut behind = Behind::new(data);
-            while let Some((line_no, line)) = lines.next() {
-                behind.advance(lines.pos);
-                let mut tokens = Tokens::new(&line);
-                if tokens.next() != Some(b"v") {
-                    continue;
-                }
-                let mut p = [0.0f64; 3];
-                for (axis, c) in p.iter_mut().enumerate() {
-                    let tok = tokens.next().ok_or_else(|| IngestError::Obj {
-                        path: path.to_path_buf(),
-                        line: line_no,
-                        message: format!("vertex has {axis} coordinates, needs 3"),
-                    })?;
-                    *c = parse_coordinate(tok).map_err(|message| IngestError::Obj {
-                        path: path.to_path_buf(),
-                        line: line_no,
-                        message,
-                    })?;
-                }
-                let p = up.to_z_up(p);
-                bounds.grow(p);
-                for c in p {
-                    writer
-                        .write_all(&c.to_le_bytes())
+            in_order(
+                cut(data, window),
+                batch_text(limits.buffer_bytes, VERTEX_GROWTH),
+                |_, text| vertex_window(&data[text], up),
+                |_, text, w: VertexWindow| {
+                    windows.push(Window {
+                        text,
+                        first_line: line,
+                        first_vertex: vertex_count,
+                    });
+                    table
+                        .write_all(&w.table)
                         .map_err(|e| IngestError::io(scratch, e))?;
-                }
-                vertex_count += 1;
-            }
+                    vertex_count += w.count;
+                    for axis in 0..3 {
+                        bounds.min[axis] = bounds.min[axis].min(w.min[axis]);
+                        bounds.max[axis] = bounds.max[axis].max(w.max[axis]);
+                    }
+                    if let Some((at, message)) = w.error {
+                        return Err(IngestError::Obj {
+                            path: path.to_path_buf(),
+                            line: line + at - 1,
+                            message,
+                        });
+                    }
+                    line += w.lines;
+                    Ok(())
+                },
+                |upto| {
+                    behind.advance(upto);
+                },
+            )?;
             release(data, 0, data.len());
         }
-        writer.flush().map_err(|e| IngestError::io(scratch, e))?;
-        drop(writer);
         let vertices = map_file(&table, scratch)?;
         Ok(ObjScene {
             path: path.to_path_buf(),
@@ -89,6 +160,8 @@ impl ObjScene {
             vertices,
             vertex_count,
             bounds,
+            windows,
+            limits,
         })
     }
 
@@ -108,6 +181,129 @@ impl ObjScene {
             f64::from_le_bytes(bytes[16..24].try_into().unwrap()),
         ]
     }
+
+    /// Pass 2 over window `w`: its triangles to `sink` in order, until its first bad face.
+    fn face_window(
+        &self,
+        data: &[u8],
+        w: &Window,
+        sink: &mut impl FnMut(WorldTriangle),
+    ) -> Result<(), IngestError> {
+        let mut seen_vertices = w.first_vertex;
+        let mut polygon: Vec<u64> = Vec::with_capacity(8);
+        for (at, line) in Lines::new(&data[w.text.clone()]) {
+            let mut tokens = Tokens::new(&line);
+            match tokens.next() {
+                Some(b"v") => seen_vertices += 1,
+                Some(b"f") => {
+                    let bad = |message| IngestError::Obj {
+                        path: self.path.clone(),
+                        line: w.first_line + at - 1,
+                        message,
+                    };
+                    polygon.clear();
+                    for tok in tokens {
+                        polygon.push(resolve_index(tok, seen_vertices).map_err(bad)?);
+                    }
+                    if polygon.len() < 3 {
+                        return Err(bad(format!(
+                            "face has {} vertices, needs at least 3",
+                            polygon.len()
+                        )));
+                    }
+                    let first = self.vertex(polygon[0]);
+                    for k in 1..polygon.len() - 1 {
+                        sink([first, self.vertex(polygon[k]), self.vertex(polygon[k + 1])]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Pass 2: every window's triangles gathered by `push` into a `T` on the pool, the `T`s
+    /// handed to `emit` in file order; `growth` bounds the bytes of `T` per byte of text.
+    fn faces<T: Send + Default>(
+        &self,
+        growth: usize,
+        push: impl Fn(&mut T, WorldTriangle) + Sync,
+        mut emit: impl FnMut(T) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError> {
+        let Some(data) = &self.data else {
+            return Ok(());
+        };
+        let mut behind = Behind::new(data);
+        in_order(
+            self.windows.iter().map(|w| w.text.clone()),
+            batch_text(self.limits.buffer_bytes, growth),
+            |i, _| {
+                let mut out = T::default();
+                let result = self.face_window(data, &self.windows[i], &mut |t| push(&mut out, t));
+                (out, result)
+            },
+            |_, _, (out, result)| {
+                emit(out)?;
+                result
+            },
+            |upto| {
+                if behind.advance(upto) {
+                    if let Some(v) = &self.vertices {
+                        release(v, 0, v.len());
+                    }
+                }
+            },
+        )?;
+        release(data, 0, data.len());
+        if let Some(v) = &self.vertices {
+            release(v, 0, v.len());
+        }
+        Ok(())
+    }
+}
+
+/// Pass 1 over one window of text: its vertices, Z-up, until its first bad `v` line.
+fn vertex_window(text: &[u8], up: UpAxis) -> VertexWindow {
+    let mut out = VertexWindow {
+        table: Vec::new(),
+        count: 0,
+        min: [f64::INFINITY; 3],
+        max: [f64::NEG_INFINITY; 3],
+        lines: 0,
+        error: None,
+    };
+    let mut lines = Lines::new(text);
+    for (at, line) in lines.by_ref() {
+        let mut tokens = Tokens::new(&line);
+        if tokens.next() != Some(b"v") {
+            continue;
+        }
+        let mut p = [0.0f64; 3];
+        for (axis, c) in p.iter_mut().enumerate() {
+            let parsed = match tokens.next() {
+                None => Err(format!("vertex has {axis} coordinates, needs 3")),
+                Some(tok) => parse_coordinate(tok),
+            };
+            match parsed {
+                Ok(v) => *c = v,
+                Err(message) => {
+                    out.error = Some((at, message));
+                    return out;
+                }
+            }
+        }
+        let p = up.to_z_up(p);
+        for axis in 0..3 {
+            out.min[axis] = out.min[axis].min(p[axis]);
+            out.max[axis] = out.max[axis].max(p[axis]);
+        }
+        for c in p {
+            out.table.extend_from_slice(&c.to_le_bytes());
+        }
+        out.count += 1;
+    }
+    out.lines = lines.physical_lines();
+    out
 }
 
 impl SceneSource for ObjScene {
@@ -123,59 +319,23 @@ impl SceneSource for ObjScene {
         &mut self,
         emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
     ) -> Result<(), IngestError> {
-        let Some(data) = &self.data else {
-            return Ok(());
-        };
-        let mut seen_vertices = 0u64;
-        let mut polygon: Vec<u64> = Vec::with_capacity(8);
-        let mut lines = Lines::new(data);
-        let mut behind = Behind::new(data);
-        while let Some((line_no, line)) = lines.next() {
-            // With the text read so far goes the vertex table (faces mostly use recent
-            // vertices; the rest are read back from the page cache when needed).
-            if behind.advance(lines.pos) {
-                if let Some(v) = &self.vertices {
-                    release(v, 0, v.len());
-                }
-            }
-            let mut tokens = Tokens::new(&line);
-            match tokens.next() {
-                Some(b"v") => seen_vertices += 1,
-                Some(b"f") => {
-                    polygon.clear();
-                    for tok in tokens {
-                        let index = resolve_index(tok, seen_vertices).map_err(|message| {
-                            IngestError::Obj {
-                                path: self.path.clone(),
-                                line: line_no,
-                                message,
-                            }
-                        })?;
-                        polygon.push(index);
-                    }
-                    if polygon.len() < 3 {
-                        return Err(IngestError::Obj {
-                            path: self.path.clone(),
-                            line: line_no,
-                            message: format!(
-                                "face has {} vertices, needs at least 3",
-                                polygon.len()
-                            ),
-                        });
-                    }
-                    let first = self.vertex(polygon[0]);
-                    for k in 1..polygon.len() - 1 {
-                        emit([first, self.vertex(polygon[k]), self.vertex(polygon[k + 1])])?;
-                    }
-                }
-                _ => {}
-            }
-        }
-        release(data, 0, data.len());
-        if let Some(v) = &self.vertices {
-            release(v, 0, v.len());
-        }
-        Ok(())
+        self.faces(
+            WORLD_GROWTH,
+            |out: &mut Vec<WorldTriangle>, t| out.push(t),
+            |out| out.into_iter().try_for_each(&mut *emit),
+        )
+    }
+
+    fn for_each_cache_batch(
+        &mut self,
+        origin: [f64; 3],
+        emit: &mut dyn FnMut(CacheBatch) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError> {
+        self.faces(
+            CACHE_GROWTH,
+            |out: &mut CacheBatch, t| out.push(origin, t),
+            emit,
+        )
     }
 }
 
@@ -195,8 +355,7 @@ fn parse_coordinate(tok: &[u8]) -> Result<f64, String> {
 /// `seen` vertices defined so far, to a 0-based index.
 fn resolve_index(tok: &[u8], seen: u64) -> Result<u64, String> {
     let head = tok.split(|&b| b == b'/').next().unwrap_or(tok);
-    let text = std::str::from_utf8(head).unwrap_or("");
-    let i: i64 = text.parse().map_err(|_| {
+    let i = parse_i64(head).ok_or_else(|| {
         format!(
             "face vertex `{}` is not an index",
             String::from_utf8_lossy(tok)
@@ -214,118 +373,175 @@ fn resolve_index(tok: &[u8], seen: u64) -> Result<u64, String> {
     Ok(resolved as u64)
 }
 
-/// Logical lines with their 1-based number: CR stripped, `\`-continued lines joined, comments
-/// (from `#`) removed.
-struct Lines<'a> {
-    data: &'a [u8],
-    pos: usize,
-    line: u64,
-}
-
-impl<'a> Lines<'a> {
-    fn new(data: &'a [u8]) -> Self {
-        Lines {
-            data,
-            pos: 0,
-            line: 0,
-        }
+/// `str::parse::<i64>` on bytes, without the UTF-8 check: an optional sign, then at least one
+/// ASCII digit; None on anything else or on overflow.
+#[inline]
+fn parse_i64(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text {
+        [b'-', rest @ ..] => (true, rest),
+        [b'+', rest @ ..] => (false, rest),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return None;
     }
-
-    fn physical(&mut self) -> Option<&'a [u8]> {
-        if self.pos >= self.data.len() {
+    let mut value = 0i64;
+    for &d in digits {
+        if !d.is_ascii_digit() {
             return None;
         }
-        let rest = &self.data[self.pos..];
-        let end = memchr_newline(rest);
-        self.pos += (end + 1).min(rest.len());
-        self.line += 1;
-        let mut l = &rest[..end];
-        if let [head @ .., b'\r'] = l {
-            l = head;
-        }
-        Some(l)
+        let d = i64::from(d - b'0');
+        // Negative numbers are accumulated downwards so that i64::MIN parses.
+        value = value.checked_mul(10)?;
+        value = if negative {
+            value.checked_sub(d)?
+        } else {
+            value.checked_add(d)?
+        };
     }
-}
-
-#[inline]
-fn memchr_newline(s: &[u8]) -> usize {
-    memchr::memchr(b'\n', s).unwrap_or(s.len())
-}
-
-#[inline]
-fn strip_comment(l: &[u8]) -> &[u8] {
-    match memchr::memchr(b'#', l) {
-        Some(i) => &l[..i],
-        None => l,
-    }
-}
-
-impl<'a> Iterator for Lines<'a> {
-    type Item = (u64, Cow<'a, [u8]>);
-    fn next(&mut self) -> Option<Self::Item> {
-        let first = self.physical()?;
-        let number = self.line;
-        let first = strip_comment(first);
-        if first.last() != Some(&b'\\') {
-            return Some((number, Cow::Borrowed(first)));
-        }
-        let mut joined = first[..first.len() - 1].to_vec();
-        joined.push(b' ');
-        while let Some(next) = self.physical() {
-            let next = strip_comment(next);
-            if let Some(body) = next.strip_suffix(b"\\") {
-                joined.extend_from_slice(body);
-                joined.push(b' ');
-            } else {
-                joined.extend_from_slice(next);
-                break;
-            }
-        }
-        Some((number, Cow::Owned(joined)))
-    }
-}
-
-/// Whitespace-separated tokens of a line.
-struct Tokens<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> Tokens<'a> {
-    fn new(line: &'a [u8]) -> Self {
-        Tokens { rest: line }
-    }
-}
-
-impl<'a> Iterator for Tokens<'a> {
-    type Item = &'a [u8];
-    #[inline]
-    fn next(&mut self) -> Option<&'a [u8]> {
-        let start = self.rest.iter().position(|b| !b.is_ascii_whitespace())?;
-        let rest = &self.rest[start..];
-        let end = rest
-            .iter()
-            .position(|b| b.is_ascii_whitespace())
-            .unwrap_or(rest.len());
-        self.rest = &rest[end..];
-        Some(&rest[..end])
-    }
+    Some(value)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn triangles(text: &str) -> Result<Vec<WorldTriangle>, IngestError> {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.obj");
-        std::fs::write(&path, text).unwrap();
-        let mut scene = ObjScene::open(&path, UpAxis::Z, dir.path())?;
+    #[test]
+    fn indices_parse_as_std_parses_them() {
+        for text in [
+            "1",
+            "-1",
+            "+7",
+            "0",
+            "-0",
+            "007",
+            "",
+            "+",
+            "-",
+            "+-1",
+            "--1",
+            "1a",
+            " 1",
+            "1.0",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "99999999999999999999999",
+            "１",
+        ] {
+            assert_eq!(
+                parse_i64(text.as_bytes()),
+                text.parse::<i64>().ok(),
+                "{text:?}"
+            );
+        }
+        assert_eq!(parse_i64(b"\xff1"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_index_text_parses_as_std_parses_it(text in "[+-]{0,2}[0-9]{0,21}[x/]?") {
+            proptest::prop_assert_eq!(parse_i64(text.as_bytes()), text.parse::<i64>().ok());
+        }
+    }
+
+    /// Limits that cut a small text everywhere: one logical line per window and batch; a few
+    /// lines per window, several windows per batch.
+    fn cut_everywhere() -> [ReadLimits; 2] {
+        [
+            ReadLimits::new(1).with_min_window(1),
+            ReadLimits::new(3000).with_min_window(1),
+        ]
+    }
+
+    fn read_triangles(path: &Path, limits: ReadLimits) -> Result<Vec<WorldTriangle>, IngestError> {
+        let scratch = tempfile::tempdir().unwrap();
+        let mut scene = ObjScene::open_with(path, UpAxis::Z, scratch.path(), limits)?;
         let mut out = Vec::new();
         scene.for_each_triangle(&mut |t| {
             out.push(t);
             Ok(())
         })?;
         Ok(out)
+    }
+
+    /// The triangles of `text` read whole, after checking that windows change nothing.
+    fn triangles(text: &str) -> Result<Vec<WorldTriangle>, IngestError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.obj");
+        std::fs::write(&path, text).unwrap();
+        let whole = read_triangles(&path, ReadLimits::default());
+        for limits in cut_everywhere() {
+            let cut = read_triangles(&path, limits);
+            assert_eq!(format!("{cut:?}"), format!("{whole:?}"), "{limits:?}");
+        }
+        whole
+    }
+
+    /// Everything a bake keeps of `path`: the bounds and the cache's bytes, or the error.
+    fn cache_of(path: &Path, limits: ReadLimits) -> Result<(WorldBounds, Vec<u8>), String> {
+        let scratch = tempfile::tempdir().unwrap();
+        let key = crate::cache::SourceKey::of_file(path, UpAxis::Z).unwrap();
+        let mut scene = ObjScene::open_with(path, UpAxis::Z, scratch.path(), limits)
+            .map_err(|e| format!("{e:?}"))?;
+        let cache = scratch.path().join("scene.cache");
+        crate::cache::build_cache(&mut scene, key, &cache).map_err(|e| format!("{e:?}"))?;
+        Ok((scene.bounds(), std::fs::read(&cache).unwrap()))
+    }
+
+    fn coordinate() -> impl proptest::strategy::Strategy<Value = &'static str> {
+        proptest::sample::select(vec!["0", "-0", "1", "-1.5", "2e1", "0.1", "-0.0"])
+    }
+
+    /// One line of a random OBJ: vertices with signed zeros, faces in every index form (some
+    /// out of range, some degenerate), comments, continuations, CRLF, the odd bad line.
+    fn obj_line() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let coordinate = coordinate();
+        let index = (-12i32..15, 0usize..4).prop_map(|(i, form)| {
+            let i = if i == 0 { 1 } else { i };
+            [
+                format!("{i}"),
+                format!("{i}/1"),
+                format!("{i}//2"),
+                format!("{i}/3/4"),
+            ][form]
+                .clone()
+        });
+        prop_oneof![
+            8 => prop::collection::vec(coordinate, 3..5).prop_map(|c| format!("v {}", c.join(" "))),
+            6 => prop::collection::vec(index, 3..7).prop_map(|i| format!("f {}", i.join(" "))),
+            1 => Just("f 1 2 \\\n 3 # continued".to_string()),
+            1 => Just("# comment \\".to_string()),
+            1 => Just("vt 0 0".to_string()),
+            1 => Just(String::new()),
+            1 => Just("v 1 \\\r\n2 3".to_string()),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn windows_change_no_byte_and_no_error(
+            head in proptest::collection::vec(proptest::collection::vec(coordinate(), 3), 12),
+            lines in proptest::collection::vec(obj_line(), 0..60),
+            crlf: bool,
+            bad in proptest::option::weighted(0.2, 0usize..72),
+        ) {
+            let mut lines: Vec<String> = head.iter().map(|c| format!("v {}", c.join(" "))).chain(lines).collect();
+            if let Some(at) = bad.filter(|&at| at < lines.len()) {
+                lines[at] = "v 1 x 2".to_string();
+            }
+            let text = lines.join(if crlf { "\r\n" } else { "\n" });
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("p.obj");
+            std::fs::write(&path, &text).unwrap();
+            let whole = cache_of(&path, ReadLimits::default());
+            for limits in cut_everywhere() {
+                proptest::prop_assert_eq!(&cache_of(&path, limits), &whole, "{:?}", limits);
+            }
+        }
     }
 
     const QUAD: [[f64; 3]; 4] = [

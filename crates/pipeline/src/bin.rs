@@ -2,18 +2,26 @@
 //! overlaps, written to the tile pack. A barrier (any triangle may land in any tile); its
 //! buffers are a reservation from the budget and spill to the pack when full.
 //!
+//! * Threads: on a pool of the bake's threads, runs of triangles are placed (their tiles found,
+//!   `tessera_tiler::Placements`) in parallel while the run before is added to the one binner
+//!   in scene order; spilled buffers are compressed in parallel and appended in order. So the
+//!   pack's chunks are those of binning one triangle at a time, for any thread count.
+//!
 //! * Inputs: the scene cache's triangles, the grid.
 //! * Output: `work/tiles.pack`, its header the stage key and the grid.
 //! * Key: [`key`], the scene and the grid (cell sizes, tile size, band). A pack with the same
 //!   header whose every chunk checksum holds is reused whole.
 //! * Progress: triangles binned.
 
+use rayon::prelude::*;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 use tessera_artifacts::{GridFrame, Triangle};
 use tessera_budget::MemoryBudget;
 use tessera_ingest::cache::SceneCache;
 use tessera_store::{PackReader, PackWriter};
+use tessera_tiler::{Binner, Placements, Spill};
 
 use crate::grid::MIN_BIN_BUFFER;
 use crate::keys::{SceneIdentity, StageKey};
@@ -45,14 +53,16 @@ pub(crate) struct Binned {
     pub seconds: f64,
 }
 
-/// Runs the stage, or reuses the tile pack when it was made from this scene and grid.
+/// Runs the stage on a pool of `threads`, or reuses the tile pack when it was made from this
+/// scene and grid.
 pub(crate) fn run(
     cache: &SceneCache,
     frame: &GridFrame,
     budget: &Arc<MemoryBudget>,
+    threads: usize,
     layout: &BakeLayout,
     progress: &Progress,
-    interrupted: &dyn Fn() -> bool,
+    interrupted: &(dyn Fn() -> bool + Sync),
 ) -> Result<Binned, BakeError> {
     let started = Instant::now();
     let key = key(&SceneIdentity::of(cache.info()), frame);
@@ -74,7 +84,8 @@ pub(crate) fn run(
     let placements = if reused {
         0
     } else {
-        bin(cache, frame, &header, budget, layout, progress, interrupted)?
+        let pool = crate::error::thread_pool(threads, STAGE)?;
+        pool.install(|| bin(cache, frame, &header, budget, layout, progress, interrupted))?
     };
     Ok(Binned {
         tiles: PackReader::open(layout.tiles_pack(), TILES_KIND)?,
@@ -93,23 +104,47 @@ fn bin(
     budget: &Arc<MemoryBudget>,
     layout: &BakeLayout,
     progress: &Progress,
-    interrupted: &dyn Fn() -> bool,
+    interrupted: &(dyn Fn() -> bool + Sync),
 ) -> Result<u64, BakeError> {
     let triangles = cache.triangles();
     progress.stage_start(STAGE, triangles.len() as u64);
     let bin_limit = (budget.total() / 4).clamp(MIN_BIN_BUFFER, 256 << 20);
-    let reservation = budget.reserve(bin_limit, "binning buffers")?;
+    // Beyond the buffers: two runs of placements (the one being added, the next being
+    // placed) and the chunks being compressed, up to an eighth of the buffers each (less when
+    // the budget is near its minimum: smaller runs and groups, same pack).
+    let slack = (bin_limit / 8).min(budget.total().saturating_sub(bin_limit) / 2);
+    let reservation = budget.reserve(bin_limit + 2 * slack, "binning buffers")?;
+    let run_len = (slack as usize / 2 / Placements::MAX_BYTES_PER_TRIANGLE).clamp(1, RELEASE_EVERY);
+    let compress_group = slack as usize;
     let mut pack = PackWriter::create(layout.tiles_pack(), TILES_KIND, header)?;
-    let mut binner = tessera_tiler::Binner::new(frame, bin_limit as usize);
-    let mut spill = |tile: u32, bytes: &[u8]| {
-        progress.add_bytes(bytes.len() as u64);
-        pack.append(tile, bytes)
-    };
-    for (i, tri) in triangles.iter().enumerate() {
-        binner.add(tri, &mut spill)?;
-        if (i + 1) % RELEASE_EVERY == 0 {
+    let mut binner = Binner::new(frame, bin_limit as usize);
+    let mut spill = |chunks: Spill| write_chunks(&mut pack, chunks, compress_group, progress);
+    let runs: Vec<Range<usize>> = (0..triangles.len())
+        .step_by(run_len)
+        .map(|start| start..(start + run_len).min(triangles.len()))
+        .collect();
+    let place = |r: &Range<usize>| place_run(frame, triangles, r.clone());
+    let mut placed = runs.first().map(place);
+    let mut released = 0;
+    for (k, r) in runs.iter().enumerate() {
+        let current = placed
+            .take()
+            .expect("each run is placed before it is added");
+        // This run is added here while the pool places the next one.
+        let (added, next) = rayon::join(
+            || {
+                current.iter().try_for_each(|(piece, p)| {
+                    binner.add_placed(&triangles[piece.clone()], p, &mut spill)
+                })
+            },
+            || runs.get(k + 1).map(place),
+        );
+        added?;
+        placed = next;
+        if r.end / RELEASE_EVERY > released {
+            released = r.end / RELEASE_EVERY;
             cache.release_pages();
-            progress.advance(STAGE, (i + 1) as u64);
+            progress.advance(STAGE, r.end as u64);
             if interrupted() {
                 return Err(BakeError::Interrupted);
             }
@@ -121,4 +156,53 @@ fn bin(
     drop(reservation);
     progress.stage_done(STAGE, triangles.len() as u64);
     Ok(placements)
+}
+
+/// The tiles of the triangles in `run`, placed in parallel pieces of it.
+fn place_run(
+    frame: &GridFrame,
+    triangles: &[Triangle],
+    run: Range<usize>,
+) -> Vec<(Range<usize>, Placements)> {
+    let piece = run.len().div_ceil(4 * rayon::current_num_threads()).max(1);
+    let pieces: Vec<Range<usize>> = run
+        .clone()
+        .step_by(piece)
+        .map(|start| start..(start + piece).min(run.end))
+        .collect();
+    pieces
+        .into_par_iter()
+        .map(|piece| {
+            let placed = Placements::of(frame, &triangles[piece.clone()]);
+            (piece, placed)
+        })
+        .collect()
+}
+
+/// Appends spilled buffers to the pack in their order, compressed in parallel a group of at
+/// most `group` bytes (or one buffer) at a time; each buffer is freed once compressed.
+fn write_chunks(
+    pack: &mut PackWriter,
+    chunks: Spill,
+    group: usize,
+    progress: &Progress,
+) -> Result<(), BakeError> {
+    let mut chunks = chunks.into_iter().peekable();
+    while chunks.peek().is_some() {
+        let mut raw = 0;
+        let mut taken = Vec::new();
+        while let Some(chunk) = chunks.next_if(|c| taken.is_empty() || raw + c.1.len() <= group) {
+            raw += chunk.1.len();
+            taken.push(chunk);
+        }
+        let compressed: Vec<(u32, Vec<u8>, usize)> = taken
+            .into_par_iter()
+            .map(|(tile, bytes)| (tile, tessera_store::compress(&bytes), bytes.len()))
+            .collect();
+        for (tile, stored, raw_len) in compressed {
+            progress.add_bytes(raw_len as u64);
+            pack.append_compressed(tile, &stored, raw_len)?;
+        }
+    }
+    Ok(())
 }

@@ -5,11 +5,17 @@
 //! * Key: the cache's own source key (size, mtime, content hash, up axis), kept in its
 //!   trailer; a cache made from another source is rebuilt, a corrupt one reported and rebuilt.
 //! * Progress: triangles read (the total is not known before the end).
+//! * Threads: the stage runs on a pool of the bake's threads, on which the OBJ reader parses
+//!   windows of the file; what it parses waits in buffers reserved from the budget.
 
+use std::sync::Arc;
 use std::time::Instant;
+use tessera_budget::MemoryBudget;
 use tessera_geom::UpAxis;
-use tessera_ingest::cache::{ensure_cache, IngestStats, SceneCache, SourceKey};
-use tessera_ingest::{IngestError, MeshSource, SceneFormat, SceneSource, WorldTriangle};
+use tessera_ingest::cache::{ensure_cache, CacheBatch, IngestStats, SceneCache, SourceKey};
+use tessera_ingest::{
+    IngestError, MeshSource, ReadLimits, SceneFormat, SceneSource, WorldTriangle,
+};
 
 use crate::{BakeError, BakeLayout, Progress, SceneInput};
 
@@ -27,14 +33,39 @@ pub(crate) struct Ingested {
     pub seconds: f64,
 }
 
-/// Runs the stage: opens the cache if it was made from this scene, else makes it.
+/// Runs the stage on a pool of `threads`: opens the cache if it was made from this scene, else
+/// makes it.
 pub(crate) fn run(
     scene: &SceneInput,
     layout: &BakeLayout,
+    budget: &Arc<MemoryBudget>,
+    threads: usize,
     progress: &Progress,
 ) -> Result<Ingested, BakeError> {
     let started = Instant::now();
     progress.stage_start(STAGE, 0);
+    // The reader's parsed windows waiting to be written: a quarter of the budget, as binning
+    // (the reader keeps to it down to windows of one line; a budget too small for the bake is
+    // refused after ingest, once the grid is known).
+    let buffers = (budget.total() / 4).min(256 << 20);
+    let reservation = budget.reserve(buffers, "scene reading buffers")?;
+    let limits = ReadLimits::new(buffers as usize);
+    let pool = crate::error::thread_pool(threads, STAGE)?;
+    let mut ingested = pool.install(|| read(scene, layout, limits, progress))?;
+    drop(reservation);
+    let _ = std::fs::remove_dir_all(layout.scratch());
+    progress.stage_done(STAGE, ingested.stats.triangles);
+    ingested.seconds = started.elapsed().as_secs_f64();
+    Ok(ingested)
+}
+
+/// The stage's work, on the pool.
+fn read(
+    scene: &SceneInput,
+    layout: &BakeLayout,
+    limits: ReadLimits,
+    progress: &Progress,
+) -> Result<Ingested, BakeError> {
     let warn = &mut |e: &IngestError| progress.warn(&format!("scene cache rebuilt: {e}"));
     let (cache, stats, name, up) = match scene {
         SceneInput::File { path, up } => {
@@ -53,7 +84,7 @@ pub(crate) fn run(
                 key,
                 &mut || {
                     progress.phase(STAGE, "opening the scene (OBJ: its vertex pass)", 0);
-                    let source = tessera_ingest::open_scene(path, up, &scratch)?;
+                    let source = tessera_ingest::open_scene_with(path, up, &scratch, limits)?;
                     progress.phase(STAGE, "triangles", 0);
                     Ok(counted(source, progress))
                 },
@@ -83,14 +114,12 @@ pub(crate) fn run(
             (cache, stats, name.clone(), UpAxis::Z)
         }
     };
-    let _ = std::fs::remove_dir_all(layout.scratch());
-    progress.stage_done(STAGE, stats.triangles);
     Ok(Ingested {
         cache,
         stats,
         name,
         up,
-        seconds: started.elapsed().as_secs_f64(),
+        seconds: 0.0,
     })
 }
 
@@ -107,6 +136,15 @@ fn counted<'s>(inner: Box<dyn SceneSource + 's>, progress: &Progress) -> Box<dyn
     })
 }
 
+/// Counts `more` triangles read; reports every [`REPORT_EVERY`].
+fn report(progress: &Progress, read: &mut u64, more: u64) {
+    let before = *read;
+    *read += more;
+    if *read / REPORT_EVERY > before / REPORT_EVERY {
+        progress.advance(STAGE, *read);
+    }
+}
+
 impl SceneSource for Counted<'_> {
     fn name(&self) -> String {
         self.inner.name()
@@ -118,14 +156,23 @@ impl SceneSource for Counted<'_> {
         &mut self,
         emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
     ) -> Result<(), IngestError> {
-        let progress = &self.progress;
         let mut read = 0u64;
+        let progress = &self.progress;
         self.inner.for_each_triangle(&mut |t| {
-            read += 1;
-            if read.is_multiple_of(REPORT_EVERY) {
-                progress.advance(STAGE, read);
-            }
+            report(progress, &mut read, 1);
             emit(t)
+        })
+    }
+    fn for_each_cache_batch(
+        &mut self,
+        origin: [f64; 3],
+        emit: &mut dyn FnMut(CacheBatch) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError> {
+        let mut read = 0u64;
+        let progress = &self.progress;
+        self.inner.for_each_cache_batch(origin, &mut |batch| {
+            report(progress, &mut read, batch.read());
+            emit(batch)
         })
     }
 }

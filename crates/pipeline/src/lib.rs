@@ -110,7 +110,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
     let interrupt = req.interrupt.as_deref();
     let voxel = req.config.voxel_params();
 
-    let ingested = ingest::run(&req.scene, &layout, progress)?;
+    let ingested = ingest::run(&req.scene, &layout, &budget, req.threads, progress)?;
     let frame = grid::frame_of(&ingested.cache, &voxel)?;
     grid::check_minimum(&frame, req.memory_budget)?;
     let interrupted = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
@@ -118,6 +118,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         &ingested.cache,
         &frame,
         &budget,
+        req.threads,
         &layout,
         progress,
         &interrupted,

@@ -2,9 +2,14 @@
 //! border band) it overlaps, so each tile can be voxelized alone and agree with its neighbours.
 //!
 //! The [`Binner`] keeps one byte buffer per tile and a bound on their total; when the bound is
-//! reached it hands the largest buffers to a `spill` callback (the driver appends them to the
-//! tile pack on disk) and frees them. Triangles reach a tile in scene order, whatever the
-//! spilling, which keeps voxelization identical for any tiling.
+//! reached it hands the largest buffers to a `spill` callback (the driver compresses them and
+//! appends them to the tile pack on disk) and frees them. Triangles reach a tile in scene order,
+//! whatever the spilling, which keeps voxelization identical for any tiling.
+//!
+//! Finding the tiles of a triangle is most of the work; [`Placements`] does it for a run of
+//! triangles apart from the binner, so a driver can place runs on several threads and add them
+//! to the one binner in scene order ([`Binner::add_placed`]): the buffers, the spills and so the
+//! pack are the same as when adding one triangle at a time.
 //!
 //! Pure: no I/O, no threads. Depends on geom and artifacts only.
 
@@ -33,6 +38,19 @@ pub fn triangle_reaches(frame: &GridFrame, tri: &Triangle, rect: &CellRect) -> b
     overlaps(&plan_cells(frame, tri), rect)
 }
 
+/// `x.floor() as i64` for every `x` (saturating, NaN to 0), without the call to libm's `floor`
+/// that `f64::floor` is on the baseline x86-64 target: the truncation, one less where it
+/// rounded up.
+#[inline]
+fn floor_to_i64(x: f64) -> i64 {
+    let t = x as i64;
+    if (t as f64) > x {
+        t.saturating_sub(1)
+    } else {
+        t
+    }
+}
+
 /// Calls `visit` for each tile (row-major) whose voxelized rectangle the triangle's plan
 /// projection overlaps.
 pub fn tiles_of_triangle(frame: &GridFrame, tri: &Triangle, mut visit: impl FnMut(TileCoord)) {
@@ -47,8 +65,8 @@ pub fn tiles_of_triangle(frame: &GridFrame, tri: &Triangle, mut visit: impl FnMu
             .fold(f64::NEG_INFINITY, f64::max)
     };
     let range = |axis: usize, count: u32| {
-        let first = ((lo(axis) - band) / ts).floor().max(0.0) as i64;
-        let last = (((hi(axis) + band) / ts).floor() as i64).min(count as i64 - 1);
+        let first = floor_to_i64((lo(axis) - band) / ts).max(0);
+        let last = floor_to_i64((hi(axis) + band) / ts).min(count as i64 - 1);
         (first, last)
     };
     let (x0, x1) = range(0, tiles_x);
@@ -67,12 +85,75 @@ pub fn tiles_of_triangle(frame: &GridFrame, tri: &Triangle, mut visit: impl FnMu
     }
 }
 
+/// Most tiles [`Placements`] lists for one triangle; the tiles of a triangle reaching more
+/// (one wider than a few tiles: rare, and costly to bin anyway) are found again when it is
+/// added.
+pub const MAX_LISTED: usize = 16;
+
+/// Marks a triangle whose tiles were not listed.
+const NOT_LISTED: u8 = u8::MAX;
+
+/// The tiles each triangle of a run reaches (as [`tiles_of_triangle`] visits them), found
+/// apart from the [`Binner`] so that runs can be placed on any thread.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Placements {
+    /// Tile indices, triangle after triangle.
+    tiles: Vec<u32>,
+    /// Per triangle: how many of `tiles` are its own, or [`NOT_LISTED`].
+    counts: Vec<u8>,
+}
+
+impl Placements {
+    /// Memory held per triangle at most [bytes].
+    pub const MAX_BYTES_PER_TRIANGLE: usize = 1 + 4 * MAX_LISTED;
+
+    /// The tiles of every triangle of `triangles`.
+    pub fn of(frame: &GridFrame, triangles: &[Triangle]) -> Placements {
+        let mut p = Placements {
+            tiles: Vec::with_capacity(triangles.len() * 2),
+            counts: Vec::with_capacity(triangles.len()),
+        };
+        for tri in triangles {
+            let start = p.tiles.len();
+            let mut count = 0;
+            tiles_of_triangle(frame, tri, |t| {
+                if count < MAX_LISTED {
+                    p.tiles.push(frame.tile_index(t) as u32);
+                }
+                count += 1;
+            });
+            if count > MAX_LISTED {
+                p.tiles.truncate(start);
+                p.counts.push(NOT_LISTED);
+            } else {
+                p.counts.push(count as u8);
+            }
+        }
+        p
+    }
+
+    /// Triangles placed.
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+}
+
+/// Buffers handed to the `spill` callback, in the order they go to the pack: (tile index,
+/// that tile's triangles since its last spill).
+pub type Spill = Vec<(u32, Vec<u8>)>;
+
 /// Per-tile triangle buffers with a bound on their total size.
 pub struct Binner {
     frame: GridFrame,
     buffers: Vec<Vec<u8>>,
     buffered: usize,
     limit: usize,
+    /// Tile indices of the triangle being added (reused).
+    scratch: Vec<u32>,
     /// Triangle copies written (a triangle reaching k tiles counts k times).
     pub placements: u64,
 }
@@ -85,6 +166,7 @@ impl Binner {
             buffers: vec![Vec::new(); frame.tile_count()],
             buffered: 0,
             limit: limit.max(std::mem::size_of::<Triangle>()),
+            scratch: Vec::new(),
             placements: 0,
         }
     }
@@ -93,18 +175,57 @@ impl Binner {
     pub fn add<E>(
         &mut self,
         tri: &Triangle,
-        spill: &mut impl FnMut(u32, &[u8]) -> Result<(), E>,
+        spill: &mut impl FnMut(Spill) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut tiles = std::mem::take(&mut self.scratch);
+        tiles.clear();
+        tiles_of_triangle(&self.frame, tri, |t| {
+            tiles.push(self.frame.tile_index(t) as u32)
+        });
+        let added = self.add_to(tri, &tiles, spill);
+        self.scratch = tiles;
+        added
+    }
+
+    /// Adds `triangles`, whose tiles `placements` holds (from [`Placements::of`] on the same
+    /// triangles and grid), exactly as [`Binner::add`] would one by one.
+    pub fn add_placed<E>(
+        &mut self,
+        triangles: &[Triangle],
+        placements: &Placements,
+        spill: &mut impl FnMut(Spill) -> Result<(), E>,
+    ) -> Result<(), E> {
+        assert_eq!(
+            triangles.len(),
+            placements.len(),
+            "placements of other triangles"
+        );
+        let mut at = 0;
+        for (tri, &count) in triangles.iter().zip(&placements.counts) {
+            if count == NOT_LISTED {
+                self.add(tri, spill)?;
+            } else {
+                let tiles = &placements.tiles[at..at + count as usize];
+                at += count as usize;
+                self.add_to(tri, tiles, spill)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends the triangle to the buffers of `tiles`; spills when over the bound.
+    fn add_to<E>(
+        &mut self,
+        tri: &Triangle,
+        tiles: &[u32],
+        spill: &mut impl FnMut(Spill) -> Result<(), E>,
     ) -> Result<(), E> {
         let bytes = tessera_artifacts::triangles_as_bytes(std::slice::from_ref(tri));
-        let frame = &self.frame;
-        let buffers = &mut self.buffers;
-        let mut added = 0;
-        tiles_of_triangle(frame, tri, |t| {
-            buffers[frame.tile_index(t)].extend_from_slice(bytes);
-            added += 1;
-        });
-        self.placements += added;
-        self.buffered += added as usize * bytes.len();
+        for &t in tiles {
+            self.buffers[t as usize].extend_from_slice(bytes);
+        }
+        self.placements += tiles.len() as u64;
+        self.buffered += tiles.len() * bytes.len();
         if self.buffered > self.limit {
             self.spill_largest(spill)?;
         }
@@ -114,7 +235,7 @@ impl Binner {
     /// Spills the largest buffers until at most half the bound is held.
     fn spill_largest<E>(
         &mut self,
-        spill: &mut impl FnMut(u32, &[u8]) -> Result<(), E>,
+        spill: &mut impl FnMut(Spill) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut order: Vec<(usize, u32)> = self
             .buffers
@@ -125,28 +246,26 @@ impl Binner {
             .collect();
         // Largest first; ties by tile index so that the chunk layout is deterministic.
         order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut out = Vec::new();
         for (len, tile) in order {
             if self.buffered <= self.limit / 2 {
                 break;
             }
-            let buf = std::mem::take(&mut self.buffers[tile as usize]);
-            spill(tile, &buf)?;
+            out.push((tile, std::mem::take(&mut self.buffers[tile as usize])));
             self.buffered -= len;
         }
-        Ok(())
+        spill(out)
     }
 
     /// Spills everything left, in tile order.
-    pub fn finish<E>(
-        mut self,
-        spill: &mut impl FnMut(u32, &[u8]) -> Result<(), E>,
-    ) -> Result<u64, E> {
-        for tile in 0..self.buffers.len() {
-            let buf = std::mem::take(&mut self.buffers[tile]);
-            if !buf.is_empty() {
-                spill(tile as u32, &buf)?;
-            }
-        }
+    pub fn finish<E>(mut self, spill: &mut impl FnMut(Spill) -> Result<(), E>) -> Result<u64, E> {
+        let out: Spill = std::mem::take(&mut self.buffers)
+            .into_iter()
+            .enumerate()
+            .filter(|(_, buffer)| !buffer.is_empty())
+            .map(|(tile, buffer)| (tile as u32, buffer))
+            .collect();
+        spill(out)?;
         Ok(self.placements)
     }
 }
@@ -158,6 +277,49 @@ mod tests {
     fn frame() -> GridFrame {
         // 100 x 100 cells of 1 m, 10-cell tiles, band 2.
         GridFrame::new([0.0; 3], [99.5, 99.5, 10.0], 1.0, 0.1, 10, 2)
+    }
+
+    #[test]
+    fn floor_to_i64_is_floor_then_cast() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            2.999_999_999,
+            -2.000_000_001,
+            f64::EPSILON,
+            -f64::EPSILON,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            4503599627370495.5,
+            -4503599627370495.5,
+            9007199254740993.0,
+            9.223372036854775e18,
+            -9.223372036854775e18,
+            9.3e18,
+            -9.3e18,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            values.push(f64::from_bits(state));
+            values.push((state % 2_000_001) as f64 / 1000.0 - 1000.0);
+        }
+        for x in values {
+            assert_eq!(floor_to_i64(x), x.floor() as i64, "{x:e}");
+            // As the first tile of a range takes it.
+            assert_eq!(floor_to_i64(x).max(0), x.floor().max(0.0) as i64, "{x:e}");
+        }
     }
 
     #[test]
@@ -195,8 +357,8 @@ mod tests {
         let f = frame();
         let mut binner = Binner::new(&f, 36 * 4);
         let mut chunks: Vec<(u32, Vec<u8>)> = Vec::new();
-        let mut spill = |tile: u32, bytes: &[u8]| -> Result<(), ()> {
-            chunks.push((tile, bytes.to_vec()));
+        let mut spill = |out: Spill| -> Result<(), ()> {
+            chunks.extend(out);
             Ok(())
         };
         let tris: Vec<Triangle> = (0..20)
@@ -229,6 +391,52 @@ mod tests {
                 });
             }
             assert_eq!(got, expected);
+        }
+    }
+
+    #[test]
+    fn placed_runs_spill_exactly_as_one_by_one() {
+        let f = frame();
+        let tris: Vec<Triangle> = (0..300)
+            .map(|i| {
+                let x = (i * 37 % 97) as f32;
+                let y = (i * 53 % 89) as f32;
+                // Every 50th triangle spans most of the world (more tiles than are listed).
+                let s = if i % 50 == 7 {
+                    90.0
+                } else {
+                    1.0 + (i % 5) as f32 * 4.0
+                };
+                [[x, y, 0.0], [x + s, y, 1.0], [x, y + s, 2.0]]
+            })
+            .collect();
+        for limit in [36, 36 * 10, 36 * 1000] {
+            let run = |runs: usize| {
+                let mut chunks: Vec<(u32, Vec<u8>)> = Vec::new();
+                let mut spill = |out: Spill| -> Result<(), ()> {
+                    chunks.push((u32::MAX, Vec::new())); // marks where a spill began
+                    chunks.extend(out);
+                    Ok(())
+                };
+                let mut binner = Binner::new(&f, limit);
+                if runs == 0 {
+                    for t in &tris {
+                        binner.add(t, &mut spill).unwrap();
+                    }
+                } else {
+                    for part in tris.chunks(runs) {
+                        let p = Placements::of(&f, part);
+                        binner.add_placed(part, &p, &mut spill).unwrap();
+                    }
+                }
+                let placements = binner.finish(&mut spill).unwrap();
+                (chunks, placements)
+            };
+            let one_by_one = run(0);
+            assert!(one_by_one.0.len() > 2);
+            for runs in [1, 7, 64, 300] {
+                assert!(run(runs) == one_by_one, "limit {limit}, runs of {runs}");
+            }
         }
     }
 }
