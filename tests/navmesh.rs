@@ -384,3 +384,23 @@ fn notch_groups_add_up_and_portal_removal_only_takes_cells_away() {
     assert!(big_notches >= 200, "{big_notches}");
     assert!(ratio < TABLE_1_WITH_REMOVAL, "{ratio:.3}");
 }
+
+#[test]
+fn temporary_files_a_killed_bake_left_are_removed_by_the_next_one() {
+    let scene = &recast_scenes()[1];
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("work")).unwrap();
+    // Process 4999999 cannot exist (Linux's pid_max is at most 2^22).
+    let stale = [
+        dir.path().join(".navmesh.tsn.4999999.tmp"),
+        dir.path().join("work/.tiles.pack.4999999.tmp"),
+    ];
+    for p in &stale {
+        std::fs::write(p, b"half a file").unwrap();
+    }
+    let input = tessera_tests::file(scene, tessera_geom::UpAxis::Y);
+    bake_columns(input, &coarse_config(64), dir.path(), 2, 256 << 20);
+    for p in &stale {
+        assert!(!p.exists(), "{} was left behind", p.display());
+    }
+}

@@ -38,9 +38,14 @@ impl BakeLayout {
     }
 
     /// Creates the folder and its `work` folder.
+    /// Creates the folder and its `work/`, and removes the temporary files that a killed bake
+    /// left in either (those of live processes stay).
     pub fn create(&self) -> Result<(), StoreError> {
         let work = self.work();
-        std::fs::create_dir_all(&work).map_err(|e| StoreError::io(&work, e))
+        std::fs::create_dir_all(&work).map_err(|e| StoreError::io(&work, e))?;
+        tessera_store::remove_stale_temp_files(&self.root)?;
+        tessera_store::remove_stale_temp_files(&work)?;
+        Ok(())
     }
 
     /// The checkpoints and scratch files (`tessera clean` and `--fresh` remove it).

@@ -97,6 +97,43 @@ impl Drop for AtomicFile {
     }
 }
 
+/// Removes from `dir` the temporary files that [`AtomicFile`]s of processes no longer running
+/// left behind (`.NAME.PID.tmp`: a process killed before it committed or dropped its file).
+/// A temporary file of a live process is left alone, so that a bake never deletes the file
+/// another process is writing. Returns how many were removed. Off Linux (no `/proc`), nothing
+/// is removed.
+pub fn remove_stale_temp_files(dir: &Path) -> Result<usize, StoreError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(StoreError::io(dir, e)),
+    };
+    let mut removed = 0;
+    for entry in entries {
+        let entry = entry.map_err(|e| StoreError::io(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = temp_file_owner(&name) else {
+            continue;
+        };
+        if Path::new("/proc").is_dir() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let path = entry.path();
+            std::fs::remove_file(&path).map_err(|e| StoreError::io(&path, e))?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// The process id in an [`AtomicFile`]'s temporary name `.NAME.PID.tmp`, if `name` is one.
+fn temp_file_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (stem, pid) = rest.rsplit_once('.')?;
+    if stem.is_empty() {
+        return None;
+    }
+    pid.parse().ok()
+}
+
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<(), StoreError> {
     let mut f = AtomicFile::create(path)?;
@@ -120,5 +157,25 @@ mod tests {
         }
         assert_eq!(std::fs::read(&path).unwrap(), b"good");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn temp_files_of_dead_processes_are_removed_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        // A process id that cannot be running (above Linux's pid_max limit of 2^22).
+        let dead = dir.path().join(".navmesh.tsn.4999999.tmp");
+        let live = dir
+            .path()
+            .join(format!(".summary.json.{}.tmp", std::process::id()));
+        let other = dir.path().join(".hidden.tmp");
+        for p in [&dead, &live, &other] {
+            std::fs::write(p, b"x").unwrap();
+        }
+        assert_eq!(remove_stale_temp_files(dir.path()).unwrap(), 1);
+        assert!(!dead.exists() && live.exists() && other.exists());
+        assert_eq!(
+            remove_stale_temp_files(&dir.path().join("missing")).unwrap(),
+            0
+        );
     }
 }
