@@ -21,7 +21,7 @@ pub struct TileCoord {
 
 /// A rectangle of grid cells: `x0 .. x0 + width`, `y0 .. y0 + height`. Cells may lie outside the
 /// world (negative or past its end) when a tile is grown by its border band.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CellRect {
     pub x0: i32,
     pub y0: i32,

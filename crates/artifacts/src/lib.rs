@@ -27,7 +27,8 @@ mod tile_regions;
 pub use frame::{CellRect, GridFrame, TileCoord};
 pub use polygons::{ArchivedNotchGroups, InputPoly, MeshInput, NotchGroups, DETAIL, NOTCH_GROUPS};
 pub use regions::{
-    Contour, Levels, MergedRegion, Point, RegionBatch, SpanKey, NO_NEIGHBOUR, OUT_OF_REACH,
+    Contour, Levels, MergedRegion, Point, RegionBatch, SpanKey, NO_LEVEL, NO_NEIGHBOUR,
+    OUT_OF_REACH,
 };
 pub use spans::{Span, SpanField};
 pub use tessera_geom::Triangle;

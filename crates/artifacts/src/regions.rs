@@ -33,7 +33,28 @@ impl Levels {
     pub fn of(&self, zmax: u32) -> u32 {
         zmax / self.step
     }
+
+    /// The level of every span of `field`: [`Levels::of`] its floor for a walkable span,
+    /// [`NO_LEVEL`] for the others. Computed once per tile, so that segmentation and tracing
+    /// compare levels instead of dividing heights at every neighbour they look at.
+    pub fn of_spans(&self, field: &crate::SpanField) -> Vec<u32> {
+        field
+            .spans
+            .iter()
+            .map(|s| {
+                if s.walkable {
+                    self.of(s.zmax)
+                } else {
+                    NO_LEVEL
+                }
+            })
+            .collect()
+    }
 }
+
+/// The level of a span that is not walkable (no floor height has it: a level is at most
+/// `u32::MAX - 1`).
+pub const NO_LEVEL: u32 = u32::MAX;
 
 /// A region of the whole world, merged across tiles.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -68,17 +68,34 @@ impl SpanField {
     /// A copy of the columns of `rect` (which must lie inside this field) whose authoritative
     /// part is `core`.
     pub fn crop(&self, rect: CellRect, core: CellRect) -> SpanField {
-        debug_assert!(self.rect.contains_rect(&rect));
         let mut out = SpanField::empty(rect, core);
+        self.crop_into(&mut out, rect, core);
+        out
+    }
+
+    /// [`SpanField::crop`] into `out`, whose buffers are reused.
+    pub fn crop_into(&self, out: &mut SpanField, rect: CellRect, core: CellRect) {
+        debug_assert!(self.rect.contains_rect(&rect));
+        out.rect = rect;
+        out.core = core;
         out.column_start.clear();
         out.column_start.push(0);
+        out.spans.clear();
         for y in rect.y0..rect.y1() {
-            for x in rect.x0..rect.x1() {
-                out.spans.extend_from_slice(self.column(x, y));
-                out.column_start.push(out.spans.len() as u32);
-            }
+            // A row of `rect` is a run of consecutive columns of this field.
+            let first = self.rect.index(rect.x0, y);
+            let (a, b) = (
+                self.column_start[first] as usize,
+                self.column_start[first + rect.width as usize] as usize,
+            );
+            let base = out.spans.len() as u32;
+            out.spans.extend_from_slice(&self.spans[a..b]);
+            out.column_start.extend(
+                self.column_start[first + 1..=first + rect.width as usize]
+                    .iter()
+                    .map(|&s| s - a as u32 + base),
+            );
         }
-        out
     }
 
     /// The spans of global column `(x, y)`, which must lie in `rect`.
@@ -107,6 +124,11 @@ impl SpanField {
             }
         }
         (spans, walkable)
+    }
+
+    /// Bytes the buffers have room for.
+    pub fn capacity_bytes(&self) -> usize {
+        self.column_start.capacity() * 4 + self.spans.capacity() * std::mem::size_of::<Span>()
     }
 
     /// Bytes held in memory.

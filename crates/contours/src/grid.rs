@@ -34,39 +34,92 @@ pub(crate) fn right_cell(p: Point, heading: u8) -> (i32, i32) {
     }
 }
 
-/// True when cell (x, y) has a walkable span at `level` (a member of the region at that level,
-/// since all cells around a grid point are 8-neighbours).
-#[inline]
-pub(crate) fn member(field: &SpanField, x: i32, y: i32, level: u32, levels: Levels) -> bool {
-    if !field.rect.contains(x, y) {
-        return false;
-    }
-    field
-        .column(x, y)
-        .iter()
-        .any(|s| s.walkable && levels.of(s.zmax) == level)
+/// A tile's field seen by floor level: the field and the level of each of its spans
+/// ([`Levels::of_spans`]), so that membership tests compare numbers instead of dividing
+/// heights.
+pub(crate) struct LevelField<'a> {
+    pub(crate) field: &'a SpanField,
+    lv: Vec<u32>,
 }
 
-/// The floor height of a region (at `level`) at grid point `p`: the highest of its floors in
-/// the four cells around `p`. Decided by those four cells alone, so every tile that sees the
-/// point agrees.
-pub(crate) fn corner_height(field: &SpanField, p: Point, level: u32, levels: Levels) -> u32 {
-    let mut h = 0;
-    for (x, y) in [
-        (p.0 - 1, p.1 - 1),
-        (p.0, p.1 - 1),
-        (p.0 - 1, p.1),
-        (p.0, p.1),
-    ] {
-        if field.rect.contains(x, y) {
-            for s in field.column(x, y) {
-                if s.walkable && levels.of(s.zmax) == level {
-                    h = h.max(s.zmax);
+impl<'a> LevelField<'a> {
+    pub(crate) fn new(field: &'a SpanField, levels: Levels) -> LevelField<'a> {
+        LevelField {
+            field,
+            lv: levels.of_spans(field),
+        }
+    }
+
+    /// The level of span `k` ([`NO_LEVEL`](tessera_artifacts::NO_LEVEL) when it is not walkable).
+    #[inline]
+    pub(crate) fn level(&self, k: usize) -> u32 {
+        self.lv[k]
+    }
+
+    /// The walkable span of column (x, y) at `level`, as an index into the field's spans; None
+    /// also outside the field.
+    #[inline]
+    pub(crate) fn span_at(&self, x: i32, y: i32, level: u32) -> Option<usize> {
+        let f = self.field;
+        if !f.rect.contains(x, y) {
+            return None;
+        }
+        let i = f.rect.index(x, y);
+        (f.column_start[i] as usize..f.column_start[i + 1] as usize).find(|&k| self.lv[k] == level)
+    }
+
+    /// True when cell (x, y) has a walkable span at `level` (a member of the region at that
+    /// level, since all cells around a grid point are 8-neighbours).
+    #[inline]
+    pub(crate) fn member(&self, x: i32, y: i32, level: u32) -> bool {
+        self.span_at(x, y, level).is_some()
+    }
+
+    /// The floor height of a region (at `level`) at grid point `p`: the highest of its floors
+    /// in the four cells around `p`. Decided by those four cells alone, so every tile that sees
+    /// the point agrees.
+    pub(crate) fn corner_height(&self, p: Point, level: u32) -> u32 {
+        let f = self.field;
+        let mut h = 0;
+        for (x, y) in [
+            (p.0 - 1, p.1 - 1),
+            (p.0, p.1 - 1),
+            (p.0 - 1, p.1),
+            (p.0, p.1),
+        ] {
+            if f.rect.contains(x, y) {
+                let i = f.rect.index(x, y);
+                for k in f.column_start[i] as usize..f.column_start[i + 1] as usize {
+                    if self.lv[k] == level {
+                        h = h.max(f.spans[k].zmax);
+                    }
                 }
             }
         }
+        h
     }
-    h
+
+    /// True when an edge leaves `p` with `heading` at `level`.
+    #[inline]
+    fn edge_leaves(&self, p: Point, heading: u8, level: u32) -> bool {
+        let (lx, ly) = left_cell(p, heading);
+        let (rx, ry) = right_cell(p, heading);
+        self.member(lx, ly, level) && !self.member(rx, ry, level)
+    }
+
+    /// The heading that follows an edge arriving at `p` with `heading`: the only edge leaving
+    /// `p`, or the right turn where two leave (a slash or antislash point).
+    pub(crate) fn next_heading(&self, p: Point, heading: u8, level: u32) -> u8 {
+        let right = (heading + 3) % 4;
+        let straight = heading;
+        let left = (heading + 1) % 4;
+        for h in [right, straight, left] {
+            if self.edge_leaves(p, h, level) {
+                return h;
+            }
+        }
+        unreachable!("a boundary edge always continues")
+    }
 }
 
 /// What lies across a boundary edge whose region floor is at height `z`: the level of the
@@ -100,34 +153,6 @@ pub(crate) fn neighbour_across(
         })
 }
 
-/// True when an edge leaves `p` with `heading` at `level`.
-#[inline]
-fn edge_leaves(field: &SpanField, p: Point, heading: u8, level: u32, levels: Levels) -> bool {
-    let (lx, ly) = left_cell(p, heading);
-    let (rx, ry) = right_cell(p, heading);
-    member(field, lx, ly, level, levels) && !member(field, rx, ry, level, levels)
-}
-
-/// The heading that follows an edge arriving at `p` with `heading`: the only edge leaving `p`,
-/// or the right turn where two leave (a slash or antislash point).
-pub(crate) fn next_heading(
-    field: &SpanField,
-    p: Point,
-    heading: u8,
-    level: u32,
-    levels: Levels,
-) -> u8 {
-    let right = (heading + 3) % 4;
-    let straight = heading;
-    let left = (heading + 1) % 4;
-    for h in [right, straight, left] {
-        if edge_leaves(field, p, h, level, levels) {
-            return h;
-        }
-    }
-    unreachable!("a boundary edge always continues")
-}
-
 /// The start point of the edge on side `heading` of cell (x, y) (the side that has the cell on
 /// its left when walked in that heading).
 #[inline]
@@ -138,18 +163,4 @@ pub(crate) fn side_start(x: i32, y: i32, heading: u8) -> Point {
         WEST => (x + 1, y + 1),
         _ => (x, y + 1),
     }
-}
-
-/// The walkable span of column (x, y) at `level`, as an index into the field's spans.
-#[inline]
-pub(crate) fn span_at_level(
-    field: &SpanField,
-    x: i32,
-    y: i32,
-    level: u32,
-    levels: Levels,
-) -> Option<usize> {
-    let i = field.rect.index(x, y);
-    (field.column_start[i] as usize..field.column_start[i + 1] as usize)
-        .find(|&k| field.spans[k].walkable && levels.of(field.spans[k].zmax) == level)
 }

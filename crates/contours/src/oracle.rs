@@ -10,7 +10,7 @@
 
 use tessera_artifacts::{Contour, Point, SpanField, TileRegions, NO_NEIGHBOUR, NO_REGION};
 
-use crate::grid::{corner_height, member};
+use crate::grid::LevelField;
 
 /// What kind of corner point a vertex is (seed 000, 4.1.2-4.1.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -48,7 +48,7 @@ const NC: [(i32, i32, u8); 8] = [
 /// duplication), once by each diagonal cell. Returned sorted by (region, point, kind).
 pub fn corner_points(field: &SpanField, regions: &TileRegions) -> Vec<(u32, Point, CornerKind)> {
     let core = field.core;
-    let levels = regions.levels;
+    let lf = LevelField::new(field, regions.levels);
     let mut normal: Vec<(u32, Point, CornerKind)> = Vec::new();
     let mut diagonal: Vec<(u32, Point, CornerKind)> = Vec::new();
     for y in core.y0..core.y1() {
@@ -59,10 +59,10 @@ pub fn corner_points(field: &SpanField, regions: &TileRegions) -> Vec<(u32, Poin
                 if label == NO_REGION {
                     continue;
                 }
-                let level = levels.of(field.spans[k].zmax);
+                let level = lf.level(k);
                 let nc = NC
                     .iter()
-                    .filter(|(dx, dy, _)| member(field, x + dx, y + dy, level, levels))
+                    .filter(|(dx, dy, _)| lf.member(x + dx, y + dy, level))
                     .fold(0u8, |acc, (_, _, bit)| acc | bit);
                 // (vertex point, mask, straight-boundary values, diagonal-only value, its kind)
                 let vertices = [
@@ -105,6 +105,7 @@ pub fn corner_points(field: &SpanField, regions: &TileRegions) -> Vec<(u32, Poin
 /// [`trace_tile`]: crate::trace_tile
 pub fn contours_by_pairing(field: &SpanField, regions: &TileRegions) -> Vec<Contour> {
     let corners = corner_points(field, regions);
+    let lf = LevelField::new(field, regions.levels);
     let mut out = Vec::new();
     let mut start = 0;
     while start < corners.len() {
@@ -113,7 +114,7 @@ pub fn contours_by_pairing(field: &SpanField, regions: &TileRegions) -> Vec<Cont
             .iter()
             .position(|c| c.0 != region)
             .map_or(corners.len(), |n| start + n);
-        out.extend(pair_region(field, region, &corners[start..end], regions));
+        out.extend(pair_region(&lf, region, &corners[start..end], regions));
         start = end;
     }
     out
@@ -121,7 +122,7 @@ pub fn contours_by_pairing(field: &SpanField, regions: &TileRegions) -> Vec<Cont
 
 /// Alg. 3-5 for one region's corner points (sorted by point; duplicates adjacent).
 fn pair_region(
-    field: &SpanField,
+    lf: &LevelField,
     region: u32,
     corners: &[(u32, Point, CornerKind)],
     regions: &TileRegions,
@@ -201,10 +202,7 @@ fn pair_region(
             cur = next;
         }
         let level = regions.levels.of(regions.regions[region as usize].zmax);
-        let heights = points
-            .iter()
-            .map(|&p| corner_height(field, p, level, regions.levels))
-            .collect();
+        let heights = points.iter().map(|&p| lf.corner_height(p, level)).collect();
         let n = points.len();
         let mut c = Contour {
             tile: regions.tile,

@@ -12,10 +12,7 @@ use tessera_artifacts::{
     Chain, Contour, EdgeKey, Point, Reach, SpanField, TileContours, TileRegions, NO_REGION,
 };
 
-use crate::grid::{
-    corner_height, left_cell, member, neighbour_across, next_heading, right_cell, side_start,
-    span_at_level, STEP,
-};
+use crate::grid::{left_cell, neighbour_across, right_cell, side_start, LevelField, STEP};
 
 /// Traces the contours of a tile's regions (see the crate documentation). `reach` decides
 /// which floor across an edge is its neighbour.
@@ -25,6 +22,7 @@ use crate::grid::{
 pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> TileContours {
     let core = field.core;
     let levels = regions.levels;
+    let lf = LevelField::new(field, levels);
     let n = field.spans.len() * 4;
     let mut is_edge = vec![false; n];
     let mut cell_of = vec![(0i32, 0i32); field.spans.len()];
@@ -37,10 +35,10 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> Til
                     continue;
                 }
                 cell_of[k] = (x, y);
-                let level = levels.of(field.spans[k].zmax);
+                let level = lf.level(k);
                 for heading in [EAST, NORTH, WEST, SOUTH] {
                     let (rx, ry) = right_cell(side_start(x, y, heading), heading);
-                    if !member(field, rx, ry, level, levels) {
+                    if !lf.member(rx, ry, level) {
                         is_edge[k * 4 + heading as usize] = true;
                         order.push(k * 4 + heading as usize);
                     }
@@ -56,7 +54,7 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> Til
             x: p.0,
             y: p.1,
             heading,
-            level: levels.of(field.spans[e / 4].zmax),
+            level: lf.level(e / 4),
         }
     };
     // What lies across an owned edge.
@@ -66,16 +64,17 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> Til
         let (rx, ry) = right_cell(side_start(x, y, heading), heading);
         neighbour_across(field, rx, ry, field.spans[e / 4].zmax, reach, levels)
     };
-    let height = |p: Point, level: u32| corner_height(field, p, level, levels);
+    let height = |p: Point, level: u32| lf.corner_height(p, level);
     // The edge after `e`: owned (an index) or foreign (its key).
     let successor = |e: usize| -> Result<usize, EdgeKey> {
         let k = key_of(e);
         let (dx, dy) = STEP[k.heading as usize];
         let end = (k.x + dx, k.y + dy);
-        let heading = next_heading(field, end, k.heading, k.level, levels);
+        let heading = lf.next_heading(end, k.heading, k.level);
         let (cx, cy) = left_cell(end, heading);
         if core.contains(cx, cy) {
-            let span = span_at_level(field, cx, cy, k.level, levels)
+            let span = lf
+                .span_at(cx, cy, k.level)
                 .expect("an edge's left cell is a member");
             Ok(span * 4 + heading as usize)
         } else {
@@ -154,7 +153,7 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> Til
         } = walk(e, &mut visited);
         let next = foreign.expect("a walk from a chain start leaves the tile");
         points.push((next.x, next.y));
-        let level = levels.of(field.spans[e / 4].zmax);
+        let level = lf.level(e / 4);
         out.chains.push(Chain {
             tile: regions.tile,
             region: regions.labels[e / 4],
@@ -181,7 +180,7 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> Til
             points.remove(0);
             neighbours.remove(0);
         }
-        let level = levels.of(field.spans[e / 4].zmax);
+        let level = lf.level(e / 4);
         out.cycles.push(Contour {
             tile: regions.tile,
             region: regions.labels[e / 4],

@@ -104,64 +104,97 @@ pub(crate) fn read_and_plan(
     })
 }
 
+/// What a worker keeps from one tile to the next: the voxelizer's buffers, and the share of
+/// the budget they hold while no tile does.
+pub(crate) struct WorkerState {
+    workspace: tessera_voxel::Workspace,
+    held: Reservation,
+}
+
+impl WorkerState {
+    pub(crate) fn new(budget: &Arc<MemoryBudget>) -> WorkerState {
+        WorkerState {
+            workspace: tessera_voxel::Workspace::default(),
+            held: budget.hold(),
+        }
+    }
+}
+
 /// Voxelizes a tile's parts one after the other (or decodes its checkpoint), assembles it,
 /// and segments and traces it.
+///
+/// The worker's buffers are reused while a tile runs under the tile's own reservation (which
+/// plans for them); between tiles they are held from the budget apart. Buffers larger than
+/// the tile's reservation are dropped first, so they never take more than it planned for.
 pub(crate) fn run_job(
     frame: &GridFrame,
     params: &VoxelParams,
     checkpoint: &JournalReader,
     checkpoint_path: &Path,
     job: TileJob,
+    state: &mut WorkerState,
 ) -> Result<TileDone, BakeError> {
     let core = frame.tile_core(job.coord);
     let mut reservation = job.reservation;
+    if state.workspace.byte_size() > reservation.bytes() {
+        state.workspace = tessera_voxel::Workspace::default();
+    }
+    state.held.shrink_to(0);
     let recovered = matches!(job.work, Work::Recovered);
-    let field = match job.work {
-        Work::Recovered => {
+    let owned: Option<SpanField> = match job.work {
+        Work::Recovered => Some(
             SpanField::decode(&checkpoint.read(job.index)?).map_err(|e| BakeError::Corrupt {
                 path: checkpoint_path.to_path_buf(),
                 message: format!("tile {}: {e}", job.index),
-            })?
-        }
+            })?,
+        ),
         Work::Voxelize { triangles, parts } => {
-            let mut outputs = Vec::with_capacity(parts.len());
-            let mut worst = 0;
             let triangle_bytes = (triangles.len() * std::mem::size_of::<Triangle>()) as u64;
-            for part in &parts {
-                let v = if parts.len() == 1 {
-                    tessera_voxel::voxelize_part(frame, params, *part, &triangles)
-                } else {
+            let ws = &mut state.workspace;
+            if let [part] = parts[..] {
+                let spans = tessera_voxel::voxelize_in(ws, frame, params, part, &triangles);
+                let cells = part.grown(frame.band).area() as u64;
+                reservation.grow_to(tessera_voxel::memory::estimate(
+                    cells,
+                    triangle_bytes,
+                    spans,
+                ));
+                None
+            } else {
+                let mut outputs = Vec::with_capacity(parts.len());
+                let mut worst = 0;
+                for part in &parts {
                     let rect = part.grown(frame.band);
                     let subset: Vec<Triangle> = triangles
                         .iter()
                         .filter(|t| tessera_tiler::triangle_reaches(frame, t, &rect))
                         .copied()
                         .collect();
-                    tessera_voxel::voxelize_part(frame, params, *part, &subset)
-                };
-                let cells = part.grown(frame.band).area() as u64;
-                worst = worst.max(tessera_voxel::memory::estimate(
-                    cells,
-                    triangle_bytes,
-                    v.rasterized_spans,
-                ));
-                outputs.push(v.field);
+                    let spans = tessera_voxel::voxelize_in(ws, frame, params, *part, &subset);
+                    worst = worst.max(tessera_voxel::memory::estimate(
+                        rect.area() as u64,
+                        triangle_bytes,
+                        spans,
+                    ));
+                    outputs.push(ws.output().clone());
+                }
+                // Account for what the work really took if the plan fell short (it is an upper
+                // bound by construction, so this is a safety net).
+                reservation.grow_to(worst);
+                drop(triangles);
+                Some(tessera_voxel::assemble(core, &outputs))
             }
-            // Account for what the work really took if the plan fell short (it is an upper
-            // bound by construction, so this is a safety net).
-            reservation.grow_to(worst);
-            drop(triangles);
-            tessera_voxel::assemble(core, &outputs)
         }
     };
+    let field = owned.as_ref().unwrap_or_else(|| state.workspace.output());
     debug_assert!(field.validate().is_ok());
     let (spans, walkable) = field.core_counts();
     let levels = tessera_artifacts::Levels {
         step: params.region_step,
     };
-    let regions = tessera_regions::segment_tile(&field, job.coord, levels);
+    let regions = tessera_regions::segment_tile(field, job.coord, levels);
     let contours = tessera_contours::trace_tile(
-        &field,
+        field,
         &regions,
         tessera_artifacts::Reach {
             climb: params.walkable_climb,
@@ -174,7 +207,9 @@ pub(crate) fn run_job(
         let encoded = field.encode();
         (tessera_store::compress(&encoded), encoded.len())
     };
-    drop(field);
+    drop(owned);
+    // The buffers pass from the tile's reservation to the worker's hold.
+    state.held.grow_to(state.workspace.byte_size());
     reservation.shrink_to(compressed.len() as u64);
     Ok(TileDone {
         index: job.index,

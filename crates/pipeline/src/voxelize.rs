@@ -34,7 +34,7 @@ use tessera_store::{Journal, PackReader};
 use crate::bin::Binned;
 use crate::keys::StageKey;
 use crate::merge::{Merge, Merged, REGIONS_KIND};
-use crate::tile_work::{read_and_plan, run_job, TileDone, TileJob, Work};
+use crate::tile_work::{read_and_plan, run_job, TileDone, TileJob, Work, WorkerState};
 use crate::{BakeError, BakeLayout, Progress};
 
 const STAGE: &str = "voxelize";
@@ -214,8 +214,16 @@ fn stream(
         let checkpoint_path = &checkpoint_path;
         let workers = scope.spawn(move || {
             pool.broadcast(|_| {
+                let mut state = WorkerState::new(s.budget);
                 for job in job_rx.iter() {
-                    let done = run_job(s.frame, s.params, checkpoint, checkpoint_path, job);
+                    let done = run_job(
+                        s.frame,
+                        s.params,
+                        checkpoint,
+                        checkpoint_path,
+                        job,
+                        &mut state,
+                    );
                     if done_tx.send(done).is_err() {
                         return;
                     }

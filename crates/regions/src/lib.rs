@@ -16,7 +16,7 @@
 //! Pure: no I/O, no threads.
 
 use tessera_artifacts::{
-    BorderLink, LinkKey, LocalRegion, SpanField, TileCoord, TileRegions, NO_REGION,
+    BorderLink, LinkKey, LocalRegion, SpanField, TileCoord, TileRegions, NO_LEVEL, NO_REGION,
 };
 pub use tessera_artifacts::{Levels, SpanKey};
 
@@ -32,9 +32,11 @@ const NEIGHBOURS: [(i32, i32); 8] = [
     (1, 1),
 ];
 
-/// The walkable span of column (x, y) at `level`, as an index into the field's spans.
+/// The walkable span of column (x, y) at `level`, as an index into the field's spans (`lv`:
+/// [`Levels::of_spans`]). A column holds at most one walkable span per level: two walkable spans of
+/// one column are an agent's height apart, more than a level's step.
 #[inline]
-fn span_at(field: &SpanField, x: i32, y: i32, level: u32, levels: Levels) -> Option<usize> {
+fn span_at(field: &SpanField, lv: &[u32], x: i32, y: i32, level: u32) -> Option<usize> {
     if !field.rect.contains(x, y) {
         return None;
     }
@@ -43,77 +45,92 @@ fn span_at(field: &SpanField, x: i32, y: i32, level: u32, levels: Levels) -> Opt
         field.column_start[i] as usize,
         field.column_start[i + 1] as usize,
     );
-    (a..b).find(|&k| field.spans[k].walkable && levels.of(field.spans[k].zmax) == level)
+    (a..b).find(|&k| lv[k] == level)
 }
 
-/// Floods the walkable spans of the field's core into flat regions (same `zmax`,
-/// 8-neighbours), labelled in scan order (rows bottom-up, then columns, then spans upward), and
-/// lists the links to the ring.
+/// Labels the walkable spans of the field's core by region (8-neighbours at one level),
+/// regions numbered in scan order of their first span (rows bottom-up, then columns, then
+/// spans upward), and lists the links to the ring.
+///
+/// One pass in scan order joins each span to its neighbours already seen (west, south-west,
+/// south, south-east) in a union-find whose root is always the earliest span; a second pass
+/// numbers the roots as they first appear. That is the numbering a flood fill started from
+/// each unlabelled span in scan order gives (kept in the tests as the oracle), with memory
+/// read in order instead of wherever the flood wanders.
 pub fn segment_tile(field: &SpanField, tile: TileCoord, levels: Levels) -> TileRegions {
     let core = field.core;
+    let lv = levels.of_spans(field);
+    // Pass 1: provisional ids (in scan order) in `labels`, joined in `parent`.
     let mut labels = vec![NO_REGION; field.spans.len()];
-    let mut regions = Vec::new();
-    let mut links = Vec::new();
-    let mut stack: Vec<(i32, i32, usize)> = Vec::new();
+    let mut parent: Vec<u32> = Vec::new();
+    const BEFORE: [(i32, i32); 4] = [(-1, 0), (-1, -1), (0, -1), (1, -1)];
     for y in core.y0..core.y1() {
         for x in core.x0..core.x1() {
             let i = field.rect.index(x, y);
             for k in field.column_start[i] as usize..field.column_start[i + 1] as usize {
-                let s = field.spans[k];
-                if !s.walkable || labels[k] != NO_REGION {
+                let level = lv[k];
+                if level == NO_LEVEL {
                     continue;
                 }
-                let label = regions.len() as u32;
-                let mut region = LocalRegion {
-                    spans: 0,
-                    first: SpanKey { y, x, zmax: s.zmax },
-                    zmin: s.zmax,
-                    zmax: s.zmax,
-                };
-                labels[k] = label;
-                stack.push((x, y, k));
-                let level = levels.of(s.zmax);
-                while let Some((cx, cy, ck)) = stack.pop() {
-                    let z = field.spans[ck].zmax;
-                    region.spans += 1;
-                    region.zmin = region.zmin.min(z);
-                    region.zmax = region.zmax.max(z);
-                    let key = SpanKey {
-                        y: cy,
-                        x: cx,
-                        zmax: z,
+                let mut id = NO_REGION;
+                for (dx, dy) in BEFORE {
+                    let (nx, ny) = (x + dx, y + dy);
+                    if !core.contains(nx, ny) {
+                        continue;
+                    }
+                    let Some(n) = span_at(field, &lv, nx, ny, level) else {
+                        continue;
                     };
-                    region.first = region.first.min(key);
-                    for (dx, dy) in NEIGHBOURS {
-                        let (nx, ny) = (cx + dx, cy + dy);
-                        let Some(n) = span_at(field, nx, ny, level, levels) else {
-                            continue;
-                        };
-                        if core.contains(nx, ny) {
-                            if labels[n] == NO_REGION {
-                                labels[n] = label;
-                                stack.push((nx, ny, n));
-                            }
-                        } else {
-                            links.push(BorderLink {
-                                key: LinkKey::new(
-                                    key,
-                                    SpanKey {
-                                        y: ny,
-                                        x: nx,
-                                        zmax: field.spans[n].zmax,
-                                    },
-                                ),
-                                region: label,
-                            });
-                        }
+                    let root = find(&mut parent, labels[n]);
+                    if id == NO_REGION {
+                        id = root;
+                    } else if root != id {
+                        // Keep the earlier root.
+                        let (lo, hi) = (id.min(root), id.max(root));
+                        parent[hi as usize] = lo;
+                        id = lo;
                     }
                 }
-                regions.push(region);
+                if id == NO_REGION {
+                    id = parent.len() as u32;
+                    parent.push(id);
+                }
+                labels[k] = id;
             }
         }
     }
-    links.sort_unstable_by_key(|l| l.key);
+    // Pass 2: final labels in order of first appearance, region sizes and heights.
+    let mut number = vec![NO_REGION; parent.len()];
+    let mut regions: Vec<LocalRegion> = Vec::new();
+    for y in core.y0..core.y1() {
+        for x in core.x0..core.x1() {
+            let i = field.rect.index(x, y);
+            for k in field.column_start[i] as usize..field.column_start[i + 1] as usize {
+                if labels[k] == NO_REGION {
+                    continue;
+                }
+                let root = find(&mut parent, labels[k]) as usize;
+                let z = field.spans[k].zmax;
+                if number[root] == NO_REGION {
+                    number[root] = regions.len() as u32;
+                    // The first span seen in scan order is the smallest key.
+                    regions.push(LocalRegion {
+                        spans: 0,
+                        first: SpanKey { y, x, zmax: z },
+                        zmin: z,
+                        zmax: z,
+                    });
+                }
+                let label = number[root];
+                labels[k] = label;
+                let r = &mut regions[label as usize];
+                r.spans += 1;
+                r.zmin = r.zmin.min(z);
+                r.zmax = r.zmax.max(z);
+            }
+        }
+    }
+    let links = ring_links(field, &lv, &labels);
     TileRegions {
         tile,
         levels,
@@ -124,10 +141,149 @@ pub fn segment_tile(field: &SpanField, tile: TileCoord, levels: Levels) -> TileR
     }
 }
 
+/// The root of provisional id `id`, halving the path on the way.
+#[inline]
+fn find(parent: &mut [u32], mut id: u32) -> u32 {
+    while parent[id as usize] != id {
+        let up = parent[parent[id as usize] as usize];
+        parent[id as usize] = up;
+        id = up;
+    }
+    id
+}
+
+/// Every connection between a span of the core's outermost cells and a span of the ring at
+/// its level, once per pair, sorted by key.
+fn ring_links(field: &SpanField, lv: &[u32], labels: &[u32]) -> Vec<BorderLink> {
+    let core = field.core;
+    let mut links = Vec::new();
+    let on_border =
+        |x: i32, y: i32| x == core.x0 || y == core.y0 || x + 1 == core.x1() || y + 1 == core.y1();
+    for y in core.y0..core.y1() {
+        for x in core.x0..core.x1() {
+            if !on_border(x, y) {
+                continue;
+            }
+            let i = field.rect.index(x, y);
+            for k in field.column_start[i] as usize..field.column_start[i + 1] as usize {
+                if labels[k] == NO_REGION {
+                    continue;
+                }
+                let key = SpanKey {
+                    y,
+                    x,
+                    zmax: field.spans[k].zmax,
+                };
+                for (dx, dy) in NEIGHBOURS {
+                    let (nx, ny) = (x + dx, y + dy);
+                    if core.contains(nx, ny) {
+                        continue;
+                    }
+                    if let Some(n) = span_at(field, lv, nx, ny, lv[k]) {
+                        links.push(BorderLink {
+                            key: LinkKey::new(
+                                key,
+                                SpanKey {
+                                    y: ny,
+                                    x: nx,
+                                    zmax: field.spans[n].zmax,
+                                },
+                            ),
+                            region: labels[k],
+                        });
+                    }
+                }
+            }
+        }
+    }
+    links.sort_unstable_by_key(|l| l.key);
+    links
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use tessera_artifacts::CellRect;
+
+    /// The flood fill segmentation was first written as (the oracle): floods the walkable spans of the field's core into flat regions (same `zmax`,
+    /// 8-neighbours), labelled in scan order (rows bottom-up, then columns, then spans upward), and
+    /// lists the links to the ring.
+    fn segment_by_flood(field: &SpanField, tile: TileCoord, levels: Levels) -> TileRegions {
+        let core = field.core;
+        let lv = levels.of_spans(field);
+        let mut labels = vec![NO_REGION; field.spans.len()];
+        let mut regions = Vec::new();
+        let mut links = Vec::new();
+        let mut stack: Vec<(i32, i32, usize)> = Vec::new();
+        for y in core.y0..core.y1() {
+            for x in core.x0..core.x1() {
+                let i = field.rect.index(x, y);
+                for k in field.column_start[i] as usize..field.column_start[i + 1] as usize {
+                    let s = field.spans[k];
+                    if !s.walkable || labels[k] != NO_REGION {
+                        continue;
+                    }
+                    let label = regions.len() as u32;
+                    let mut region = LocalRegion {
+                        spans: 0,
+                        first: SpanKey { y, x, zmax: s.zmax },
+                        zmin: s.zmax,
+                        zmax: s.zmax,
+                    };
+                    labels[k] = label;
+                    stack.push((x, y, k));
+                    let level = lv[k];
+                    while let Some((cx, cy, ck)) = stack.pop() {
+                        let z = field.spans[ck].zmax;
+                        region.spans += 1;
+                        region.zmin = region.zmin.min(z);
+                        region.zmax = region.zmax.max(z);
+                        let key = SpanKey {
+                            y: cy,
+                            x: cx,
+                            zmax: z,
+                        };
+                        region.first = region.first.min(key);
+                        for (dx, dy) in NEIGHBOURS {
+                            let (nx, ny) = (cx + dx, cy + dy);
+                            let Some(n) = span_at(field, &lv, nx, ny, level) else {
+                                continue;
+                            };
+                            if core.contains(nx, ny) {
+                                if labels[n] == NO_REGION {
+                                    labels[n] = label;
+                                    stack.push((nx, ny, n));
+                                }
+                            } else {
+                                links.push(BorderLink {
+                                    key: LinkKey::new(
+                                        key,
+                                        SpanKey {
+                                            y: ny,
+                                            x: nx,
+                                            zmax: field.spans[n].zmax,
+                                        },
+                                    ),
+                                    region: label,
+                                });
+                            }
+                        }
+                    }
+                    regions.push(region);
+                }
+            }
+        }
+        links.sort_unstable_by_key(|l| l.key);
+        TileRegions {
+            tile,
+            levels,
+            core,
+            labels,
+            regions,
+            links,
+        }
+    }
 
     /// A field from a height map (0 = no span); the core is all but a one-cell ring.
     fn field(heights: &[&[u32]]) -> SpanField {
@@ -178,5 +334,17 @@ mod tests {
         dedup.dedup();
         assert_eq!(keys, dedup);
         assert_eq!(keys.len(), 3);
+    }
+
+    proptest! {
+        #[test]
+        fn scan_order_union_find_equals_the_flood_fill(
+            field in tessera_test_support::random::span_fields(4, 3),
+            step in 1u32..4,
+        ) {
+            let levels = Levels { step };
+            let tile = TileCoord { x: 0, y: 0 };
+            prop_assert_eq!(segment_tile(&field, tile, levels), segment_by_flood(&field, tile, levels));
+        }
     }
 }

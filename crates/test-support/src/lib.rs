@@ -16,3 +16,4 @@ pub mod bake_folder;
 pub mod drawing;
 pub mod gltf;
 pub mod mesh;
+pub mod random;

@@ -68,13 +68,77 @@ pub fn voxelize_part(
     core: CellRect,
     triangles: &[Triangle],
 ) -> VoxelizedTile {
-    let rect = core.grown(frame.band);
-    let mut field = rasterize::rasterize(frame, params, rect, core, triangles);
-    filters::filter_all(&mut field, params);
+    let mut ws = Workspace::default();
+    let rasterized_spans = voxelize_in(&mut ws, frame, params, core, triangles);
     VoxelizedTile {
-        rasterized_spans: field.spans.len() as u64,
-        field: field.crop(core.grown(1), core),
+        rasterized_spans,
+        field: std::mem::replace(&mut ws.output, empty_field()),
     }
+}
+
+/// The buffers a worker reuses from one tile to the next: the rasterizer's linked columns,
+/// the field over the tile and its band, erosion's links and distances, and the output (the
+/// core plus a one-cell ring). Reusing them spares the kernel faulting in and zeroing fresh
+/// pages for every tile.
+pub struct Workspace {
+    raster: rasterize::Scratch,
+    field: SpanField,
+    erode: filters::ErodeScratch,
+    output: SpanField,
+}
+
+impl Default for Workspace {
+    fn default() -> Workspace {
+        Workspace {
+            raster: rasterize::Scratch::default(),
+            field: empty_field(),
+            erode: filters::ErodeScratch::default(),
+            output: empty_field(),
+        }
+    }
+}
+
+impl Workspace {
+    /// The field [`voxelize_in`] left: the core plus a one-cell ring.
+    pub fn output(&self) -> &SpanField {
+        &self.output
+    }
+
+    /// Bytes the buffers hold (their capacity, not what the last tile used).
+    pub fn byte_size(&self) -> u64 {
+        (self.raster.byte_size()
+            + self.field.capacity_bytes()
+            + self.erode.byte_size()
+            + self.output.capacity_bytes()) as u64
+    }
+}
+
+fn empty_field() -> SpanField {
+    SpanField::empty(CellRect::default(), CellRect::default())
+}
+
+/// [`voxelize_part`] in the buffers of `ws`: the output is left in [`Workspace::output`].
+/// Returns the spans rasterized in the whole voxelized rectangle (core and band).
+pub fn voxelize_in(
+    ws: &mut Workspace,
+    frame: &GridFrame,
+    params: &VoxelParams,
+    core: CellRect,
+    triangles: &[Triangle],
+) -> u64 {
+    let rect = core.grown(frame.band);
+    rasterize::rasterize_into(
+        &mut ws.raster,
+        &mut ws.field,
+        frame,
+        params,
+        rect,
+        core,
+        triangles,
+    );
+    filters::filter_all_in(&mut ws.erode, &mut ws.field, params);
+    ws.field.crop_into(&mut ws.output, core.grown(1), core);
+    ws.field.spans.len() as u64
 }
 
 /// An upper bound on the spans rasterizing `triangles` into `rect` can create: each triangle

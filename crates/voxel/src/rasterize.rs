@@ -23,10 +23,19 @@ struct Columns {
 }
 
 impl Columns {
-    fn new(cells: usize, merge_threshold: u32) -> Columns {
+    /// Columns over `cells` cells, in the buffers given (cleared first).
+    fn new(
+        mut heads: Vec<u32>,
+        mut pool: Vec<Node>,
+        cells: usize,
+        merge_threshold: u32,
+    ) -> Columns {
+        heads.clear();
+        heads.resize(cells, NONE);
+        pool.clear();
         Columns {
-            heads: vec![NONE; cells],
-            pool: Vec::new(),
+            heads,
+            pool,
             free: NONE,
             merge_threshold,
         }
@@ -100,28 +109,27 @@ impl Columns {
         }
     }
 
-    fn into_field(self, rect: CellRect, core: CellRect) -> SpanField {
-        let mut column_start = Vec::with_capacity(self.heads.len() + 1);
-        let mut spans = Vec::with_capacity(self.pool.len());
-        column_start.push(0);
+    /// Packs the columns into `field` (its buffers reused), bottom-up within each column.
+    fn into_field(&self, field: &mut SpanField, rect: CellRect, core: CellRect) {
+        field.rect = rect;
+        field.core = core;
+        field.column_start.clear();
+        field.column_start.reserve(self.heads.len() + 1);
+        field.spans.clear();
+        field.spans.reserve(self.pool.len());
+        field.column_start.push(0);
         for &head in &self.heads {
             let mut cur = head;
             while cur != NONE {
                 let n = self.pool[cur as usize];
-                spans.push(Span {
+                field.spans.push(Span {
                     zmin: n.zmin,
                     zmax: n.zmax,
                     walkable: n.walkable,
                 });
                 cur = n.next;
             }
-            column_start.push(spans.len() as u32);
-        }
-        SpanField {
-            rect,
-            core,
-            column_start,
-            spans,
+            field.column_start.push(field.spans.len() as u32);
         }
     }
 }
@@ -129,28 +137,50 @@ impl Columns {
 /// A vertex in global cell units: x, y in cells, z in voxels.
 type P = [f64; 3];
 
-/// Keeps the part of `poly` with `p[axis] >= bound` (when `keep_above`) or `<= bound`. The
-/// intersection point is pinned exactly on the plane. Sutherland-Hodgman on a convex polygon.
-fn clip(poly: &[P], out: &mut Vec<P>, axis: usize, bound: f64, keep_above: bool) {
-    out.clear();
-    let n = poly.len();
-    if n == 0 {
-        return;
+/// Room for a triangle clipped by two parallel half-planes (at most five corners).
+const MAX_CORNERS: usize = 8;
+
+/// A small convex polygon kept on the stack.
+#[derive(Clone, Copy)]
+struct Poly {
+    n: usize,
+    v: [P; MAX_CORNERS],
+}
+
+impl Poly {
+    fn triangle(p: &[P; 3]) -> Poly {
+        let mut v = [[0.0; 3]; MAX_CORNERS];
+        v[..3].copy_from_slice(p);
+        Poly { n: 3, v }
     }
+
+    #[inline]
+    fn corners(&self) -> &[P] {
+        &self.v[..self.n]
+    }
+}
+
+/// Keeps the part of `poly` with `p[axis] >= bound` (`ABOVE`) or `<= bound`. The intersection
+/// point is pinned exactly on the plane. Sutherland-Hodgman on a convex polygon.
+#[inline]
+fn clip<const ABOVE: bool>(poly: &Poly, out: &mut Poly, axis: usize, bound: f64) {
+    out.n = 0;
+    let n = poly.n;
     let inside = |p: &P| {
-        if keep_above {
+        if ABOVE {
             p[axis] >= bound
         } else {
             p[axis] <= bound
         }
     };
     for i in 0..n {
-        let a = poly[i];
-        let b = poly[(i + 1) % n];
+        let a = poly.v[i];
+        let b = poly.v[if i + 1 == n { 0 } else { i + 1 }];
         let ia = inside(&a);
         let ib = inside(&b);
         if ia {
-            out.push(a);
+            out.v[out.n] = a;
+            out.n += 1;
         }
         if ia != ib {
             let t = (bound - a[axis]) / (b[axis] - a[axis]);
@@ -160,7 +190,8 @@ fn clip(poly: &[P], out: &mut Vec<P>, axis: usize, bound: f64, keep_above: bool)
                 a[2] + (b[2] - a[2]) * t,
             ];
             p[axis] = bound;
-            out.push(p);
+            out.v[out.n] = p;
+            out.n += 1;
         }
     }
 }
@@ -170,22 +201,15 @@ fn clip(poly: &[P], out: &mut Vec<P>, axis: usize, bound: f64, keep_above: bool)
 #[inline]
 fn floor_i64(x: f64) -> i64 {
     let t = x as i64;
-    if (t as f64) > x {
-        t - 1
-    } else {
-        t
-    }
+    // Branch-free: heights and coordinates fall either side of a grid line unpredictably.
+    t - ((t as f64) > x) as i64
 }
 
 /// `x.ceil()` as an integer, likewise.
 #[inline]
 fn ceil_i64(x: f64) -> i64 {
     let t = x as i64;
-    if (t as f64) < x {
-        t + 1
-    } else {
-        t
-    }
+    t + ((t as f64) < x) as i64
 }
 
 /// The cells `first ..= last` an extent `[lo, hi]` covers: half-open cells `[c, c + 1)`, so a
@@ -198,26 +222,81 @@ fn cover(lo: f64, hi: f64) -> (i64, i64) {
     (first, last.max(first))
 }
 
-/// Reusable buffers of [`rasterize`].
-struct Scratch {
-    clipped: Vec<P>,
-    row_poly: Vec<P>,
+/// Height range `[lo, hi]`, empty while `lo > hi`.
+#[derive(Clone, Copy)]
+struct Range {
+    lo: f64,
+    hi: f64,
+}
+
+impl Range {
+    const EMPTY: Range = Range {
+        lo: f64::INFINITY,
+        hi: f64::NEG_INFINITY,
+    };
+
+    /// Widens the range to `z`. Plain comparisons, not `f64::min`: the bounds start infinite
+    /// and only ever take a value of `z`, so they are never NaN, and a NaN `z` is ignored
+    /// either way; the compiler needs no NaN fix-up.
+    #[inline]
+    fn add(&mut self, z: f64) {
+        if z < self.lo {
+            self.lo = z;
+        }
+        if z > self.hi {
+            self.hi = z;
+        }
+    }
+
+    /// The union of three ranges.
+    #[inline]
+    fn union3(a: Range, b: Range, c: Range) -> Range {
+        let mut r = a;
+        if b.lo < r.lo {
+            r.lo = b.lo;
+        }
+        if c.lo < r.lo {
+            r.lo = c.lo;
+        }
+        if b.hi > r.hi {
+            r.hi = b.hi;
+        }
+        if c.hi > r.hi {
+            r.hi = c.hi;
+        }
+        r
+    }
+}
+
+/// Reusable buffers of [`rasterize`]: the linked columns and the per-row ranges.
+#[derive(Default)]
+pub struct Scratch {
+    heads: Vec<u32>,
+    pool: Vec<Node>,
     /// Height range of the row polygon on each vertical grid line `c0 ..= c1 + 1`.
-    line_lo: Vec<f64>,
-    line_hi: Vec<f64>,
+    lines: Vec<Range>,
     /// Height range of the row polygon's vertices in each cell `c0 ..= c1`.
-    cell_lo: Vec<f64>,
-    cell_hi: Vec<f64>,
+    cells: Vec<Range>,
+}
+
+impl Scratch {
+    /// Bytes the buffers hold.
+    pub fn byte_size(&self) -> usize {
+        self.heads.capacity() * 4
+            + self.pool.capacity() * std::mem::size_of::<Node>()
+            + (self.lines.capacity() + self.cells.capacity()) * std::mem::size_of::<Range>()
+    }
 }
 
 /// Rasterizes `triangles` into the columns of `rect` (global cells).
 ///
 /// Per triangle: the slope decides walkability; the triangle is clipped to each grid row it
-/// covers (two half-plane clips from the original triangle); in that row, the polygon's height
+/// covers (two half-plane clips from the original triangle, skipped where the triangle lies
+/// wholly on the kept side, which leaves it unchanged); in that row, the polygon's height
 /// range over cell `c` is the range over its crossings of the lines `x = c` and `x = c + 1` and
-/// its vertices between them, which is exactly the range of the polygon clipped to the cell. Each
-/// crossing is computed from one edge and the line's global index alone, so the result never
-/// depends on the tile.
+/// its vertices between them, which is exactly the range of the polygon clipped to the cell.
+/// Each crossing is computed from one edge and the line's global index alone, so the result
+/// never depends on the tile.
 pub fn rasterize(
     frame: &GridFrame,
     params: &VoxelParams,
@@ -225,17 +304,41 @@ pub fn rasterize(
     core: CellRect,
     triangles: &[Triangle],
 ) -> SpanField {
-    let mut cols = Columns::new(rect.area(), params.walkable_climb);
+    let mut field = SpanField::empty(CellRect::default(), CellRect::default());
+    rasterize_into(
+        &mut Scratch::default(),
+        &mut field,
+        frame,
+        params,
+        rect,
+        core,
+        triangles,
+    );
+    field
+}
+
+/// [`rasterize`] into `field` (its buffers reused), with the working buffers of `scratch`.
+#[allow(clippy::too_many_arguments)]
+pub fn rasterize_into(
+    scratch: &mut Scratch,
+    field: &mut SpanField,
+    frame: &GridFrame,
+    params: &VoxelParams,
+    rect: CellRect,
+    core: CellRect,
+    triangles: &[Triangle],
+) {
+    let mut cols = Columns::new(
+        std::mem::take(&mut scratch.heads),
+        std::mem::take(&mut scratch.pool),
+        rect.area(),
+        params.walkable_climb,
+    );
     let inv_cs = 1.0 / frame.cell_size;
     let inv_ch = 1.0 / frame.cell_height;
-    let mut s = Scratch {
-        clipped: Vec::with_capacity(8),
-        row_poly: Vec::with_capacity(8),
-        line_lo: Vec::new(),
-        line_hi: Vec::new(),
-        cell_lo: Vec::new(),
-        cell_hi: Vec::new(),
-    };
+    let (rx0, rx1) = (rect.x0 as f64, rect.x1() as f64);
+    let mut clipped = Poly::triangle(&[[0.0; 3]; 3]);
+    let mut row_poly = clipped;
     for tri in triangles {
         // Slope test in metres (cells are not cubes).
         let w: [[f64; 3]; 3] = tri.map(|v| [v[0] as f64, v[1] as f64, v[2] as f64]);
@@ -254,7 +357,7 @@ pub fn rasterize(
         let p: [P; 3] = w.map(|v| [v[0] * inv_cs, v[1] * inv_cs, v[2] * inv_ch]);
         let xmin = p[0][0].min(p[1][0]).min(p[2][0]);
         let xmax = p[0][0].max(p[1][0]).max(p[2][0]);
-        if xmax < rect.x0 as f64 || xmin > rect.x1() as f64 {
+        if xmax < rx0 || xmin > rx1 {
             continue;
         }
         let ymin = p[0][1].min(p[1][1]).min(p[2][1]);
@@ -262,23 +365,56 @@ pub fn rasterize(
         let (r0, r1) = cover(ymin, ymax);
         let r0 = r0.max(rect.y0 as i64);
         let r1 = r1.min(rect.y1() as i64 - 1);
+        let tri = Poly::triangle(&p);
         for row in r0..=r1 {
-            clip(&p, &mut s.clipped, 1, row as f64, true);
-            clip(&s.clipped, &mut s.row_poly, 1, row as f64 + 1.0, false);
-            if s.row_poly.is_empty() {
+            let (lo, hi) = (row as f64, row as f64 + 1.0);
+            // A clip that keeps every corner returns the polygon unchanged: skip it.
+            let above = if ymin >= lo {
+                &tri
+            } else {
+                clip::<true>(&tri, &mut clipped, 1, lo);
+                &clipped
+            };
+            let poly = if ymax <= hi {
+                above
+            } else {
+                clip::<false>(above, &mut row_poly, 1, hi);
+                &row_poly
+            };
+            if poly.n == 0 {
                 continue;
             }
-            rasterize_row(&mut cols, &mut s, rect, row as i32, walkable);
+            rasterize_row(
+                &mut cols,
+                scratch,
+                rect,
+                row as i32,
+                poly.corners(),
+                walkable,
+            );
         }
     }
-    cols.into_field(rect, core)
+    cols.into_field(field, rect, core);
+    scratch.heads = cols.heads;
+    scratch.pool = cols.pool;
 }
 
-/// Adds the spans of the row polygon in `s.row_poly` to the columns of `row`.
-fn rasterize_row(cols: &mut Columns, s: &mut Scratch, rect: CellRect, row: i32, walkable: bool) {
-    let poly = &s.row_poly;
-    let xmin = poly.iter().map(|q| q[0]).fold(f64::INFINITY, f64::min);
-    let xmax = poly.iter().map(|q| q[0]).fold(f64::NEG_INFINITY, f64::max);
+/// Adds the spans of the row polygon `poly` to the columns of `row`.
+#[inline]
+fn rasterize_row(
+    cols: &mut Columns,
+    s: &mut Scratch,
+    rect: CellRect,
+    row: i32,
+    poly: &[P],
+    walkable: bool,
+) {
+    let mut xmin = f64::INFINITY;
+    let mut xmax = f64::NEG_INFINITY;
+    for q in poly {
+        xmin = xmin.min(q[0]);
+        xmax = xmax.max(q[0]);
+    }
     let (c0, c1) = cover(xmin, xmax);
     let c0 = c0.max(rect.x0 as i64);
     let c1 = c1.min(rect.x1() as i64 - 1);
@@ -286,27 +422,25 @@ fn rasterize_row(cols: &mut Columns, s: &mut Scratch, rect: CellRect, row: i32, 
         return;
     }
     let cells = (c1 - c0 + 1) as usize;
-    for v in [&mut s.line_lo, &mut s.cell_lo] {
-        v.clear();
-        v.resize(cells + 1, f64::INFINITY);
-    }
-    for v in [&mut s.line_hi, &mut s.cell_hi] {
-        v.clear();
-        v.resize(cells + 1, f64::NEG_INFINITY);
-    }
+    s.lines.clear();
+    s.lines.resize(cells + 1, Range::EMPTY);
+    s.cells.clear();
+    s.cells.resize(cells, Range::EMPTY);
+    let (lines, cell_range) = (&mut s.lines[..], &mut s.cells[..]);
     let n = poly.len();
+    let (fc0, fc1) = (c0 as f64, (c1 + 1) as f64);
     for i in 0..n {
         let a = poly[i];
-        let b = poly[(i + 1) % n];
-        // Vertices: in every cell whose closed extent holds them.
-        if a[0] >= c0 as f64 && a[0] <= (c1 + 1) as f64 {
+        let b = poly[if i + 1 == n { 0 } else { i + 1 }];
+        // Vertices: in every cell whose closed extent holds them, that is cell floor(x), and
+        // also the cell to its left when x lies on a grid line.
+        if a[0] >= fc0 && a[0] <= fc1 {
             let f = floor_i64(a[0]);
-            for c in [f - 1, f] {
-                if c >= c0 && c <= c1 && a[0] >= c as f64 && a[0] <= (c + 1) as f64 {
-                    let k = (c - c0) as usize;
-                    s.cell_lo[k] = s.cell_lo[k].min(a[2]);
-                    s.cell_hi[k] = s.cell_hi[k].max(a[2]);
-                }
+            if f <= c1 {
+                cell_range[(f - c0) as usize].add(a[2]);
+            }
+            if f > c0 && a[0] == f as f64 {
+                cell_range[(f - 1 - c0) as usize].add(a[2]);
             }
         }
         // Edge crossings with the vertical grid lines strictly inside its x range.
@@ -324,15 +458,12 @@ fn rasterize_row(cols: &mut Columns, s: &mut Scratch, rect: CellRect, row: i32, 
         for line in first..=last {
             let t = (line as f64 - a[0]) * inv;
             let z = a[2] + (b[2] - a[2]) * t;
-            let k = (line - c0) as usize;
-            s.line_lo[k] = s.line_lo[k].min(z);
-            s.line_hi[k] = s.line_hi[k].max(z);
+            lines[(line - c0) as usize].add(z);
         }
     }
     let base = rect.index(c0 as i32, row);
     for k in 0..cells {
-        let zlo = s.cell_lo[k].min(s.line_lo[k]).min(s.line_lo[k + 1]);
-        let zhi = s.cell_hi[k].max(s.line_hi[k]).max(s.line_hi[k + 1]);
+        let Range { lo: zlo, hi: zhi } = Range::union3(cell_range[k], lines[k], lines[k + 1]);
         if zlo > zhi {
             continue; // the polygon only grazes this cell's extent
         }
@@ -366,14 +497,16 @@ mod tests {
 
     #[test]
     fn merging_spans() {
-        let mut c = Columns::new(1, 1);
+        let mut c = Columns::new(Vec::new(), Vec::new(), 1, 1);
         c.add(0, 10, 12, false);
         c.add(0, 0, 3, true);
         c.add(0, 20, 25, true);
         // Bridges the first two (touching at 3 and overlapping at 10): top 12, from the
         // unwalkable span whose top is higher by more than the threshold.
         c.add(0, 3, 10, true);
-        let f = c.into_field(
+        let mut f = SpanField::empty(CellRect::default(), CellRect::default());
+        c.into_field(
+            &mut f,
             CellRect {
                 x0: 0,
                 y0: 0,
@@ -403,7 +536,7 @@ mod tests {
             ]
         );
         // Tops within the threshold: walkable if either is.
-        let mut c = Columns::new(1, 2);
+        let mut c = Columns::new(Vec::new(), Vec::new(), 1, 2);
         c.add(0, 0, 10, false);
         c.add(0, 5, 11, true);
         assert!(c.pool[c.heads[0] as usize].walkable);
