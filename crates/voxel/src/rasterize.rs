@@ -110,7 +110,7 @@ impl Columns {
     }
 
     /// Packs the columns into `field` (its buffers reused), bottom-up within each column.
-    fn into_field(&self, field: &mut SpanField, rect: CellRect, core: CellRect) {
+    fn pack_into(&self, field: &mut SpanField, rect: CellRect, core: CellRect) {
         field.rect = rect;
         field.core = core;
         field.column_start.clear();
@@ -394,7 +394,7 @@ pub fn rasterize_into(
             );
         }
     }
-    cols.into_field(field, rect, core);
+    cols.pack_into(field, rect, core);
     scratch.heads = cols.heads;
     scratch.pool = cols.pool;
 }
@@ -505,7 +505,7 @@ mod tests {
         // unwalkable span whose top is higher by more than the threshold.
         c.add(0, 3, 10, true);
         let mut f = SpanField::empty(CellRect::default(), CellRect::default());
-        c.into_field(
+        c.pack_into(
             &mut f,
             CellRect {
                 x0: 0,
