@@ -1,12 +1,13 @@
-//! A small safe layer over the Detour calls `queries` needs: a tile's navmesh data made from a
-//! Recast polygon mesh (`dtCreateNavMeshData`), a tiled `dtNavMesh`, and a `dtNavMeshQuery`
-//! with a default filter for the nearest polygon, A* and the straight path.
+//! A small safe layer over the Detour calls `queries` and `recast-full` need: a tile's navmesh
+//! data made from a Recast polygon mesh and, when built, its detail mesh
+//! (`dtCreateNavMeshData`), a tiled `dtNavMesh`, and a `dtNavMeshQuery` with a default filter
+//! for the nearest polygon, A* and the straight path.
 //!
 //! Every pointer Detour hands out is owned by one Rust value that frees it in `Drop`
 //! (`dtFree` for tile data not yet given to a navmesh, `dtFreeNavMesh`, `dtFreeNavMeshQuery`).
 //! A query borrows its navmesh, so the mesh outlives it. Detour is Y-up, as Recast is.
 
-use crate::recast::{PolyMesh, RecastError};
+use crate::recast::{PolyMesh, PolyMeshDetail, RecastError};
 use recastnavigation_sys as sys;
 use std::marker::PhantomData;
 use std::os::raw::c_int;
@@ -59,6 +60,13 @@ pub struct TileData {
 // SAFETY: a plain heap buffer from dtAlloc, reachable only through this value.
 unsafe impl Send for TileData {}
 
+impl TileData {
+    /// Size of the serialised tile [bytes].
+    pub fn bytes(&self) -> usize {
+        self.len.max(0) as usize
+    }
+}
+
 impl Drop for TileData {
     fn drop(&mut self) {
         // SAFETY: allocated by dtCreateNavMeshData with dtAlloc; freed once (add_tile forgets
@@ -67,13 +75,16 @@ impl Drop for TileData {
     }
 }
 
-/// The navmesh data of tile (`tx`, `tz`) from its Recast polygon mesh, as RecastDemo's tile
-/// sample makes it, with no detail mesh: Detour then triangulates each polygon as a fan of its
-/// own vertices for heights. Every polygon gets the same flag and area, so the default filter
-/// walks all of them at cost 1 per metre. The tile's bounds are the polygon mesh's (the tile's
-/// core: Recast removed the border). `None` when the tile has no polygon.
+/// The navmesh data of tile (`tx`, `tz`) from its Recast polygon mesh and, when given, its
+/// detail mesh, with `dtNavMeshCreateParams` filled as RecastDemo's tile sample fills them
+/// (`Sample_TileMesh::buildTileMesh`; no off-mesh connections). With no detail mesh Detour
+/// triangulates each polygon as a fan of its own vertices for heights. Every polygon gets the
+/// same flag and area, so the default filter walks all of them at cost 1 per metre. The
+/// tile's bounds are the polygon mesh's (the tile's core: Recast removed the border). `None`
+/// when the tile has no polygon.
 pub fn tile_data(
     pmesh: &PolyMesh,
+    dmesh: Option<&PolyMeshDetail>,
     tx: i32,
     tz: i32,
     agent: &Agent,
@@ -92,7 +103,8 @@ pub fn tile_data(
     let flags = vec![WALK_FLAG; npolys];
     let areas = vec![GROUND_AREA; npolys];
     // SAFETY: dtNavMeshCreateParams is plain data (pointers, numbers, a bool); all zero is
-    // "no off-mesh connections, no detail mesh", and every field Detour reads is set below.
+    // "no off-mesh connections, no detail mesh", and every other field Detour reads is set
+    // below.
     let mut params: sys::dtNavMeshCreateParams = unsafe { std::mem::zeroed() };
     params.verts = m.verts;
     params.vertCount = m.nverts;
@@ -101,6 +113,14 @@ pub fn tile_data(
     params.polyAreas = areas.as_ptr();
     params.polyCount = m.npolys;
     params.nvp = m.nvp;
+    if let Some(d) = dmesh {
+        let d = d.raw();
+        params.detailMeshes = d.meshes;
+        params.detailVerts = d.verts;
+        params.detailVertsCount = d.nverts;
+        params.detailTris = d.tris;
+        params.detailTriCount = d.ntris;
+    }
     params.tileX = tx;
     params.tileY = tz;
     params.tileLayer = 0;
@@ -114,8 +134,8 @@ pub fn tile_data(
     params.buildBvTree = true;
     let mut data: *mut u8 = std::ptr::null_mut();
     let mut len: c_int = 0;
-    // SAFETY: the arrays behind params (the polygon mesh's, `flags`, `areas`) hold what the
-    // counts say and live through the call; Detour writes only the two out-pointers.
+    // SAFETY: the arrays behind params (the polygon and detail meshes', `flags`, `areas`) hold
+    // what the counts say and live through the call; Detour writes only the two out-pointers.
     let ok = unsafe { sys::dtCreateNavMeshData(&mut params, &mut data, &mut len) };
     match NonNull::new(data) {
         Some(data) if ok && len > 0 => Ok(Some(TileData {

@@ -6,21 +6,24 @@
 //! (`walkableRadius + 3` cells), `rcMarkWalkableTriangles` and `rcRasterizeTriangles` on the
 //! triangles whose bounds overlap it, the three filters, `rcBuildCompactHeightfield` (the solid
 //! heightfield is freed right after), `rcErodeWalkableArea`, `rcBuildDistanceField`,
-//! `rcBuildRegions` (watershed), `rcBuildContours` (tiles with no contour stop there) and
-//! `rcBuildPolyMesh`. The detail mesh (`rcBuildPolyMeshDetail`) and Detour's tile data are not
-//! built. Each tile's polygons are copied out (vertices, polygons, regions) and kept until the
-//! end, standing in for the navmesh tiles RecastDemo keeps. `queries` builds its Detour
-//! navmesh through the same tile loop ([`TileJobs`]), turning each tile into Detour data.
+//! `rcBuildRegions` (watershed), `rcBuildContours` (tiles with no contour stop there),
+//! `rcBuildPolyMesh`, `rcBuildPolyMeshDetail` (with detail on; the compact heightfield lives
+//! until then, and is freed with the contours right after), then `dtCreateNavMeshData` with
+//! the tile's parameters filled as RecastDemo fills them. Each tile's navmesh data is kept until
+//! the end, standing in for `dtNavMesh::addTile`; its counts are read from the meshes before
+//! they are freed. With detail off the detail mesh is skipped and Detour gets none. `queries`
+//! builds its Detour navmesh through the same tile loop ([`TileJobs`]).
 //!
 //! The grid is RecastDemo's: `rcCalcGridSize` over the mesh bounds, `(gw + ts - 1) / ts` tiles a
 //! side, tile `(x, y)` covering `bmin + [x, x + 1) * ts * cs`. RecastDemo finds a tile's
 //! triangles with its chunky mesh (boxes of 256 triangles); here every triangle is listed under
 //! each tile its own bounding box overlaps, which hands Recast the same or fewer triangles.
 
+use crate::detour::{self, Agent, TileData};
 use crate::objmesh::{self, ObjMesh};
 use crate::recast::{
-    self, CompactHeightfield, Context, ContourSet, Heightfield, PolyMesh, RecastError,
-    CONTOUR_TESS_WALL_EDGES,
+    self, CompactHeightfield, Context, ContourSet, Heightfield, MeshCounts, PolyMesh,
+    PolyMeshDetail, RecastError, CONTOUR_TESS_WALL_EDGES,
 };
 use serde_json::json;
 use std::path::Path;
@@ -53,6 +56,17 @@ pub struct FullSettings {
     /// `minRegionArea`, `mergeRegionArea` [cells].
     pub min_region_area: i32,
     pub merge_region_area: i32,
+    /// Build the detail mesh (`rcBuildPolyMeshDetail`) and give it to Detour.
+    pub detail: bool,
+    /// `detailSampleDist` and `detailSampleMaxError` [m], as RecastDemo passes them (its
+    /// sliders times the cell size and the cell height).
+    pub detail_sample_dist: f32,
+    pub detail_sample_max_error: f32,
+    /// The agent in world units [m], for `dtNavMeshCreateParams` (`walkableHeight`,
+    /// `walkableRadius`, `walkableClimb`).
+    pub agent_height: f32,
+    pub agent_radius: f32,
+    pub agent_climb: f32,
 }
 
 impl FullSettings {
@@ -61,9 +75,18 @@ impl FullSettings {
         self.walkable_radius + 3
     }
 
+    /// The agent in world units, for Detour.
+    pub fn agent(&self) -> Agent {
+        Agent {
+            height: self.agent_height,
+            radius: self.agent_radius,
+            climb: self.agent_climb,
+        }
+    }
+
     /// The command-line arguments `recast-full` reads back with [`FullSettings::from_args`].
     pub fn to_args(&self) -> Vec<String> {
-        let pairs: [(&str, String); 12] = [
+        let pairs: [(&str, String); 18] = [
             ("cs", self.cs.to_string()),
             ("ch", self.ch.to_string()),
             ("tile", self.tile_size.to_string()),
@@ -76,6 +99,15 @@ impl FullSettings {
             ("nvp", self.nvp.to_string()),
             ("min-region-area", self.min_region_area.to_string()),
             ("merge-region-area", self.merge_region_area.to_string()),
+            ("detail", if self.detail { "on" } else { "off" }.to_string()),
+            ("detail-sample-dist", self.detail_sample_dist.to_string()),
+            (
+                "detail-sample-max-error",
+                self.detail_sample_max_error.to_string(),
+            ),
+            ("agent-height", self.agent_height.to_string()),
+            ("agent-radius", self.agent_radius.to_string()),
+            ("agent-climb", self.agent_climb.to_string()),
         ];
         pairs
             .into_iter()
@@ -84,7 +116,7 @@ impl FullSettings {
     }
 
     /// The option names [`FullSettings::to_args`] writes.
-    pub const ARGS: [&'static str; 12] = [
+    pub const ARGS: [&'static str; 18] = [
         "cs",
         "ch",
         "tile",
@@ -97,6 +129,12 @@ impl FullSettings {
         "nvp",
         "min-region-area",
         "merge-region-area",
+        "detail",
+        "detail-sample-dist",
+        "detail-sample-max-error",
+        "agent-height",
+        "agent-radius",
+        "agent-climb",
     ];
 
     pub fn from_args(get: impl Fn(&str) -> Option<String>) -> Result<FullSettings, String> {
@@ -121,6 +159,16 @@ impl FullSettings {
             nvp: num(&get, "nvp")?,
             min_region_area: num(&get, "min-region-area")?,
             merge_region_area: num(&get, "merge-region-area")?,
+            detail: match get("detail").as_deref() {
+                Some("on") => true,
+                Some("off") => false,
+                _ => return Err("--detail must be on or off".to_string()),
+            },
+            detail_sample_dist: num(&get, "detail-sample-dist")?,
+            detail_sample_max_error: num(&get, "detail-sample-max-error")?,
+            agent_height: num(&get, "agent-height")?,
+            agent_radius: num(&get, "agent-radius")?,
+            agent_climb: num(&get, "agent-climb")?,
         };
         let ok = s.cs > 0.0
             && s.ch > 0.0
@@ -133,7 +181,12 @@ impl FullSettings {
             && s.max_edge_len >= 0
             && (3..=6).contains(&s.nvp)
             && s.min_region_area >= 0
-            && s.merge_region_area >= 0;
+            && s.merge_region_area >= 0
+            && s.detail_sample_dist >= 0.0
+            && s.detail_sample_max_error >= 0.0
+            && s.agent_height > 0.0
+            && s.agent_radius >= 0.0
+            && s.agent_climb >= 0.0;
         if ok {
             Ok(s)
         } else {
@@ -262,15 +315,15 @@ impl TileJobs {
     }
 
     /// Builds every tile with triangles on `threads` threads, each taking the next tile from a
-    /// shared counter, and hands each tile's polygon mesh to `keep` on the thread that built
-    /// it (the mesh is freed when `keep` returns). Stops at the first failure. The tiles come
-    /// back grouped by thread, not in grid order.
+    /// shared counter, and hands each tile's polygon mesh and detail mesh (when `s.detail`) to
+    /// `keep` on the thread that built them (both are freed when `keep` returns). Stops at the
+    /// first failure. The tiles come back grouped by thread, not in grid order.
     pub fn build<T: Send>(
         &self,
         mesh: &ObjMesh,
         s: &FullSettings,
         threads: usize,
-        keep: impl Fn(i32, i32, &PolyMesh) -> Result<T, RecastError> + Sync,
+        keep: impl Fn(i32, i32, &PolyMesh, Option<&PolyMeshDetail>) -> Result<T, RecastError> + Sync,
     ) -> Result<Vec<BuiltTile<T>>, RecastError> {
         let next = AtomicUsize::new(0);
         let failed = AtomicBool::new(false);
@@ -306,9 +359,9 @@ impl TileJobs {
                                 &mut areas,
                             )
                             .and_then(|tile| match tile {
-                                Some((contours, pmesh)) => Ok(Some(BuiltTile {
+                                Some((contours, pmesh, dmesh)) => Ok(Some(BuiltTile {
                                     contours,
-                                    kept: keep(tx, tz, &pmesh)?,
+                                    kept: keep(tx, tz, &pmesh, dmesh.as_ref())?,
                                 })),
                                 None => Ok(None),
                             });
@@ -338,8 +391,9 @@ impl TileJobs {
     }
 }
 
-/// Builds one tile as `Sample_TileMesh::buildTileMesh` does (no detail mesh): its contour
-/// count and polygon mesh, or `None` when the tile ends with no contour.
+/// Builds one tile as `Sample_TileMesh::buildTileMesh` does, up to the meshes Detour is given:
+/// its contour count, polygon mesh and (when `s.detail`) detail mesh, or `None` when the tile
+/// ends with no contour.
 #[allow(clippy::too_many_arguments)]
 fn build_tile(
     ctx: &Context,
@@ -350,7 +404,7 @@ fn build_tile(
     verts: &[f32],
     tris: &[i32],
     areas: &mut Vec<u8>,
-) -> Result<Option<(usize, PolyMesh)>, RecastError> {
+) -> Result<Option<(usize, PolyMesh, Option<PolyMeshDetail>)>, RecastError> {
     let border = s.border();
     let size = s.tile_size + 2 * border;
     let tcs = s.tile_size as f32 * s.cs;
@@ -391,10 +445,23 @@ fn build_tile(
         return Ok(None);
     }
     let pmesh = PolyMesh::build(ctx, &cset, s.nvp)?;
+    // The detail mesh samples heights from the compact heightfield, so RecastDemo frees the
+    // field (and the contours) only after it.
+    let dmesh = if s.detail {
+        Some(PolyMeshDetail::build(
+            ctx,
+            &pmesh,
+            &chf,
+            s.detail_sample_dist,
+            s.detail_sample_max_error,
+        )?)
+    } else {
+        None
+    };
     drop(chf);
     let contours = cset.len();
     drop(cset);
-    Ok(Some((contours, pmesh)))
+    Ok(Some((contours, pmesh, dmesh)))
 }
 
 /// The `recast-full` subcommand: loads `scene`, builds every tile on `threads` threads and
@@ -411,20 +478,29 @@ pub fn run(
     let loaded = start.elapsed();
     let jobs = TileJobs::new(&mesh, s);
     let binned = start.elapsed();
-    // Each tile's polygons are copied out and kept to the end, as RecastDemo keeps its tiles.
-    let tiles = jobs.build(&mesh, s, threads, |_, _, pmesh| Ok(pmesh.copy()))?;
+    // Each tile's navmesh data is kept to the end, standing in for dtNavMesh::addTile, with
+    // the tile's counts (a pass over its polygons, small next to building them).
+    let agent = s.agent();
+    let tiles = jobs.build(&mesh, s, threads, |tx, tz, pmesh, dmesh| {
+        let mut counts = pmesh.counts();
+        if let Some(d) = dmesh {
+            d.add_counts(pmesh, &mut counts);
+        }
+        let data: Option<TileData> = detour::tile_data(pmesh, dmesh, tx, tz, &agent)?;
+        Ok((data, counts))
+    })?;
     let built = start.elapsed();
-    // Counting is not part of the build.
     let cell_area = s.cs as f64 * s.cs as f64;
-    let (mut polygons, mut vertices, mut regions, mut area_cells) = (0u64, 0u64, 0u64, 0f64);
-    let mut contours = 0u64;
+    let mut counts = MeshCounts::default();
+    let (mut contours, mut navmesh_bytes, mut navmesh_tiles) = (0u64, 0u64, 0u64);
     for t in &tiles {
         contours += t.contours as u64;
-        let m = &t.kept;
-        polygons += m.polygons() as u64;
-        vertices += m.vertices() as u64;
-        regions += m.regions() as u64;
-        area_cells += m.area_cells();
+        let (data, c) = &t.kept;
+        counts += *c;
+        if let Some(d) = data {
+            navmesh_bytes += d.bytes() as u64;
+            navmesh_tiles += 1;
+        }
     }
     let grid = &jobs.grid;
     let report = json!({
@@ -437,10 +513,15 @@ pub fn run(
         "tiles_built": tiles.len(),
         "triangle_placements": jobs.placements(),
         "contours": contours,
-        "polygons": polygons,
-        "polygon_vertices": vertices,
-        "regions": regions,
-        "walkable_area_m2": area_cells * cell_area,
+        "polygons": counts.polygons,
+        "polygon_vertices": counts.vertices,
+        "regions": counts.regions,
+        "walkable_area_m2": counts.area_cells * cell_area,
+        "detail": s.detail,
+        "detail_vertices": counts.detail_vertices,
+        "detail_triangles": counts.detail_triangles,
+        "navmesh_tiles": navmesh_tiles,
+        "navmesh_bytes": navmesh_bytes,
         "threads": threads,
         "seconds": {
             "load": loaded.as_secs_f64(),
@@ -483,19 +564,38 @@ mod tests {
             nvp: 6,
             min_region_area: 64,
             merge_region_area: 400,
+            detail: false,
+            detail_sample_dist: 1.8,
+            detail_sample_max_error: 0.2,
+            agent_height: 2.0,
+            agent_radius: 0.6,
+            agent_climb: 0.9,
         }
+    }
+
+    fn run_json(obj: &Path, up: UpAxis, s: &FullSettings) -> serde_json::Value {
+        let out = obj.with_extension("json");
+        run(obj, up, 2, s, &out).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
     }
 
     #[test]
     fn settings_round_trip_through_arguments() {
+        for detail in [false, true] {
+            let s = FullSettings {
+                detail,
+                ..settings()
+            };
+            let args = s.to_args();
+            let get = |k: &str| {
+                args.iter()
+                    .position(|a| a == &format!("--{k}"))
+                    .map(|i| args[i + 1].clone())
+            };
+            assert_eq!(FullSettings::from_args(get).unwrap(), s);
+        }
         let s = settings();
         let args = s.to_args();
-        let get = |k: &str| {
-            args.iter()
-                .position(|a| a == &format!("--{k}"))
-                .map(|i| args[i + 1].clone())
-        };
-        assert_eq!(FullSettings::from_args(get).unwrap(), s);
         assert!(FullSettings::ARGS
             .iter()
             .all(|k| args.contains(&format!("--{k}"))));
@@ -546,5 +646,54 @@ mod tests {
         let area = v["walkable_area_m2"].as_f64().unwrap();
         assert!((area - 795.24).abs() < 10.0, "{area}");
         assert_eq!(v["tiles"].as_u64(), Some(16));
+    }
+
+    #[test]
+    fn a_flat_square_with_detail_gives_a_detail_mesh_and_navmesh_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let obj = dir.path().join("floor.obj");
+        std::fs::write(&obj, "v 0 0 0\nv 0 0 30\nv 30 0 30\nv 30 0 0\nf 1 2 3 4\n").unwrap();
+        let off = run_json(&obj, UpAxis::Y, &settings());
+        let on = run_json(
+            &obj,
+            UpAxis::Y,
+            &FullSettings {
+                detail: true,
+                ..settings()
+            },
+        );
+        // Detail changes neither the polygons nor their area.
+        for key in ["polygons", "polygon_vertices", "walkable_area_m2"] {
+            assert_eq!(on[key], off[key], "{key}");
+        }
+        assert_eq!(off["detail_triangles"].as_u64(), Some(0));
+        assert_eq!(on["detail"].as_bool(), Some(true));
+        // Every polygon has at least one detail triangle; a flat floor needs no extra vertex.
+        let polygons = on["polygons"].as_u64().unwrap();
+        assert!(on["detail_triangles"].as_u64().unwrap() >= polygons, "{on}");
+        assert_eq!(on["detail_vertices"].as_u64(), Some(0), "{on}");
+        // Every tile with polygons became navmesh data, on both runs.
+        for v in [&on, &off] {
+            assert_eq!(v["navmesh_tiles"], v["tiles_built"], "{v}");
+            assert!(v["navmesh_bytes"].as_u64().unwrap() > 0, "{v}");
+        }
+    }
+
+    #[test]
+    fn undulating_ground_gets_detail_vertices() {
+        // Recast's demo terrain: heights the polygons alone do not follow.
+        let dir = tempfile::tempdir().unwrap();
+        let obj = dir.path().join("undulating.obj");
+        std::fs::copy(crate::default_scenes_dir().join("undulating.obj"), &obj).unwrap();
+        let s = FullSettings {
+            detail: true,
+            ..settings()
+        };
+        let v = run_json(&obj, UpAxis::Y, &s);
+        assert!(v["detail_vertices"].as_u64().unwrap() > 100, "{v}");
+        assert!(
+            v["detail_triangles"].as_u64().unwrap() > v["polygons"].as_u64().unwrap(),
+            "{v}"
+        );
     }
 }

@@ -8,7 +8,8 @@
 //! recast-compare all [--scenes-dir DIR] [--out FILE] [--regions-out FILE] [--city FILE]
 //!                [--repeat N]
 //! recast-compare full [--threads N] [--out FILE] [--plot FILE|none] [--settings LIST]
-//!                [--cities S,M|none] [--repeat N] [--tessera BIN] [--citygen BIN] ...
+//!                [--cities S,M,L,XL|none] [--repeat N] [--xl-repeat N] [--detail on|off|both]
+//!                [--budget 256MiB] [--budget-cities XL] [--tessera BIN] [--citygen BIN] ...
 //! recast-compare queries [--pairs N] [--seed S] [--repeat N] [--cities M|none] [--out FILE] ...
 //! ```
 //!
@@ -73,9 +74,11 @@ const USAGE: &str = "usage:
   recast-compare all [--scenes-dir DIR] [--out FILE] [--regions-out FILE] [--city FILE]
                  [--repeat N]
   recast-compare full [--threads N] [--out FILE] [--plot FILE|none] [--repeat N]
-                 [--settings recast-demo,benches/recast-compare/fine.toml] [--cities S,M|none]
-                 [--city-seed 7] [--scenes-dir DIR] [--tessera BIN] [--citygen BIN]
-                 [--max-edge-len M] [--font TTF]
+                 [--xl-repeat N] [--detail on|off|both]
+                 [--settings recast-demo@32,benches/recast-compare/fine.toml@128]
+                 [--cities S,M,L,XL|demo|none] [--demo-meshes on|off] [--budget 256MiB|none]
+                 [--budget-cities XL|none] [--city-seed 7] [--scenes-dir DIR] [--tessera BIN]
+                 [--citygen BIN] [--max-edge-len M] [--font TTF]
   recast-compare queries [--pairs 2000] [--seed 1] [--repeat 3] [--cities M|none]
                  [--city-seed 7] [--config recast-demo] [--scenes-dir DIR] [--out FILE]
                  [--max-nodes 65535] [--build-threads N]
@@ -85,7 +88,10 @@ defaults (voxelize, regions, all): cell 0.05 m, height 0.02 m, tile 256, agent 2
 --up defaults to the format's convention (z for OBJ); the Recast demo meshes need --up y.
 all: --city names a citygen OBJ (Z-up) added to the regions comparison only.
 full: whole bakes, each side in its own process (tessera's binary from target/release by
-default; build it first), writes benches/RESULTS.md and benches/results-plot.png.
+default; build it first), detail mesh on and off on both sides, tessera at its own tile size
+and at Recast's (a setting's `@CELLS`); writes benches/RESULTS.md (keeping the hand-written
+sections below its marker) and benches/results-plot.png. With the default cities (S to XL)
+and --xl-repeat 1 it takes a little over an hour on two cores (an estimate).
 queries: path-query latency, tessera-query against Detour on one query set per scene (tessera
 bakes in this process), writes benches/RESULTS-queries.md.";
 
@@ -469,8 +475,8 @@ fn run_scene(
     })
 }
 
-/// `full`: whole bakes of every scene at every setting, both sides, then the results file and
-/// the plot.
+/// `full`: whole bakes of every scene at every setting, in each detail mode, both sides; then
+/// the results file (keeping its hand-written sections) and the plot.
 fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
     let o = Options::parse(
         args,
@@ -485,14 +491,21 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
             "tessera",
             "citygen",
             "repeat",
+            "xl-repeat",
             "max-edge-len",
             "font",
+            "detail",
+            "budget",
+            "budget-cities",
+            "demo-meshes",
         ],
     )?;
+    let started = std::time::Instant::now();
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let root = manifest.join("../..");
     let threads = o.num("threads", cores())?.max(1);
     let repeat = o.num("repeat", 3usize)?.max(1);
+    let xl_repeat = o.num("xl-repeat", repeat)?.max(1);
     let out = o.path("out", || manifest.join("../RESULTS.md"));
     let plot_path = match o.get("plot") {
         Some("none") => None,
@@ -508,7 +521,26 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
     let citygen = o.path("citygen", || root.join("target/release/citygen"));
     let max_edge_len = o.num("max-edge-len", full::RECAST_EDGE_MAX_LEN_M)?;
     let city_seed = o.num("city-seed", 7u64)?;
-    let default_settings = format!("recast-demo,{}", manifest.join("fine.toml").display());
+    let modes = match o.get("detail").unwrap_or("both") {
+        "both" => vec![full::Detail::On, full::Detail::Off],
+        "on" => vec![full::Detail::On],
+        "off" => vec![full::Detail::Off],
+        other => return Err(format!("--detail must be on, off or both, not `{other}`").into()),
+    };
+    let demo_meshes = match o.get("demo-meshes").unwrap_or("on") {
+        "on" => true,
+        "off" => false,
+        other => return Err(format!("--demo-meshes must be on or off, not `{other}`").into()),
+    };
+    let budget = match o.get("budget").unwrap_or("256MiB") {
+        "none" | "" => None,
+        b => Some(b.to_string()),
+    };
+    // Recast's tile sizes are stated (`@CELLS`): tessera's own come from the configs.
+    let default_settings = format!(
+        "recast-demo@32,{}@128",
+        manifest.join("fine.toml").display()
+    );
     let settings = o
         .get("settings")
         .unwrap_or(&default_settings)
@@ -516,10 +548,25 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
         .filter(|s| !s.is_empty())
         .map(|s| full::Setting::new(s, max_edge_len))
         .collect::<Result<Vec<_>, _>>()?;
-    let cities: Vec<String> = match o.get("cities").unwrap_or("S,M") {
-        "none" | "" => Vec::new(),
-        list => list.split(',').map(|s| s.to_string()).collect(),
+    // citygen sizes, as the tables name them.
+    let city_list = |list: &str| -> Result<Vec<String>, String> {
+        match list {
+            "none" | "" => Ok(Vec::new()),
+            list => list
+                .split(',')
+                .map(|s| match citygen::Size::parse(s) {
+                    Some(citygen::Size::Demo) => Ok("demo".to_string()),
+                    Some(size) => Ok(format!("{size:?}")),
+                    None => Err(format!("unknown citygen size `{s}`")),
+                })
+                .collect(),
+        }
     };
+    let cities = city_list(o.get("cities").unwrap_or("S,M,L,XL"))?;
+    let budget_scenes: Vec<String> = city_list(o.get("budget-cities").unwrap_or("XL"))?
+        .into_iter()
+        .map(|c| format!("citygen {c}"))
+        .collect();
     if !tessera_src.is_file() {
         return Err(format!(
             "no tessera binary at {}: run `cargo build --release -p tessera` in the repository \
@@ -531,6 +578,7 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
 
     // Before measuring: the revision of the tree the binaries were built from.
     let stamp = report::stamp();
+    let mem_available = full::mem_available();
     let work = tempfile::tempdir()?;
     // A private copy, so that a rebuild of target/release during the run changes nothing.
     let tessera = work.path().join("tessera");
@@ -555,7 +603,11 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
             .unwrap_or_else(|_| tessera_src.display().to_string())
     );
 
-    let mut scenes = demo_scenes(&scenes_dir);
+    let mut scenes = if demo_meshes {
+        demo_scenes(&scenes_dir)
+    } else {
+        Vec::new()
+    };
     for size in &cities {
         let path = work
             .path()
@@ -574,54 +626,100 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
             up: UpAxis::Z,
         });
     }
+    let demo_note = if demo_meshes {
+        "The three Recast demo meshes from `tests/data/recast/` (Y-up)"
+    } else {
+        "No Recast demo mesh (`--demo-meshes off`)"
+    };
     let city_note = if cities.is_empty() {
-        "The three Recast demo meshes from `tests/data/recast/` (Y-up); no citygen world \
-         (`--cities none`)."
-            .to_string()
+        format!("{demo_note}; no citygen world (`--cities none`).")
     } else {
         format!(
-            "The three Recast demo meshes from `tests/data/recast/` (Y-up) and citygen \
-             worlds generated for the run with `citygen --size SIZE --seed {city_seed}` \
-             (sizes {}; Z-up OBJ).",
+            "{demo_note}, and citygen worlds generated for the run with `citygen --size SIZE \
+             --seed {city_seed}` (sizes {}; Z-up OBJ).",
             cities.join(", ")
         )
     };
+    if scenes.is_empty() {
+        return Err("no scene to bake (--demo-meshes off and --cities none)".into());
+    }
 
     let run = full::FullRun {
         tessera,
         threads,
         repeat,
+        xl_repeat,
+        budget: budget.clone(),
+        budget_scenes: budget_scenes.clone(),
         work: work.path().to_path_buf(),
     };
     let mut results = Vec::new();
-    for setting in settings {
-        println!("\nsetting {}: {}", setting.name, setting.describe());
-        let mut rows = Vec::new();
-        for scene in &scenes {
-            let row = run.scene(&setting, scene)?;
+    for &detail in &modes {
+        for setting in &settings {
             println!(
-                "  {:<14} tessera {:>8.3} s {:>7.1} MiB | Recast {:>8.3} s {:>7.1} MiB",
-                row.scene,
-                row.tessera.best(),
-                row.tessera.rss_mib(),
-                row.recast.best(),
-                row.recast.rss_mib()
+                "\nsetting {}, detail {}: {}",
+                setting.name,
+                detail.word(),
+                setting.describe()
             );
-            rows.push(row);
+            let mut rows = Vec::new();
+            for scene in &scenes {
+                let row = run.scene(setting, detail, scene)?;
+                let rt = match &row.tessera_recast_tile {
+                    Some(side) => format!("{} s", side.time_cell()),
+                    None => "same".to_string(),
+                };
+                println!(
+                    "  {:<14} tessera {:>8} s {:>7.1} MiB | at Recast's tile {rt:>10} | Recast \
+                     {:>8} s {:>7.1} MiB   [{:.0} s elapsed]",
+                    row.scene,
+                    row.tessera.time_cell(),
+                    row.tessera.rss_mib(),
+                    row.recast.time_cell(),
+                    row.recast.rss_mib(),
+                    started.elapsed().as_secs_f64()
+                );
+                if let Some((b, side)) = &row.tessera_budget {
+                    println!(
+                        "  {:<14} tessera at {b}: {:>8} s {:>7.1} MiB",
+                        "",
+                        side.time_cell(),
+                        side.rss_mib()
+                    );
+                }
+                rows.push(row);
+            }
+            results.push(full::SettingResult {
+                setting,
+                detail,
+                rows,
+            });
         }
-        results.push(full::SettingResult { setting, rows });
     }
     let parent_rss = full::own_peak_rss();
     let warnings = full::sanity(&results);
     for w in &warnings {
         eprintln!("warning: {w}");
     }
+    for res in &results {
+        for line in full::failures(&res.rows) {
+            eprintln!(
+                "failed ({}, detail {}): {line}",
+                res.setting.name,
+                res.detail.word()
+            );
+        }
+    }
 
+    // The plot shows the first mode (the headline: detail on, unless only off was run).
+    let plot_detail = modes.first().copied();
     let mut plot_has_text = false;
-    if let Some(path) = &plot_path {
+    if let (Some(path), Some(detail)) = (&plot_path, plot_detail) {
         let font = plot::find_font(o.get("font").map(Path::new));
         plot_has_text = font.as_deref().is_some_and(plot::use_font);
-        plot::draw(path, &results, plot_has_text)?;
+        let shown: Vec<&full::SettingResult> =
+            results.iter().filter(|r| r.detail == detail).collect();
+        plot::draw(path, &shown, plot_has_text)?;
         println!("\nwritten: {}", path.display());
     }
     let plot_link = plot_path
@@ -643,13 +741,28 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
         tessera_binary: &tessera_binary,
         threads,
         repeat,
+        xl_repeat,
+        budget: budget.as_deref(),
+        budget_scenes: &budget_scenes,
         plot: plot_link.as_deref(),
         plot_has_text,
+        plot_detail,
         parent_rss_bytes: parent_rss,
+        mem_available_bytes: mem_available,
         city_note: &city_note,
         warnings: &warnings,
+        elapsed: started.elapsed(),
     };
     let text = full::results_file(&info, &results);
+    // The sections a person added below the tool's part are carried over unchanged.
+    let kept = std::fs::read_to_string(&out)
+        .map(|old| full::kept_sections(&old))
+        .unwrap_or_default();
+    let text = if kept.is_empty() {
+        text
+    } else {
+        format!("{text}\n{kept}")
+    };
     std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
     println!("written: {}", out.display());
     Ok(())

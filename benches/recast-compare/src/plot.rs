@@ -1,9 +1,9 @@
-//! The PNG beside `RESULTS.md`: wall time and peak RSS against scene area, both tools, every
-//! setting. plotters draws it with its bitmap backend; text needs a TrueType font, read at run
+//! The PNG beside `RESULTS.md`: wall time, peak RSS and seconds per million triangles (citygen
+//! worlds) against scene area, both tools, every setting, in one detail mode. plotters draws it with its bitmap backend; text needs a TrueType font, read at run
 //! time (plotters' own font lookup would need fontconfig). Without one the picture is drawn with
 //! no text and `RESULTS.md` says what the axes are.
 
-use crate::full::{Row, SettingResult};
+use crate::full::{Row, SettingResult, Side};
 use plotters::prelude::*;
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -65,15 +65,16 @@ struct Series {
     points: Vec<(f64, f64)>,
 }
 
-fn series(results: &[SettingResult], value: impl Fn(&Row, bool) -> f64) -> Vec<Series> {
+/// `value` gives a row's figure for tessera (true) or Recast (false), `None` to leave it out.
+fn series(results: &[&SettingResult], value: impl Fn(&Row, bool) -> Option<f64>) -> Vec<Series> {
     let mut out = Vec::new();
     for (i, res) in results.iter().enumerate() {
         for (tessera, name, color) in [(true, "tessera", TESSERA), (false, "Recast", RECAST)] {
             let mut points: Vec<(f64, f64)> = res
                 .rows
                 .iter()
-                .map(|r| (r.area_m2, value(r, tessera)))
-                .filter(|&(x, y)| x > 0.0 && y > 0.0)
+                .filter_map(|r| Some((r.area_m2, value(r, tessera)?)))
+                .filter(|&(x, y)| x > 0.0 && y > 0.0 && y.is_finite())
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             out.push(Series {
@@ -196,30 +197,45 @@ where
     Ok(())
 }
 
-/// Draws the two panels into `path`; `text` says whether a font was registered.
-pub fn draw(path: &Path, results: &[SettingResult], text: bool) -> Result<(), Box<dyn Error>> {
-    let root = BitMapBackend::new(path, (1400, 600)).into_drawing_area();
+/// The side a panel shows: tessera at its own tile size, or Recast; `None` if it failed.
+fn side(r: &Row, tessera: bool) -> Option<&Side> {
+    let s = if tessera { &r.tessera } else { &r.recast };
+    s.ok().then_some(s)
+}
+
+/// Draws the three panels into `path`; `text` says whether a font was registered.
+pub fn draw(path: &Path, results: &[&SettingResult], text: bool) -> Result<(), Box<dyn Error>> {
+    let root = BitMapBackend::new(path, (2100, 600)).into_drawing_area();
     root.fill(&WHITE)?;
-    let (left, right) = root.split_horizontally(700);
-    let time = series(
-        results,
-        |r, t| {
-            if t {
-                r.tessera.best()
-            } else {
-                r.recast.best()
-            }
-        },
-    );
-    let rss = series(results, |r, t| {
-        if t {
-            r.tessera.rss_mib()
-        } else {
-            r.recast.rss_mib()
-        }
+    let panels = root.split_evenly((1, 3));
+    let time = series(results, |r, t| side(r, t).map(Side::best));
+    let rss = series(results, |r, t| side(r, t).map(Side::rss_mib));
+    let per_mtri = series(results, |r, t| {
+        let s = side(r, t)?;
+        (r.scene.starts_with("citygen") && r.triangles > 0)
+            .then(|| s.best() / (r.triangles as f64 / 1e6))
     });
-    panel(&left, "Wall time (best run)", "wall time [s]", &time, text)?;
-    panel(&right, "Peak RSS (ru_maxrss)", "peak RSS [MiB]", &rss, text)?;
+    panel(
+        &panels[0],
+        "Wall time (best run)",
+        "wall time [s]",
+        &time,
+        text,
+    )?;
+    panel(
+        &panels[1],
+        "Peak RSS (ru_maxrss)",
+        "peak RSS [MiB]",
+        &rss,
+        text,
+    )?;
+    panel(
+        &panels[2],
+        "Seconds per million triangles (citygen)",
+        "s per M triangles",
+        &per_mtri,
+        text,
+    )?;
     root.present()?;
     Ok(())
 }

@@ -321,8 +321,9 @@ fn build_detour(
     };
     let mesh = objmesh::load(&scene.path, scene.up)?;
     let jobs = TileJobs::new(&mesh, s);
-    let tiles = jobs.build(&mesh, s, threads, |tx, tz, pmesh| {
-        detour::tile_data(pmesh, tx, tz, &agent)
+    // `setting.recast` has detail off (see `Setting::new`): no detail mesh is built.
+    let tiles = jobs.build(&mesh, s, threads, |tx, tz, pmesh, dmesh| {
+        detour::tile_data(pmesh, dmesh, tx, tz, &agent)
     })?;
     let data: Vec<_> = tiles.into_iter().filter_map(|t| t.kept).collect();
     let polys: u64 = data.iter().map(|d| d.polys as u64).sum();

@@ -1,7 +1,8 @@
 //! A small safe layer over the Recast calls the benchmark needs.
 //!
 //! Every raw pointer Recast hands out is owned by one Rust value that frees it in `Drop`
-//! (`DeleteContext`, `rcFreeHeightField`, `rcFreeCompactHeightfield`, `rcFreeContourSet`).
+//! (`DeleteContext`, `rcFreeHeightField`, `rcFreeCompactHeightfield`, `rcFreeContourSet`,
+//! `rcFreePolyMesh`, `rcFreePolyMeshDetail`).
 //! The triangle data Recast reads is held in [`RecastMesh`], whose constructor checks that
 //! every index is in range, so the calls below cannot read out of bounds whatever the caller
 //! passes.
@@ -566,18 +567,31 @@ pub const MESH_NULL_IDX: u16 = sys::RC_MESH_NULL_IDX;
 /// A tile's convex polygons (`rcPolyMesh`), built from its contours.
 pub struct PolyMesh(NonNull<sys::rcPolyMesh>);
 
-/// A copy of a polygon mesh's vertices and polygons in Rust memory, in Recast's layout.
-#[derive(Clone, Debug, Default)]
-pub struct PolyMeshCopy {
-    /// Vertices in cells, relative to the tile's origin: x, y (height), z per vertex.
-    pub verts: Vec<u16>,
-    /// Per polygon `2 * nvp` entries: its vertex indices (padded with [`MESH_NULL_IDX`]), then
-    /// the neighbour across each edge.
-    pub polys: Vec<u16>,
-    /// Region id of each polygon.
-    pub regs: Vec<u16>,
-    /// Vertices per polygon at most.
-    pub nvp: usize,
+/// What the tables count of one tile's polygon mesh (and detail mesh, when built).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MeshCounts {
+    pub polygons: u64,
+    /// `nverts`: a vertex shared by polygons of the tile counts once.
+    pub vertices: u64,
+    /// Distinct region ids among the polygons.
+    pub regions: u64,
+    /// Plan area of the polygons, in square cells (shoelace over x, z).
+    pub area_cells: f64,
+    /// Detail vertices beyond the polygons' own (what Detour stores as detail vertices).
+    pub detail_vertices: u64,
+    /// Detail triangles.
+    pub detail_triangles: u64,
+}
+
+impl std::ops::AddAssign for MeshCounts {
+    fn add_assign(&mut self, o: MeshCounts) {
+        self.polygons += o.polygons;
+        self.vertices += o.vertices;
+        self.regions += o.regions;
+        self.area_cells += o.area_cells;
+        self.detail_vertices += o.detail_vertices;
+        self.detail_triangles += o.detail_triangles;
+    }
 }
 
 impl PolyMesh {
@@ -596,38 +610,79 @@ impl PolyMesh {
         }
     }
 
-    /// The vertices and polygons, copied out.
-    pub fn copy(&self) -> PolyMeshCopy {
-        // SAFETY: owned and live; after a successful build `verts` holds 3 * nverts entries,
-        // `polys` 2 * nvp entries per polygon and `regs` one per polygon (Recast allocates
-        // maxpolys >= npolys of each).
-        let m = unsafe { self.0.as_ref() };
-        let (nverts, npolys, nvp) = (
-            m.nverts.max(0) as usize,
-            m.npolys.max(0) as usize,
-            m.nvp.max(0) as usize,
-        );
-        let slice = |p: *const u16, n: usize| {
-            if n == 0 || p.is_null() {
-                Vec::new()
-            } else {
-                unsafe { std::slice::from_raw_parts(p, n) }.to_vec()
-            }
-        };
-        PolyMeshCopy {
-            verts: slice(m.verts, nverts * 3),
-            polys: slice(m.polys, npolys * 2 * nvp),
-            regs: slice(m.regs, npolys),
-            nvp,
-        }
-    }
-}
-
-impl PolyMesh {
     /// The mesh as Recast holds it (read only), for Detour's tile builder.
     pub fn raw(&self) -> &sys::rcPolyMesh {
         // SAFETY: owned, live, and never mutated after the build.
         unsafe { self.0.as_ref() }
+    }
+
+    /// Polygons and vertices per polygon at most.
+    fn shape(&self) -> (usize, usize) {
+        let m = self.raw();
+        (m.npolys.max(0) as usize, m.nvp.max(0) as usize)
+    }
+
+    /// The vertices (`3 * nverts`: x, y, z in cells from the tile's origin), the polygons
+    /// (`2 * nvp` per polygon: vertex indices padded with [`MESH_NULL_IDX`], then neighbours)
+    /// and the region ids (one per polygon), borrowed.
+    fn arrays(&self) -> (&[u16], &[u16], &[u16]) {
+        let m = self.raw();
+        let (npolys, nvp) = self.shape();
+        let nverts = m.nverts.max(0) as usize;
+        fn slice<'a>(p: *const u16, n: usize) -> &'a [u16] {
+            if n == 0 || p.is_null() {
+                &[]
+            } else {
+                // SAFETY: after a successful build Recast's arrays hold at least these counts
+                // (it allocates maxpolys >= npolys of each), and they live as long as the mesh.
+                unsafe { std::slice::from_raw_parts(p, n) }
+            }
+        }
+        (
+            slice(m.verts, nverts * 3),
+            slice(m.polys, npolys * 2 * nvp),
+            slice(m.regs, npolys),
+        )
+    }
+
+    /// The polygons' vertex indices, polygon by polygon (the padding left out).
+    fn polygon_vertices(&self) -> impl Iterator<Item = impl Iterator<Item = usize> + '_> + '_ {
+        let (_, nvp) = self.shape();
+        let (_, polys, _) = self.arrays();
+        polys.chunks_exact(2 * nvp.max(1)).map(move |p| {
+            p[..nvp]
+                .iter()
+                .take_while(|&&v| v != MESH_NULL_IDX)
+                .map(|&v| v as usize)
+        })
+    }
+
+    /// The counts of this mesh (no detail mesh).
+    pub fn counts(&self) -> MeshCounts {
+        let (verts, _, regs) = self.arrays();
+        let mut area = 0.0;
+        for poly in self.polygon_vertices() {
+            let idx: Vec<usize> = poly.collect();
+            let mut twice = 0i64;
+            for k in 0..idx.len() {
+                let (a, b) = (idx[k], idx[(k + 1) % idx.len()]);
+                let (ax, az) = (verts[a * 3] as i64, verts[a * 3 + 2] as i64);
+                let (bx, bz) = (verts[b * 3] as i64, verts[b * 3 + 2] as i64);
+                twice += ax * bz - bx * az;
+            }
+            area += twice.unsigned_abs() as f64 / 2.0;
+        }
+        let mut r = regs.to_vec();
+        r.sort_unstable();
+        r.dedup();
+        MeshCounts {
+            polygons: self.shape().0 as u64,
+            vertices: (verts.len() / 3) as u64,
+            regions: r.len() as u64,
+            area_cells: area,
+            detail_vertices: 0,
+            detail_triangles: 0,
+        }
     }
 }
 
@@ -638,46 +693,72 @@ impl Drop for PolyMesh {
     }
 }
 
-impl PolyMeshCopy {
-    pub fn polygons(&self) -> usize {
-        if self.nvp == 0 {
-            0
+/// A tile's height detail (`rcPolyMeshDetail`): per polygon, a small triangle mesh whose
+/// vertices are the polygon's own plus heights sampled from the compact heightfield.
+pub struct PolyMeshDetail(NonNull<sys::rcPolyMeshDetail>);
+
+impl PolyMeshDetail {
+    /// `rcAllocPolyMeshDetail` + `rcBuildPolyMeshDetail`: `sample_dist` between samples and
+    /// `sample_max_error` of height error left, both in world units, as RecastDemo passes
+    /// them (`detailSampleDist`, `detailSampleMaxError`).
+    pub fn build(
+        ctx: &Context,
+        pmesh: &PolyMesh,
+        chf: &CompactHeightfield,
+        sample_dist: f32,
+        sample_max_error: f32,
+    ) -> Result<PolyMeshDetail, RecastError> {
+        // SAFETY: allocation; the constructor nulls every array, so dropping it is fine.
+        let raw = unsafe { sys::rcAllocPolyMeshDetail() };
+        let dmesh = PolyMeshDetail(NonNull::new(raw).ok_or(RecastError("rcAllocPolyMeshDetail"))?);
+        // SAFETY: all three objects are live; Recast only reads the polygon mesh and the field.
+        let ok = unsafe {
+            sys::rcBuildPolyMeshDetail(
+                ctx.ptr(),
+                pmesh.0.as_ptr(),
+                chf.0.as_ptr(),
+                sample_dist,
+                sample_max_error,
+                dmesh.0.as_ptr(),
+            )
+        };
+        if ok {
+            Ok(dmesh)
         } else {
-            self.polys.len() / (2 * self.nvp)
+            Err(RecastError("rcBuildPolyMeshDetail"))
         }
     }
 
-    pub fn vertices(&self) -> usize {
-        self.verts.len() / 3
+    /// The mesh as Recast holds it (read only), for Detour's tile builder.
+    pub fn raw(&self) -> &sys::rcPolyMeshDetail {
+        // SAFETY: owned, live, and never mutated after the build.
+        unsafe { self.0.as_ref() }
     }
 
-    /// Plan area of all polygons, in square cells (shoelace over x, z).
-    pub fn area_cells(&self) -> f64 {
-        let nvp = self.nvp;
-        let mut total = 0.0;
-        for poly in self.polys.chunks_exact(2 * nvp) {
-            let idx: Vec<usize> = poly[..nvp]
-                .iter()
-                .take_while(|&&v| v != MESH_NULL_IDX)
-                .map(|&v| v as usize)
-                .collect();
-            let mut twice = 0i64;
-            for k in 0..idx.len() {
-                let (a, b) = (idx[k], idx[(k + 1) % idx.len()]);
-                let (ax, az) = (self.verts[a * 3] as i64, self.verts[a * 3 + 2] as i64);
-                let (bx, bz) = (self.verts[b * 3] as i64, self.verts[b * 3 + 2] as i64);
-                twice += ax * bz - bx * az;
-            }
-            total += twice.unsigned_abs() as f64 / 2.0;
+    /// `counts` of the polygon mesh this detail mesh was built from, with the detail figures
+    /// added: triangles, and vertices beyond each polygon's own.
+    pub fn add_counts(&self, pmesh: &PolyMesh, counts: &mut MeshCounts) {
+        let d = self.raw();
+        let nmeshes = d.nmeshes.max(0) as usize;
+        let meshes: &[u32] = if nmeshes == 0 || d.meshes.is_null() {
+            &[]
+        } else {
+            // SAFETY: `meshes` holds 4 entries per sub-mesh, one sub-mesh per polygon.
+            unsafe { std::slice::from_raw_parts(d.meshes, 4 * nmeshes) }
+        };
+        let mut extra = 0u64;
+        for (m, poly) in meshes.chunks_exact(4).zip(pmesh.polygon_vertices()) {
+            // Each sub-mesh starts with its polygon's own vertices.
+            extra += (m[1] as u64).saturating_sub(poly.count() as u64);
         }
-        total
+        counts.detail_vertices += extra;
+        counts.detail_triangles += d.ntris.max(0) as u64;
     }
+}
 
-    /// Distinct region ids among the polygons.
-    pub fn regions(&self) -> usize {
-        let mut r = self.regs.clone();
-        r.sort_unstable();
-        r.dedup();
-        r.len()
+impl Drop for PolyMeshDetail {
+    fn drop(&mut self) {
+        // SAFETY: allocated by rcAllocPolyMeshDetail, freed once.
+        unsafe { sys::rcFreePolyMeshDetail(self.0.as_ptr()) }
     }
 }
