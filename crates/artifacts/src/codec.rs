@@ -79,9 +79,38 @@ pub struct Writer {
 }
 
 impl Writer {
+    /// A writer whose payload will be sealed in place by [`Writer::seal`]: room for the
+    /// envelope's header first, then `payload` bytes reserved, so that a payload of known size
+    /// is written without growing or copying its buffer.
+    pub fn sealed(payload: usize) -> Writer {
+        Writer::sealed_in(Vec::new(), payload)
+    }
+
+    /// [`Writer::sealed`] in the buffer `bytes` (cleared, its allocation reused).
+    pub fn sealed_in(mut bytes: Vec<u8>, payload: usize) -> Writer {
+        bytes.clear();
+        bytes.reserve(HEADER_LEN + payload);
+        bytes.resize(HEADER_LEN, 0);
+        Writer { bytes }
+    }
+
+    /// Seals a payload begun with [`Writer::sealed`]: the same bytes as [`seal`] of it.
+    pub fn seal(self, magic: &[u8; 8], version: u32) -> Vec<u8> {
+        let mut out = self.bytes;
+        debug_assert!(out.len() >= HEADER_LEN);
+        let len = (out.len() - HEADER_LEN) as u64;
+        let sum = xxh3_64(&out[HEADER_LEN..]);
+        out[0..8].copy_from_slice(magic);
+        out[8..12].copy_from_slice(&version.to_le_bytes());
+        out[12..20].copy_from_slice(&len.to_le_bytes());
+        out[20..28].copy_from_slice(&sum.to_le_bytes());
+        out
+    }
+
     pub fn u8(&mut self, v: u8) {
         self.bytes.push(v);
     }
+    #[inline]
     pub fn u32(&mut self, v: u32) {
         self.bytes.extend_from_slice(&v.to_le_bytes());
     }
@@ -149,6 +178,17 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sealing_in_place_gives_the_same_bytes() {
+        let mut w = Writer::sealed(3);
+        w.u32(7);
+        w.u8(1);
+        let mut plain = Writer::default();
+        plain.u32(7);
+        plain.u8(1);
+        assert_eq!(w.seal(b"TSTEST01", 2), seal(b"TSTEST01", 2, &plain.bytes));
+    }
 
     #[test]
     fn seal_round_trip_and_corruption() {

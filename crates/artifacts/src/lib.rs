@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! scene cache (Triangle soup, rebased) -> tile triangles (per TileCoord) -> SpanField (per tile)
+//!     (and its TileFloors, for height detail)
 //!     -> TileRegions, TileContours (per tile) -> RegionBatch (MergedRegion, Contour)
 //!     -> MeshInput (InputPoly, NotchGroups) -> the navmesh file (crate tessera-navmesh)
 //! ```
@@ -17,6 +18,7 @@
 //! because the navmesh file archives it.
 
 pub mod codec;
+mod floors;
 mod frame;
 mod polygons;
 mod regions;
@@ -24,6 +26,7 @@ mod spans;
 mod tile_contours;
 mod tile_regions;
 
+pub use floors::TileFloors;
 pub use frame::{CellRect, GridFrame, TileCoord};
 pub use polygons::{ArchivedNotchGroups, InputPoly, MeshInput, NotchGroups, DETAIL, NOTCH_GROUPS};
 pub use regions::{

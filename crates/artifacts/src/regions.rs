@@ -38,17 +38,21 @@ impl Levels {
     /// [`NO_LEVEL`] for the others. Computed once per tile, so that segmentation and tracing
     /// compare levels instead of dividing heights at every neighbour they look at.
     pub fn of_spans(&self, field: &crate::SpanField) -> Vec<u32> {
-        field
-            .spans
-            .iter()
-            .map(|s| {
-                if s.walkable {
-                    self.of(s.zmax)
-                } else {
-                    NO_LEVEL
-                }
-            })
-            .collect()
+        let mut out = Vec::new();
+        self.of_spans_into(field, &mut out);
+        out
+    }
+
+    /// [`Levels::of_spans`] into `out` (its buffer reused).
+    pub fn of_spans_into(&self, field: &crate::SpanField, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend(field.spans.iter().map(|s| {
+            if s.walkable {
+                self.of(s.zmax)
+            } else {
+                NO_LEVEL
+            }
+        }));
     }
 }
 

@@ -170,7 +170,15 @@ impl SpanField {
 
     /// The sealed byte encoding (see [`codec`]).
     pub fn encode(&self) -> Vec<u8> {
-        let mut w = Writer::default();
+        let mut out = Vec::new();
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// [`SpanField::encode`] into `out` (its allocation reused).
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        let size = 2 * 16 + 8 + self.rect.area() * 4 + self.spans.len() * 9;
+        let mut w = Writer::sealed_in(std::mem::take(out), size);
         for r in [self.rect, self.core] {
             w.i32(r.x0);
             w.i32(r.y0);
@@ -187,7 +195,7 @@ impl SpanField {
             w.u32(s.zmax);
             w.u8(s.walkable as u8);
         }
-        codec::seal(MAGIC, VERSION, &w.bytes)
+        *out = w.seal(MAGIC, VERSION);
     }
 
     /// Decodes and validates [`SpanField::encode`] output.

@@ -39,14 +39,22 @@ pub(crate) fn right_cell(p: Point, heading: u8) -> (i32, i32) {
 /// heights.
 pub(crate) struct LevelField<'a> {
     pub(crate) field: &'a SpanField,
-    lv: Vec<u32>,
+    lv: std::borrow::Cow<'a, [u32]>,
 }
 
 impl<'a> LevelField<'a> {
     pub(crate) fn new(field: &'a SpanField, levels: Levels) -> LevelField<'a> {
         LevelField {
             field,
-            lv: levels.of_spans(field),
+            lv: levels.of_spans(field).into(),
+        }
+    }
+
+    /// The view with the levels already computed (`lv`: [`Levels::of_spans`]).
+    pub(crate) fn with(field: &'a SpanField, lv: &'a [u32]) -> LevelField<'a> {
+        LevelField {
+            field,
+            lv: lv.into(),
         }
     }
 

@@ -37,7 +37,7 @@ mod trace;
 
 pub use join::ContourJoiner;
 pub use oracle::{contours_by_pairing, corner_points, CornerKind};
-pub use trace::trace_tile;
+pub use trace::{trace_tile, trace_tile_in, Scratch};
 
 #[cfg(test)]
 mod tests;

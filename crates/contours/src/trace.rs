@@ -20,13 +20,62 @@ use crate::grid::{left_cell, neighbour_across, right_cell, side_start, LevelFiel
 /// An edge is named by the span it bounds and its heading (`span * 4 + heading`: each heading
 /// is one side of the cell), so the bookkeeping is three flags per side in plain arrays.
 pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> TileContours {
+    let lv = regions.levels.of_spans(field);
+    trace_tile_in(&mut Scratch::default(), field, &lv, regions, reach)
+}
+
+/// Tracing's per-edge and per-span buffers, reused from one tile to the next.
+#[derive(Default)]
+pub struct Scratch {
+    is_edge: Vec<bool>,
+    has_pred: Vec<bool>,
+    visited: Vec<bool>,
+    cell_of: Vec<(i32, i32)>,
+    order: Vec<usize>,
+}
+
+impl Scratch {
+    /// Bytes the buffers hold.
+    pub fn byte_size(&self) -> u64 {
+        (self.is_edge.capacity()
+            + self.has_pred.capacity()
+            + self.visited.capacity()
+            + self.cell_of.capacity() * 8
+            + self.order.capacity() * 8) as u64
+    }
+}
+
+/// Clears `v` and fills it with `n` copies of `value`, keeping its buffer.
+fn refill<T: Clone>(v: &mut Vec<T>, n: usize, value: T) {
+    v.clear();
+    v.resize(n, value);
+}
+
+/// [`trace_tile`] with the level of every span given (`lv`: [`Levels::of_spans`], the same
+/// `regions.levels`) and the working buffers of `scratch`.
+///
+/// [`Levels::of_spans`]: tessera_artifacts::Levels::of_spans
+pub fn trace_tile_in(
+    scratch: &mut Scratch,
+    field: &SpanField,
+    lv: &[u32],
+    regions: &TileRegions,
+    reach: Reach,
+) -> TileContours {
     let core = field.core;
     let levels = regions.levels;
-    let lf = LevelField::new(field, levels);
+    let lf = LevelField::with(field, lv);
     let n = field.spans.len() * 4;
-    let mut is_edge = vec![false; n];
-    let mut cell_of = vec![(0i32, 0i32); field.spans.len()];
-    let mut order: Vec<usize> = Vec::new();
+    let Scratch {
+        is_edge,
+        has_pred,
+        visited,
+        cell_of,
+        order,
+    } = scratch;
+    refill(is_edge, n, false);
+    refill(cell_of, field.spans.len(), (0, 0));
+    order.clear();
     for y in core.y0..core.y1() {
         for x in core.x0..core.x1() {
             let i = field.rect.index(x, y);
@@ -87,13 +136,13 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> Til
         }
     };
     // Chain starts: owned edges whose predecessor is not owned.
-    let mut has_pred = vec![false; n];
-    for &e in &order {
+    refill(has_pred, n, false);
+    for &e in order.iter() {
         if let Ok(s) = successor(e) {
             has_pred[s] = true;
         }
     }
-    let mut visited = vec![false; n];
+    refill(visited, n, false);
     let mut out = TileContours::default();
     // Walks from `first`: the points where the walk turns or its neighbour changes (starting
     // with the start point), the neighbour of each piece after them, the edge that stopped the
@@ -104,7 +153,7 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> Til
         foreign: Option<EdgeKey>,
         last_heading: u8,
     }
-    let walk = |first: usize, visited: &mut Vec<bool>| -> Walk {
+    let walk = |first: usize, visited: &mut [bool]| -> Walk {
         let start = key_of(first);
         let mut points = vec![(start.x, start.y)];
         let mut neighbours = vec![across(first)];
@@ -141,7 +190,7 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> Til
             }
         }
     };
-    for &e in &order {
+    for &e in order.iter() {
         if has_pred[e] || visited[e] {
             continue;
         }
@@ -150,7 +199,7 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> Til
             neighbours,
             foreign,
             last_heading,
-        } = walk(e, &mut visited);
+        } = walk(e, visited);
         let next = foreign.expect("a walk from a chain start leaves the tile");
         points.push((next.x, next.y));
         let level = lf.level(e / 4);
@@ -165,7 +214,7 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> Til
             last_heading,
         });
     }
-    for &e in &order {
+    for &e in order.iter() {
         if visited[e] {
             continue;
         }
@@ -174,7 +223,7 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> Til
             mut neighbours,
             last_heading,
             ..
-        } = walk(e, &mut visited);
+        } = walk(e, visited);
         // The start point is a vertex only if the cycle turns there or changes neighbour.
         if last_heading == (e % 4) as u8 && neighbours.last() == neighbours.first() {
             points.remove(0);

@@ -11,10 +11,10 @@
 //! OUT/work/tiles.pack                triangles binned per tile (lz4 chunks)
 //! OUT/work/spans.pack                voxelized span fields per tile
 //! OUT/work/regions.pack              merged regions and their contours, batched by the tile that closed them
+//! OUT/work/floors.pack               walkable floors per tile, for height detail
 //! OUT/work/scratch/                  temporary files of a running ingest
 //! OUT/work/polygons/                 temporary files of a running polygon stage:
 //! OUT/work/polygons/contours.spill     the regions' contours, copied from regions.pack
-//! OUT/work/polygons/floors.spill       walkable floors per tile, for height detail
 //! OUT/work/polygons/*                  the navmesh assembler's spill files and sort runs
 //! ```
 
@@ -67,6 +67,9 @@ impl BakeLayout {
     pub fn regions_pack(&self) -> PathBuf {
         self.work().join("regions.pack")
     }
+    pub fn floors_pack(&self) -> PathBuf {
+        self.work().join("floors.pack")
+    }
     /// The polygon stage's scratch folder, removed when the navmesh is written and at the
     /// start of a polygon stage.
     pub fn polygon_scratch(&self) -> PathBuf {
@@ -74,9 +77,6 @@ impl BakeLayout {
     }
     pub fn contours_spill(&self) -> PathBuf {
         self.polygon_scratch().join("contours.spill")
-    }
-    pub fn floors_spill(&self) -> PathBuf {
-        self.polygon_scratch().join("floors.spill")
     }
 
     pub fn navmesh(&self) -> PathBuf {

@@ -1,12 +1,12 @@
-//! What the polygon stage reads, out of core: the merged regions of the region journal and
-//! the walkable floors of the span journal, each copied once into a flat scratch file.
+//! What the polygon stage reads, out of core: the merged regions of the region journal
+//! (copied once into a flat scratch file) and the walkable floors of the floor journal.
 //!
 //! * [`JournalRegions`]: the journal's contours copied into `work/polygons/contours.spill`,
 //!   with an index of where each region's contours are kept in memory (a few words a
 //!   contour); regions are served back in windows, in region order, as many passes as
 //!   [`tessera_polygons::polygonize_stream`] asks for.
-//! * [`SpanHeights`]: each tile's walkable floors decoded once into
-//!   `work/polygons/floors.spill` and read back through a budgeted cache, for height detail.
+//! * [`SpanHeights`]: each tile's walkable floors read from the floor journal through a
+//!   budgeted cache, for height detail.
 //!
 //! Both report their progress as phases of the polygon stage.
 
@@ -16,7 +16,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use tessera_artifacts::{Contour, GridFrame, RegionBatch, SpanField, SpanKey, TileCoord};
+use tessera_artifacts::{Contour, GridFrame, RegionBatch, SpanKey, TileCoord, TileFloors};
 use tessera_polygons::{PolygonError, RegionContours, RegionSource};
 use tessera_spill::{Spill, SpillWriter};
 use tessera_store::{Journal, StoreError};
@@ -219,138 +219,45 @@ impl RegionSource for JournalRegions {
     }
 }
 
-/// The walkable floors of a tile's core, column by column: what height detail reads, a
-/// fraction of the span field it comes from.
-struct Floors {
-    core: tessera_artifacts::CellRect,
-    start: Vec<u32>,
-    floors: Vec<u32>,
-}
-
-impl Floors {
-    /// As words: the core rectangle (4), the column starts (area + 1), the floors.
-    fn words_of(field: &SpanField) -> Vec<u32> {
-        let core = field.core;
-        let mut out = vec![core.x0 as u32, core.y0 as u32, core.width, core.height];
-        let mut floors = Vec::new();
-        for y in core.y0..core.y1() {
-            for x in core.x0..core.x1() {
-                out.push(floors.len() as u32);
-                floors.extend(
-                    field
-                        .column(x, y)
-                        .iter()
-                        .filter(|s| s.walkable)
-                        .map(|s| s.zmax),
-                );
-            }
-        }
-        out.push(floors.len() as u32);
-        out.extend(floors);
-        out
-    }
-
-    fn from_words(w: &[u32]) -> Floors {
-        let core = tessera_artifacts::CellRect {
-            x0: w[0] as i32,
-            y0: w[1] as i32,
-            width: w[2],
-            height: w[3],
-        };
-        let n = core.area() + 1;
-        Floors {
-            core,
-            start: w[4..4 + n].to_vec(),
-            floors: w[4 + n..].to_vec(),
-        }
-    }
-
-    fn at(&self, x: i32, y: i32) -> &[u32] {
-        if !self.core.contains(x, y) {
-            return &[];
-        }
-        let i = self.core.index(x, y);
-        &self.floors[self.start[i] as usize..self.start[i + 1] as usize]
-    }
-
-    fn byte_size(&self) -> usize {
-        (self.start.len() + self.floors.len()) * 4
-    }
-}
-
-/// Floor heights for height detail. When opened, every tile of the span journal is decoded
-/// once (in parallel) into its walkable floors, written to a flat scratch file; lookups read
-/// a tile's floors back from it into a cache of `max_bytes` (least recently used out first),
-/// which costs a read, not a decompression.
+/// Floor heights for height detail, read from the floor journal the voxelize stage wrote
+/// (`work/floors.pack`): a tile's floors are decompressed when first asked for and kept in a
+/// cache of `max_bytes` (least recently used out first). Reads and decompression happen
+/// outside the cache's lock, so the polygon stage's threads wait for each other only to look
+/// a tile up.
 pub(crate) struct SpanHeights {
     frame: GridFrame,
     /// Farthest a floor may be from the height asked near [voxels] (less than half the
     /// agent's height, so never the floor above or below).
     reach: u32,
     max_bytes: u64,
-    file: File,
-    /// Per tile index: (offset in words, words); (0, 0) for a tile without spans.
-    index: Vec<(u64, u32)>,
+    journal: Journal,
+    path: PathBuf,
     state: Mutex<HeightCache>,
 }
 
 struct HeightCache {
-    tiles: HashMap<u32, (Arc<Floors>, u64)>,
+    tiles: HashMap<u32, (Arc<TileFloors>, u64)>,
     bytes: u64,
     clock: u64,
-    failed: Option<std::io::Error>,
+    failed: Option<BakeError>,
 }
 
 impl SpanHeights {
-    /// Decodes the floors of `journal_path` (a complete span journal) into `path`; floors
-    /// farther than `reach` from the height asked for are never answered.
+    /// Opens the floors of `journal_path` (a complete floor journal); floors farther than
+    /// `reach` from the height asked for are never answered.
     pub(crate) fn open(
         journal_path: &Path,
-        path: &Path,
         frame: &GridFrame,
         reach: u32,
         max_bytes: u64,
-        progress: &Progress,
     ) -> Result<SpanHeights, BakeError> {
-        use rayon::prelude::*;
-        let journal = Journal::open_complete(journal_path, crate::SPANS_KIND)?;
-        let io = |e: std::io::Error| BakeError::Io(StoreError::io(path, e));
-        let mut out = SpillWriter::<u32>::create(path).map_err(io)?;
-        let mut index = vec![(0u64, 0u32); frame.tile_count()];
-        let keys = journal.keys();
-        progress.phase(STAGE, "floors", keys.len() as u64);
-        let mut decoded = 0u64;
-        // A few tiles per thread at a time: decoding is the cost, holding them is not.
-        for chunk in keys.chunks(rayon::current_num_threads().max(1) * 2) {
-            let words: Vec<Result<(u32, Vec<u32>), BakeError>> = chunk
-                .par_iter()
-                .map(|&key| {
-                    let field =
-                        SpanField::decode(&journal.read(key)?).map_err(|e| BakeError::Corrupt {
-                            path: journal_path.to_path_buf(),
-                            message: format!("tile {key}: {e}"),
-                        })?;
-                    Ok((key, Floors::words_of(&field)))
-                })
-                .collect();
-            for w in words {
-                let (key, w) = w?;
-                if let Some(slot) = index.get_mut(key as usize) {
-                    *slot = (out.len(), w.len() as u32);
-                }
-                out.extend(&w).map_err(io)?;
-            }
-            decoded += chunk.len() as u64;
-            progress.advance(STAGE, decoded);
-        }
-        let spill = out.finish().map_err(io)?;
-        let file = File::open(spill.path()).map_err(io)?;
+        let journal = Journal::open_complete(journal_path, crate::voxelize::FLOORS_KIND)?;
         Ok(SpanHeights {
             frame: frame.clone(),
             reach,
             max_bytes,
-            file,
-            index,
+            journal,
+            path: journal_path.to_path_buf(),
             state: Mutex::new(HeightCache {
                 tiles: HashMap::new(),
                 bytes: 0,
@@ -384,27 +291,44 @@ impl SpanHeights {
             })
     }
 
-    fn tile(&self, key: u32) -> Option<Arc<Floors>> {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.clock += 1;
-        let now = st.clock;
-        if let Some((floors, used)) = st.tiles.get_mut(&key) {
-            *used = now;
-            return Some(floors.clone());
-        }
-        let &(at, words) = self.index.get(key as usize)?;
-        if words == 0 {
-            return None;
-        }
-        let mut buf = vec![0u32; words as usize];
-        if let Err(e) = self
-            .file
-            .read_exact_at(bytemuck::cast_slice_mut(&mut buf), at * 4)
+    fn lock(&self) -> std::sync::MutexGuard<'_, HeightCache> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn tile(&self, key: u32) -> Option<Arc<TileFloors>> {
         {
-            st.failed.get_or_insert(e);
-            return None;
+            let mut st = self.lock();
+            st.clock += 1;
+            let now = st.clock;
+            if let Some((floors, used)) = st.tiles.get_mut(&key) {
+                *used = now;
+                return Some(floors.clone());
+            }
         }
-        let floors = Arc::new(Floors::from_words(&buf));
+        if self.journal.raw_len(key) == 0 {
+            return None; // a tile without triangles has no record
+        }
+        let read = self
+            .journal
+            .read(key)
+            .map_err(BakeError::from)
+            .and_then(|bytes| {
+                TileFloors::decode(&bytes).map_err(|e| BakeError::Corrupt {
+                    path: self.path.clone(),
+                    message: format!("tile {key}: {e}"),
+                })
+            });
+        let mut st = self.lock();
+        let floors = match read {
+            Ok(floors) => Arc::new(floors),
+            Err(e) => {
+                st.failed.get_or_insert(e);
+                return None;
+            }
+        };
+        if let Some((cached, _)) = st.tiles.get(&key) {
+            return Some(cached.clone()); // another thread read it meanwhile
+        }
         let size = floors.byte_size() as u64;
         while st.bytes + size > self.max_bytes && !st.tiles.is_empty() {
             let oldest = *st
@@ -418,17 +342,13 @@ impl SpanHeights {
             }
         }
         st.bytes += size;
+        let now = st.clock;
         st.tiles.insert(key, (floors.clone(), now));
         Some(floors)
     }
 
-    /// The first error met reading the floors back (heights were missing from then on; the
-    /// path is [`SpanHeights::open`]'s).
-    pub(crate) fn take_failure(&self) -> Option<std::io::Error> {
-        self.state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .failed
-            .take()
+    /// The first error met reading the floors back (heights were missing from then on).
+    pub(crate) fn take_failure(&self) -> Option<BakeError> {
+        self.lock().failed.take()
     }
 }

@@ -2,14 +2,13 @@
 //!
 //! 1. The journal's contours are copied once into `work/polygons/contours.spill` and served
 //!    back in windows of regions, in region order ([`JournalRegions`]); with height detail,
-//!    the span journal's walkable floors are decoded once into `work/polygons/floors.spill`
-//!    ([`SpanHeights`]).
+//!    the walkable floors are read from the floor journal a tile at a time ([`SpanHeights`]).
 //! 2. [`tessera_polygons::polygonize_stream`] simplifies the regions (a few passes, each a
 //!    window at a time) and polygonizes them.
 //! 3. Each region's polygons go straight to a [`tessera_navgraph::Assembler`], which spills them
 //!    into `work/polygons/`, matches portals and stair links, and writes the archive.
 //!
-//! * Inputs: `work/regions.pack`, `work/spans.pack` (height detail only), the grid,
+//! * Inputs: `work/regions.pack`, `work/floors.pack` (height detail only), the grid,
 //!   [`PolygonParams`] (grid units, from `tessera-config`) and the agent (stored in the
 //!   navmesh's frame).
 //! * Output: `navmesh.tsn` (atomically); its header holds the key and the tile edge.
@@ -19,7 +18,7 @@
 //! * Memory: one window of regions and its polygons, the index, the assembler's sort
 //!   buffers and the table of restored simplification points, all sized from the budget,
 //!   except a single region larger than a window, which is taken whole.
-//! * Progress: phases (contours, floors, each pass over the regions, the navmesh file).
+//! * Progress: phases (contours, each pass over the regions, the navmesh file).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -258,19 +257,15 @@ fn build(
     // a thin wall, and no links are made.
     asm.stair_links(params.link_reach, params.link_climb);
     let stream = stream_params(params, frame);
-    // The heightfield for height detail: each tile's walkable floors, decoded once from the
-    // span journal into a scratch file and read back a budgeted few at a time.
+    // The heightfield for height detail: each tile's walkable floors, from the floor journal
+    // a budgeted few tiles at a time.
     let heights = match params.detail {
-        Some(d) => Some(pool.install(|| {
-            SpanHeights::open(
-                &layout.spans_pack(),
-                &layout.floors_spill(),
-                frame,
-                d.floor_reach,
-                work / 4,
-                progress,
-            )
-        })?),
+        Some(d) => Some(SpanHeights::open(
+            &layout.floors_pack(),
+            frame,
+            d.floor_reach,
+            work / 4,
+        )?),
         None => None,
     };
     let height_at = |x: i32, y: i32, near: f64| heights.as_ref().and_then(|h| h.height(x, y, near));
@@ -302,7 +297,7 @@ fn build(
     })?;
     source.remove();
     if let Some(e) = heights.as_ref().and_then(|h| h.take_failure()) {
-        return Err(BakeError::Io(StoreError::io(&layout.floors_spill(), e)));
+        return Err(e);
     }
     progress.phase(STAGE, "navmesh file", 0);
     let seeds = &params.reachable_from;

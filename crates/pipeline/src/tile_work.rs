@@ -37,14 +37,32 @@ pub(crate) struct TileJob {
     pub(crate) reservation: Reservation,
 }
 
+/// An encoded artifact, compressed for a journal.
+#[derive(Default)]
+pub(crate) struct Packed {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) raw_len: usize,
+}
+
+impl Packed {
+    /// `encoded`, compressed through the worker's buffer.
+    fn of(encoded: &[u8], scratch: &mut Vec<u8>) -> Packed {
+        Packed {
+            bytes: tessera_store::compress_with(encoded, scratch),
+            raw_len: encoded.len(),
+        }
+    }
+}
+
 /// A finished tile on its way to the writer.
 pub(crate) struct TileDone {
     pub(crate) index: u32,
     pub(crate) recovered: bool,
     pub(crate) regions: tessera_artifacts::TileRegions,
     pub(crate) contours: tessera_artifacts::TileContours,
-    pub(crate) compressed: Vec<u8>,
-    pub(crate) raw_len: usize,
+    /// The span field and its floors for the checkpoints (empty when recovered).
+    pub(crate) spans_packed: Packed,
+    pub(crate) floors_packed: Packed,
     pub(crate) spans: u64,
     pub(crate) walkable: u64,
     pub(crate) _reservation: Reservation,
@@ -108,6 +126,13 @@ pub(crate) fn read_and_plan(
 /// the budget they hold while no tile does.
 pub(crate) struct WorkerState {
     workspace: tessera_voxel::Workspace,
+    /// The level of every span of the tile's field, for segmentation and tracing.
+    levels: Vec<u32>,
+    segment: tessera_regions::Scratch,
+    trace: tessera_contours::Scratch,
+    /// An encoding, and its compression, on their way to the writer.
+    encoded: Vec<u8>,
+    compressed: Vec<u8>,
     held: Reservation,
 }
 
@@ -115,8 +140,32 @@ impl WorkerState {
     pub(crate) fn new(budget: &Arc<MemoryBudget>) -> WorkerState {
         WorkerState {
             workspace: tessera_voxel::Workspace::default(),
+            levels: Vec::new(),
+            segment: Default::default(),
+            trace: Default::default(),
+            encoded: Vec::new(),
+            compressed: Vec::new(),
             held: budget.hold(),
         }
+    }
+
+    /// Bytes the buffers hold.
+    fn byte_size(&self) -> u64 {
+        self.workspace.byte_size()
+            + self.levels.capacity() as u64 * 4
+            + self.segment.byte_size()
+            + self.trace.byte_size()
+            + (self.encoded.capacity() + self.compressed.capacity()) as u64
+    }
+
+    /// Drops every buffer.
+    fn clear(&mut self) {
+        self.workspace = Default::default();
+        self.levels = Vec::new();
+        self.segment = Default::default();
+        self.trace = Default::default();
+        self.encoded = Vec::new();
+        self.compressed = Vec::new();
     }
 }
 
@@ -136,8 +185,8 @@ pub(crate) fn run_job(
 ) -> Result<TileDone, BakeError> {
     let core = frame.tile_core(job.coord);
     let mut reservation = job.reservation;
-    if state.workspace.byte_size() > reservation.bytes() {
-        state.workspace = tessera_voxel::Workspace::default();
+    if state.byte_size() > reservation.bytes() {
+        state.clear();
     }
     state.held.shrink_to(0);
     let recovered = matches!(job.work, Work::Recovered);
@@ -192,32 +241,43 @@ pub(crate) fn run_job(
     let levels = tessera_artifacts::Levels {
         step: params.region_step,
     };
-    let regions = tessera_regions::segment_tile(field, job.coord, levels);
-    let contours = tessera_contours::trace_tile(
+    levels.of_spans_into(field, &mut state.levels);
+    let regions = tessera_regions::segment_tile_in(
+        &mut state.segment,
         field,
+        &state.levels,
+        job.coord,
+        levels,
+    );
+    let contours = tessera_contours::trace_tile_in(
+        &mut state.trace,
+        field,
+        &state.levels,
         &regions,
         tessera_artifacts::Reach {
             climb: params.walkable_climb,
             height: params.walkable_height,
         },
     );
-    let (compressed, raw_len) = if recovered {
-        (Vec::new(), 0)
+    let (spans_packed, floors_packed) = if recovered {
+        (Packed::default(), Packed::default())
     } else {
-        let encoded = field.encode();
-        (tessera_store::compress(&encoded), encoded.len())
+        field.encode_into(&mut state.encoded);
+        let spans = Packed::of(&state.encoded, &mut state.compressed);
+        tessera_artifacts::TileFloors::encode_of(field, &mut state.encoded);
+        (spans, Packed::of(&state.encoded, &mut state.compressed))
     };
     drop(owned);
     // The buffers pass from the tile's reservation to the worker's hold.
-    state.held.grow_to(state.workspace.byte_size());
-    reservation.shrink_to(compressed.len() as u64);
+    state.held.grow_to(state.byte_size());
+    reservation.shrink_to((spans_packed.bytes.len() + floors_packed.bytes.len()) as u64);
     Ok(TileDone {
         index: job.index,
         recovered,
         regions,
         contours,
-        compressed,
-        raw_len,
+        spans_packed,
+        floors_packed,
         spans,
         walkable,
         _reservation: reservation,

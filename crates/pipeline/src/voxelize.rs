@@ -14,10 +14,11 @@
 //! * The writer restores tile order, appends the span field to the span journal and hands the
 //!   regions and contours to the [merge](crate::merge), so every file has the same bytes for
 //!   any thread count.
-//! * Inputs: the tile pack, the grid, the voxel parameters. Output: `work/spans.pack` (and,
-//!   through the merge, `work/regions.pack`), journals whose header holds the key and grid.
+//! * Inputs: the tile pack, the grid, the voxel parameters. Outputs: `work/spans.pack` (the
+//!   span fields), `work/floors.pack` (their walkable floors, which height detail reads) and,
+//!   through the merge, `work/regions.pack`: journals whose header holds the key and grid.
 //! * Key: [`key`], the tile pack's key and [`VoxelParams`]. The journals keep their whole
-//!   records up to any damage and are cut to the tiles both hold; those tiles are decoded
+//!   records up to any damage and are cut to the tiles all three hold; those tiles are decoded
 //!   instead of voxelized.
 //! * Progress: tiles written (and tiles merged, as the merge stage).
 
@@ -40,6 +41,8 @@ use crate::{BakeError, BakeLayout, Progress};
 const STAGE: &str = "voxelize";
 /// Pack kind of the span journal.
 pub const SPANS_KIND: &[u8; 8] = b"TSSPANS\0";
+/// Pack kind of the floor journal.
+pub const FLOORS_KIND: &[u8; 8] = b"TSFLOORS";
 /// How often the writer makes its checkpoints durable.
 const SYNC_EVERY: Duration = Duration::from_millis(500);
 
@@ -111,27 +114,58 @@ pub(crate) fn run(
     Ok(out)
 }
 
-/// Opens the two checkpoints of the stage and lines them up: both hold the same first tiles,
-/// in tile order, or both start afresh. Returns how many tiles they hold.
+/// The stage's checkpoints, lined up: they hold the same first tiles, in tile order.
+struct Checkpoints {
+    spans: Journal,
+    floors: Journal,
+    regions: Journal,
+}
+
+/// Opens the three checkpoints of the stage and lines them up: all hold the same first
+/// tiles, in tile order, or all start afresh. Returns how many tiles they hold.
 fn open_checkpoints(
     layout: &BakeLayout,
     frame: &GridFrame,
     stage_key: u64,
     order: &[u32],
     progress: &Progress,
-) -> Result<(Journal, Journal, usize), BakeError> {
+) -> Result<(Checkpoints, usize), BakeError> {
     let blob = frame.encode();
-    let mut spans = Journal::open(layout.spans_pack(), SPANS_KIND, stage_key, &blob)?;
-    let mut regions = Journal::open(layout.regions_pack(), REGIONS_KIND, stage_key, &blob)?;
-    let n = spans.keys().len().min(regions.keys().len());
-    let prefix_ok = spans.keys()[..n] == order[..n] && regions.keys()[..n] == order[..n];
+    let mut c = Checkpoints {
+        spans: Journal::open(layout.spans_pack(), SPANS_KIND, stage_key, &blob)?,
+        floors: Journal::open(layout.floors_pack(), FLOORS_KIND, stage_key, &blob)?,
+        regions: Journal::open(layout.regions_pack(), REGIONS_KIND, stage_key, &blob)?,
+    };
+    let journals = [&c.spans, &c.floors, &c.regions];
+    let n = journals.iter().map(|j| j.keys().len()).min().unwrap_or(0);
+    let prefix_ok = journals.iter().all(|j| j.keys()[..n] == order[..n]);
     let n = if prefix_ok { n } else { 0 };
     if !prefix_ok {
         progress.warn("voxelize checkpoints do not match the tile order; recomputing");
     }
-    spans.truncate(n)?;
-    regions.truncate(n)?;
-    Ok((spans, regions, n))
+    for j in [&mut c.spans, &mut c.floors, &mut c.regions] {
+        j.truncate(n)?;
+    }
+    Ok((c, n))
+}
+
+impl Checkpoints {
+    /// Makes every journal durable, spans and floors first: a resume keeps the tiles all
+    /// three hold.
+    fn sync(&self) -> Result<(), tessera_store::StoreError> {
+        self.spans.sync()?;
+        self.floors.sync()?;
+        self.regions.sync()
+    }
+
+    fn finish(&mut self) -> Result<(), tessera_store::StoreError> {
+        for j in [&mut self.spans, &mut self.floors, &mut self.regions] {
+            if !j.is_complete() {
+                j.finish()?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The reader, the workers and the writer.
@@ -143,9 +177,9 @@ fn stream(
 ) -> Result<Voxelized, BakeError> {
     let keys = s.tiles.keys();
     progress.stage_start(STAGE, keys.len() as u64);
-    let (mut spans_out, mut regions_out, recovered) =
+    let (mut journals, recovered) =
         open_checkpoints(s.layout, s.frame, stage_key, &keys, progress)?;
-    let checkpoint = spans_out.snapshot()?;
+    let checkpoint = journals.spans.snapshot()?;
     let checkpoint_path = s.layout.spans_pack();
     let coords: HashMap<u32, TileCoord> = s
         .frame
@@ -251,9 +285,9 @@ fn stream(
                 let Some(done) = pending.remove(&key) else {
                     break;
                 };
-                progress.add_bytes(done.compressed.len() as u64);
-                if let Err(e) = write_tile(done, key, &mut spans_out, &mut regions_out, &mut merge)
-                    .map(|(spans, walkable)| {
+                progress.add_bytes(done.spans_packed.bytes.len() as u64);
+                if let Err(e) =
+                    write_tile(done, key, &mut journals, &mut merge).map(|(spans, walkable)| {
                         out.tiles_with_geometry += 1;
                         out.spans += spans;
                         out.walkable_spans += walkable;
@@ -266,8 +300,7 @@ fn stream(
                 progress.advance(STAGE, written);
                 next = order.next();
                 if last_sync.elapsed() >= SYNC_EVERY {
-                    // Spans first: a resume keeps the tiles both checkpoints hold.
-                    if let Err(e) = spans_out.sync().and_then(|_| regions_out.sync()) {
+                    if let Err(e) = journals.sync() {
                         failure = Some(e.into());
                         break;
                     }
@@ -281,8 +314,7 @@ fn stream(
         drop(done_rx); // unblocks the workers and the reader if we stopped early
         let _ = reader.join();
         let _ = workers.join();
-        spans_out.sync()?;
-        regions_out.sync()?;
+        journals.sync()?;
         match failure {
             Some(e) => Err(e),
             None if next.is_some() && stopped.load(Ordering::Relaxed) => {
@@ -291,30 +323,34 @@ fn stream(
             None => Ok(()),
         }
     })?;
-    if !spans_out.is_complete() {
-        spans_out.finish()?;
-    }
-    if !regions_out.is_complete() {
-        regions_out.finish()?;
-    }
+    journals.finish()?;
     progress.stage_done(STAGE, out.tiles_with_geometry);
     out.merged = merge.finish();
     Ok(out)
 }
 
-/// The writer's work for one tile, in tile order: append its span field to the checkpoint
-/// (unless it came from there) and merge it. Returns its spans and walkable spans.
+/// The writer's work for one tile, in tile order: append its span field and floors to the
+/// checkpoints (unless they came from there) and merge it. Returns its spans and walkable
+/// spans.
 fn write_tile(
     done: TileDone,
     key: u32,
-    spans_out: &mut Journal,
-    regions_out: &mut Journal,
+    journals: &mut Checkpoints,
     merge: &mut Merge,
 ) -> Result<(u64, u64), BakeError> {
     if !done.recovered {
-        spans_out.append_compressed(key, &done.compressed, done.raw_len)?;
+        journals.spans.append_compressed(
+            key,
+            &done.spans_packed.bytes,
+            done.spans_packed.raw_len,
+        )?;
+        journals.floors.append_compressed(
+            key,
+            &done.floors_packed.bytes,
+            done.floors_packed.raw_len,
+        )?;
     }
-    let regions_out = (!done.recovered).then_some(regions_out);
+    let regions_out = (!done.recovered).then_some(&mut journals.regions);
     merge.add(key, &done.regions, done.contours, regions_out)?;
     Ok((done.spans, done.walkable))
 }

@@ -58,11 +58,38 @@ fn span_at(field: &SpanField, lv: &[u32], x: i32, y: i32, level: u32) -> Option<
 /// each unlabelled span in scan order gives (kept in the tests as the oracle), with memory
 /// read in order instead of wherever the flood wanders.
 pub fn segment_tile(field: &SpanField, tile: TileCoord, levels: Levels) -> TileRegions {
-    let core = field.core;
     let lv = levels.of_spans(field);
+    segment_tile_in(&mut Scratch::default(), field, &lv, tile, levels)
+}
+
+/// The union-find's buffers, reused from one tile to the next.
+#[derive(Default)]
+pub struct Scratch {
+    parent: Vec<u32>,
+    number: Vec<u32>,
+}
+
+impl Scratch {
+    /// Bytes the buffers hold.
+    pub fn byte_size(&self) -> u64 {
+        (self.parent.capacity() + self.number.capacity()) as u64 * 4
+    }
+}
+
+/// [`segment_tile`] with the level of every span given (`lv`: [`Levels::of_spans`]) and the
+/// working buffers of `scratch`.
+pub fn segment_tile_in(
+    scratch: &mut Scratch,
+    field: &SpanField,
+    lv: &[u32],
+    tile: TileCoord,
+    levels: Levels,
+) -> TileRegions {
+    let core = field.core;
     // Pass 1: provisional ids (in scan order) in `labels`, joined in `parent`.
     let mut labels = vec![NO_REGION; field.spans.len()];
-    let mut parent: Vec<u32> = Vec::new();
+    let parent = &mut scratch.parent;
+    parent.clear();
     const BEFORE: [(i32, i32); 4] = [(-1, 0), (-1, -1), (0, -1), (1, -1)];
     for y in core.y0..core.y1() {
         for x in core.x0..core.x1() {
@@ -78,10 +105,10 @@ pub fn segment_tile(field: &SpanField, tile: TileCoord, levels: Levels) -> TileR
                     if !core.contains(nx, ny) {
                         continue;
                     }
-                    let Some(n) = span_at(field, &lv, nx, ny, level) else {
+                    let Some(n) = span_at(field, lv, nx, ny, level) else {
                         continue;
                     };
-                    let root = find(&mut parent, labels[n]);
+                    let root = find(parent, labels[n]);
                     if id == NO_REGION {
                         id = root;
                     } else if root != id {
@@ -100,7 +127,9 @@ pub fn segment_tile(field: &SpanField, tile: TileCoord, levels: Levels) -> TileR
         }
     }
     // Pass 2: final labels in order of first appearance, region sizes and heights.
-    let mut number = vec![NO_REGION; parent.len()];
+    let number = &mut scratch.number;
+    number.clear();
+    number.resize(parent.len(), NO_REGION);
     let mut regions: Vec<LocalRegion> = Vec::new();
     for y in core.y0..core.y1() {
         for x in core.x0..core.x1() {
@@ -109,7 +138,7 @@ pub fn segment_tile(field: &SpanField, tile: TileCoord, levels: Levels) -> TileR
                 if labels[k] == NO_REGION {
                     continue;
                 }
-                let root = find(&mut parent, labels[k]) as usize;
+                let root = find(parent, labels[k]) as usize;
                 let z = field.spans[k].zmax;
                 if number[root] == NO_REGION {
                     number[root] = regions.len() as u32;
@@ -130,7 +159,7 @@ pub fn segment_tile(field: &SpanField, tile: TileCoord, levels: Levels) -> TileR
             }
         }
     }
-    let links = ring_links(field, &lv, &labels);
+    let links = ring_links(field, lv, &labels);
     TileRegions {
         tile,
         levels,

@@ -24,7 +24,7 @@ use crate::StoreError;
 pub struct Journal {
     path: PathBuf,
     file: File,
-    entries: Vec<Entry>,
+    entries: Index,
     /// Where the next record goes.
     offset: u64,
     complete: bool,
@@ -34,27 +34,78 @@ pub struct Journal {
 pub struct JournalReader {
     path: PathBuf,
     file: File,
-    entries: Vec<Entry>,
+    entries: Index,
 }
 
-/// The records of `key` among `entries`, read and checked.
-fn read_key(path: &Path, file: &File, entries: &[Entry], key: u32) -> Result<Vec<u8>, StoreError> {
-    read_entries(path, file, entries.iter().filter(|e| e.key == key), key)
+/// A journal's record index: its entries in the order written, and whether their keys rose
+/// all along (as every stage writes them: in tile order), so that a key is found by binary
+/// search.
+#[derive(Clone, Default)]
+struct Index {
+    entries: Vec<Entry>,
+    in_order: bool,
+}
+
+impl Index {
+    fn new() -> Index {
+        Index {
+            entries: Vec::new(),
+            in_order: true,
+        }
+    }
+
+    fn push(&mut self, e: Entry) {
+        if self.entries.last().is_some_and(|last| last.key > e.key) {
+            self.in_order = false;
+        }
+        self.entries.push(e);
+    }
+
+    fn truncate(&mut self, n: usize) {
+        self.entries.truncate(n);
+        self.in_order = self.entries.is_sorted_by_key(|e| e.key);
+    }
+
+    fn clear(&mut self) {
+        self.entries.clear();
+        self.in_order = true;
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The records of `key`, in the order written.
+    fn records_of(&self, key: u32) -> Vec<&Entry> {
+        if self.in_order {
+            let lo = self.entries.partition_point(|e| e.key < key);
+            let hi = lo + self.entries[lo..].partition_point(|e| e.key <= key);
+            self.entries[lo..hi].iter().collect()
+        } else {
+            self.entries.iter().filter(|e| e.key == key).collect()
+        }
+    }
+
+    /// Uncompressed size of the record(s) of `key`.
+    fn raw_len(&self, key: u32) -> u64 {
+        self.records_of(key).iter().map(|e| e.raw_len as u64).sum()
+    }
+
+    /// The records of `key`, read and checked.
+    fn read(&self, path: &Path, file: &File, key: u32) -> Result<Vec<u8>, StoreError> {
+        read_entries(path, file, self.records_of(key).into_iter(), key)
+    }
 }
 
 impl JournalReader {
     /// Reads and decompresses the record(s) of `key`, checking their checksums.
     pub fn read(&self, key: u32) -> Result<Vec<u8>, StoreError> {
-        read_key(&self.path, &self.file, &self.entries, key)
+        self.entries.read(&self.path, &self.file, key)
     }
 
     /// Uncompressed size of the record(s) of `key`.
     pub fn raw_len(&self, key: u32) -> u64 {
-        self.entries
-            .iter()
-            .filter(|e| e.key == key)
-            .map(|e| e.raw_len as u64)
-            .sum()
+        self.entries.raw_len(key)
     }
 }
 
@@ -97,7 +148,7 @@ impl Journal {
                         .open(&path)
                         .map_err(|e| StoreError::io(&path, e))?,
                     path,
-                    entries: Vec::new(),
+                    entries: Index::new(),
                     offset: header.len() as u64,
                     complete: false,
                 };
@@ -119,7 +170,7 @@ impl Journal {
         Ok(Journal {
             path,
             file,
-            entries: Vec::new(),
+            entries: Index::new(),
             offset: header.len() as u64,
             complete: false,
         })
@@ -201,7 +252,7 @@ impl Journal {
         if n >= self.entries.len() {
             return Ok(());
         }
-        self.offset = self.entries[n].offset - RECORD_HEAD as u64;
+        self.offset = self.entries.entries[n].offset - RECORD_HEAD as u64;
         self.entries.truncate(n);
         self.complete = false;
         self.file
@@ -223,7 +274,7 @@ impl Journal {
 
     /// Keys of the whole records, in the order written.
     pub fn keys(&self) -> Vec<u32> {
-        self.entries.iter().map(|e| e.key).collect()
+        self.entries.entries.iter().map(|e| e.key).collect()
     }
 
     /// Appends one record (compressed by [`compress`](crate::compress)).
@@ -268,6 +319,7 @@ impl Journal {
         use std::os::unix::fs::FileExt;
         let sums: Vec<u8> = self
             .entries
+            .entries
             .iter()
             .flat_map(|e| e.checksum.to_le_bytes())
             .collect();
@@ -289,7 +341,12 @@ impl Journal {
 
     /// Reads and decompresses the record(s) of `key`, checking their checksums.
     pub fn read(&self, key: u32) -> Result<Vec<u8>, StoreError> {
-        read_key(&self.path, &self.file, &self.entries, key)
+        self.entries.read(&self.path, &self.file, key)
+    }
+
+    /// Uncompressed size of the record(s) of `key` (0: none).
+    pub fn raw_len(&self, key: u32) -> u64 {
+        self.entries.raw_len(key)
     }
 
     /// Opens a complete journal for reading; an incomplete one is an error.

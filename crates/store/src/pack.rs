@@ -115,6 +115,14 @@ pub fn compress(raw: &[u8]) -> Vec<u8> {
     lz4_flex::compress(raw)
 }
 
+/// [`compress`] through the reusable buffer `scratch`: the same bytes, returned in a vector
+/// of their own size (so that a large scratch is not allocated afresh for every chunk).
+pub fn compress_with(raw: &[u8], scratch: &mut Vec<u8>) -> Vec<u8> {
+    scratch.resize(lz4_flex::block::get_maximum_output_size(raw.len()), 0);
+    let n = lz4_flex::block::compress_into(raw, scratch).expect("the buffer fits the worst case");
+    scratch[..n].to_vec()
+}
+
 /// Reads chunks back from a pack, verifying every checksum.
 pub struct PackReader {
     path: PathBuf,

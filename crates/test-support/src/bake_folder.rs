@@ -53,6 +53,7 @@ const TILING_FILES: &[&str] = &[
     "preview.png",
     "work/tiles.pack",
     "work/spans.pack",
+    "work/floors.pack",
     "work/regions.pack",
 ];
 

@@ -1,0 +1,226 @@
+//! The walkable floors of a tile's core: what height detail reads of a span field, a fraction
+//! of its size, written by the voxelize stage beside the field itself.
+
+use crate::codec::{self, Reader, Writer};
+use crate::{invalid, ArtifactError, CellRect, SpanField};
+
+/// For every column of a tile's core, the floor heights (`zmax`, voxels) of its walkable
+/// spans, bottom-up: column `i` (row-major in `core`) holds `floors[start[i]..start[i + 1]]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileFloors {
+    pub core: CellRect,
+    pub start: Vec<u32>,
+    pub floors: Vec<u32>,
+}
+
+const MAGIC: &[u8; 8] = b"TSFLOORS";
+const VERSION: u32 = 1;
+
+impl TileFloors {
+    /// The walkable floors of `field`'s core.
+    pub fn of(field: &SpanField) -> TileFloors {
+        let core = field.core;
+        let mut start = Vec::with_capacity(core.area() + 1);
+        let mut floors = Vec::new();
+        for y in core.y0..core.y1() {
+            for x in core.x0..core.x1() {
+                start.push(floors.len() as u32);
+                floors.extend(
+                    field
+                        .column(x, y)
+                        .iter()
+                        .filter(|s| s.walkable)
+                        .map(|s| s.zmax),
+                );
+            }
+        }
+        start.push(floors.len() as u32);
+        TileFloors {
+            core,
+            start,
+            floors,
+        }
+    }
+
+    /// The floors of global column `(x, y)`; none outside the core.
+    #[inline]
+    pub fn at(&self, x: i32, y: i32) -> &[u32] {
+        if !self.core.contains(x, y) {
+            return &[];
+        }
+        let i = self.core.index(x, y);
+        &self.floors[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+
+    /// Bytes held in memory.
+    pub fn byte_size(&self) -> usize {
+        (self.start.len() + self.floors.len()) * 4
+    }
+
+    /// Checks that the column index covers the floors and that each column rises.
+    pub fn validate(&self) -> Result<(), ArtifactError> {
+        const A: &str = "tile floors";
+        if self.start.len() != self.core.area() + 1
+            || self.start[0] != 0
+            || *self.start.last().unwrap() as usize != self.floors.len()
+        {
+            return Err(invalid(A, "column index does not cover the floors"));
+        }
+        for i in 0..self.core.area() {
+            if self.start[i] > self.start[i + 1] {
+                return Err(invalid(A, format!("column {i} has a negative length")));
+            }
+            let col = &self.floors[self.start[i] as usize..self.start[i + 1] as usize];
+            if col.windows(2).any(|w| w[0] >= w[1]) {
+                return Err(invalid(A, format!("column {i}: floors do not rise")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The sealed byte encoding (see [`codec`]): the core, the floor count, column lengths,
+    /// then the floors.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::sealed(16 + 8 + (self.core.area() + self.floors.len()) * 4);
+        write_head(&mut w, self.core, self.floors.len());
+        // Column lengths rather than offsets: small numbers, and they compress well.
+        for i in 0..self.core.area() {
+            w.u32(self.start[i + 1] - self.start[i]);
+        }
+        for &z in &self.floors {
+            w.u32(z);
+        }
+        w.seal(MAGIC, VERSION)
+    }
+
+    /// The encoding of `TileFloors::of(field)`, written straight from the field into `out`
+    /// (its allocation reused).
+    pub fn encode_of(field: &SpanField, out: &mut Vec<u8>) {
+        let core = field.core;
+        let walkable = |x: i32, y: i32| field.column(x, y).iter().filter(|s| s.walkable);
+        let mut count = 0;
+        for y in core.y0..core.y1() {
+            for x in core.x0..core.x1() {
+                count += walkable(x, y).count();
+            }
+        }
+        let mut w = Writer::sealed_in(std::mem::take(out), 16 + 8 + (core.area() + count) * 4);
+        write_head(&mut w, core, count);
+        for y in core.y0..core.y1() {
+            for x in core.x0..core.x1() {
+                w.u32(walkable(x, y).count() as u32);
+            }
+        }
+        for y in core.y0..core.y1() {
+            for x in core.x0..core.x1() {
+                for s in walkable(x, y) {
+                    w.u32(s.zmax);
+                }
+            }
+        }
+        *out = w.seal(MAGIC, VERSION);
+    }
+
+    /// Decodes and validates [`TileFloors::encode`] output.
+    pub fn decode(bytes: &[u8]) -> Result<TileFloors, ArtifactError> {
+        const A: &str = "tile floors";
+        let payload = codec::unseal(bytes, MAGIC, VERSION, A)?;
+        let mut r = Reader::new(payload, A);
+        let core = CellRect {
+            x0: r.i32()?,
+            y0: r.i32()?,
+            width: r.u32()?,
+            height: r.u32()?,
+        };
+        let count = r.u64()? as usize;
+        let area = core.area();
+        // Refuse sizes the payload cannot hold before allocating for them.
+        if area.saturating_add(count).saturating_mul(4) != r.remaining() {
+            return Err(invalid(A, "declared sizes do not match the payload"));
+        }
+        let mut start = Vec::with_capacity(area + 1);
+        start.push(0u32);
+        let mut total = 0u64;
+        for _ in 0..area {
+            total += r.u32()? as u64;
+            if total > count as u64 {
+                return Err(invalid(A, "column lengths exceed the floor count"));
+            }
+            start.push(total as u32);
+        }
+        let mut floors = Vec::with_capacity(count);
+        for _ in 0..count {
+            floors.push(r.u32()?);
+        }
+        let out = TileFloors {
+            core,
+            start,
+            floors,
+        };
+        out.validate()?;
+        Ok(out)
+    }
+}
+
+/// The core and the floor count, ahead of the columns.
+fn write_head(w: &mut Writer, core: CellRect, floors: usize) {
+    w.i32(core.x0);
+    w.i32(core.y0);
+    w.u32(core.width);
+    w.u32(core.height);
+    w.u64(floors as u64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Span;
+
+    fn field() -> SpanField {
+        let rect = CellRect {
+            x0: 9,
+            y0: -3,
+            width: 4,
+            height: 3,
+        };
+        let core = CellRect {
+            x0: 10,
+            y0: -2,
+            width: 2,
+            height: 1,
+        };
+        let mut f = SpanField::empty(rect, core);
+        // Column (10, -2): a walkable floor under an unwalkable one and a walkable roof.
+        let i = rect.index(10, -2);
+        let spans = [(0, 4, true), (30, 31, false), (50, 55, true)];
+        for (zmin, zmax, walkable) in spans {
+            f.spans.push(Span {
+                zmin,
+                zmax,
+                walkable,
+            });
+        }
+        for c in f.column_start.iter_mut().skip(i + 1) {
+            *c = spans.len() as u32;
+        }
+        f.validate().unwrap();
+        f
+    }
+
+    #[test]
+    fn floors_keep_the_walkable_tops_of_the_core_and_round_trip() {
+        let floors = TileFloors::of(&field());
+        assert_eq!(floors.at(10, -2), &[4, 55]);
+        assert_eq!(floors.at(11, -2), &[] as &[u32]);
+        assert_eq!(floors.at(9, -2), &[] as &[u32], "outside the core");
+        let bytes = floors.encode();
+        assert_eq!(TileFloors::decode(&bytes).unwrap(), floors);
+        let mut direct = vec![1, 2, 3];
+        TileFloors::encode_of(&field(), &mut direct);
+        assert_eq!(direct, bytes);
+        let mut bad = bytes.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        assert!(TileFloors::decode(&bad).is_err());
+    }
+}
