@@ -158,6 +158,29 @@ impl<'a> Reader<'a> {
     pub fn u8(&mut self) -> Result<u8, ArtifactError> {
         Ok(self.take(1)?[0])
     }
+
+    /// `columns` column lengths (u32 each) as the offsets of a compressed-sparse-rows index
+    /// (`columns + 1` entries from 0), refused when they add up to more than `items`.
+    pub fn column_starts(
+        &mut self,
+        columns: usize,
+        items: usize,
+    ) -> Result<Vec<u32>, ArtifactError> {
+        let mut start = Vec::with_capacity(columns + 1);
+        start.push(0u32);
+        let mut total = 0u64;
+        for _ in 0..columns {
+            total += self.u32()? as u64;
+            if total > items as u64 {
+                return Err(crate::invalid(
+                    self.artifact,
+                    "column lengths exceed the item count",
+                ));
+            }
+            start.push(total as u32);
+        }
+        Ok(start)
+    }
     pub fn u32(&mut self) -> Result<u32, ArtifactError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
     }

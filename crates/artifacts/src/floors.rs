@@ -138,16 +138,7 @@ impl TileFloors {
         if area.saturating_add(count).saturating_mul(4) != r.remaining() {
             return Err(invalid(A, "declared sizes do not match the payload"));
         }
-        let mut start = Vec::with_capacity(area + 1);
-        start.push(0u32);
-        let mut total = 0u64;
-        for _ in 0..area {
-            total += r.u32()? as u64;
-            if total > count as u64 {
-                return Err(invalid(A, "column lengths exceed the floor count"));
-            }
-            start.push(total as u32);
-        }
+        let start = r.column_starts(area, count)?;
         let mut floors = Vec::with_capacity(count);
         for _ in 0..count {
             floors.push(r.u32()?);

@@ -228,16 +228,7 @@ impl SpanField {
         {
             return Err(invalid(A, "declared sizes do not match the payload"));
         }
-        let mut column_start = Vec::with_capacity(area + 1);
-        column_start.push(0u32);
-        let mut total = 0u64;
-        for _ in 0..area {
-            total += r.u32()? as u64;
-            if total > span_count as u64 {
-                return Err(invalid(A, "column lengths exceed the span count"));
-            }
-            column_start.push(total as u32);
-        }
+        let column_start = r.column_starts(area, span_count)?;
         let mut spans = Vec::with_capacity(span_count);
         for _ in 0..span_count {
             let zmin = r.u32()?;
