@@ -341,7 +341,7 @@ proptest::proptest! {
         let (want, _, _) = merge_bake(&single, &in_order);
         let (want_contours, _) = contours_of_bake(&single, &in_order);
         for tile in [8, 16] {
-            c.voxel.tile_size = tile;
+            c.voxel.tile_size = tile.into();
             let out = dir.path().join(format!("t{tile}"));
             bake_columns(random_scene(&pieces), &c, &out, 2, 128 << 20);
             let (got, _, _) = merge_bake(&out, &shuffled(7));

@@ -92,7 +92,7 @@ pub fn coarse_config(tile_size: u32) -> tessera_config::BakeConfig {
     let mut c = BakeConfig::preset("recast-demo").unwrap();
     c.voxel.cell_size = 0.2;
     c.voxel.cell_height = 0.1;
-    c.voxel.tile_size = tile_size;
+    c.voxel.tile_size = tile_size.into();
     c
 }
 
@@ -182,7 +182,7 @@ pub fn bake_variants(
             v.tile_size, v.threads, v.budget
         ));
         let mut config = config.clone();
-        config.voxel.tile_size = v.tile_size;
+        config.voxel.tile_size = v.tile_size.into();
         let request = |interrupt| BakeRequest {
             scene: scene(),
             config: config.clone(),

@@ -42,9 +42,98 @@ pub struct VoxelSettings {
     pub cell_size: f64,
     /// Vertical voxel size (cz) [m]. Limit: 0.001 ..= 100.
     pub cell_height: f64,
-    /// Tile edge [cells]. Limit: 1 ..= 8192. An implementation detail: any value gives the same
-    /// navmesh; it trades memory per tile against per-tile overhead.
-    pub tile_size: u32,
+    /// Tile edge [cells], or `auto`. Limit: 1 ..= 8192. An implementation detail: any value
+    /// gives the same navmesh; it trades memory per tile against per-tile overhead.
+    pub tile_size: TileSize,
+}
+
+/// A tile's edge: a number of cells, or `auto` ([`TileSize::resolve`]). Written in TOML as
+/// `tile_size = 256` or `tile_size = "auto"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileSize {
+    Auto,
+    Cells(u32),
+}
+
+impl TileSize {
+    /// The tile edge `auto` picks: 256 cells, or 8 bands when the band is wider than 32 cells
+    /// (rounded up to a multiple of 64).
+    ///
+    /// Why: a tile is voxelized with its band around it, so the band costs
+    /// `(1 + 2 band / edge)^2 - 1` more rasterization and filtering, 15 % at 256 cells and a
+    /// band of 9 (0.6 m radius at 0.1 m cells) against 30 % at 128 and 72 % at the 32 cells
+    /// of RecastDemo's tiles; larger tiles also leave fewer borders for the merge. Past 256
+    /// cells a tile's working set outgrows the processor's caches and bakes get slower again
+    /// (citygen M at 0.1 m, 2 threads: 512-cell tiles lose 8 % to 256; benches/RESULTS.md).
+    /// The rule depends on the settings alone, never on the machine's threads or memory, so
+    /// a bake's files stay the same for any thread count and budget (a tile too large for the
+    /// budget is voxelized in parts).
+    pub fn resolve(self, band: u32) -> u32 {
+        match self {
+            TileSize::Cells(n) => n,
+            TileSize::Auto => 256u32.max((8 * band).div_ceil(64) * 64),
+        }
+    }
+}
+
+impl From<u32> for TileSize {
+    fn from(cells: u32) -> TileSize {
+        TileSize::Cells(cells)
+    }
+}
+
+impl std::str::FromStr for TileSize {
+    type Err = String;
+
+    /// `auto` or a number of cells.
+    fn from_str(text: &str) -> Result<TileSize, String> {
+        match text.trim() {
+            "auto" => Ok(TileSize::Auto),
+            t => t
+                .parse::<u32>()
+                .map(TileSize::Cells)
+                .map_err(|_| format!("`{t}` is neither `auto` nor a number of cells")),
+        }
+    }
+}
+
+impl std::fmt::Display for TileSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TileSize::Auto => f.write_str("auto"),
+            TileSize::Cells(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+impl Serialize for TileSize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            TileSize::Auto => s.serialize_str("auto"),
+            TileSize::Cells(n) => s.serialize_u32(*n),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TileSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TileSize, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Cells(i64),
+            Text(String),
+        }
+        // Only `voxel.tile_size` has this type: its errors name the field.
+        let fail = |m: String| serde::de::Error::custom(format!("voxel.tile_size: {m}"));
+        match Raw::deserialize(d)? {
+            Raw::Cells(n) => u32::try_from(n).map(TileSize::Cells).map_err(|_| {
+                fail(format!(
+                    "{n} is out of range (1 ..= 8192 cells, or \"auto\")"
+                ))
+            }),
+            Raw::Text(t) => t.parse().map_err(fail),
+        }
+    }
 }
 
 /// The agent the mesh is built for.
@@ -155,7 +244,7 @@ impl Default for VoxelSettings {
         VoxelSettings {
             cell_size: 0.1,
             cell_height: 0.05,
-            tile_size: 256,
+            tile_size: TileSize::Auto,
         }
     }
 }
@@ -261,11 +350,13 @@ impl BakeConfig {
                 format!("{} is below the minimum 0.001 m", v.cell_height),
             ));
         }
-        if v.tile_size == 0 || v.tile_size > 8192 {
-            return Err(fail(
-                "voxel.tile_size",
-                format!("{} is out of range (1 ..= 8192 cells)", v.tile_size),
-            ));
+        if let TileSize::Cells(n) = v.tile_size {
+            if n == 0 || n > 8192 {
+                return Err(fail(
+                    "voxel.tile_size",
+                    format!("{n} is out of range (1 ..= 8192 cells, or \"auto\")"),
+                ));
+            }
         }
         let a = &self.agent;
         range("agent.height", a.height, 0.0, 1000.0, true)?;
@@ -345,18 +436,19 @@ impl BakeConfig {
         let v = &self.voxel;
         let a = &self.agent;
         let radius = (a.radius / v.cell_size).ceil() as u32;
+        // Ledges look one cell out and erosion `radius` cells along walkable spans; two more
+        // cells keep the tile's outermost ring (which sees no neighbours) out of reach of the
+        // core and of the one-cell ring around it that the region stage reads.
+        let band = radius + 3;
         VoxelParams {
             cell_size: v.cell_size,
             cell_height: v.cell_height,
-            tile_size: v.tile_size,
+            tile_size: v.tile_size.resolve(band),
             walkable_height: ((a.height / v.cell_height).ceil() as u32).max(1),
             walkable_climb: (a.max_climb / v.cell_height).floor() as u32,
             walkable_radius: radius,
             walkable_slope_cos: a.max_slope.to_radians().cos(),
-            // Ledges look one cell out and erosion `radius` cells along walkable spans; two more
-            // cells keep the tile's outermost ring (which sees no neighbours) out of reach of the
-            // core and of the one-cell ring around it that the region stage reads.
-            band: radius + 3,
+            band,
             region_step: match self.regions.mode {
                 SegmentationMode::Flat => 1,
                 SegmentationMode::Layered => (a.max_climb / v.cell_height).floor() as u32 + 1,
@@ -404,7 +496,7 @@ pub struct VoxelParams {
     pub cell_size: f64,
     /// [m]
     pub cell_height: f64,
-    /// [cells]
+    /// [cells], `auto` resolved ([`TileSize::resolve`])
     pub tile_size: u32,
     /// Clearance needed above a floor [voxels], at least 1.
     pub walkable_height: u32,
@@ -525,7 +617,10 @@ mod tests {
         }
         let s3 = BakeConfig::preset("S3").unwrap();
         assert_eq!((s3.voxel.cell_size, s3.voxel.cell_height), (0.0666, 0.501));
-        assert_eq!(BakeConfig::preset("S5").unwrap().voxel.tile_size, 467);
+        assert_eq!(
+            BakeConfig::preset("S5").unwrap().voxel.tile_size,
+            TileSize::Cells(467)
+        );
         // S3 and S4 have voxels taller than the climb: no step is detectable.
         assert_eq!(s3.voxel_params().walkable_climb, 0);
     }
@@ -536,6 +631,8 @@ mod tests {
             ("[voxel]\ncell_size = 0.0", "voxel.cell_size"),
             ("[voxel]\ncell_size = -1.0", "voxel.cell_size"),
             ("[voxel]\ntile_size = 0", "voxel.tile_size"),
+            ("[voxel]\ntile_size = \"huge\"", "voxel.tile_size"),
+            ("[voxel]\ntile_size = -3", "voxel.tile_size"),
             (
                 "[voxel]\ncell_height = 0.5\n[agent]\nheight = 0.2",
                 "agent.height",
@@ -624,8 +721,31 @@ mod tests {
         assert_eq!(c.polygon_params(), off);
         assert_eq!(off.detail, None);
         // The tile size is not a polygon setting.
-        c.voxel.tile_size = 17;
+        c.voxel.tile_size = 17.into();
         assert_eq!(c.polygon_params(), off);
+    }
+
+    #[test]
+    fn auto_tiles_are_256_cells_or_8_bands() {
+        let mut c = BakeConfig::default();
+        assert_eq!(c.voxel.tile_size, TileSize::Auto);
+        assert_eq!(c.voxel_params().tile_size, 256);
+        // A 0.6 m radius at 2 cm cells: a band of 33 cells, 264 rounded up to 320.
+        c.voxel.cell_size = 0.02;
+        c.voxel.cell_height = 0.02;
+        c.agent.radius = 0.6;
+        assert_eq!(c.voxel_params().band, 33);
+        assert_eq!(c.voxel_params().tile_size, 320);
+        // Written and read back as `auto`; numbers stay numbers.
+        let text = c.to_toml();
+        assert!(text.contains("tile_size = \"auto\""), "{text}");
+        assert_eq!(BakeConfig::from_toml(&text, "t").unwrap(), c);
+        c.voxel.tile_size = 96.into();
+        assert_eq!(BakeConfig::from_toml(&c.to_toml(), "t").unwrap(), c);
+        assert_eq!(c.voxel_params().tile_size, 96);
+        assert_eq!("auto".parse(), Ok(TileSize::Auto));
+        assert_eq!("64".parse(), Ok(TileSize::Cells(64)));
+        assert!("big".parse::<TileSize>().is_err());
     }
 
     #[test]

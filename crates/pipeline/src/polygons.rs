@@ -342,7 +342,7 @@ mod tests {
     fn the_key_ignores_the_tiling_and_follows_what_the_navmesh_holds() {
         let base = BakeConfig::default();
         let mut tiled = base.clone();
-        tiled.voxel.tile_size = 33;
+        tiled.voxel.tile_size = 33.into();
         assert_eq!(key_of(&base), key_of(&tiled));
         // The agent's height is stored in the navmesh's frame: 2.01 m and 2.02 m are the
         // same 41 layers of 0.05 m, not the same navmesh file.

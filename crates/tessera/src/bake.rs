@@ -39,9 +39,9 @@ pub struct Args {
     /// Output folder [default: tessera-out/<scene name>].
     #[arg(long, short)]
     out: Option<PathBuf>,
-    /// Tile edge in cells (overrides the config's voxel.tile_size).
+    /// Tile edge in cells, or auto (overrides the config's voxel.tile_size).
     #[arg(long)]
-    tile_size: Option<u32>,
+    tile_size: Option<tessera_config::TileSize>,
     /// Worker threads [default: the machine's cores].
     #[arg(long)]
     threads: Option<usize>,

@@ -57,7 +57,7 @@ pub fn baked() -> &'static Baked {
         let mut config = tessera_config::BakeConfig::preset("recast-demo").unwrap();
         config.voxel.cell_size = 0.2;
         config.voxel.cell_height = 0.1;
-        config.voxel.tile_size = 64;
+        config.voxel.tile_size = 64.into();
         let out = root.join("bake");
         tessera_pipeline::bake(tessera_pipeline::BakeRequest {
             scene: tessera_pipeline::SceneInput::File {
