@@ -1,4 +1,5 @@
-//! Geometry shared by every stage: the up-axis convention, axis-aligned bounds in world (f64) and
+//! Geometry shared by every stage: the up-axis convention, floors and ceilings to integers
+//! without libm ([`floor_i64`]), axis-aligned bounds in world (f64) and
 //! rebased (f32) space, the 2D triangle/rectangle overlap test the tiler uses, points read from
 //! `X,Y,Z` text ([`parse_point`]), and [`predicates`]: the exact integer tests on grid points
 //! (orientation, distances, ring areas, segment tests) that contours, simplification and the
@@ -18,6 +19,23 @@ pub use point::{parse_point, PointError};
 pub mod predicates;
 
 use serde::{Deserialize, Serialize};
+
+/// `x.floor() as i64` for every `x` (saturating, NaN to 0), without the call to libm's `floor`
+/// that `f64::floor` is on the baseline x86-64 target (no rounding instruction before SSE4.1):
+/// the truncation, one less where it rounded up. Branch-free, since the rasterizer asks it of
+/// heights that fall either side of a grid line unpredictably.
+#[inline]
+pub fn floor_i64(x: f64) -> i64 {
+    let t = x as i64;
+    t.saturating_sub(((t as f64) > x) as i64)
+}
+
+/// `x.ceil() as i64` likewise (saturating, NaN to 0).
+#[inline]
+pub fn ceil_i64(x: f64) -> i64 {
+    let t = x as i64;
+    t.saturating_add(((t as f64) < x) as i64)
+}
 use std::fmt;
 
 /// Which axis points up in a source scene.
@@ -219,6 +237,50 @@ pub fn triangle_overlaps_rect(t: &[[f64; 2]; 3], min: [f64; 2], max: [f64; 2]) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floor_and_ceil_are_libms_then_cast() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.0,
+            -1.0,
+            2.999_999_999,
+            -2.000_000_001,
+            f64::EPSILON,
+            -f64::EPSILON,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            4503599627370495.5,
+            -4503599627370495.5,
+            9007199254740993.0,
+            9.223372036854775e18,
+            -9.223372036854775e18,
+            9.3e18,
+            -9.3e18,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            values.push(f64::from_bits(state));
+            values.push((state % 2_000_001) as f64 / 1000.0 - 1000.0);
+        }
+        for x in values {
+            assert_eq!(floor_i64(x), x.floor() as i64, "{x:e}");
+            // As the first tile of a range takes it.
+            assert_eq!(floor_i64(x).max(0), x.floor().max(0.0) as i64, "{x:e}");
+            assert_eq!(ceil_i64(x), x.ceil() as i64, "{x:e}");
+        }
+    }
 
     #[test]
     fn up_axis_round_trip_and_handedness() {

@@ -38,19 +38,6 @@ pub fn triangle_reaches(frame: &GridFrame, tri: &Triangle, rect: &CellRect) -> b
     overlaps(&plan_cells(frame, tri), rect)
 }
 
-/// `x.floor() as i64` for every `x` (saturating, NaN to 0), without the call to libm's `floor`
-/// that `f64::floor` is on the baseline x86-64 target: the truncation, one less where it
-/// rounded up.
-#[inline]
-fn floor_to_i64(x: f64) -> i64 {
-    let t = x as i64;
-    if (t as f64) > x {
-        t.saturating_sub(1)
-    } else {
-        t
-    }
-}
-
 /// Calls `visit` for each tile (row-major) whose voxelized rectangle the triangle's plan
 /// projection overlaps.
 pub fn tiles_of_triangle(frame: &GridFrame, tri: &Triangle, mut visit: impl FnMut(TileCoord)) {
@@ -65,8 +52,8 @@ pub fn tiles_of_triangle(frame: &GridFrame, tri: &Triangle, mut visit: impl FnMu
             .fold(f64::NEG_INFINITY, f64::max)
     };
     let range = |axis: usize, count: u32| {
-        let first = floor_to_i64((lo(axis) - band) / ts).max(0);
-        let last = floor_to_i64((hi(axis) + band) / ts).min(count as i64 - 1);
+        let first = tessera_geom::floor_i64((lo(axis) - band) / ts).max(0);
+        let last = tessera_geom::floor_i64((hi(axis) + band) / ts).min(count as i64 - 1);
         (first, last)
     };
     let (x0, x1) = range(0, tiles_x);
@@ -277,49 +264,6 @@ mod tests {
     fn frame() -> GridFrame {
         // 100 x 100 cells of 1 m, 10-cell tiles, band 2.
         GridFrame::new([0.0; 3], [99.5, 99.5, 10.0], 1.0, 0.1, 10, 2)
-    }
-
-    #[test]
-    fn floor_to_i64_is_floor_then_cast() {
-        let mut values = vec![
-            0.0,
-            -0.0,
-            0.5,
-            -0.5,
-            1.0,
-            -1.0,
-            2.999_999_999,
-            -2.000_000_001,
-            f64::EPSILON,
-            -f64::EPSILON,
-            f64::MIN_POSITIVE,
-            -f64::MIN_POSITIVE,
-            4503599627370495.5,
-            -4503599627370495.5,
-            9007199254740993.0,
-            9.223372036854775e18,
-            -9.223372036854775e18,
-            9.3e18,
-            -9.3e18,
-            f64::MAX,
-            f64::MIN,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-        ];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..100_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            values.push(f64::from_bits(state));
-            values.push((state % 2_000_001) as f64 / 1000.0 - 1000.0);
-        }
-        for x in values {
-            assert_eq!(floor_to_i64(x), x.floor() as i64, "{x:e}");
-            // As the first tile of a range takes it.
-            assert_eq!(floor_to_i64(x).max(0), x.floor().max(0.0) as i64, "{x:e}");
-        }
     }
 
     #[test]

@@ -26,6 +26,7 @@ pub mod rasterize;
 
 use tessera_artifacts::{CellRect, GridFrame, SpanField, TileCoord, Triangle};
 use tessera_config::VoxelParams;
+use tessera_geom::floor_i64;
 
 /// The grid a bake voxelizes on: its corner at the rebased origin `origin` (world coordinates),
 /// cells covering the rebased extent up to `bounds_max`, tiles and band from the settings.
@@ -147,8 +148,8 @@ pub fn span_bound(frame: &GridFrame, rect: CellRect, triangles: &[Triangle]) -> 
     let inv = 1.0 / frame.cell_size;
     let mut total = 0u64;
     for t in triangles {
-        let lo = |a: usize| (t[0][a].min(t[1][a]).min(t[2][a]) as f64 * inv).floor() as i64;
-        let hi = |a: usize| (t[0][a].max(t[1][a]).max(t[2][a]) as f64 * inv).floor() as i64;
+        let lo = |a: usize| floor_i64(t[0][a].min(t[1][a]).min(t[2][a]) as f64 * inv);
+        let hi = |a: usize| floor_i64(t[0][a].max(t[1][a]).max(t[2][a]) as f64 * inv);
         let w = hi(0).min(rect.x1() as i64 - 1) - lo(0).max(rect.x0 as i64) + 1;
         let h = hi(1).min(rect.y1() as i64 - 1) - lo(1).max(rect.y0 as i64) + 1;
         if w > 0 && h > 0 {

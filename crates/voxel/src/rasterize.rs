@@ -2,6 +2,7 @@
 
 use tessera_artifacts::{CellRect, GridFrame, Span, SpanField, Triangle};
 use tessera_config::VoxelParams;
+use tessera_geom::{ceil_i64, floor_i64};
 
 const NONE: u32 = u32::MAX;
 
@@ -194,22 +195,6 @@ fn clip<const ABOVE: bool>(poly: &Poly, out: &mut Poly, axis: usize, bound: f64)
             out.n += 1;
         }
     }
-}
-
-/// `x.floor()` as an integer, without a libm call (baseline x86-64 has no rounding
-/// instruction, and this runs for every cell a triangle touches). Exact for |x| < 2^53.
-#[inline]
-fn floor_i64(x: f64) -> i64 {
-    let t = x as i64;
-    // Branch-free: heights and coordinates fall either side of a grid line unpredictably.
-    t - ((t as f64) > x) as i64
-}
-
-/// `x.ceil()` as an integer, likewise.
-#[inline]
-fn ceil_i64(x: f64) -> i64 {
-    let t = x as i64;
-    t + ((t as f64) < x) as i64
 }
 
 /// The cells `first ..= last` an extent `[lo, hi]` covers: half-open cells `[c, c + 1)`, so a
@@ -477,14 +462,6 @@ fn rasterize_row(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn integer_floor_and_ceil() {
-        for x in [-2.5, -2.0, -0.5, -0.0, 0.0, 0.3, 1.0, 7.999, 1e9 + 0.5] {
-            assert_eq!(floor_i64(x), x.floor() as i64, "{x}");
-            assert_eq!(ceil_i64(x), x.ceil() as i64, "{x}");
-        }
-    }
 
     #[test]
     fn cover_is_half_open() {
