@@ -225,6 +225,8 @@ impl RegionSource for JournalRegions {
 /// outside the cache's lock, so the polygon stage's threads wait for each other only to look
 /// a tile up.
 pub(crate) struct SpanHeights {
+    /// Tells this instance's tiles apart in each thread's last-tile slot.
+    id: u64,
     frame: GridFrame,
     /// Farthest a floor may be from the height asked near [voxels] (less than half the
     /// agent's height, so never the floor above or below).
@@ -233,6 +235,12 @@ pub(crate) struct SpanHeights {
     journal: Journal,
     path: PathBuf,
     state: Mutex<HeightCache>,
+}
+
+thread_local! {
+    /// The floors a thread read last: which [`SpanHeights`], which tile.
+    static LAST_TILE: std::cell::RefCell<Option<(u64, u32, Arc<TileFloors>)>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 struct HeightCache {
@@ -252,7 +260,9 @@ impl SpanHeights {
         max_bytes: u64,
     ) -> Result<SpanHeights, BakeError> {
         let journal = Journal::open_complete(journal_path, crate::voxelize::FLOORS_KIND)?;
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Ok(SpanHeights {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             frame: frame.clone(),
             reach,
             max_bytes,
@@ -277,18 +287,27 @@ impl SpanHeights {
             x: x as u32 / f.tile_size,
             y: y as u32 / f.tile_size,
         };
-        let floors = self.tile(f.tile_index(tile) as u32)?;
-        floors
-            .at(x, y)
-            .iter()
-            .map(|&z| z as f64)
-            .filter(|&z| (z - near).abs() <= self.reach as f64)
-            .min_by(|a, b| {
-                (a - near)
-                    .abs()
-                    .total_cmp(&(b - near).abs())
-                    .then(a.total_cmp(b))
-            })
+        let key = f.tile_index(tile) as u32;
+        // Samples come in runs over one tile: each thread keeps the tile it read last, so a
+        // lookup takes neither the cache's lock nor a reference count shared between threads.
+        LAST_TILE.with(|last| {
+            let mut last = last.borrow_mut();
+            if !matches!(&*last, Some((id, k, _)) if *id == self.id && *k == key) {
+                *last = Some((self.id, key, self.tile(key)?));
+            }
+            let (_, _, floors) = last.as_ref()?;
+            floors
+                .at(x, y)
+                .iter()
+                .map(|&z| z as f64)
+                .filter(|&z| (z - near).abs() <= self.reach as f64)
+                .min_by(|a, b| {
+                    (a - near)
+                        .abs()
+                        .total_cmp(&(b - near).abs())
+                        .then(a.total_cmp(b))
+                })
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HeightCache> {

@@ -157,24 +157,14 @@ impl WorkerState {
             + self.trace.byte_size()
             + (self.encoded.capacity() + self.compressed.capacity()) as u64
     }
-
-    /// Drops every buffer.
-    fn clear(&mut self) {
-        self.workspace = Default::default();
-        self.levels = Vec::new();
-        self.segment = Default::default();
-        self.trace = Default::default();
-        self.encoded = Vec::new();
-        self.compressed = Vec::new();
-    }
 }
 
 /// Voxelizes a tile's parts one after the other (or decodes its checkpoint), assembles it,
 /// and segments and traces it.
 ///
-/// The worker's buffers are reused while a tile runs under the tile's own reservation (which
-/// plans for them); between tiles they are held from the budget apart. Buffers larger than
-/// the tile's reservation are dropped first, so they never take more than it planned for.
+/// The worker's buffers are reused from tile to tile: while a tile runs they count against
+/// its reservation (which plans for them) and the worker's hold covers any excess; between
+/// tiles the hold covers them all.
 pub(crate) fn run_job(
     frame: &GridFrame,
     params: &VoxelParams,
@@ -185,10 +175,11 @@ pub(crate) fn run_job(
 ) -> Result<TileDone, BakeError> {
     let core = frame.tile_core(job.coord);
     let mut reservation = job.reservation;
-    if state.byte_size() > reservation.bytes() {
-        state.clear();
-    }
-    state.held.shrink_to(0);
+    // While the tile runs, its reservation covers the buffers it reuses; what they hold beyond
+    // it (after a larger tile) stays held.
+    state
+        .held
+        .shrink_to(state.byte_size().saturating_sub(reservation.bytes()));
     let recovered = matches!(job.work, Work::Recovered);
     let owned: Option<SpanField> = match job.work {
         Work::Recovered => Some(
@@ -259,6 +250,9 @@ pub(crate) fn run_job(
             height: params.walkable_height,
         },
     );
+    // Only tracing reads the labels; the merge takes the regions and their links.
+    let mut regions = regions;
+    state.segment.recycle(std::mem::take(&mut regions.labels));
     let (spans_packed, floors_packed) = if recovered {
         (Packed::default(), Packed::default())
     } else {

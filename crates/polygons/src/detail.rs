@@ -186,31 +186,30 @@ pub fn detail(poly: &[[f64; 3]], params: &DetailParams, height: &HeightAt) -> Op
     }
     let step = params.sample_distance;
     let mut candidates: Vec<[f64; 3]> = Vec::new();
+    // Each candidate's deviation from the surface as it stands (the surface read once, for
+    // both the height lookup and the deviation); an insertion changes the surface only inside
+    // the triangles around the new point, so only candidates in their bounding box are
+    // measured again.
+    let mut dev: Vec<Option<f64>> = Vec::new();
     let inset = step * 0.5;
     let mut y = lo[1] + inset;
     while y < hi[1] - inset * 0.5 {
         let mut x = lo[0] + inset;
         while x < hi[0] - inset * 0.5 {
             if inside(poly, [x, y], inset * 0.5) {
-                let near = surface(&dt, &points, &all, [x, y]).unwrap_or(poly[0][2]);
-                if let Some(h) = sample(x, y, near) {
+                let at = surface(&dt, &points, &all, [x, y]);
+                if let Some(h) = sample(x, y, at.unwrap_or(poly[0][2])) {
                     candidates.push([x, y, h]);
+                    dev.push(at.map(|s| (h - s).abs()));
                 }
             }
             x += step;
         }
         y += step;
     }
-    // Each candidate's deviation from the surface as it stands; an insertion changes the
-    // surface only inside the triangles around the new point, so only candidates in their
-    // bounding box are measured again.
     let deviation = |dt: &DelaunayTriangulation<Vertex>, points: &[[f64; 3]], c: &[f64; 3]| {
         surface(dt, points, &all, [c[0], c[1]]).map(|s| (c[2] - s).abs())
     };
-    let mut dev: Vec<Option<f64>> = candidates
-        .iter()
-        .map(|c| deviation(&dt, &points, c))
-        .collect();
     while points.len() < params.max_points && !candidates.is_empty() {
         let mut worst: Option<(f64, usize)> = None;
         for (i, d) in dev.iter().enumerate() {
@@ -280,9 +279,11 @@ pub(crate) fn add_detail(outs: &mut [RegionOutput], params: &DetailParams, heigh
         }
     }
     work.sort_unstable();
-    let details: Vec<Option<Detail>> = work
-        .par_iter()
-        .map(|&(_, _, r, p)| {
+    // One row of blocks at a time, its polygons in parallel: the threads read the same few
+    // tiles of the heightfield rather than each its own part of the world.
+    let mut details: Vec<Option<Detail>> = Vec::with_capacity(work.len());
+    for row in work.chunk_by(|a, b| a.0 == b.0) {
+        details.par_extend(row.par_iter().map(|&(_, _, r, p)| {
             let out = &outs[r as usize];
             let corners: Vec<[f64; 3]> = out.polys[p as usize]
                 .verts
@@ -290,8 +291,8 @@ pub(crate) fn add_detail(outs: &mut [RegionOutput], params: &DetailParams, heigh
                 .map(|&v| out.verts[v as usize].map(|c| c as f64))
                 .collect();
             detail(&corners, params, height)
-        })
-        .collect();
+        }));
+    }
     let mut by_poly: Vec<((u32, u32), Detail)> = work
         .iter()
         .zip(details)

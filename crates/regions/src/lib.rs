@@ -62,17 +62,26 @@ pub fn segment_tile(field: &SpanField, tile: TileCoord, levels: Levels) -> TileR
     segment_tile_in(&mut Scratch::default(), field, &lv, tile, levels)
 }
 
-/// The union-find's buffers, reused from one tile to the next.
+/// The union-find's buffers, reused from one tile to the next, and a label buffer handed
+/// back ([`Scratch::recycle`]) for the next tile's [`TileRegions::labels`].
 #[derive(Default)]
 pub struct Scratch {
     parent: Vec<u32>,
     number: Vec<u32>,
+    labels: Vec<u32>,
 }
 
 impl Scratch {
     /// Bytes the buffers hold.
     pub fn byte_size(&self) -> u64 {
-        (self.parent.capacity() + self.number.capacity()) as u64 * 4
+        (self.parent.capacity() + self.number.capacity() + self.labels.capacity()) as u64 * 4
+    }
+
+    /// Takes a [`TileRegions::labels`] back once nothing reads it, to label the next tile in.
+    pub fn recycle(&mut self, labels: Vec<u32>) {
+        if labels.capacity() > self.labels.capacity() {
+            self.labels = labels;
+        }
     }
 }
 
@@ -87,7 +96,9 @@ pub fn segment_tile_in(
 ) -> TileRegions {
     let core = field.core;
     // Pass 1: provisional ids (in scan order) in `labels`, joined in `parent`.
-    let mut labels = vec![NO_REGION; field.spans.len()];
+    let mut labels = std::mem::take(&mut scratch.labels);
+    labels.clear();
+    labels.resize(field.spans.len(), NO_REGION);
     let parent = &mut scratch.parent;
     parent.clear();
     const BEFORE: [(i32, i32); 4] = [(-1, 0), (-1, -1), (0, -1), (1, -1)];
