@@ -94,30 +94,29 @@ impl TileFloors {
     }
 
     /// The encoding of `TileFloors::of(field)`, written straight from the field into `out`
-    /// (its allocation reused).
-    pub fn encode_of(field: &SpanField, out: &mut Vec<u8>) {
+    /// (its allocation reused) in one pass over the core: column lengths as they come, the
+    /// floors gathered in `floors` (reused too) and appended after them.
+    pub fn encode_of(field: &SpanField, out: &mut Vec<u8>, floors: &mut Vec<u32>) {
         let core = field.core;
-        let walkable = |x: i32, y: i32| field.column(x, y).iter().filter(|s| s.walkable);
-        let mut count = 0;
+        floors.clear();
+        let mut w = Writer::sealed_in(std::mem::take(out), 16 + 8 + core.area() * 8);
+        write_head(&mut w, core, 0);
         for y in core.y0..core.y1() {
-            for x in core.x0..core.x1() {
-                count += walkable(x, y).count();
+            let row = field.rect.index(core.x0, y);
+            for i in row..row + core.width as usize {
+                let before = floors.len();
+                let col = &field.spans
+                    [field.column_start[i] as usize..field.column_start[i + 1] as usize];
+                floors.extend(col.iter().filter(|s| s.walkable).map(|s| s.zmax));
+                w.u32((floors.len() - before) as u32);
             }
         }
-        let mut w = Writer::sealed_in(std::mem::take(out), 16 + 8 + (core.area() + count) * 4);
-        write_head(&mut w, core, count);
-        for y in core.y0..core.y1() {
-            for x in core.x0..core.x1() {
-                w.u32(walkable(x, y).count() as u32);
-            }
+        for &z in floors.iter() {
+            w.u32(z);
         }
-        for y in core.y0..core.y1() {
-            for x in core.x0..core.x1() {
-                for s in walkable(x, y) {
-                    w.u32(s.zmax);
-                }
-            }
-        }
+        // The floor count, now known, in the head.
+        let at = codec::HEADER_LEN + 16;
+        w.bytes[at..at + 8].copy_from_slice(&(floors.len() as u64).to_le_bytes());
         *out = w.seal(MAGIC, VERSION);
     }
 
@@ -207,7 +206,7 @@ mod tests {
         let bytes = floors.encode();
         assert_eq!(TileFloors::decode(&bytes).unwrap(), floors);
         let mut direct = vec![1, 2, 3];
-        TileFloors::encode_of(&field(), &mut direct);
+        TileFloors::encode_of(&field(), &mut direct, &mut vec![7]);
         assert_eq!(direct, bytes);
         let mut bad = bytes.clone();
         let last = bad.len() - 1;

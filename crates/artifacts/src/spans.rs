@@ -187,13 +187,16 @@ impl SpanField {
         }
         w.u64(self.spans.len() as u64);
         // Column lengths rather than offsets: small numbers, and they compress well.
-        for i in 0..self.rect.area() {
-            w.u32(self.column_start[i + 1] - self.column_start[i]);
+        for c in self.column_start.windows(2) {
+            w.u32(c[1] - c[0]);
         }
-        for s in &self.spans {
-            w.u32(s.zmin);
-            w.u32(s.zmax);
-            w.u8(s.walkable as u8);
+        // The spans, 9 bytes each, written into room made once.
+        let start = w.bytes.len();
+        w.bytes.resize(start + self.spans.len() * 9, 0);
+        for (s, b) in self.spans.iter().zip(w.bytes[start..].chunks_exact_mut(9)) {
+            b[0..4].copy_from_slice(&s.zmin.to_le_bytes());
+            b[4..8].copy_from_slice(&s.zmax.to_le_bytes());
+            b[8] = s.walkable as u8;
         }
         *out = w.seal(MAGIC, VERSION);
     }

@@ -27,9 +27,8 @@ pub fn trace_tile(field: &SpanField, regions: &TileRegions, reach: Reach) -> Til
 /// Tracing's per-edge and per-span buffers, reused from one tile to the next.
 #[derive(Default)]
 pub struct Scratch {
-    is_edge: Vec<bool>,
-    has_pred: Vec<bool>,
-    visited: Vec<bool>,
+    /// Per edge: [`PRED`] (an owned edge leads into it), [`VISITED`] (a walk passed it).
+    marks: Vec<u8>,
     cell_of: Vec<(i32, i32)>,
     order: Vec<usize>,
 }
@@ -37,13 +36,14 @@ pub struct Scratch {
 impl Scratch {
     /// Bytes the buffers hold.
     pub fn byte_size(&self) -> u64 {
-        (self.is_edge.capacity()
-            + self.has_pred.capacity()
-            + self.visited.capacity()
-            + self.cell_of.capacity() * 8
-            + self.order.capacity() * 8) as u64
+        (self.marks.capacity() + self.cell_of.capacity() * 8 + self.order.capacity() * 8) as u64
     }
 }
+
+/// An edge's mark: an owned edge leads into it (it starts no chain).
+const PRED: u8 = 1;
+/// An edge's mark: a walk has passed it.
+const VISITED: u8 = 2;
 
 /// Clears `v` and fills it with `n` copies of `value`, keeping its buffer.
 fn refill<T: Clone>(v: &mut Vec<T>, n: usize, value: T) {
@@ -67,13 +67,10 @@ pub fn trace_tile_in(
     let lf = LevelField::with(field, lv);
     let n = field.spans.len() * 4;
     let Scratch {
-        is_edge,
-        has_pred,
-        visited,
+        marks,
         cell_of,
         order,
     } = scratch;
-    refill(is_edge, n, false);
     refill(cell_of, field.spans.len(), (0, 0));
     order.clear();
     for y in core.y0..core.y1() {
@@ -88,7 +85,6 @@ pub fn trace_tile_in(
                 for heading in [EAST, NORTH, WEST, SOUTH] {
                     let (rx, ry) = right_cell(side_start(x, y, heading), heading);
                     if !lf.member(rx, ry, level) {
-                        is_edge[k * 4 + heading as usize] = true;
                         order.push(k * 4 + heading as usize);
                     }
                 }
@@ -136,13 +132,12 @@ pub fn trace_tile_in(
         }
     };
     // Chain starts: owned edges whose predecessor is not owned.
-    refill(has_pred, n, false);
+    refill(marks, n, 0);
     for &e in order.iter() {
         if let Ok(s) = successor(e) {
-            has_pred[s] = true;
+            marks[s] |= PRED;
         }
     }
-    refill(visited, n, false);
     let mut out = TileContours::default();
     // Walks from `first`: the points where the walk turns or its neighbour changes (starting
     // with the start point), the neighbour of each piece after them, the edge that stopped the
@@ -153,13 +148,13 @@ pub fn trace_tile_in(
         foreign: Option<EdgeKey>,
         last_heading: u8,
     }
-    let walk = |first: usize, visited: &mut [bool]| -> Walk {
+    let walk = |first: usize, marks: &mut [u8]| -> Walk {
         let start = key_of(first);
         let mut points = vec![(start.x, start.y)];
         let mut neighbours = vec![across(first)];
         let mut e = first;
         loop {
-            visited[e] = true;
+            marks[e] |= VISITED;
             let heading = (e % 4) as u8;
             match successor(e) {
                 Ok(s) if s == first => {
@@ -191,7 +186,7 @@ pub fn trace_tile_in(
         }
     };
     for &e in order.iter() {
-        if has_pred[e] || visited[e] {
+        if marks[e] & (PRED | VISITED) != 0 {
             continue;
         }
         let Walk {
@@ -199,7 +194,7 @@ pub fn trace_tile_in(
             neighbours,
             foreign,
             last_heading,
-        } = walk(e, visited);
+        } = walk(e, marks);
         let next = foreign.expect("a walk from a chain start leaves the tile");
         points.push((next.x, next.y));
         let level = lf.level(e / 4);
@@ -215,7 +210,7 @@ pub fn trace_tile_in(
         });
     }
     for &e in order.iter() {
-        if visited[e] {
+        if marks[e] & VISITED != 0 {
             continue;
         }
         let Walk {
@@ -223,7 +218,7 @@ pub fn trace_tile_in(
             mut neighbours,
             last_heading,
             ..
-        } = walk(e, visited);
+        } = walk(e, marks);
         // The start point is a vertex only if the cycle turns there or changes neighbour.
         if last_heading == (e % 4) as u8 && neighbours.last() == neighbours.first() {
             points.remove(0);

@@ -130,9 +130,10 @@ pub(crate) struct WorkerState {
     levels: Vec<u32>,
     segment: tessera_regions::Scratch,
     trace: tessera_contours::Scratch,
-    /// An encoding, and its compression, on their way to the writer.
+    /// An encoding, and its compression, on their way to the writer; a tile's floors.
     encoded: Vec<u8>,
     compressed: Vec<u8>,
+    floors: Vec<u32>,
     held: Reservation,
 }
 
@@ -145,6 +146,7 @@ impl WorkerState {
             trace: Default::default(),
             encoded: Vec::new(),
             compressed: Vec::new(),
+            floors: Vec::new(),
             held: budget.hold(),
         }
     }
@@ -156,6 +158,7 @@ impl WorkerState {
             + self.segment.byte_size()
             + self.trace.byte_size()
             + (self.encoded.capacity() + self.compressed.capacity()) as u64
+            + self.floors.capacity() as u64 * 4
     }
 }
 
@@ -258,7 +261,7 @@ pub(crate) fn run_job(
     } else {
         field.encode_into(&mut state.encoded);
         let spans = Packed::of(&state.encoded, &mut state.compressed);
-        tessera_artifacts::TileFloors::encode_of(field, &mut state.encoded);
+        tessera_artifacts::TileFloors::encode_of(field, &mut state.encoded, &mut state.floors);
         (spans, Packed::of(&state.encoded, &mut state.compressed))
     };
     drop(owned);
