@@ -23,16 +23,16 @@ use tessera_ingest::cache::SceneCache;
 use tessera_store::{PackReader, PackWriter};
 use tessera_tiler::{Binner, Placements, Spill};
 
-use crate::grid::MIN_BIN_BUFFER;
+use crate::grid::{MIN_BIN_BUFFER, STAGE_BUFFER_CAP};
 use crate::keys::{SceneIdentity, StageKey};
 use crate::{BakeError, BakeLayout, Progress};
 
 const STAGE: &str = "bin";
 /// Pack kind of the tile pack.
 pub const TILES_KIND: &[u8; 8] = b"TSTILES\0";
-/// Triangles between two page releases of the scene cache (64 MiB of them), progress reports
+/// Triangles between two page releases of the scene cache (8 MiB of them), progress reports
 /// and interrupt checks.
-const RELEASE_EVERY: usize = (64 << 20) / std::mem::size_of::<Triangle>();
+const RELEASE_EVERY: usize = (8 << 20) / std::mem::size_of::<Triangle>();
 
 /// The stage's key: what the tile pack depends on.
 pub(crate) fn key(scene: &SceneIdentity, frame: &GridFrame) -> u64 {
@@ -108,7 +108,7 @@ fn bin(
 ) -> Result<u64, BakeError> {
     let triangles = cache.triangles();
     progress.stage_start(STAGE, triangles.len() as u64);
-    let bin_limit = (budget.total() / 4).clamp(MIN_BIN_BUFFER, 256 << 20);
+    let bin_limit = (budget.total() / 4).clamp(MIN_BIN_BUFFER, STAGE_BUFFER_CAP);
     // Beyond the buffers: two runs of placements (the one being added, the next being
     // placed) and the chunks being compressed, up to an eighth of the buffers each (less when
     // the budget is near its minimum: smaller runs and groups, same pack).

@@ -11,6 +11,12 @@ use crate::BakeError;
 /// The smallest binning buffer [bytes]; binning gets a quarter of the budget, at least this.
 pub(crate) const MIN_BIN_BUFFER: u64 = 1 << 20;
 
+/// The most a stage's buffers take however large the budget: beyond this no stage gets
+/// faster (the scene is read, binned and polygonized in pieces of this size at no measurable
+/// cost; benches/RESULTS.md), and a bake should take no more memory than it needs. A smaller
+/// budget gets a quarter (ingest, bin) or half (polygons) of itself instead.
+pub(crate) const STAGE_BUFFER_CAP: u64 = 16 << 20;
+
 /// The grid over the cached scene: its corner on the world origin, tiles of the configured
 /// size.
 pub(crate) fn frame_of(cache: &SceneCache, params: &VoxelParams) -> Result<GridFrame, BakeError> {

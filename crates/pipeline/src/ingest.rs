@@ -47,7 +47,7 @@ pub(crate) fn run(
     // The reader's parsed windows waiting to be written: a quarter of the budget, as binning
     // (the reader keeps to it down to windows of one line; a budget too small for the bake is
     // refused after ingest, once the grid is known).
-    let buffers = (budget.total() / 4).min(256 << 20);
+    let buffers = (budget.total() / 4).min(crate::grid::STAGE_BUFFER_CAP);
     let reservation = budget.reserve(buffers, "scene reading buffers")?;
     let limits = ReadLimits::new(buffers as usize);
     let pool = crate::error::thread_pool(threads, STAGE)?;

@@ -227,7 +227,9 @@ fn build(
     let _ = std::fs::remove_dir_all(&scratch);
     progress.stage_start(STAGE, 0);
     // Working memory of the stage: windows of regions (their contours expand about twentyfold
-    // while polygonized) and the assembler's sort buffers.
+    // while polygonized), the assembler's sort buffers and the tiles of floors height detail
+    // reads (polygons of large regions reach far across the world, and a tile read twice is
+    // decompressed twice: a large cache pays for itself).
     let work = (budget.total() / 2).clamp(4 << 20, 256 << 20);
     let _reservation = budget.reserve(work, "polygon stage")?;
     let mut source =

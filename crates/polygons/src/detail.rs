@@ -266,24 +266,23 @@ pub fn detail(poly: &[[f64; 3]], params: &DetailParams, height: &HeightAt) -> Op
 /// attached to each region in polygon order.
 pub(crate) fn add_detail(outs: &mut [RegionOutput], params: &DetailParams, height: &HeightAt) {
     let block = params.locality.max(1) as i32;
-    let mut work: Vec<(i32, i32, u32, u32)> = Vec::new();
+    let mut work: Vec<(u64, u32, u32)> = Vec::new();
     for (r, out) in outs.iter().enumerate() {
         for (p, poly) in out.polys.iter().enumerate() {
             let v = out.verts[poly.verts[0] as usize];
-            work.push((
-                v[1].div_euclid(block),
-                v[0].div_euclid(block),
-                r as u32,
-                p as u32,
-            ));
+            let (bx, by) = (v[0].div_euclid(block), v[1].div_euclid(block));
+            work.push((z_order(bx as u32, by as u32), r as u32, p as u32));
         }
     }
     work.sort_unstable();
-    // One row of blocks at a time, its polygons in parallel: the threads read the same few
-    // tiles of the heightfield rather than each its own part of the world.
+    // A chunk of polygons at a time, nearby blocks first (Z order), each chunk's polygons in
+    // parallel: the threads read the same few tiles of the heightfield (a chunk's blocks and
+    // their neighbours) rather than each its own part of the world, so a small cache of tiles
+    // serves them.
+    const CHUNK: usize = 1024;
     let mut details: Vec<Option<Detail>> = Vec::with_capacity(work.len());
-    for row in work.chunk_by(|a, b| a.0 == b.0) {
-        details.par_extend(row.par_iter().map(|&(_, _, r, p)| {
+    for chunk in work.chunks(CHUNK) {
+        details.par_extend(chunk.par_iter().map(|&(_, r, p)| {
             let out = &outs[r as usize];
             let corners: Vec<[f64; 3]> = out.polys[p as usize]
                 .verts
@@ -296,7 +295,7 @@ pub(crate) fn add_detail(outs: &mut [RegionOutput], params: &DetailParams, heigh
     let mut by_poly: Vec<((u32, u32), Detail)> = work
         .iter()
         .zip(details)
-        .filter_map(|(&(_, _, r, p), d)| d.map(|d| ((r, p), d)))
+        .filter_map(|(&(_, r, p), d)| d.map(|d| ((r, p), d)))
         .collect();
     by_poly.sort_unstable_by_key(|(k, _)| *k);
     for ((r, p), d) in by_poly {
@@ -320,6 +319,19 @@ pub(crate) fn add_detail(outs: &mut [RegionOutput], params: &DetailParams, heigh
             })
             .collect();
     }
+}
+
+/// The Z-order (Morton) index of block `(x, y)`: blocks close in the plane are close in it.
+fn z_order(x: u32, y: u32) -> u64 {
+    fn spread(v: u32) -> u64 {
+        let mut v = v as u64;
+        v = (v | (v << 16)) & 0x0000_ffff_0000_ffff;
+        v = (v | (v << 8)) & 0x00ff_00ff_00ff_00ff;
+        v = (v | (v << 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+        v = (v | (v << 2)) & 0x3333_3333_3333_3333;
+        (v | (v << 1)) & 0x5555_5555_5555_5555
+    }
+    spread(x) | (spread(y) << 1)
 }
 
 /// A point of the polygon being detailed by its index: a corner (`0 .. n`) or, from `n` on,
