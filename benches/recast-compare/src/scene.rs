@@ -56,7 +56,7 @@ impl Settings {
             voxel: VoxelSettings {
                 cell_size: self.cell_size,
                 cell_height: self.cell_height,
-                tile_size: self.tile_size,
+                tile_size: self.tile_size.into(),
             },
             agent: AgentSettings {
                 height: self.agent_height,
