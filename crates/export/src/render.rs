@@ -13,8 +13,9 @@
 //! double coverage, however far the world is scaled down.
 //!
 //! Size: the long side is at most `max_size` pixels (the world is scaled down to fit), and no
-//! finer than [`PIXELS_PER_CELL`] pixels per voxel cell (a small world is not blown up to the
-//! maximum), but at least 256 pixels when `max_size` allows.
+//! finer than [`RenderOptions::pixels_per_cell`] (default [`PIXELS_PER_CELL`]) pixels per voxel
+//! cell (a small world is not blown up to the maximum), but at least 256 pixels when
+//! `max_size` allows.
 
 use std::io::Cursor;
 use std::path::Path;
@@ -29,8 +30,11 @@ pub struct Rgb(pub [u8; 3]);
 
 /// What is not walkable.
 pub const BACKGROUND: Rgb = Rgb([110, 110, 114]);
-/// Finest resolution of a preview: pixels per voxel cell.
+/// Finest resolution of a picture by default: pixels per voxel cell.
 pub const PIXELS_PER_CELL: f64 = 4.0;
+/// Finest resolution of the preview every bake writes: a pixel per cell, so that drawing it
+/// costs a small world next to nothing.
+pub const PREVIEW_PIXELS_PER_CELL: f64 = 1.0;
 /// Default long side of a preview.
 pub const DEFAULT_MAX_SIZE: u32 = 2048;
 
@@ -153,6 +157,11 @@ pub struct PlanView {
 impl PlanView {
     /// The view of `mesh` whose long side is at most `max_size` pixels (at least 16).
     pub fn fit(mesh: &ArchivedNavMesh, max_size: u32) -> PlanView {
+        PlanView::fit_at(mesh, max_size, PIXELS_PER_CELL)
+    }
+
+    /// [`PlanView::fit`] no finer than `pixels_per_cell` pixels per voxel cell.
+    pub fn fit_at(mesh: &ArchivedNavMesh, max_size: u32, pixels_per_cell: f64) -> PlanView {
         let lo = mesh.bounds_min.map(|c| c.to_native() as f64);
         let hi = mesh.bounds_max.map(|c| c.to_native() as f64);
         let sane =
@@ -166,7 +175,7 @@ impl PlanView {
         let cell = mesh.frame.cell_size.to_native() as f64;
         let mut scale = room / long;
         if cell.is_finite() && cell > 0.0 {
-            scale = scale.min(PIXELS_PER_CELL / cell);
+            scale = scale.min(pixels_per_cell / cell);
         }
         let least = (256.min(max_size) as f64 - 2.0 * margin) / long;
         scale = scale.max(least).min(room / long);
@@ -217,6 +226,8 @@ pub struct RenderOptions {
     /// The bake's tile edge in internal units (tiles start at the internal plan origin), drawn
     /// as a faint grid; `None` draws none.
     pub tile: Option<f32>,
+    /// Finest resolution: pixels per voxel cell.
+    pub pixels_per_cell: f64,
 }
 
 impl Default for RenderOptions {
@@ -227,6 +238,7 @@ impl Default for RenderOptions {
             from: None,
             to: None,
             tile: None,
+            pixels_per_cell: PIXELS_PER_CELL,
         }
     }
 }
@@ -339,7 +351,7 @@ fn thick_line(img: &mut RgbImage, a: [f64; 2], b: [f64; 2], radius: f64, colour:
 
 /// Draws `mesh` top-down as [`RenderOptions`] say; returns the image and its view.
 pub fn render(mesh: &ArchivedNavMesh, options: &RenderOptions) -> (RgbImage, PlanView) {
-    let view = PlanView::fit(mesh, options.max_size);
+    let view = PlanView::fit_at(mesh, options.max_size, options.pixels_per_cell);
     let mut img = RgbImage::new(view.width, view.height, BACKGROUND);
     let frame = mesh.frame.native();
     let np = mesh.polys.len() as u32;

@@ -253,6 +253,7 @@ fn preview_fills_polygons_and_leaves_the_rest_grey() {
             from: Some([500_001.0, 4_000_001.0, 100.0]),
             to: Some([500_016.0, 4_000_005.0, 100.0]),
             tile: None,
+            pixels_per_cell: crate::render::PIXELS_PER_CELL,
         };
         let (img, view) = render(mesh, &options);
         assert!(img.width <= 300 && img.height <= 300);

@@ -24,7 +24,9 @@ pub(crate) fn polygonize_region(
     let (mut sections, parts) = simplify::sections_of(region);
     simplify::simplify(&mut sections, params.max_error, restored);
     // Each point's height in this region (a pinch point has one height).
+    let points: usize = region.contours.iter().map(|c| c.points.len()).sum();
     let mut height: HashMap<Point, u32> = HashMap::default();
+    height.reserve(points);
     for c in &region.contours {
         for (p, h) in c.points.iter().zip(&c.heights) {
             height.insert(*p, *h);
@@ -36,6 +38,12 @@ pub(crate) fn polygonize_region(
     // Walls: nothing walkable across, no other region's polygon along them; the partition
     // may add vertices there.
     let mut walls: HashSet<(Point, Point)> = Default::default();
+    let kept_points: usize = sections
+        .iter()
+        .map(|s| s.keep.iter().filter(|&&k| k).count())
+        .sum();
+    blocked.reserve(kept_points);
+    walls.reserve(kept_points);
     for cs in &parts {
         let mut pts: Vec<Point> = Vec::new();
         for (&(s, reversed), &across) in cs.parts.iter().zip(&cs.across) {

@@ -160,6 +160,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let side = (((memory_budget / 4) / 8) as f64).sqrt() as u32;
     let options = RenderOptions {
         max_size: side.clamp(256, tessera_export::render::DEFAULT_MAX_SIZE),
+        pixels_per_cell: tessera_export::render::PREVIEW_PIXELS_PER_CELL,
         tile: file.tile_edge(),
         ..RenderOptions::default()
     };
