@@ -166,21 +166,34 @@ impl<'a> Reader<'a> {
         columns: usize,
         items: usize,
     ) -> Result<Vec<u32>, ArtifactError> {
+        let lengths = self.take(columns.saturating_mul(4))?;
         let mut start = Vec::with_capacity(columns + 1);
         start.push(0u32);
+        // Summed in u64, which cannot wrap; a sum past `items` (so past u32) is refused below,
+        // whatever the offsets kept meanwhile.
         let mut total = 0u64;
-        for _ in 0..columns {
-            total += self.u32()? as u64;
-            if total > items as u64 {
-                return Err(crate::invalid(
-                    self.artifact,
-                    "column lengths exceed the item count",
-                ));
-            }
-            start.push(total as u32);
+        start.extend(lengths.chunks_exact(4).map(|b| {
+            total += u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+            total as u32
+        }));
+        if total > items as u64 {
+            return Err(crate::invalid(
+                self.artifact,
+                "column lengths exceed the item count",
+            ));
         }
         Ok(start)
     }
+
+    /// `n` little-endian u32s.
+    pub fn u32s(&mut self, n: usize) -> Result<Vec<u32>, ArtifactError> {
+        Ok(self
+            .take(n.saturating_mul(4))?
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
+    }
+
     pub fn u32(&mut self) -> Result<u32, ArtifactError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
     }

@@ -66,12 +66,15 @@ impl TileFloors {
         {
             return Err(invalid(A, "column index does not cover the floors"));
         }
-        for i in 0..self.core.area() {
-            if self.start[i] > self.start[i + 1] {
+        for (i, c) in self.start.windows(2).enumerate() {
+            if c[0] > c[1] {
                 return Err(invalid(A, format!("column {i} has a negative length")));
             }
-            let col = &self.floors[self.start[i] as usize..self.start[i + 1] as usize];
-            if col.windows(2).any(|w| w[0] >= w[1]) {
+            if c[1] - c[0] > 1
+                && self.floors[c[0] as usize..c[1] as usize]
+                    .windows(2)
+                    .any(|w| w[0] >= w[1])
+            {
                 return Err(invalid(A, format!("column {i}: floors do not rise")));
             }
         }
@@ -138,10 +141,7 @@ impl TileFloors {
             return Err(invalid(A, "declared sizes do not match the payload"));
         }
         let start = r.column_starts(area, count)?;
-        let mut floors = Vec::with_capacity(count);
-        for _ in 0..count {
-            floors.push(r.u32()?);
-        }
+        let floors = r.u32s(count)?;
         let out = TileFloors {
             core,
             start,

@@ -159,6 +159,44 @@ pub fn detail(poly: &[[f64; 3]], params: &DetailParams, height: &HeightAt) -> Op
     }
     points.extend(boundary);
 
+    // The interior sample positions: a grid at the sample distance, a quarter step clear of
+    // every edge.
+    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    for p in poly {
+        for k in 0..2 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    let step = params.sample_distance;
+    let inset = step * 0.5;
+    let mut grid: Vec<[f64; 2]> = Vec::new();
+    let mut y = lo[1] + inset;
+    while y < hi[1] - inset * 0.5 {
+        let mut x = lo[0] + inset;
+        while x < hi[0] - inset * 0.5 {
+            if inside(poly, [x, y], inset * 0.5) {
+                grid.push([x, y]);
+            }
+            x += step;
+        }
+        y += step;
+    }
+
+    // A level polygon whose edges needed no point and whose every interior sample finds its
+    // own floor height: the surface there is that height to within rounding (barycentric
+    // weights summing to one, off by a few ulps of the height, far below any tolerance), so
+    // the floor read near it is the same, no sample deviates and the detail below would add
+    // nothing. Decided without building the triangulation; anything else takes the full path.
+    let z0 = poly[0][2];
+    let clear = tol > 1e-6 * (1.0 + z0.abs());
+    if points.is_empty() && clear && poly.iter().all(|p| p[2] == z0) {
+        let level = grid.iter().all(|&[x, y]| sample(x, y, z0) == Some(z0));
+        if level {
+            return None;
+        }
+    }
+
     // 2. Triangulate corners and edge points.
     let mut dt: DelaunayTriangulation<Vertex> = DelaunayTriangulation::new();
     let all = |points: &[[f64; 3]], i: u32| -> [f64; 3] {
@@ -176,36 +214,18 @@ pub fn detail(poly: &[[f64; 3]], params: &DetailParams, height: &HeightAt) -> Op
         .ok()?;
     }
 
-    // 3. Interior samples, the worst first, while any deviates.
-    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-    for p in poly {
-        for k in 0..2 {
-            lo[k] = lo[k].min(p[k]);
-            hi[k] = hi[k].max(p[k]);
-        }
-    }
-    let step = params.sample_distance;
+    // 3. Interior samples, the worst first, while any deviates. Each candidate's deviation
+    // from the surface as it stands (the surface read once, for both the height lookup and
+    // the deviation); an insertion changes the surface only inside the triangles around the
+    // new point, so only candidates in their bounding box are measured again.
     let mut candidates: Vec<[f64; 3]> = Vec::new();
-    // Each candidate's deviation from the surface as it stands (the surface read once, for
-    // both the height lookup and the deviation); an insertion changes the surface only inside
-    // the triangles around the new point, so only candidates in their bounding box are
-    // measured again.
     let mut dev: Vec<Option<f64>> = Vec::new();
-    let inset = step * 0.5;
-    let mut y = lo[1] + inset;
-    while y < hi[1] - inset * 0.5 {
-        let mut x = lo[0] + inset;
-        while x < hi[0] - inset * 0.5 {
-            if inside(poly, [x, y], inset * 0.5) {
-                let at = surface(&dt, &points, &all, [x, y]);
-                if let Some(h) = sample(x, y, at.unwrap_or(poly[0][2])) {
-                    candidates.push([x, y, h]);
-                    dev.push(at.map(|s| (h - s).abs()));
-                }
-            }
-            x += step;
+    for &[x, y] in &grid {
+        let at = surface(&dt, &points, &all, [x, y]);
+        if let Some(h) = sample(x, y, at.unwrap_or(poly[0][2])) {
+            candidates.push([x, y, h]);
+            dev.push(at.map(|s| (h - s).abs()));
         }
-        y += step;
     }
     let deviation = |dt: &DelaunayTriangulation<Vertex>, points: &[[f64; 3]], c: &[f64; 3]| {
         surface(dt, points, &all, [c[0], c[1]]).map(|s| (c[2] - s).abs())

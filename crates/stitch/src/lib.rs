@@ -32,6 +32,8 @@ pub struct RegionMerger {
     open: HashMap<u64, Open>,
     waiting: HashMap<LinkKey, u64>,
     next_slot: u64,
+    /// Members of the open regions, kept as they come and go.
+    open_members: usize,
     /// The largest frontier seen: waiting links, open regions.
     pub peak_frontier: (usize, usize),
 }
@@ -106,6 +108,7 @@ impl RegionMerger {
                 },
             );
         }
+        self.open_members += tile.regions.len();
         for link in &tile.links {
             let slot = base + link.region as u64;
             match self.waiting.remove(&link.key) {
@@ -136,6 +139,7 @@ impl RegionMerger {
                 for slot in &open.slots {
                     self.parent.remove(slot);
                 }
+                self.open_members -= open.region.members.len();
                 open.region.members.sort_unstable();
                 closed.push(open.region);
             }
@@ -156,7 +160,13 @@ impl RegionMerger {
 
     /// Bytes the frontier holds (about): waiting links, open regions and their members.
     pub fn held_bytes(&self) -> u64 {
-        let members: usize = self.open.values().map(|o| o.region.members.len()).sum();
-        (self.waiting.len() * 48 + self.open.len() * 120 + members * 28) as u64
+        debug_assert_eq!(
+            self.open_members,
+            self.open
+                .values()
+                .map(|o| o.region.members.len())
+                .sum::<usize>()
+        );
+        (self.waiting.len() * 48 + self.open.len() * 120 + self.open_members * 28) as u64
     }
 }
