@@ -201,6 +201,24 @@ impl Reservation {
         }
     }
 
+    /// Grows the reservation to `bytes` only if the growth fits in the budget now; false (and
+    /// unchanged) otherwise. For memory worth keeping only while there is room, such as
+    /// buffers reused from one tile to the next.
+    pub fn try_grow_to(&mut self, bytes: u64) -> bool {
+        if bytes <= self.bytes {
+            return true;
+        }
+        let mut state = self.budget.state.lock().unwrap();
+        let extra = bytes - self.bytes;
+        if state.used + extra > self.budget.total {
+            return false;
+        }
+        state.used += extra;
+        state.peak = state.peak.max(state.used);
+        self.bytes = bytes;
+        true
+    }
+
     /// Gives back the part of the reservation above `bytes` (for example once the real size of
     /// a tile's output is known).
     pub fn shrink_to(&mut self, bytes: u64) {
@@ -521,6 +539,10 @@ mod tests {
         assert_eq!((r.bytes(), budget.used()), (40, 40));
         r.grow_to(90);
         assert_eq!((budget.used(), budget.peak_reserved()), (90, 100));
+        let mut kept = budget.hold();
+        assert!(kept.try_grow_to(10));
+        assert!(!kept.try_grow_to(11));
+        assert_eq!((kept.bytes(), budget.used()), (10, 100));
     }
 
     #[test]

@@ -151,6 +151,18 @@ impl WorkerState {
         }
     }
 
+    /// Frees the buffers (and their hold): the next tile starts from empty ones.
+    fn free_buffers(&mut self) {
+        self.workspace = Default::default();
+        self.levels = Vec::new();
+        self.segment = Default::default();
+        self.trace = Default::default();
+        self.encoded = Vec::new();
+        self.compressed = Vec::new();
+        self.floors = Vec::new();
+        self.held.shrink_to(0);
+    }
+
     /// Bytes the buffers hold.
     fn byte_size(&self) -> u64 {
         self.workspace.byte_size()
@@ -265,8 +277,11 @@ pub(crate) fn run_job(
         (spans, Packed::of(&state.encoded, &mut state.compressed))
     };
     drop(owned);
-    // The buffers pass from the tile's reservation to the worker's hold.
-    state.held.grow_to(state.byte_size());
+    // The buffers pass from the tile's reservation to the worker's hold, if the budget has
+    // room for them between tiles; otherwise they are freed.
+    if !state.held.try_grow_to(state.byte_size()) {
+        state.free_buffers();
+    }
     reservation.shrink_to((spans_packed.bytes.len() + floors_packed.bytes.len()) as u64);
     Ok(TileDone {
         index: job.index,

@@ -21,10 +21,14 @@ pub fn polygonize_stream(
     height: Option<&detail::HeightAt>,
     sink: &mut dyn FnMut(RegionOutput) -> Result<(), PolygonError>,
 ) -> Result<PolygonStats, PolygonError> {
-    // Rounds of simplify-and-check over every region until no region asks for a point back.
+    // Rounds of simplify-and-check until no region asks for a point back. A region whose
+    // sections got no point back in the last round simplifies as it did then and asks for
+    // what it asked then, all of it in the table already: after the first round only the
+    // regions touching a grown section are checked again.
     let mut restored = simplify::Restored::default();
     let mut stats = PolygonStats::default();
     if params.max_error > 0.0 {
+        let mut grown: Option<rustc_hash::FxHashSet<u128>> = None;
         loop {
             let mut asked: Vec<(u128, u32)> = Vec::new();
             source.for_each_window(&mut |window| {
@@ -32,6 +36,11 @@ pub fn polygonize_stream(
                     .par_iter()
                     .map(|region| {
                         let (mut sections, contours) = simplify::sections_of(region);
+                        if let Some(grown) = &grown {
+                            if !sections.iter().any(|s| grown.contains(&s.name)) {
+                                return Vec::new();
+                            }
+                        }
                         simplify::simplify(&mut sections, params.max_error, &restored);
                         let outer: Vec<bool> =
                             region.contours.iter().map(|c| c.is_outer()).collect();
@@ -43,18 +52,19 @@ pub fn polygonize_stream(
             })?;
             asked.sort_unstable();
             asked.dedup();
-            let mut grew = false;
+            let mut names = rustc_hash::FxHashSet::default();
             for (name, k) in asked {
                 let list = restored.entry(name).or_default();
                 if let Err(at) = list.binary_search(&k) {
                     list.insert(at, k);
                     stats.restored_vertices += 1;
-                    grew = true;
+                    names.insert(name);
                 }
             }
-            if !grew {
+            if names.is_empty() {
                 break;
             }
+            grown = Some(names);
         }
     }
     // The polygons, with the final table.

@@ -439,6 +439,9 @@ fn rasterize_row(
         };
         let first = ceil_i64(lo).max(c0);
         let last = floor_i64(hi).min(c1 + 1);
+        if first > last {
+            continue; // an edge within one cell crosses no grid line: no division
+        }
         let inv = 1.0 / (b[0] - a[0]);
         for line in first..=last {
             let t = (line as f64 - a[0]) * inv;
