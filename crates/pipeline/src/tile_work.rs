@@ -100,8 +100,15 @@ pub(crate) fn read_and_plan(
             bound.min(rect.area() as u64 * MAX_SPANS_PER_CELL),
         )
     };
-    let parts = tessera_voxel::split_parts(core, cap, MIN_PART_SIDE, &mut cost);
-    let working = parts.iter().map(|p| cost(*p)).max().unwrap_or(0);
+    // The whole tile's bound is the common case: computed once.
+    let whole = cost(core);
+    let (parts, working) = if whole <= cap {
+        (vec![core], whole)
+    } else {
+        let parts = tessera_voxel::split_parts(core, cap, MIN_PART_SIDE, &mut cost);
+        let working = parts.iter().map(|p| cost(*p)).max().unwrap_or(0);
+        (parts, working)
+    };
     // Parts wait for assembly: their outputs and the assembled field, about a span per cell.
     let assembly = if parts.len() > 1 {
         2 * tessera_voxel::memory::estimate(
