@@ -248,7 +248,12 @@ impl<'a> Query<'a> {
         let mut candidates: Vec<u32> = if g.width.to_native() == 0 || g.height.to_native() == 0 {
             (0..self.poly_count()).collect()
         } else {
-            let (x0, y0, x1, y1) = self.mesh.grid_cells([lo[0], lo[1]], [hi[0], hi[1]]);
+            // Widened by the tolerance the boxes and points are tested with below: a polygon
+            // just past the search box's edge may sit in the next grid cell.
+            let e = self.eps;
+            let (x0, y0, x1, y1) = self
+                .mesh
+                .grid_cells([lo[0] - e, lo[1] - e], [hi[0] + e, hi[1] + e]);
             let mut c = Vec::new();
             for y in y0..=y1 {
                 for x in x0..=x1 {
