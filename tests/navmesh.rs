@@ -92,7 +92,9 @@ fn without_simplification_polygons_cover_the_regions_exactly() {
             2,
             256 << 20,
         );
-        let rel = (s.navmesh_area_m2 - s.walkable_area_m2).abs() / s.walkable_area_m2;
+        // Dropped islands were walkable too.
+        let polygons = s.navmesh_area_m2 + s.unreachable_area_removed_m2;
+        let rel = (polygons - s.walkable_area_m2).abs() / s.walkable_area_m2;
         assert!(
             rel < 1e-5,
             "{}: {} vs {}",
@@ -150,6 +152,8 @@ fn stairs_join_the_two_floors_in_both_modes_and_the_platform_stays_an_island() {
     for mode in [Flat, Layered] {
         let mut config = coarse_config(32);
         config.regions.mode = mode;
+        // The platform is an island this test wants to see.
+        config.polygons.min_island_area = 0.0;
         let dir = tempfile::tempdir().unwrap();
         let scene = tessera_tests::two_storey_building().into_scene("two storeys");
         bake_columns(scene, &config, dir.path(), 2, 256 << 20);
@@ -261,6 +265,61 @@ fn reachability_from_a_seed_drops_the_island_and_keeps_both_floors() {
     check_structure(m, "pruned");
 }
 
+#[test]
+fn islands_below_the_minimum_area_go_and_a_balcony_reached_by_stairs_stays() {
+    // A 20 x 20 m yard; a 3 x 3 m balcony 3 m up with stairs down to the yard; a 3 x 3 m
+    // crate 1.5 m high that no agent can climb onto.
+    let mut yard = tessera_tests::MeshBuilder::default();
+    yard.floor(0.0, 0.0, 20.0, 20.0, 0.0);
+    yard.floor(14.0, 8.0, 17.0, 11.0, 3.0);
+    for i in 0..15 {
+        let x1 = 14.0 - 0.3 * i as f64;
+        let z = 3.0 - 0.2 * (i + 1) as f64;
+        yard.floor(x1 - 0.3, 8.0, x1, 11.0, z);
+        let zt = z + 0.2;
+        yard.quad([[x1, 8.0, z], [x1, 11.0, z], [x1, 11.0, zt], [x1, 8.0, zt]]);
+    }
+    yard.floor(3.0, 14.0, 6.0, 17.0, 1.5);
+    let bake = |min_island_area: f64| {
+        let mut config = coarse_config(32);
+        config.polygons.min_island_area = min_island_area;
+        let dir = tempfile::tempdir().unwrap();
+        let (s, _) = bake_columns(
+            yard.clone().into_scene("yard"),
+            &config,
+            dir.path(),
+            2,
+            256 << 20,
+        );
+        (s, dir)
+    };
+    let default = tessera_config::BakeConfig::default()
+        .polygons
+        .min_island_area;
+    let (s, dir) = bake(default);
+    let file = open(dir.path());
+    let m = file.mesh();
+    assert_eq!(s.unreachable_islands_removed, 1, "{s:?}");
+    assert!(s.unreachable_area_removed_m2 > 0.0 && s.unreachable_area_removed_m2 < 9.0);
+    assert!(
+        poly_at(m, 4.5, 15.5, 1.5).is_none(),
+        "the crate top is gone"
+    );
+    let balcony = poly_at(m, 15.5, 9.5, 3.0).expect("the balcony stays");
+    let ground = poly_at(m, 5.0, 5.0, 0.0).unwrap();
+    assert!(reachable(m, ground)[balcony as usize]);
+    check_structure(m, "islands dropped");
+    // With no minimum the crate top is kept, and the walkable area grows by what was dropped.
+    let (kept, dir) = bake(0.0);
+    assert_eq!(kept.unreachable_islands_removed, 0);
+    assert!(poly_at(open(dir.path()).mesh(), 4.5, 15.5, 1.5).is_some());
+    let grown = kept.navmesh_area_m2 - s.navmesh_area_m2;
+    assert!(
+        (grown - s.unreachable_area_removed_m2).abs() < 1e-3,
+        "{grown}"
+    );
+}
+
 /// Heights the navmesh gives at seeded random points, against the voxel floor under them:
 /// mean and 95th percentile of the difference [m].
 fn height_errors(out: &Path) -> (f64, f64, usize) {
@@ -346,6 +405,8 @@ fn notch_groups_add_up_and_portal_removal_only_takes_cells_away() {
         let what = scene.display().to_string();
         let input = || tessera_tests::file(&scene, tessera_geom::UpAxis::Y);
         let mut config = coarse_config(64);
+        // The notch groups count the partition as made, before islands are dropped.
+        config.polygons.min_island_area = 0.0;
         let dir = tempfile::tempdir().unwrap();
         let (s, _) = bake_columns(input(), &config, dir.path(), 2, 256 << 20);
         let g = &s.by_notches;

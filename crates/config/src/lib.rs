@@ -213,6 +213,10 @@ pub struct PolygonSettings {
     /// Walkable seed points in the scene's own coordinates and up axis. When any are given,
     /// polygons no agent can reach from one of them (over portals and links) are dropped.
     pub reachable_from: Vec<[f64; 3]>,
+    /// Without `reachable_from` seeds: a connected part of the navmesh (over portals and
+    /// links) with less plan area than this [m²] is dropped, such as the top of a crate no
+    /// agent can climb onto. 0 keeps every part.
+    pub min_island_area: f64,
 }
 
 impl Default for PolygonSettings {
@@ -225,9 +229,17 @@ impl Default for PolygonSettings {
             detail_sample_distance: 1.0,
             detail_max_error: 0.1,
             reachable_from: Vec::new(),
+            min_island_area: DEFAULT_MIN_ISLAND_AREA,
         }
     }
 }
+
+/// The default `min_island_area` [m²]. Tops of crates, kiosks and tree canopies are islands of
+/// a few to about 20 m² once eroded by the agent's radius (the demo world's largest, two
+/// overlapping canopies, is 21.5 m²); the smallest roof of a citygen building is about 100.
+/// What an agent can walk onto (a balcony with stairs) belongs to the part it is reached from
+/// and is never an island, whatever its own size.
+pub const DEFAULT_MIN_ISLAND_AREA: f64 = 30.0;
 
 /// Everything a bake needs to know besides the scene.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
@@ -411,6 +423,13 @@ impl BakeConfig {
             100.0,
             false,
         )?;
+        range(
+            "polygons.min_island_area",
+            self.polygons.min_island_area,
+            0.0,
+            1.0e6,
+            false,
+        )?;
         let d = &self.polygons;
         if d.detail_sample_distance > 0.0 && d.detail_sample_distance < 2.0 * self.voxel.cell_size {
             return Err(fail(
@@ -485,6 +504,11 @@ impl BakeConfig {
             link_reach: self.agent.radius / v.cell_size,
             link_climb: grid.walkable_climb,
             reachable_from: p.reachable_from.clone(),
+            min_island_area: if p.reachable_from.is_empty() {
+                p.min_island_area
+            } else {
+                0.0
+            },
         }
     }
 }
@@ -538,6 +562,9 @@ pub struct PolygonParams {
     /// Reachability seeds in the scene's own coordinates and up axis [m]; the navmesh's frame,
     /// which knows the scene's origin, converts them.
     pub reachable_from: Vec<[f64; 3]>,
+    /// Without seeds, connected parts of less plan area than this are dropped [m²]; 0 (and
+    /// always with seeds, which decide alone) keeps them.
+    pub min_island_area: f64,
 }
 
 /// How regions are cut into convex polygons, with that rule's settings.

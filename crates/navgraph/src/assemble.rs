@@ -21,7 +21,7 @@ use tessera_spill::{Sorter, Spill, SpillWriter};
 use crate::border::{match_border_edges, BorderEdge};
 use crate::grid::build_grid;
 use crate::links::{gather_links, GridLink, StairLinks};
-use crate::reach::prune_unreachable;
+use crate::reach::{prune, Pruning};
 use crate::renumber::{renumber_links, write_kept_arrays, Renumbering};
 use crate::writer::{write_archive, Column, GridOut, NavMeshOut};
 use crate::BuildError;
@@ -357,24 +357,24 @@ impl Assembler {
         Ok(())
     }
 
-    /// Matches the border, prunes from `seeds` (internal frame; none keeps everything), builds
+    /// Matches the border, prunes as `pruning` says (seeds in the internal frame), builds
     /// the grid and writes the file (header and archive) to `out`, which must be empty.
     /// `key` and `tile_cells` go into the header.
     pub fn finish<W: Write + Seek>(
         self,
-        seeds: &[[f32; 3]],
+        pruning: &Pruning,
         key: u64,
         tile_cells: u32,
         out: &mut W,
     ) -> Result<Assembled, BuildError> {
-        self.finish_reporting(seeds, key, tile_cells, out, &mut |_| {})
+        self.finish_reporting(pruning, key, tile_cells, out, &mut |_| {})
     }
 
     /// [`Assembler::finish`], naming each pass to `pass` as it begins (for progress: on a
     /// large world each is a sort or a sweep over every polygon).
     pub fn finish_reporting<W: Write + Seek>(
         self,
-        seeds: &[[f32; 3]],
+        pruning: &Pruning,
         key: u64,
         tile_cells: u32,
         out: &mut W,
@@ -418,10 +418,12 @@ impl Assembler {
         let links = gather_links(links, stairs, input.polygons())?;
         pass("portals across regions");
         let patches = match_border_edges(border, climb, &input.dir, input.memory)?;
-        if !seeds.is_empty() {
+        if !pruning.seeds.is_empty() {
             pass("reachability");
+        } else if pruning.min_island_area > 0.0 {
+            pass("islands");
         }
-        let reached = prune_unreachable(&input, &patches, &links, seeds)?;
+        let reached = prune(&input, &patches, &links, pruning)?;
         pass("renumbering");
         let numbering = Renumbering::new(&input.regions, &reached.keep);
         let links = renumber_links(links, &numbering, &input.frame);
@@ -439,6 +441,7 @@ impl Assembler {
             walkable_area: kept.walkable_area,
             polygons_removed: reached.polygons_removed,
             islands_removed: reached.islands,
+            area_removed: reached.area_removed,
         };
         let mesh = NavMeshOut {
             frame: input.frame.clone(),

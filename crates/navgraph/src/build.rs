@@ -5,14 +5,15 @@ use rustc_hash::FxHashMap as HashMap;
 use tessera_artifacts::{InputPoly, MeshInput, DETAIL};
 use tessera_navmesh::{Frame, NavMesh, NavMeshError};
 
-use crate::{Assembler, BuildError};
+use crate::{Assembler, BuildError, Pruning};
 
 /// What pruning from seed points removed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Pruned {
     pub polygons: u64,
-    /// Connected groups of removed polygons.
+    /// Connected groups of removed polygons, and their plan area [m²].
     pub islands: u64,
+    pub area: f64,
     /// Seeds (by index) that stand on no polygon.
     pub unplaced_seeds: Vec<usize>,
 }
@@ -20,15 +21,16 @@ pub struct Pruned {
 /// Builds the mesh in memory (tests and small tools; bakes use [`Assembler`] directly).
 /// Polygons are taken region by region in the order of their `region`. Deterministic.
 pub fn build(frame: Frame, input: &MeshInput) -> Result<NavMesh, BuildError> {
-    build_reachable(frame, input, &[]).map(|(mesh, _)| mesh)
+    build_pruned(frame, input, &Pruning::default()).map(|(mesh, _)| mesh)
 }
 
-/// [`build`], keeping only the polygons an agent standing on one of `seeds` (internal frame)
-/// can reach over portals and links (seed 001); what was dropped is counted.
-pub fn build_reachable(
+/// [`build`], keeping only what `pruning` keeps: the polygons an agent standing on one of its
+/// seeds (internal frame) can reach over portals and links (seed 001), or without seeds the
+/// components at least its minimum island area; what was dropped is counted.
+pub fn build_pruned(
     frame: Frame,
     input: &MeshInput,
-    seeds: &[[f32; 3]],
+    pruning: &Pruning,
 ) -> Result<(NavMesh, Pruned), BuildError> {
     let dir = tempfile::tempdir()?;
     let mut asm = Assembler::new(frame, input.climb, dir.path(), 1 << 20)?;
@@ -113,7 +115,7 @@ pub fn build_reachable(
         asm.add_link(a, b, l.2, l.3);
     }
     let mut file = std::io::Cursor::new(Vec::new());
-    let done = asm.finish(seeds, 0, 0, &mut file)?;
+    let done = asm.finish(pruning, 0, 0, &mut file)?;
     let what = "assembled navmesh";
     let bytes = tessera_navmesh::aligned(&file.into_inner());
     let archived = tessera_navmesh::access(&bytes, what)?;
@@ -127,6 +129,7 @@ pub fn build_reachable(
     let pruned = Pruned {
         polygons: done.stats.polygons_removed,
         islands: done.stats.islands_removed,
+        area: done.stats.area_removed,
         unplaced_seeds: done.unplaced_seeds,
     };
     Ok((mesh, pruned))

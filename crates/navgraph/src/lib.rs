@@ -16,7 +16,7 @@
 //! 6. `writer`: the rkyv archive streamed from the spill files, byte for byte the archive of
 //!    the same [`tessera_navmesh::NavMesh`], behind its sealed header.
 //!
-//! [`build`] and [`build_reachable`] do the same for a whole [`tessera_artifacts::MeshInput`]
+//! [`build`] and [`build_pruned`] do the same for a whole [`tessera_artifacts::MeshInput`]
 //! in memory (tests and small tools).
 //!
 //! The file format, and everything that reads it, is the crate `tessera-navmesh`, which must
@@ -38,7 +38,8 @@ use std::path::PathBuf;
 use tessera_navmesh::NavMeshError;
 
 pub use assemble::{Assembled, Assembler};
-pub use build::{build, build_reachable, Pruned};
+pub use build::{build, build_pruned, Pruned};
+pub use reach::Pruning;
 
 /// Why a navmesh could not be built.
 #[derive(Debug, thiserror::Error)]

@@ -1,7 +1,9 @@
-//! Reachability (seed 001): with seed points, the polygons an agent standing on a seed can
-//! reach over portals and links; the rest is dropped. The polygon graph is read from the
-//! spill files memory-mapped read-only (clean pages the kernel can drop); marks are bitsets,
-//! one bit per polygon.
+//! What pass 3 drops. Reachability (seed 001): with seed points, the polygons an agent
+//! standing on a seed can reach over portals and links are kept and the rest is dropped.
+//! Without seeds, islands: a connected component of the polygon graph (over portals and
+//! links) whose area is below a minimum is dropped, such as the top of a crate or a prop no
+//! agent can climb onto. The polygon graph is read from the spill files memory-mapped
+//! read-only (clean pages the kernel can drop); marks are bitsets, one bit per polygon.
 
 use bytemuck::Pod;
 use tessera_artifacts::DETAIL;
@@ -12,32 +14,60 @@ use crate::assemble::{to_world, Spilled};
 use crate::links::GridLink;
 use crate::BuildError;
 
+/// Which polygons the navmesh keeps.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pruning<'a> {
+    /// Walkable seed points (internal frame). When any are given, only what an agent standing
+    /// on one can reach is kept, whatever its size.
+    pub seeds: &'a [[f32; 3]],
+    /// Without seeds: connected components smaller than this [m² of plan area] are dropped;
+    /// 0 keeps every component.
+    pub min_island_area: f64,
+}
+
+impl<'a> Pruning<'a> {
+    /// Keeps what `seeds` reach (and everything when there are none).
+    pub fn seeds(seeds: &'a [[f32; 3]]) -> Pruning<'a> {
+        Pruning {
+            seeds,
+            min_island_area: 0.0,
+        }
+    }
+}
+
 /// What pass 3 keeps.
 pub(crate) struct Reached {
-    /// The polygons kept (all of them without seeds).
+    /// The polygons kept.
     pub keep: Bits,
     pub polygons_removed: u64,
-    /// Connected groups of removed polygons.
+    /// Connected groups of removed polygons, and their plan area [m²].
     pub islands: u64,
+    pub area_removed: f64,
     /// Seeds (by index) that stand on no polygon.
     pub unplaced_seeds: Vec<usize>,
 }
 
 /// Pass 3: floods the polygon graph (edges within regions, the border `patches`, `links`)
-/// from the polygons under `seeds` (internal frame), and counts the islands of what no seed
-/// reaches. Without seeds every polygon is kept.
-pub(crate) fn prune_unreachable(
+/// from the polygons under the seeds (internal frame), and counts the islands of what no seed
+/// reaches; without seeds, drops the components smaller than the minimum island area.
+pub(crate) fn prune(
     input: &Spilled,
     patches: &Spill<[u32; 2]>,
     links: &[GridLink],
-    seeds: &[[f32; 3]],
+    pruning: &Pruning,
 ) -> Result<Reached, BuildError> {
     let np = input.polygons();
+    let seeds = pruning.seeds;
     if seeds.is_empty() {
+        if pruning.min_island_area > 0.0 && np > 0 {
+            let graph = Graph::map(&input.polys, &input.neis, patches, links)?;
+            return Ok(drop_small_islands(&graph, np, pruning.min_island_area));
+        }
         return Ok(Reached {
             keep: Bits::new(np as usize, true),
             polygons_removed: 0,
             islands: 0,
+            area_removed: 0.0,
             unplaced_seeds: Vec::new(),
         });
     }
@@ -61,21 +91,55 @@ pub(crate) fn prune_unreachable(
         }
     }
     let mut reached = Bits::new(np as usize, false);
-    graph.flood(starts, &mut reached);
+    graph.flood(starts, &mut reached, |_| {});
     let mut seen = reached.clone();
     let mut islands = 0;
+    let mut area_removed = 0.0;
     for p in 0..np {
         if !seen.get(p as usize) {
             islands += 1;
-            graph.flood(vec![p], &mut seen);
+            graph.flood(vec![p], &mut seen, |poly| area_removed += poly.area as f64);
         }
     }
     Ok(Reached {
         polygons_removed: (np as u64) - reached.count(),
         keep: reached,
         islands,
+        area_removed,
         unplaced_seeds,
     })
+}
+
+/// Drops every connected component whose plan area is below `min_area` [m²]: one flood per
+/// component to measure it, a second over the small ones to mark them (bits only, no label
+/// per polygon). Components are found in polygon order, so the result is deterministic.
+fn drop_small_islands(graph: &Graph, np: u32, min_area: f64) -> Reached {
+    let mut seen = Bits::new(np as usize, false);
+    let mut dropped = Bits::new(np as usize, false);
+    let (mut islands, mut polygons_removed, mut area_removed) = (0, 0, 0.0);
+    for p in 0..np {
+        if seen.get(p as usize) {
+            continue;
+        }
+        let (mut area, mut count) = (0.0f64, 0u64);
+        graph.flood(vec![p], &mut seen, |poly| {
+            area += poly.area as f64;
+            count += 1;
+        });
+        if area < min_area {
+            graph.flood(vec![p], &mut dropped, |_| {});
+            islands += 1;
+            polygons_removed += count;
+            area_removed += area;
+        }
+    }
+    Reached {
+        keep: dropped.complement(),
+        polygons_removed,
+        islands,
+        area_removed,
+        unplaced_seeds: Vec::new(),
+    }
 }
 
 /// One bit per polygon.
@@ -117,6 +181,14 @@ impl Bits {
     }
     pub fn set(&mut self, i: usize) {
         self.words[i / 64] |= 1 << (i % 64);
+    }
+    /// The other bits (those past the end stay clear).
+    pub fn complement(&self) -> Bits {
+        let mut all = Bits::new(self.len, true);
+        for (w, mine) in all.words.iter_mut().zip(&self.words) {
+            *w &= !mine;
+        }
+        all
     }
     pub fn count(&self) -> u64 {
         self.words.iter().map(|w| w.count_ones() as u64).sum()
@@ -191,7 +263,9 @@ impl<'a> Graph<'a> {
         })
     }
 
-    fn flood(&self, starts: Vec<u32>, mark: &mut Bits) {
+    /// Marks in `mark` every polygon connected to `starts` and not marked yet, handing each
+    /// to `visit`.
+    fn flood(&self, starts: Vec<u32>, mark: &mut Bits, mut visit: impl FnMut(&Poly)) {
         let (polys, neis, patches) = (self.polys.get(), self.neis.get(), self.patches.get());
         let mut stack = Vec::new();
         for s in starts {
@@ -208,6 +282,7 @@ impl<'a> Graph<'a> {
         };
         while let Some(p) = stack.pop() {
             let poly = polys[p as usize];
+            visit(&poly);
             for e in poly.first..poly.first + poly.count {
                 push(neis[e as usize], mark, &mut stack);
                 let at = patches.partition_point(|x| x[0] < e);

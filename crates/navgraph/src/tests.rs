@@ -107,10 +107,54 @@ fn clockwise_polygons_are_refused() {
 }
 
 #[test]
+fn islands_below_the_minimum_area_are_dropped_and_seeds_win() {
+    let i = input();
+    let islands = |min_island_area| {
+        build_pruned(
+            frame(),
+            &i,
+            &Pruning {
+                seeds: &[],
+                min_island_area,
+            },
+        )
+        .unwrap()
+    };
+    // Squares 0 and 1 (4 m² each) form one component of 8 m²; square 2, upstairs, one of 4.
+    let (m, pruned) = islands(5.0);
+    assert_eq!((pruned.polygons, pruned.islands, pruned.area), (1, 1, 4.0));
+    assert_eq!(m.polys.len(), 2);
+    assert_eq!(m.stats.walkable_area, 8.0);
+    assert_eq!(m.stats.area_removed, 4.0);
+    assert!(m.polys.iter().all(|p| p.region < 2));
+    // At exactly the minimum an island stays; above the largest, everything goes.
+    let (m, pruned) = islands(4.0);
+    assert_eq!((m.polys.len(), pruned.polygons), (3, 0));
+    let (m, pruned) = islands(8.5);
+    assert_eq!((m.polys.len(), pruned.islands, pruned.area), (0, 2, 12.0));
+    // A seed keeps what it reaches, however small: only the seeds decide.
+    let (m, pruned) = build_pruned(
+        frame(),
+        &i,
+        &Pruning {
+            seeds: &[[1.0, 1.0, 5.0]],
+            min_island_area: 100.0,
+        },
+    )
+    .unwrap();
+    assert_eq!((m.polys.len(), pruned.polygons, pruned.area), (1, 2, 8.0));
+}
+
+#[test]
 fn reachability_keeps_what_a_seed_reaches_and_counts_islands() {
     let i = input();
     // A seed on square 1 (x 2..4 m, 1 voxel up): squares 0 and 1 are joined, 2 is an island.
-    let (m, pruned) = build_reachable(frame(), &i, &[[3.0, 1.0, 0.3], [50.0, 50.0, 0.0]]).unwrap();
+    let (m, pruned) = build_pruned(
+        frame(),
+        &i,
+        &Pruning::seeds(&[[3.0, 1.0, 0.3], [50.0, 50.0, 0.0]]),
+    )
+    .unwrap();
     assert_eq!(pruned.polygons, 1);
     assert_eq!(pruned.islands, 1);
     assert_eq!(pruned.unplaced_seeds, vec![1]);
@@ -121,7 +165,7 @@ fn reachability_keeps_what_a_seed_reaches_and_counts_islands() {
     // The upper floor's vertices went with it.
     assert_eq!(m.verts.len(), 8);
     // A seed on the upper floor keeps only it.
-    let (m, pruned) = build_reachable(frame(), &i, &[[1.0, 1.0, 5.0]]).unwrap();
+    let (m, pruned) = build_pruned(frame(), &i, &Pruning::seeds(&[[1.0, 1.0, 5.0]])).unwrap();
     assert_eq!((m.polys.len(), pruned.polygons, pruned.islands), (1, 2, 1));
     assert_eq!(m.stats.regions, 1);
     assert!(m.polys.iter().all(|p| p.region == 0));
@@ -155,7 +199,7 @@ fn the_streamed_archive_is_rkyvs_own_bytes() {
             .unwrap();
     }
     let mut file = std::io::Cursor::new(Vec::new());
-    let done = asm.finish(&[], 7, 32, &mut file).unwrap();
+    let done = asm.finish(&Pruning::default(), 7, 32, &mut file).unwrap();
     let streamed = file.into_inner();
     assert_eq!(done.bytes, streamed.len() as u64);
     let (header, payload) = encode_parts(&m, 7);
@@ -212,7 +256,7 @@ fn sorting_in_small_runs_gives_the_same_file() {
             asm.add_region(&inp.verts[b..b + 4], &[], &[local]).unwrap();
         }
         let mut file = std::io::Cursor::new(Vec::new());
-        let done = asm.finish(&[], 0, 0, &mut file).unwrap();
+        let done = asm.finish(&Pruning::default(), 0, 0, &mut file).unwrap();
         // Every run file is gone.
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert!(left.is_empty(), "{left:?}");
@@ -253,7 +297,7 @@ fn detail_points_survive_pruning_renumbered() {
     assert_eq!(tri.len(), 4);
     assert!(tri.iter().all(|t| t[2] == [1.0, 1.0, 0.5]));
     // Only the upper floor kept: its point is now detail vertex 0.
-    let (m, _) = build_reachable(frame(), &i, &[[1.0, 1.0, 5.0]]).unwrap();
+    let (m, _) = build_pruned(frame(), &i, &Pruning::seeds(&[[1.0, 1.0, 5.0]])).unwrap();
     assert_eq!(m.detail_verts, vec![[1.0, 1.0, 5.25]]);
     assert!(m.detail_tris.iter().all(|t| t[2] == DETAIL));
     // A detail index out of range is refused when building and when reading.
@@ -285,7 +329,7 @@ fn stair_links_join_facing_blocked_edges_across_a_small_gap() {
         asm.add_region(&va, &[], &[pa]).unwrap();
         asm.add_region(&vb, &[], &[pb]).unwrap();
         let mut file = std::io::Cursor::new(Vec::new());
-        let done = asm.finish(&[], 0, 0, &mut file).unwrap();
+        let done = asm.finish(&Pruning::default(), 0, 0, &mut file).unwrap();
         let bytes = aligned(&file.into_inner());
         let m: NavMesh =
             rkyv::deserialize::<NavMesh, rancor::Error>(access(&bytes, "t").unwrap()).unwrap();

@@ -9,7 +9,7 @@ use crate::NavMeshError;
 /// Magic bytes that open every navmesh file.
 pub const MAGIC: &[u8; 8] = b"TSNAVMSH";
 /// Format version; bumped whenever [`crate::NavMesh`] or [`Header`] changes.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 /// Header length; the archive starts here (a multiple of rkyv's alignment).
 pub const HEADER_LEN: usize = std::mem::size_of::<Header>();
 

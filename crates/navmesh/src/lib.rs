@@ -126,10 +126,12 @@ pub struct Stats {
     pub portals: u32,
     pub links: u32,
     pub walkable_area: f64,
-    /// Polygons dropped as unreachable from the bake's seed points, and the islands they
-    /// formed (0 when no seeds were given).
+    /// Polygons dropped, the islands (connected components) they formed and their plan area
+    /// [m²]: unreachable from the bake's seed points or, without seeds, components smaller
+    /// than its minimum island area.
     pub polygons_removed: u64,
     pub islands_removed: u64,
+    pub area_removed: f64,
 }
 
 /// The whole navigation mesh.

@@ -84,6 +84,8 @@ pub(crate) struct Polygons {
     pub bytes: u64,
     pub polygons_removed: u64,
     pub islands_removed: u64,
+    /// Their plan area [m²].
+    pub area_removed: f64,
     pub reused: bool,
     pub seconds: f64,
 }
@@ -151,6 +153,7 @@ impl Polygons {
             bytes,
             polygons_removed: mesh.stats.polygons_removed.to_native(),
             islands_removed: mesh.stats.islands_removed.to_native(),
+            area_removed: mesh.stats.area_removed.to_native(),
             reused: true,
             seconds: 0.0,
         }
@@ -169,6 +172,7 @@ impl Polygons {
             bytes: made.bytes,
             polygons_removed: made.stats.polygons_removed,
             islands_removed: made.stats.islands_removed,
+            area_removed: made.stats.area_removed,
             reused: false,
             seconds: 0.0,
         }
@@ -306,9 +310,16 @@ fn build(
     let internal: Vec<[f32; 3]> = seeds.iter().map(|&p| nav_frame.to_internal(p)).collect();
     let mut file = tessera_store::AtomicFile::create(layout.navmesh())?;
     let assembled = asm
-        .finish_reporting(&internal, key, frame.tile_size, &mut file, &mut |pass| {
-            progress.phase(STAGE, &format!("navmesh file: {pass}"), 0)
-        })
+        .finish_reporting(
+            &tessera_navgraph::Pruning {
+                seeds: &internal,
+                min_island_area: params.min_island_area,
+            },
+            key,
+            frame.tile_size,
+            &mut file,
+            &mut |pass| progress.phase(STAGE, &format!("navmesh file: {pass}"), 0),
+        )
         .map_err(assembly_error(&layout.navmesh()))?;
     file.commit()?;
     progress.stage_done(STAGE, done);

@@ -83,17 +83,20 @@ pub struct BakeSummary {
     pub portals: u64,
     pub links: u64,
     pub notches: u64,
-    /// Regions, their polygons and their notches, grouped by the notches a region has
+    /// Regions, their polygons and their notches (as partitioned, before islands or
+    /// unreachable polygons are dropped), grouped by the notches a region has
     /// (seed 002's measure per group; its floor plans have 15 to 106 notches).
     pub by_notches: Vec<NotchGroup>,
     /// Plan area of the polygons [m^2] (differs from `walkable_area_m2` by simplification).
     pub navmesh_area_m2: f64,
     /// Size of `navmesh.tsn`.
     pub navmesh_bytes: u64,
-    /// With `polygons.reachable_from` seeds: polygons dropped as unreachable, and the islands
-    /// they formed.
+    /// Polygons dropped, the islands (connected parts) they formed and their plan area [m^2]:
+    /// with `polygons.reachable_from` seeds, what no seed reaches; without, the parts smaller
+    /// than `polygons.min_island_area`.
     pub unreachable_polygons_removed: u64,
     pub unreachable_islands_removed: u64,
+    pub unreachable_area_removed_m2: f64,
     /// Largest merge frontier: links waiting for a tile not yet seen.
     pub merge_frontier_links: u64,
     /// Largest memory the merge frontier held (waiting links, open regions, open contour
@@ -186,6 +189,7 @@ impl BakeSummary {
             navmesh_bytes: poly.bytes,
             unreachable_polygons_removed: poly.polygons_removed,
             unreachable_islands_removed: poly.islands_removed,
+            unreachable_area_removed_m2: poly.area_removed,
             merge_frontier_links: merged.frontier_links,
             merge_frontier_bytes: merged.frontier_bytes,
             peak_rss_bytes: p.peaks.1,

@@ -55,6 +55,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "notches": notches,
             "by_notches": by_notches,
             "walkable_area_m2": area,
+            "islands_removed": stats.islands_removed.to_native(),
+            "polygons_removed": stats.polygons_removed.to_native(),
+            "area_removed_m2": stats.area_removed.to_native(),
             "cell_size": shortest_decimal(frame.cell_size),
             "cell_height": shortest_decimal(frame.cell_height),
             "agent": {

@@ -70,8 +70,10 @@ pub fn print_bake(summary: &BakeSummary, out: &Outputs) {
     );
     if summary.unreachable_polygons_removed > 0 {
         println!(
-            "  unreachable      {} polygons in {} islands removed",
-            summary.unreachable_polygons_removed, summary.unreachable_islands_removed
+            "  islands          {} removed: {} polygons, {:.1} m^2",
+            summary.unreachable_islands_removed,
+            summary.unreachable_polygons_removed,
+            summary.unreachable_area_removed_m2
         );
     }
     println!(
