@@ -92,8 +92,14 @@ pub fn triangles_from_bytes(bytes: &[u8]) -> Result<Vec<Triangle>, ArtifactError
     }
     let mut out = vec![[[0f32; 3]; 3]; bytes.len() / SIZE];
     bytemuck::cast_slice_mut::<Triangle, u8>(&mut out).copy_from_slice(bytes);
-    if out.iter().flatten().flatten().any(|c| !c.is_finite()) {
+    check_triangles(&out)?;
+    Ok(out)
+}
+
+/// Refuses triangles read back from disk with a non-finite coordinate.
+pub fn check_triangles(triangles: &[Triangle]) -> Result<(), ArtifactError> {
+    if triangles.iter().flatten().flatten().any(|c| !c.is_finite()) {
         return Err(invalid("tile triangles", "non-finite coordinate"));
     }
-    Ok(out)
+    Ok(())
 }

@@ -80,13 +80,20 @@ pub(crate) fn read_and_plan(
 ) -> Result<TileJob, BakeError> {
     let raw = tiles.raw_len(key);
     let mut reservation = budget.reserve(raw, "a tile's triangles")?;
-    let bytes = tiles.read(key)?;
-    let triangles =
-        tessera_artifacts::triangles_from_bytes(&bytes).map_err(|e| BakeError::Corrupt {
-            path: tiles_path.to_path_buf(),
-            message: format!("tile {key}: {e}"),
-        })?;
-    drop(bytes);
+    let corrupt = |message: String| BakeError::Corrupt {
+        path: tiles_path.to_path_buf(),
+        message: format!("tile {key}: {message}"),
+    };
+    const SIZE: u64 = std::mem::size_of::<Triangle>() as u64;
+    if !raw.is_multiple_of(SIZE) {
+        return Err(corrupt(format!(
+            "{raw} bytes is not a whole number of triangles"
+        )));
+    }
+    // Decompressed straight into the triangles.
+    let mut triangles = vec![[[0f32; 3]; 3]; (raw / SIZE) as usize];
+    tiles.read_into(key, bytemuck::cast_slice_mut(&mut triangles))?;
+    tessera_artifacts::check_triangles(&triangles).map_err(|e| corrupt(e.to_string()))?;
     let core = frame.tile_core(coord);
     // What one part costs at most: its grid, the tile's triangles, every span its triangles
     // could make. Parts are sized so that two jobs fit the budget with the binning minimum.

@@ -267,19 +267,37 @@ impl PackReader {
     pub fn read(&self, key: u32) -> Result<Vec<u8>, StoreError> {
         read_entries(&self.path, &self.file, self.range(key).iter(), key)
     }
+
+    /// [`PackReader::read`] into `out`, which must be [`PackReader::raw_len`] bytes long: for
+    /// a caller that wants the bytes in a buffer of its own type (no copy).
+    pub fn read_into(&self, key: u32, out: &mut [u8]) -> Result<(), StoreError> {
+        read_entries_into(&self.path, &self.file, self.range(key).iter(), key, out)
+    }
 }
 
 /// Reads, checks and decompresses chunks, concatenated in the order given.
 pub(crate) fn read_entries<'a>(
     path: &Path,
     file: &File,
-    entries: impl Iterator<Item = &'a Entry>,
+    entries: impl Iterator<Item = &'a Entry> + Clone,
     key: u32,
 ) -> Result<Vec<u8>, StoreError> {
+    let mut out = vec![0; entries.clone().map(|e| e.raw_len as usize).sum()];
+    read_entries_into(path, file, entries, key, &mut out)?;
+    Ok(out)
+}
+
+/// [`read_entries`] into `out`, which must be as long as the chunks decompressed.
+fn read_entries_into<'a>(
+    path: &Path,
+    file: &File,
+    entries: impl Iterator<Item = &'a Entry>,
+    key: u32,
+    out: &mut [u8],
+) -> Result<(), StoreError> {
     use std::os::unix::fs::FileExt;
-    let entries: Vec<&Entry> = entries.collect();
-    let mut out = Vec::with_capacity(entries.iter().map(|e| e.raw_len as usize).sum());
     let mut stored = Vec::new();
+    let mut start = 0;
     for e in entries {
         stored.resize(e.stored_len as usize, 0);
         file.read_exact_at(&mut stored, e.offset)
@@ -290,9 +308,14 @@ pub(crate) fn read_entries<'a>(
                 what: format!("checksum mismatch in a chunk of key {key}"),
             });
         }
-        let start = out.len();
-        out.resize(start + e.raw_len as usize, 0);
-        let n = lz4_flex::decompress_into(&stored, &mut out[start..]).map_err(|err| {
+        let end = start + e.raw_len as usize;
+        if end > out.len() {
+            return Err(StoreError::Corrupt {
+                path: path.to_path_buf(),
+                what: format!("chunks of key {key} hold more than {} bytes", out.len()),
+            });
+        }
+        let n = lz4_flex::decompress_into(&stored, &mut out[start..end]).map_err(|err| {
             StoreError::Corrupt {
                 path: path.to_path_buf(),
                 what: format!("chunk of key {key} does not decompress: {err}"),
@@ -307,8 +330,15 @@ pub(crate) fn read_entries<'a>(
                 ),
             });
         }
+        start = end;
     }
-    Ok(out)
+    if start != out.len() {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("chunks of key {key} hold {start} bytes, expected {}", out.len()),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
