@@ -320,6 +320,42 @@ fn islands_below_the_minimum_area_go_and_a_balcony_reached_by_stairs_stays() {
     );
 }
 
+#[test]
+fn seeds_that_all_miss_the_mesh_fail_the_bake_and_keep_the_good_navmesh() {
+    let mut config = coarse_config(32);
+    let dir = tempfile::tempdir().unwrap();
+    let scene = || tessera_tests::two_storey_building().into_scene("two storeys");
+    bake_columns(scene(), &config, dir.path(), 2, 256 << 20);
+    let good = std::fs::read(dir.path().join("navmesh.tsn")).unwrap();
+    // Far away, and under the ground (as with the wrong up axis).
+    config.polygons.reachable_from = vec![[500.0, 500.0, 0.0], [5.0, -3.0, 10.0]];
+    let err = tessera_pipeline::bake(tessera_pipeline::BakeRequest {
+        scene: scene(),
+        config: config.clone(),
+        out_dir: dir.path().to_path_buf(),
+        threads: 2,
+        memory_budget: 256 << 20,
+        progress: tessera_pipeline::Progress::quiet(),
+        interrupt: None,
+        sampler: None,
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, tessera_pipeline::BakeError::NoWalkable(_)),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains("reachable_from[0]") && message.contains("reachable_from[1]"),
+        "{message}"
+    );
+    assert!(std::fs::read(dir.path().join("navmesh.tsn")).unwrap() == good);
+    // One seed on the mesh is enough: the other is only warned about.
+    config.polygons.reachable_from = vec![[500.0, 500.0, 0.0], [17.0, 3.0, 0.0]];
+    let (s, _) = bake_columns(scene(), &config, dir.path(), 2, 256 << 20);
+    assert!(s.polygons > 0);
+}
+
 /// Heights the navmesh gives at seeded random points, against the voxel floor under them:
 /// mean and 95th percentile of the difference [m].
 fn height_errors(out: &Path) -> (f64, f64, usize) {

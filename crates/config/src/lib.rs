@@ -430,6 +430,14 @@ impl BakeConfig {
             1.0e6,
             false,
         )?;
+        for (i, seed) in self.polygons.reachable_from.iter().enumerate() {
+            if seed.iter().any(|c| !c.is_finite()) {
+                return Err(fail(
+                    "polygons.reachable_from",
+                    format!("seed {i} = {seed:?} is not a finite point"),
+                ));
+            }
+        }
         let d = &self.polygons;
         if d.detail_sample_distance > 0.0 && d.detail_sample_distance < 2.0 * self.voxel.cell_size {
             return Err(fail(
@@ -668,6 +676,18 @@ mod tests {
             ("[agent]\nradius = nan", "agent.radius"),
             ("[polygons]\ntau_degrees = 45.0", "polygons.tau_degrees"),
             ("[polygons]\ntau_degrees = -1.0", "polygons.tau_degrees"),
+            (
+                "[polygons]\nmin_island_area = -1.0",
+                "polygons.min_island_area",
+            ),
+            (
+                "[polygons]\nreachable_from = [[1.0, 2.0, 3.0], [nan, 0.0, 0.0]]",
+                "polygons.reachable_from",
+            ),
+            (
+                "[polygons]\nreachable_from = [[0.0, inf, 0.0]]",
+                "polygons.reachable_from",
+            ),
         ];
         for (text, field) in cases {
             let err = BakeConfig::from_toml(text, "test.toml")

@@ -321,6 +321,20 @@ fn build(
             &mut |pass| progress.phase(STAGE, &format!("navmesh file: {pass}"), 0),
         )
         .map_err(assembly_error(&layout.navmesh()))?;
+    // Seeds that all miss the mesh would drop every polygon: a mistake in the settings (the
+    // wrong up axis, another scene's coordinates), refused before the file replaces a good one.
+    if !seeds.is_empty() && assembled.unplaced_seeds.len() == seeds.len() {
+        let listed: Vec<String> = seeds
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("polygons.reachable_from[{i}] = {p:?}"))
+            .collect();
+        return Err(BakeError::NoWalkable(format!(
+            "no reachability seed stands on a walkable polygon, so every polygon would be \
+             dropped: {} (seeds are in the scene's own coordinates and up axis)",
+            listed.join(", ")
+        )));
+    }
     file.commit()?;
     progress.stage_done(STAGE, done);
     for &i in &assembled.unplaced_seeds {

@@ -335,7 +335,10 @@ fn read_entries_into<'a>(
     if start != out.len() {
         return Err(StoreError::Corrupt {
             path: path.to_path_buf(),
-            what: format!("chunks of key {key} hold {start} bytes, expected {}", out.len()),
+            what: format!(
+                "chunks of key {key} hold {start} bytes, expected {}",
+                out.len()
+            ),
         });
     }
     Ok(())
