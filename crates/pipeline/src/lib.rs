@@ -149,6 +149,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
             params: &req.config.polygon_params(),
             agent: &req.config.agent,
             regions_reused: voxelized.reused,
+            interrupt: req.interrupt.as_ref(),
         },
         &budget,
         req.threads,

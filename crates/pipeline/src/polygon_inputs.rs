@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tessera_artifacts::{Contour, GridFrame, RegionBatch, SpanKey, TileCoord, TileFloors};
@@ -45,6 +46,10 @@ pub(crate) struct JournalRegions {
     /// The first read that failed: the stream stopped there.
     failure: Option<std::io::Error>,
     progress: Progress,
+    /// Raised to stop the bake: the stream stops before its next window.
+    interrupt: Option<Arc<AtomicBool>>,
+    /// Whether the stream stopped because of it.
+    pub(crate) interrupted: bool,
 }
 
 impl JournalRegions {
@@ -54,6 +59,7 @@ impl JournalRegions {
         path: &Path,
         window_bytes: u64,
         progress: &Progress,
+        interrupt: Option<Arc<AtomicBool>>,
     ) -> Result<JournalRegions, BakeError> {
         let journal = Journal::open_complete(journal_path, crate::REGIONS_KIND)?;
         let corrupt = |message: String| BakeError::Corrupt {
@@ -71,6 +77,12 @@ impl JournalRegions {
         let keys = journal.keys();
         progress.phase(STAGE, "contours", keys.len() as u64);
         for (n, key) in keys.into_iter().enumerate() {
+            if interrupt
+                .as_ref()
+                .is_some_and(|i| i.load(Ordering::Relaxed))
+            {
+                return Err(BakeError::Interrupted);
+            }
             progress.advance(STAGE, n as u64);
             let batch = RegionBatch::decode(&journal.read(key)?)
                 .map_err(|e| corrupt(format!("tile {key}: {e}")))?;
@@ -139,6 +151,8 @@ impl JournalRegions {
             passes: 0,
             failure: None,
             progress: progress.clone(),
+            interrupt,
+            interrupted: false,
         })
     }
 
@@ -196,6 +210,14 @@ impl RegionSource for JournalRegions {
                 .map(|&(_, w)| w as u64 * 4)
                 .sum();
             if !window.is_empty() && bytes + size > self.window_bytes {
+                if self
+                    .interrupt
+                    .as_ref()
+                    .is_some_and(|i| i.load(Ordering::Relaxed))
+                {
+                    self.interrupted = true;
+                    return Err(PolygonError::Source("interrupted".into()));
+                }
                 f(&window)?;
                 self.progress.advance(STAGE, r as u64);
                 window.clear();

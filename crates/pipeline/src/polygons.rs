@@ -69,6 +69,8 @@ pub(crate) struct PolygonInputs<'a> {
     pub agent: &'a AgentSettings,
     /// The region journal was reused whole, so a navmesh made from it may be too.
     pub regions_reused: bool,
+    /// Raised to stop the bake (between windows of regions, and before the file is committed).
+    pub interrupt: Option<&'a std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// What the summary reports about the navmesh.
@@ -236,8 +238,18 @@ fn build(
     // decompressed twice: a large cache pays for itself).
     let work = (budget.total() / 2).clamp(4 << 20, 256 << 20);
     let _reservation = budget.reserve(work, "polygon stage")?;
-    let mut source =
-        JournalRegions::open(&regions_path, &layout.contours_spill(), work / 32, progress)?;
+    let interrupted = || {
+        input
+            .interrupt
+            .is_some_and(|i| i.load(std::sync::atomic::Ordering::Relaxed))
+    };
+    let mut source = JournalRegions::open(
+        &regions_path,
+        &layout.contours_spill(),
+        work / 32,
+        progress,
+        input.interrupt.cloned(),
+    )?;
     let pool = crate::error::thread_pool(threads, STAGE)?;
     let agent = input.agent;
     let nav_frame = tessera_navmesh::Frame {
@@ -291,6 +303,9 @@ fn build(
             Ok(())
         })
     });
+    if source.interrupted {
+        return Err(BakeError::Interrupted);
+    }
     if let Some(e) = sink_failure {
         return Err(assembly_error(&scratch)(e));
     }
@@ -321,6 +336,10 @@ fn build(
             &mut |pass| progress.phase(STAGE, &format!("navmesh file: {pass}"), 0),
         )
         .map_err(assembly_error(&layout.navmesh()))?;
+    if interrupted() {
+        // Stopped while the file was assembled: it is not committed.
+        return Err(BakeError::Interrupted);
+    }
     // Seeds that all miss the mesh would drop every polygon: a mistake in the settings (the
     // wrong up axis, another scene's coordinates), refused before the file replaces a good one.
     if !seeds.is_empty() && assembled.unplaced_seeds.len() == seeds.len() {

@@ -430,6 +430,62 @@ fn sigterm_stops_with_checkpoints_that_resume() {
 }
 
 #[test]
+#[ignore = "slow: two bakes of the demo world through the CLI (about 8 s)"]
+fn sigterm_in_the_polygon_stage_stops_it_and_the_bake_resumes() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let o = tessera(
+        &[&RESUME_ARGS[..], &["quiet", "--out", "whole"]].concat(),
+        dir.path(),
+    );
+    assert!(o.status.success());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args([&RESUME_ARGS[..], &["json", "--out", "term"]].concat())
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The signal goes as soon as the polygon stage announces itself.
+    let mut log = String::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.contains("\"event\":\"start\"") && line.contains("\"stage\":\"polygons\"") {
+            Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status()
+                .unwrap();
+        }
+        log.push_str(&line);
+        log.push('\n');
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{log}");
+    assert!(log.contains("interrupted"), "{log}");
+    let term = dir.path().join("term");
+    assert!(!term.join("navmesh.tsn").exists() && !term.join("summary.json").exists());
+    let o = tessera(
+        &[&RESUME_ARGS[..], &["quiet", "--out", "term"]].concat(),
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let resumed = summary(&term);
+    assert!(
+        resumed["stages_reused"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("voxelize")),
+        "{resumed}"
+    );
+    assert_same_bake(
+        &dir.path().join("whole"),
+        &term,
+        Same::Tiling,
+        "stopped in the polygon stage and resumed",
+    );
+}
+
+#[test]
 #[ignore = "slow: about 40 s of bakes and rebakes through the CLI"]
 fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
     let dir = tempfile::tempdir().unwrap();
