@@ -1,15 +1,44 @@
 //! OBJ text as logical lines and tokens, and the places where it may be cut into windows.
 //!
-//! A physical line ends at `\n`; a trailing `\r` is dropped and a comment (from `#`) cut off.
-//! A physical line whose remaining text ends with `\` continues on the next one: together they
-//! make one logical line. Whether a physical line continues depends on that line alone, so the
-//! text can be cut after any newline that ends a line which does not continue
-//! ([`logical_boundary`]), and the pieces read alone give the same logical lines.
+//! A physical line ends at `\n`, `\r\n` or a `\r` alone (files written with any of the three
+//! conventions, or a mix of them, read the same); a comment (from `#`) is cut off. A physical
+//! line whose remaining text ends with `\` continues on the next one: together they make one
+//! logical line. Whether a physical line continues depends on that line alone, so the text can
+//! be cut after any line end of a line which does not continue ([`logical_boundary`]; never
+//! between the two bytes of a `\r\n`), and the pieces read alone give the same logical lines.
+//!
+//! A UTF-8 byte-order mark at the very start of a file is not text: [`text_start`] says where
+//! the text begins.
 
 use std::borrow::Cow;
 
+/// The UTF-8 encoding of U+FEFF, which some editors write first in a file to mark it UTF-8.
+const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
+
+/// Where the text of a whole file begins: past a leading byte-order mark, if it has one.
+pub(crate) fn text_start(file: &[u8]) -> usize {
+    if file.starts_with(BYTE_ORDER_MARK) {
+        BYTE_ORDER_MARK.len()
+    } else {
+        0
+    }
+}
+
+/// The end of the physical line that holds `data[from]` (or starts there): the range of its
+/// terminator (`\n`, `\r\n` or a lone `\r`), or None when the text ends before one.
+#[inline]
+fn terminator(data: &[u8], from: usize) -> Option<(usize, usize)> {
+    let at = from + memchr::memchr2(b'\n', b'\r', data.get(from..)?)?;
+    let end = if data[at] == b'\r' && data.get(at + 1) == Some(&b'\n') {
+        at + 2
+    } else {
+        at + 1
+    };
+    Some((at, end))
+}
+
 /// Logical lines with their 1-based number (of their first physical line) in the text given:
-/// CR stripped, `\`-continued lines joined, comments (from `#`) removed.
+/// line ends of any convention, `\`-continued lines joined, comments (from `#`) removed.
 pub(crate) struct Lines<'a> {
     data: &'a [u8],
     pos: usize,
@@ -35,20 +64,18 @@ impl<'a> Lines<'a> {
         if self.pos >= self.data.len() {
             return None;
         }
-        let rest = &self.data[self.pos..];
-        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-        self.pos += (end + 1).min(rest.len());
+        let start = self.pos;
+        let (text_end, next) =
+            terminator(self.data, start).unwrap_or((self.data.len(), self.data.len()));
+        self.pos = next;
         self.line += 1;
-        Some(content(&rest[..end]))
+        Some(content(&self.data[start..text_end]))
     }
 }
 
-/// A physical line (without its `\n`) as it counts: a trailing CR dropped, a comment cut off.
+/// A physical line (without its line end) as it counts: a comment cut off.
 #[inline]
-fn content(mut line: &[u8]) -> &[u8] {
-    if let [head @ .., b'\r'] = line {
-        line = head;
-    }
+fn content(line: &[u8]) -> &[u8] {
     match memchr::memchr(b'#', line) {
         Some(i) => &line[..i],
         None => line,
@@ -78,25 +105,31 @@ impl<'a> Iterator for Lines<'a> {
     }
 }
 
-/// The first position at or after `at` where a logical line begins: 0, just past a newline
-/// ending a physical line that does not continue, or the end of `data`.
+/// The first position at or after `at` where a logical line begins: 0, just past the line end
+/// of a physical line that does not continue, or the end of `data`.
 pub(crate) fn logical_boundary(data: &[u8], at: usize) -> usize {
     if at == 0 {
         return 0;
     }
     // The physical line holding byte `at - 1` (or starting right after it) is the first whose
-    // end may be the boundary.
+    // end may be the boundary. When `at - 1` is the `\n` of a `\r\n`, that line ends at `at`.
     let mut from = at - 1;
     loop {
-        let Some(newline) = memchr::memchr(b'\n', data.get(from..).unwrap_or(&[])) else {
+        let Some((found, end)) = terminator(data, from) else {
             return data.len();
         };
-        let newline = from + newline;
-        let start = memchr::memrchr(b'\n', &data[..newline]).map_or(0, |i| i + 1);
-        if !content(&data[start..newline]).ends_with(b"\\") {
-            return newline + 1;
+        // The line's text ends where its terminator begins, which for the `\n` of a `\r\n`
+        // found first is one byte earlier.
+        let text_end = if data[found] == b'\n' && found > 0 && data[found - 1] == b'\r' {
+            found - 1
+        } else {
+            found
+        };
+        let start = memchr::memrchr2(b'\n', b'\r', &data[..text_end]).map_or(0, |i| i + 1);
+        if !content(&data[start..text_end]).ends_with(b"\\") {
+            return end;
         }
-        from = newline + 1;
+        from = end;
     }
 }
 
@@ -136,17 +169,57 @@ mod tests {
 
     #[test]
     fn pieces_cut_at_boundaries_read_as_the_whole() {
-        let text: &[u8] = b"v 1 2 \\\r\n3\r\n# a \\\nf 1 \\ # c\n 2 \\\n\n3\\\nf 4 5 6\nlast \\";
-        let whole = lines(text);
-        for at in 0..=text.len() + 1 {
-            let cut = logical_boundary(text, at);
-            assert!(cut >= at.min(text.len()), "{at}: {cut}");
-            let (a, b) = text.split_at(cut);
-            let mut joined = lines(a);
-            let offset = a.iter().filter(|&&c| c == b'\n').count() as u64;
-            joined.extend(lines(b).into_iter().map(|(n, l)| (n + offset, l)));
-            assert_eq!(joined, whole, "cut at {cut} (asked {at})");
+        let texts: [&[u8]; 3] = [
+            b"v 1 2 \\\r\n3\r\n# a \\\nf 1 \\ # c\n 2 \\\n\n3\\\nf 4 5 6\nlast \\",
+            b"v 1 2 \\\r3\r# a \\\rf 1 \\ # c\r 2 \\\r\r3\\\rf 4 5 6\rlast \\\r",
+            b"\r\r\na\r\n\n\rb \\\r\nc\r\r\n\\\rd\n\r",
+        ];
+        for text in texts {
+            let whole = lines(text);
+            for at in 0..=text.len() + 1 {
+                let cut = logical_boundary(text, at);
+                assert!(cut >= at.min(text.len()), "{at}: {cut}");
+                let (a, b) = text.split_at(cut);
+                assert!(
+                    !(a.ends_with(b"\r") && b.starts_with(b"\n")),
+                    "{at}: CRLF split"
+                );
+                let mut first = Lines::new(a);
+                let mut joined: Vec<_> = first.by_ref().map(|(n, l)| (n, l.into_owned())).collect();
+                let offset = first.physical_lines();
+                joined.extend(lines(b).into_iter().map(|(n, l)| (n + offset, l)));
+                assert_eq!(joined, whole, "cut at {cut} (asked {at})");
+            }
         }
+    }
+
+    #[test]
+    fn every_line_end_ends_a_line() {
+        let numbered = |text: &[u8]| -> Vec<(u64, String)> {
+            lines(text)
+                .into_iter()
+                .map(|(n, l)| (n, String::from_utf8(l).unwrap()))
+                .collect()
+        };
+        let want = vec![
+            (1, "a".to_string()),
+            (2, "b".to_string()),
+            (3, String::new()),
+            (4, "c  d".to_string()),
+            (6, "e".to_string()),
+        ];
+        assert_eq!(numbered(b"a\nb\n\nc \\\nd\ne\n"), want);
+        assert_eq!(numbered(b"a\r\nb\r\n\r\nc \\\r\nd\r\ne\r\n"), want);
+        assert_eq!(numbered(b"a\rb\r\rc \\\rd\re\r"), want);
+        assert_eq!(numbered(b"a\rb\r\n\nc \\\rd\r\ne"), want);
+    }
+
+    #[test]
+    fn a_byte_order_mark_starts_no_text() {
+        assert_eq!(text_start(b"\xEF\xBB\xBFv 1 2 3\n"), 3);
+        assert_eq!(text_start(b"v 1 2 3\n"), 0);
+        assert_eq!(text_start(b"\xEF\xBB"), 0);
+        assert_eq!(text_start(b""), 0);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! sequentially and then memory-mapped, so the table never counts against anonymous memory.
 //! Pass 2 reads `f` lines and resolves their indices against it. Supported: `v x y z [w | r g b]`
 //! (extra components ignored); `f` with `i`, `i/t`, `i//n`, `i/t/n` and negative (relative)
-//! indices; polygons fan-triangulated; CRLF; `\` line continuations; comments. Everything else
+//! indices; polygons fan-triangulated; line ends `\n`, `\r\n` or `\r`, mixed or not; a leading
+//! UTF-8 byte-order mark; `\` line continuations; comments. Everything else
 //! (`vt`, `vn`, `vp`, `o`, `g`, `s`, `usemtl`, `mtllib`, `l`, `p`, unknown keywords) is skipped.
 //!
 //! Both passes parse windows of the map in parallel (`windows`: cut at logical-line
@@ -495,7 +496,8 @@ mod tests {
     }
 
     /// One line of a random OBJ: vertices with signed zeros, faces in every index form (some
-    /// out of range, some degenerate), comments, continuations, CRLF, the odd bad line.
+    /// out of range, some degenerate), comments, continuations, line ends of another
+    /// convention inside, the odd bad line.
     fn obj_line() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
         let coordinate = coordinate();
@@ -517,6 +519,7 @@ mod tests {
             1 => Just("vt 0 0".to_string()),
             1 => Just(String::new()),
             1 => Just("v 1 \\\r\n2 3".to_string()),
+            1 => Just("v 1 \\\r2 3\rf -1 -2 -3".to_string()),
         ]
     }
 
@@ -526,14 +529,14 @@ mod tests {
         fn windows_change_no_byte_and_no_error(
             head in proptest::collection::vec(proptest::collection::vec(coordinate(), 3), 12),
             lines in proptest::collection::vec(obj_line(), 0..60),
-            crlf: bool,
+            end in proptest::sample::select(vec!["\n", "\r\n", "\r"]),
             bad in proptest::option::weighted(0.2, 0usize..72),
         ) {
             let mut lines: Vec<String> = head.iter().map(|c| format!("v {}", c.join(" "))).chain(lines).collect();
             if let Some(at) = bad.filter(|&at| at < lines.len()) {
                 lines[at] = "v 1 x 2".to_string();
             }
-            let text = lines.join(if crlf { "\r\n" } else { "\n" });
+            let text = lines.join(end);
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("p.obj");
             std::fs::write(&path, &text).unwrap();
@@ -620,6 +623,45 @@ mod tests {
         std::fs::write(&path, "v 1 2 3\nv 2 2 3\nv 1 2 4\nf 1 2 3\n").unwrap();
         let scene = ObjScene::open(&path, UpAxis::Y, dir.path()).unwrap();
         assert_eq!(scene.bounds().min, [1.0, -4.0, 2.0]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_keeps_the_first_vertex() {
+        let quad = vec![[QUAD[0], QUAD[1], QUAD[2]], [QUAD[0], QUAD[2], QUAD[3]]];
+        let body = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n";
+        assert_eq!(triangles(&format!("\u{feff}{body}")).unwrap(), quad);
+        // The mark counts for nothing: errors still name the line they are on.
+        let err = triangles("\u{feff}v 0 0 0\nv 1 0\n").unwrap_err();
+        assert!(matches!(err, IngestError::Obj { line: 2, .. }), "{err}");
+        // Only a mark at the very start is one: elsewhere the bytes are text as before.
+        let err = triangles("v 0 0 0\nv 1 0 0\n\u{feff}v 1 1 0\nf 1 2 3\n").unwrap_err();
+        assert!(err.to_string().contains("out of range"), "{err}");
+    }
+
+    #[test]
+    fn every_line_end_convention_reads_the_same() {
+        let quad = vec![[QUAD[0], QUAD[1], QUAD[2]], [QUAD[0], QUAD[2], QUAD[3]]];
+        let lines = [
+            "# corners",
+            "v 0 0 0",
+            "v 1 0 0",
+            "v 1 1 \\",
+            "0",
+            "v 0 1 0",
+            "f 1 2 3 4",
+        ];
+        for end in ["\n", "\r\n", "\r"] {
+            let text = lines.join(end);
+            assert_eq!(triangles(&text).unwrap(), quad, "{end:?}");
+            assert_eq!(triangles(&format!("{text}{end}")).unwrap(), quad, "{end:?}");
+        }
+        // Mixed in one file, and line numbers count old Mac line ends too.
+        assert_eq!(
+            triangles("v 0 0 0\rv 1 0 0\r\nv 1 1 0\nv 0 1 0\r\rf 1 2 3 4").unwrap(),
+            quad
+        );
+        let err = triangles("v 0 0 0\rv 1 0 0\r\rv 1 x 0\r").unwrap_err();
+        assert!(matches!(err, IngestError::Obj { line: 4, .. }), "{err}");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! Whatever the cut, the pieces read alone give the same logical lines as the whole text
 //! (`lines::logical_boundary`), so the windows change no result.
 
-use crate::lines::logical_boundary;
+use crate::lines::{logical_boundary, text_start};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -36,12 +36,12 @@ pub(crate) fn window_text(batch: usize, min_window: usize) -> usize {
     (batch / (threads * WINDOWS_PER_THREAD)).max(min_window.max(1))
 }
 
-/// Cuts `data` into windows of about `window` bytes, each ending at a logical-line boundary.
-/// The cuts are found as the windows are asked for, so finding them touches only text about to
+/// Cuts the text of the file `data` (from [`text_start`]: a byte-order mark is left out) into
+/// windows of about `window` bytes, each ending at a logical-line boundary. The cuts are found as the windows are asked for, so finding them touches only text about to
 /// be read (a page touched early may be mapped in with its neighbours: cutting a whole large
 /// file up front would map much of it).
 pub(crate) fn cut(data: &[u8], window: usize) -> impl Iterator<Item = Range<usize>> + '_ {
-    let mut start = 0;
+    let mut start = text_start(data);
     std::iter::from_fn(move || {
         if start >= data.len() {
             return None;

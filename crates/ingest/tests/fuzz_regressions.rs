@@ -17,6 +17,12 @@ fn every_obj_fuzz_input_is_read_or_refused_without_a_panic() {
         ("corpus/index_forms.obj", 7),
         ("corpus/statements_crlf_continuations.obj", 2),
         ("corpus/hexagon_fan.obj", 4),
+        // Issue 21: a leading byte-order mark and old Mac (CR only) line ends.
+        (
+            "regressions/byte_order_mark_dropped_the_first_vertex.obj",
+            1,
+        ),
+        ("regressions/cr_line_ends_read_as_empty.obj", 2),
     ] {
         assert_eq!(results[seed], Ok(triangles), "{seed}");
     }

@@ -177,16 +177,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
     tessera_export::write_atomic(&report_path, |w| w.write_all(html.as_bytes()))
         .map_err(|e| Failure::new(exit::IO, e))?;
 
-    crate::summary::print_bake(
-        &summary,
-        &crate::summary::Outputs {
-            dir: &out_dir,
-            preview: &preview,
-            preview_view: &view,
-            report: &report_path,
-        },
-    );
-    Ok(())
+    let outputs = crate::summary::Outputs {
+        dir: &out_dir,
+        preview: &preview,
+        preview_view: &view,
+        report: &report_path,
+    };
+    crate::out::print(|w| Ok(crate::summary::print_bake(w, &summary, &outputs)?))
 }
 
 /// What to bake, and the output folder's default name: the scene file, or the demo world.

@@ -15,10 +15,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .dir
         .unwrap_or_else(|| PathBuf::from("tessera-out").join("demo"));
     let work = tessera_pipeline::BakeLayout::new(&dir).work();
-    match std::fs::remove_dir_all(&work) {
-        Ok(()) => println!("removed {}", work.display()),
+    let said = match std::fs::remove_dir_all(&work) {
+        Ok(()) => format!("removed {}", work.display()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            println!("nothing to remove: {} does not exist", work.display())
+            format!("nothing to remove: {} does not exist", work.display())
         }
         Err(e) => {
             return Err(Failure::new(
@@ -26,6 +26,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 anyhow::anyhow!("{}: {e}", work.display()),
             ))
         }
-    }
-    Ok(())
+    };
+    crate::out::print(|out| Ok(writeln!(out, "{said}")?))
 }

@@ -50,15 +50,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     let counts = tessera_export::export_file(file.mesh(), &args.out, format, options)
         .map_err(|e| Failure::new(exit::IO, e))?;
-    println!(
-        "wrote {}: {} polygons as {} triangles ({}), {} vertices, {} portals, {} links",
-        args.out.display(),
-        counts.polygons,
-        counts.triangles,
-        if args.detail { "detail" } else { "fans" },
-        counts.vertices,
-        counts.portals,
-        counts.links
-    );
-    Ok(())
+    crate::out::print(|out| {
+        writeln!(
+            out,
+            "wrote {}: {} polygons as {} triangles ({}), {} vertices, {} portals, {} links",
+            args.out.display(),
+            counts.polygons,
+            counts.triangles,
+            if args.detail { "detail" } else { "fans" },
+            counts.vertices,
+            counts.portals,
+            counts.links
+        )?;
+        Ok(())
+    })
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use tessera_query::{shortest_decimal, Query};
 
 use crate::exit::Failure;
+use crate::out;
 use crate::summary::{partition_line, scene_point};
 
 #[derive(clap::Args)]
@@ -66,30 +67,37 @@ pub fn run(args: Args) -> Result<(), Failure> {
                 "climb": shortest_decimal(frame.agent_climb),
             },
         });
-        println!("{v}");
-        return Ok(());
+        return out::print(|out| Ok(writeln!(out, "{v}")?));
     }
-    println!("navmesh {}", path.display());
-    println!(
-        "  bounds           {} to {} (scene coordinates, {up} up)",
-        scene_point(min),
-        scene_point(max)
-    );
-    println!("  polygons         {polygons} ({vertices} vertices, {regions} regions)");
-    println!("  portals          {portals}, links {links}");
-    println!(
-        "  partition        {}",
-        partition_line(polygons as u64, notches, &by_notches)
-    );
-    println!("  walkable area    {area:.1} m^2");
-    println!(
-        "  baked for        cell {} m x {} m, agent height {} m, radius {} m, climb {} m",
-        frame.cell_size,
-        frame.cell_height,
-        frame.agent_height,
-        frame.agent_radius,
-        frame.agent_climb
-    );
-    println!("  file size        {} bytes", file.len());
-    Ok(())
+    out::print(|out| {
+        writeln!(out, "navmesh {}", path.display())?;
+        writeln!(
+            out,
+            "  bounds           {} to {} (scene coordinates, {up} up)",
+            scene_point(min),
+            scene_point(max)
+        )?;
+        writeln!(
+            out,
+            "  polygons         {polygons} ({vertices} vertices, {regions} regions)"
+        )?;
+        writeln!(out, "  portals          {portals}, links {links}")?;
+        writeln!(
+            out,
+            "  partition        {}",
+            partition_line(polygons as u64, notches, &by_notches)
+        )?;
+        writeln!(out, "  walkable area    {area:.1} m^2")?;
+        writeln!(
+            out,
+            "  baked for        cell {} m x {} m, agent height {} m, radius {} m, climb {} m",
+            frame.cell_size,
+            frame.cell_height,
+            frame.agent_height,
+            frame.agent_radius,
+            frame.agent_climb
+        )?;
+        writeln!(out, "  file size        {} bytes", file.len())?;
+        Ok(())
+    })
 }

@@ -6,10 +6,12 @@
 //!
 //! Modules: [`bake`], [`clean`], [`path`], [`export`], [`render`], [`view`], [`info`] (one per
 //! subcommand, each with its arguments and its `run`); [`exit`] (exit codes, the failure type,
-//! how a failure is printed); [`navmesh`] (opening a navmesh file for a command); [`summary`]
+//! how a failure is printed); [`navmesh`] (opening a navmesh file for a command); [`out`] (stdout
+//! for what a command prints, a closed pipe ending it quietly); [`summary`]
 //! (the text a bake and `info` print).
 //!
-//! Exit codes (stable, for scripts): 0 success (a path query that finds no path included);
+//! Exit codes (stable, for scripts): 0 success (a path query that finds no path included, and
+//! a reader of stdout that closes it early, as `| head` does);
 //! 2 bad command line; 3 bad input (unreadable or malformed scene, empty scene, nothing
 //! walkable; a navmesh that is not one, is corrupt or fails validation); 4 bad config; 5 memory
 //! budget too small; 6 I/O failure (a navmesh that cannot be opened or read included),
@@ -23,6 +25,7 @@ mod exit;
 mod export;
 mod info;
 mod navmesh;
+mod out;
 mod path;
 mod render;
 mod summary;

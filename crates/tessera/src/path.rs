@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 
 use tessera_geom::parse_point;
-use tessera_query::{Query, Rng};
+use tessera_query::{PathAnswer, Query, Rng};
 
 use crate::exit::{self, Failure};
+use crate::out;
 use crate::summary::scene_point;
 
 #[derive(clap::Args)]
@@ -55,73 +56,94 @@ pub fn run(args: Args) -> Result<(), Failure> {
             anyhow::anyhow!("give --from and --to, or --random-pairs"),
         ));
     };
-    let a = query.path(from, to);
-    if args.json {
-        let json = serde_json::to_string(&a).map_err(|e| Failure::new(exit::IO, e))?;
-        println!("{json}");
-    } else if a.found {
-        println!(
-            "path from {} to {}: {:.3} m, {} waypoints",
-            scene_point(from),
-            scene_point(to),
-            a.length,
-            a.waypoints.len()
-        );
-        for w in &a.waypoints {
-            println!("  {:.3} {:.3} {:.3}", w[0], w[1], w[2]);
+    let a = without_negative_zeros(query.path(from, to));
+    out::print(|out| {
+        if args.json {
+            let json = serde_json::to_string(&a).map_err(|e| Failure::new(exit::IO, e))?;
+            writeln!(out, "{json}")?;
+        } else if a.found {
+            writeln!(
+                out,
+                "path from {} to {}: {:.3} m, {} waypoints",
+                scene_point(from),
+                scene_point(to),
+                a.length,
+                a.waypoints.len()
+            )?;
+            for w in &a.waypoints {
+                writeln!(out, "  {:.3} {:.3} {:.3}", w[0], w[1], w[2])?;
+            }
+        } else {
+            writeln!(
+                out,
+                "no path from {} to {} (an end is off the mesh, or nothing joins them)",
+                scene_point(from),
+                scene_point(to)
+            )?;
         }
-    } else {
-        println!(
-            "no path from {} to {} (an end is off the mesh, or nothing joins them)",
-            scene_point(from),
-            scene_point(to)
-        );
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
-/// `n` pairs of random points on the mesh from `args.seed`, each with its path's length.
+/// `answer` with no `-0.0` left to print (in its length or waypoints).
+fn without_negative_zeros(mut answer: PathAnswer) -> PathAnswer {
+    answer.length = out::unsigned_zero(answer.length);
+    for w in &mut answer.waypoints {
+        *w = w.map(out::unsigned_zero);
+    }
+    answer
+}
+
+/// `n` pairs of random points on the mesh from `args.seed`, each with its path's length,
+/// printed as each is answered (a million pairs never wait in memory); then, as text, how many
+/// were joined. As JSON, one array with an element per line.
 fn random_pairs(args: &Args, query: &Query, n: u32) -> Result<(), Failure> {
     let mut rng = Rng::new(args.seed);
-    let mut answers = Vec::with_capacity(n as usize);
-    for _ in 0..n {
-        let (Some((_, a)), Some((_, b))) =
-            (query.random_point(&mut rng), query.random_point(&mut rng))
-        else {
-            return Err(Failure::new(
-                exit::BAD_INPUT,
-                anyhow::anyhow!(
-                    "{}: the navmesh has no walkable area to draw points from",
-                    args.navmesh.display()
-                ),
-            ));
-        };
-        let (from, to) = (query.to_scene(a), query.to_scene(b));
-        answers.push((from, to, query.path(from, to)));
-    }
-    if args.json {
-        let list: Vec<serde_json::Value> = answers
-            .iter()
-            .map(|(from, to, a)| {
-                serde_json::json!({"from": from, "to": to, "found": a.found, "length": a.length})
-            })
-            .collect();
-        println!("{}", serde_json::Value::Array(list));
-        return Ok(());
-    }
-    for (from, to, a) in &answers {
-        if a.found {
-            println!(
-                "{} -> {}: {:.3} m",
-                scene_point(*from),
-                scene_point(*to),
-                a.length
-            );
-        } else {
-            println!("{} -> {}: no path", scene_point(*from), scene_point(*to));
+    let mut found = 0u32;
+    out::print(|out| {
+        for i in 0..n {
+            let (Some((_, a)), Some((_, b))) =
+                (query.random_point(&mut rng), query.random_point(&mut rng))
+            else {
+                // Only a mesh with no area has no point: the first pair, before any output.
+                return Err(Failure::new(
+                    exit::BAD_INPUT,
+                    anyhow::anyhow!(
+                        "{}: the navmesh has no walkable area to draw points from",
+                        args.navmesh.display()
+                    ),
+                )
+                .into());
+            };
+            let (from, to) = (query.to_scene(a), query.to_scene(b));
+            let answer = without_negative_zeros(query.path(from, to));
+            found += u32::from(answer.found);
+            if args.json {
+                let pair = serde_json::json!({
+                    "from": from.map(out::unsigned_zero),
+                    "to": to.map(out::unsigned_zero),
+                    "found": answer.found,
+                    "length": answer.length,
+                });
+                let open = if i == 0 { "[" } else { "," };
+                writeln!(out, "{open}{pair}")?;
+            } else if answer.found {
+                writeln!(
+                    out,
+                    "{} -> {}: {:.3} m",
+                    scene_point(from),
+                    scene_point(to),
+                    answer.length
+                )?;
+            } else {
+                writeln!(out, "{} -> {}: no path", scene_point(from), scene_point(to))?;
+            }
         }
-    }
-    let found = answers.iter().filter(|a| a.2.found).count();
-    println!("{found} of {n} pairs joined (seed {})", args.seed);
-    Ok(())
+        if args.json {
+            writeln!(out, "{}", if n == 0 { "[]" } else { "]" })?;
+        } else {
+            writeln!(out, "{found} of {n} pairs joined (seed {})", args.seed)?;
+        }
+        Ok(())
+    })
 }

@@ -42,7 +42,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         path_note = if answer.found {
             format!(
                 "; path {:.3} m, {} waypoints",
-                answer.length,
+                crate::out::unsigned_zero(answer.length),
                 answer.waypoints.len()
             )
         } else {
@@ -52,12 +52,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let view = tessera_export::render::write_preview(file.mesh(), &options, &args.out)
         .map_err(|e| Failure::new(exit::IO, e))?;
-    println!(
-        "wrote {}: {} x {} px, {:.3} m per pixel{path_note}",
-        args.out.display(),
-        view.width,
-        view.height,
-        view.units_per_pixel()
-    );
-    Ok(())
+    crate::out::print(|out| {
+        writeln!(
+            out,
+            "wrote {}: {} x {} px, {:.3} m per pixel{path_note}",
+            args.out.display(),
+            view.width,
+            view.height,
+            view.units_per_pixel()
+        )?;
+        Ok(())
+    })
 }

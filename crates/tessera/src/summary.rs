@@ -1,6 +1,7 @@
 //! The text the commands print beyond one line: the summary after a bake, the partition line
 //! (also in `info`), and points in scene coordinates.
 
+use std::io::{self, Write};
 use std::path::Path;
 
 use tessera_export::PlanView;
@@ -8,6 +9,7 @@ use tessera_pipeline::{BakeLayout, BakeSummary, NotchGroup};
 
 /// A scene point as `(x, y, z)`, millimetres.
 pub fn scene_point(p: [f64; 3]) -> String {
+    let p = p.map(crate::out::unsigned_zero);
     format!("({:.3}, {:.3}, {:.3})", p[0], p[1], p[2])
 }
 
@@ -19,11 +21,12 @@ pub struct Outputs<'a> {
     pub report: &'a Path,
 }
 
-/// Prints what a bake did, on stdout.
-pub fn print_bake(summary: &BakeSummary, out: &Outputs) {
+/// Writes what a bake did to `w` (stdout).
+pub fn print_bake(w: &mut dyn Write, summary: &BakeSummary, out: &Outputs) -> io::Result<()> {
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
-    println!("baked {} into {}", summary.scene, out.dir.display());
-    println!(
+    writeln!(w, "baked {} into {}", summary.scene, out.dir.display())?;
+    writeln!(
+        w,
         "  triangles        {} ({} degenerate skipped{})",
         summary.triangles,
         summary.degenerate_triangles,
@@ -32,28 +35,32 @@ pub fn print_bake(summary: &BakeSummary, out: &Outputs) {
         } else {
             ""
         }
-    );
-    println!(
+    )?;
+    writeln!(
+        w,
         "  tiles            {} ({} with geometry, {} cells each side, grid {} x {} cells)",
         summary.tiles,
         summary.tiles_with_geometry,
         summary.tile_size,
         summary.cells[0],
         summary.cells[1]
-    );
-    println!(
+    )?;
+    writeln!(
+        w,
         "  spans            {} ({} walkable)",
         summary.spans, summary.walkable_spans
-    );
-    println!(
+    )?;
+    writeln!(
+        w,
         "  regions          {} (walkable area {:.1} m^2), {} contours, {} contour vertices ({} tile-border vertices removed)",
         summary.regions,
         summary.walkable_area_m2,
         summary.contours,
         summary.contour_vertices,
         summary.third_class_removed
-    );
-    println!(
+    )?;
+    writeln!(
+        w,
         "  navmesh          {} polygons, {} vertices (+{} for height detail), {} portals, {} links, {} notches, {:.1} m^2, {:.1} MiB",
         summary.polygons,
         summary.polygon_vertices,
@@ -63,30 +70,34 @@ pub fn print_bake(summary: &BakeSummary, out: &Outputs) {
         summary.notches,
         summary.navmesh_area_m2,
         mib(summary.navmesh_bytes)
-    );
-    println!(
+    )?;
+    writeln!(
+        w,
         "  partition        {}",
         partition_line(summary.polygons, summary.notches, &summary.by_notches)
-    );
+    )?;
     if summary.unreachable_polygons_removed > 0 {
-        println!(
+        writeln!(
+            w,
             "  islands          {} removed: {} polygons, {:.1} m^2",
             summary.unreachable_islands_removed,
             summary.unreachable_polygons_removed,
             summary.unreachable_area_removed_m2
-        );
+        )?;
     }
-    println!(
+    writeln!(
+        w,
         "  memory           peak rss {:.1} MiB, peak anon {:.1} MiB, budget {:.1} MiB, {} threads",
         mib(summary.peak_rss_bytes),
         mib(summary.peak_anon_bytes),
         mib(summary.memory_budget_bytes),
         summary.threads
-    );
-    println!("  seconds          {}", seconds_line(summary));
-    println!("  disk             {:.1} MiB", mib(summary.disk_bytes));
+    )?;
+    writeln!(w, "  seconds          {}", seconds_line(summary))?;
+    writeln!(w, "  disk             {:.1} MiB", mib(summary.disk_bytes))?;
     if !summary.stages_reused.is_empty() || summary.resumed_tiles > 0 {
-        println!(
+        writeln!(
+            w,
             "  resumed          stages reused: {}; {} tiles from checkpoints",
             if summary.stages_reused.is_empty() {
                 "none".to_string()
@@ -94,24 +105,28 @@ pub fn print_bake(summary: &BakeSummary, out: &Outputs) {
                 summary.stages_reused.join(", ")
             },
             summary.resumed_tiles
-        );
+        )?;
     }
-    println!(
+    writeln!(
+        w,
         "  navmesh file     {}",
         BakeLayout::new(out.dir).navmesh().display()
-    );
-    println!(
+    )?;
+    writeln!(
+        w,
         "  summary          {}",
         BakeLayout::new(out.dir).summary_json().display()
-    );
-    println!(
+    )?;
+    writeln!(
+        w,
         "  preview          {} ({} x {} px, {:.3} m per pixel)",
         out.preview.display(),
         out.preview_view.width,
         out.preview_view.height,
         out.preview_view.units_per_pixel()
-    );
-    println!("  report           {}", out.report.display());
+    )?;
+    writeln!(w, "  report           {}", out.report.display())?;
+    Ok(())
 }
 
 /// Seconds per stage: pipeline order first, then anything a later stage added, total last.

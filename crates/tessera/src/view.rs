@@ -32,7 +32,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             Failure::new(code, e)
         })?;
     // The address alone on stdout, for scripts; the rest on stderr.
-    println!("{}", server.url());
+    crate::out::print(|out| Ok(writeln!(out, "{}", server.url())?))?;
     eprintln!(
         "serving {} on {} (loopback only); Ctrl-C stops",
         args.navmesh.display(),

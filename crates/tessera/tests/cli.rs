@@ -681,19 +681,21 @@ fn stdout_json(o: &Output) -> serde_json::Value {
     })
 }
 
+/// A path query on `query_navmesh` around the corridor's inner corner.
+const CORNER_PATH: [&str; 6] = [
+    "path",
+    "nav.tsn",
+    "--from",
+    "1001,2001,10.5",
+    "--to",
+    "1009,2009,10",
+];
+
 #[test]
 fn navmesh_path_json_gives_the_shortest_path() {
     let dir = tempfile::tempdir().unwrap();
     query_navmesh(&dir.path().join("nav.tsn"));
-    let args = [
-        "path",
-        "nav.tsn",
-        "--from",
-        "1001,2001,10.5",
-        "--to",
-        "1009,2009,10",
-        "--json",
-    ];
+    let args = [CORNER_PATH.as_slice(), &["--json"]].concat();
     let o = tessera(&args, dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let v = stdout_json(&o);
@@ -800,6 +802,101 @@ fn navmesh_random_pairs_are_seeded() {
     }
     assert_eq!(first, run("7"), "the same seed gives the same answers");
     assert_ne!(first, run("8"));
+}
+
+#[test]
+fn a_path_of_zero_length_prints_no_negative_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    query_navmesh(&dir.path().join("nav.tsn"));
+    let at = "1001,2001,10";
+    let args = ["path", "nav.tsn", "--from", at, "--to", at, "--json"];
+    let o = tessera(&args, dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = stdout_json(&o);
+    assert_eq!(v["found"], true, "{v}");
+    let length = v["length"].as_f64().unwrap();
+    assert!(length == 0.0 && length.is_sign_positive(), "{v}");
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("-0"), "{v}");
+    let o = tessera(&args[..6], dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains(": 0.000 m") && !text.contains("-0"), "{text}");
+}
+
+/// Runs `tessera args` in `cwd` with stdout a pipe whose reader takes `lines` lines (none:
+/// closes it before the command writes) and then closes it; the command must end within a
+/// minute. Returns its exit status and stderr.
+fn with_early_closing_reader(
+    args: &[&str],
+    cwd: &Path,
+    lines: usize,
+) -> (std::process::ExitStatus, String) {
+    use std::io::{BufRead, Read};
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run tessera");
+    let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+    for _ in 0..lines {
+        let mut line = String::new();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "{args:?}: no line"
+        );
+    }
+    drop(reader); // the only read end: the command's next write fails with EPIPE
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?}: still running a minute after its reader left");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (status, err)
+}
+
+#[test]
+fn a_reader_that_leaves_early_ends_the_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    query_navmesh(&dir.path().join("nav.tsn"));
+    let path = CORNER_PATH;
+    // Four billion pairs: held before printing they would take hours (and far more memory
+    // than the machine has); streamed, the command stops as soon as its reader has gone.
+    let pairs = ["path", "nav.tsn", "--random-pairs", "4000000000"];
+    let pairs_json = ["path", "nav.tsn", "--random-pairs", "4000000000", "--json"];
+    let cases: [(&[&str], usize); 6] = [
+        (&["info", "nav.tsn"], 0),
+        (&["info", "nav.tsn", "--json"], 0),
+        (&path, 0),
+        (&path, 1),
+        (&pairs, 1),
+        (&pairs_json, 2),
+    ];
+    for (args, lines) in cases {
+        let (status, err) = with_early_closing_reader(args, dir.path(), lines);
+        assert!(
+            status.success(),
+            "{args:?} ({lines} lines read): {status}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.is_empty(), "{args:?}: quiet, but said: {err}");
+    }
 }
 
 #[test]
