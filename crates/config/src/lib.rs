@@ -455,6 +455,23 @@ impl BakeConfig {
                 format!("{} is out of range (0 ..< 90 degrees)", a.max_slope),
             ));
         }
+        // A tile narrower than the band voxelized around it copies every triangle into many
+        // tiles ((1 + 2 band / edge)^2 of them) and voxelizes each cell as often: the tile pack
+        // and the work grow without bound while the navmesh stays the same.
+        let band = self.voxel_params().band;
+        if let TileSize::Cells(n) = v.tile_size {
+            if n < band {
+                let copies = (n + 2 * band).div_ceil(n).pow(2);
+                return Err(fail(
+                    "voxel.tile_size",
+                    format!(
+                        "{n} cells is narrower than the band voxelized around each tile ({band} \
+                         cells: the agent radius and 3): each triangle would be binned into up to \
+                         {copies} tiles; use at least {band}, or \"auto\""
+                    ),
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -676,6 +693,7 @@ mod tests {
             ("[agent]\nradius = nan", "agent.radius"),
             ("[polygons]\ntau_degrees = 45.0", "polygons.tau_degrees"),
             ("[polygons]\ntau_degrees = -1.0", "polygons.tau_degrees"),
+            ("[voxel]\ntile_size = 4", "voxel.tile_size"),
             (
                 "[polygons]\nmin_island_area = -1.0",
                 "polygons.min_island_area",

@@ -36,13 +36,15 @@ pub fn minimum_budget(frame: &GridFrame) -> u64 {
     MIN_BIN_BUFFER + tessera_voxel::memory::estimate(cells, 0, cells)
 }
 
-/// Refuses a budget below [`minimum_budget`].
-pub(crate) fn check_minimum(frame: &GridFrame, budget: u64) -> Result<(), BakeError> {
-    let minimum = minimum_budget(frame);
-    if budget < minimum {
+/// Refuses a budget below [`minimum_budget`]: `budget` is what the stages share, `threads`
+/// what the worker threads' overhead took off the top of the bake's budget.
+pub(crate) fn check_minimum(frame: &GridFrame, budget: u64, threads: u64) -> Result<(), BakeError> {
+    let minimum = minimum_budget(frame) + threads;
+    if budget + threads < minimum {
         return Err(BakeError::OverBudget(format!(
-            "a memory budget of {} bytes is too small for one {}-cell tile of this world; the minimum is {} bytes ({} MiB)",
-            budget,
+            "a memory budget of {} bytes is too small for one {}-cell tile of this world with \
+             these threads; the minimum is {} bytes ({} MiB)",
+            budget + threads,
             frame.tile_size,
             minimum,
             minimum.div_ceil(1 << 20)

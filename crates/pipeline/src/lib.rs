@@ -78,7 +78,7 @@ pub struct BakeRequest {
     pub scene: SceneInput,
     pub config: BakeConfig,
     pub out_dir: PathBuf,
-    /// Worker threads (at least 1).
+    /// Worker threads (at least 1; at most what the budget allows: see [`threads_for_budget`]).
     pub threads: usize,
     /// Budget for the bake's own large allocations [bytes].
     pub memory_budget: u64,
@@ -95,8 +95,19 @@ pub struct BakeRequest {
 /// peak of a tile in flight.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(5);
 
+/// Memory a worker thread holds beyond the reservations of its work: its stack's touched
+/// pages and the allocator's per-thread cache. Counted against the budget for every thread.
+pub const THREAD_OVERHEAD: u64 = 1 << 20;
+
+/// The most worker threads a budget of `memory_budget` bytes runs: their overhead
+/// ([`THREAD_OVERHEAD`] each) takes at most an eighth of it. Beyond that, threads would only
+/// wait for each other's reservations while their own memory broke the budget.
+pub fn threads_for_budget(memory_budget: u64) -> usize {
+    ((memory_budget / 8) / THREAD_OVERHEAD).max(1) as usize
+}
+
 /// Runs a whole bake.
-pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
+pub fn bake(mut req: BakeRequest) -> Result<BakeSummary, BakeError> {
     let started = Instant::now();
     tessera_budget::return_freed_memory_to_os();
     let sampler = req
@@ -105,14 +116,27 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
         .unwrap_or_else(|| Arc::new(PeakSampler::start(SAMPLE_EVERY)));
     let layout = BakeLayout::new(&req.out_dir);
     layout.create()?;
-    let budget = MemoryBudget::new(req.memory_budget);
+    let allowed = threads_for_budget(req.memory_budget);
+    if req.threads > allowed {
+        req.progress.warn(&format!(
+            "{} threads asked for, {allowed} used: a memory budget of {:.1} MiB runs at most \
+             {allowed} ({} MiB of stack and allocator cache each, an eighth of the budget)",
+            req.threads,
+            req.memory_budget as f64 / (1u64 << 20) as f64,
+            THREAD_OVERHEAD >> 20
+        ));
+    }
+    req.threads = req.threads.clamp(1, allowed);
+    // The threads' overhead comes off the top: the stages share what is left.
+    let overhead = req.threads as u64 * THREAD_OVERHEAD;
+    let budget = MemoryBudget::new(req.memory_budget.saturating_sub(overhead));
     let progress = &req.progress;
     let interrupt = req.interrupt.as_deref();
     let voxel = req.config.voxel_params();
 
     let ingested = ingest::run(&req.scene, &layout, &budget, req.threads, progress)?;
     let frame = grid::frame_of(&ingested.cache, &voxel)?;
-    grid::check_minimum(&frame, req.memory_budget)?;
+    grid::check_minimum(&frame, budget.total(), overhead)?;
     let interrupted = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
     let binned = bin::run(
         &ingested.cache,
@@ -159,6 +183,7 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
 
     let total_seconds = started.elapsed().as_secs_f64();
     let summary = BakeSummary::assemble(summary::Parts {
+        memory_budget: req.memory_budget,
         ingested: &ingested,
         frame: &frame,
         binned: &binned,

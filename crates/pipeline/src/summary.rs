@@ -104,7 +104,8 @@ pub struct BakeSummary {
     pub merge_frontier_bytes: u64,
     pub peak_rss_bytes: u64,
     pub peak_anon_bytes: u64,
-    /// Peak bytes reserved from the budget.
+    /// Peak bytes reserved from the budget by the stages (the worker threads' overhead,
+    /// `THREAD_OVERHEAD` each, comes off the top of the budget first).
     pub peak_reserved_bytes: u64,
     pub threads: usize,
     pub memory_budget_bytes: u64,
@@ -118,6 +119,8 @@ pub struct BakeSummary {
 
 /// What the summary is made from: each stage's result and what the bake measured.
 pub(crate) struct Parts<'a> {
+    /// The bake's whole budget (the stages' `budget` is what the threads left of it).
+    pub memory_budget: u64,
     pub ingested: &'a Ingested,
     pub frame: &'a GridFrame,
     pub binned: &'a Binned,
@@ -196,7 +199,7 @@ impl BakeSummary {
             peak_anon_bytes: p.peaks.0,
             peak_reserved_bytes: p.budget.peak_reserved(),
             threads: p.threads,
-            memory_budget_bytes: p.budget.total(),
+            memory_budget_bytes: p.memory_budget,
             disk_bytes: p.disk_bytes,
             seconds,
         }

@@ -42,9 +42,10 @@ pub struct Args {
     /// Tile edge in cells, or auto (overrides the config's voxel.tile_size).
     #[arg(long)]
     tile_size: Option<tessera_config::TileSize>,
-    /// Worker threads [default: the machine's cores].
-    #[arg(long)]
-    threads: Option<usize>,
+    /// Worker threads, 1 to 4096 [default: the machine's cores]; a small memory budget runs
+    /// fewer (an eighth of it for their stacks, a MiB each).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    threads: Option<u32>,
     /// Memory budget, e.g. 256MiB, 2GiB [default: half the available memory].
     #[arg(long, value_parser = tessera_config::parse_size)]
     memory_budget: Option<u64>,
@@ -89,6 +90,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .unwrap_or_else(|| PathBuf::from("tessera-out").join(default_name));
     let threads = args
         .threads
+        .map(|n| n as usize)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .max(1);
     let memory_budget = args
