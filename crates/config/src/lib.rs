@@ -42,7 +42,7 @@ pub struct VoxelSettings {
     pub cell_size: f64,
     /// Vertical voxel size (cz) [m]. Limit: 0.001 ..= 100.
     pub cell_height: f64,
-    /// Tile edge [cells], or `auto`. Limit: 1 ..= 8192. An implementation detail: any value
+    /// Tile edge [cells], or `auto`. Limit: the band (agent radius in cells + 3) ..= 8192. An implementation detail: any value
     /// gives the same navmesh; it trades memory per tile against per-tile overhead.
     pub tile_size: TileSize,
 }
