@@ -6,20 +6,25 @@
 //! sidewalks, multi-storey buildings with doors, rooms, stairs or ramps and stairwell openings,
 //! pedestrian overpasses with ramps and railings, street furniture, and the flaws real exports
 //! have (props poking into the ground, duplicate faces, slivers, T-junctions, small holes).
-//! [`write_obj`] and [`write_glb`] save it. The same parameters always give the same bytes:
+//! [`generate_terrain`] makes open country instead, with no city: rolling hills and valleys,
+//! cliffs steeper than 45 degrees and carved river channels, on a 2 m grid over 1 to 4 km²
+//! ([`TerrainParams::for_size`]). [`write_obj`] and [`write_glb`] save either. The same parameters always give the same bytes:
 //! randomness comes from a built-in seeded generator, never from a crate or a hash map.
 
 mod builder;
 mod building;
 mod city;
 mod export;
+mod landscape;
 mod rng;
 mod street;
 mod terrain;
 
 pub use export::{write_glb, write_obj};
+pub use landscape::{generate_terrain, TerrainParams, TERRAIN_CELL_M};
 
 /// World size presets. Demo is the tiny built-in world `tessera bake` uses with no arguments.
+/// Terrain-only worlds read them as areas instead: see [`TerrainParams::for_size`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Size {
     /// 100 m square: four streets, two or three buildings with stairs (one with a ramp

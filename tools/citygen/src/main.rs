@@ -1,23 +1,30 @@
-//! `citygen`: writes a generated city to a `.obj` or `.glb` file.
+//! `citygen`: writes a generated city, or with `--terrain` open country, to a `.obj` or `.glb`
+//! file.
 //!
 //! The file is written through `tessera-store`'s atomic writer (a temporary name in the
 //! destination folder, fsynced, renamed into place, the folder fsynced), so a failed or
 //! interrupted run never leaves a partial output behind.
 
-use citygen::{generate, write_glb, write_obj, CityParams, Size};
+use citygen::{generate, generate_terrain, write_glb, write_obj, CityParams, Size, TerrainParams};
 use clap::Parser;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tessera_geom::PointError;
 use tessera_store::{AtomicFile, StoreError};
 
-/// Generate a deterministic procedural city (Z-up metres) as OBJ or binary glTF.
+/// Generate a deterministic procedural city, or terrain alone (Z-up metres), as OBJ or binary
+/// glTF.
 #[derive(Parser, Debug)]
 #[command(name = "citygen", version)]
 struct Args {
-    /// World size: demo (100 m), S (250 m), M (500 m), L (1 km) or XL (2 km).
+    /// World size: demo (100 m), S (250 m), M (500 m), L (1 km) or XL (2 km). With --terrain:
+    /// demo (250 m), S (1 km²), M (2 km²) or L (4 km²).
     #[arg(long, value_parser = parse_size)]
     size: Size,
+    /// Terrain only, no city: rolling hills, valleys, cliffs steeper than 45 degrees and carved
+    /// river channels on a 2 m grid.
+    #[arg(long)]
+    terrain: bool,
     /// Random seed; equal seeds give byte-identical files.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -83,15 +90,23 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     };
-    let params = CityParams {
-        size: args.size,
-        seed: args.seed,
-        offset: args.offset.0,
+    let (seed, offset) = (args.seed, args.offset.0);
+    let mesh = if args.terrain {
+        let Some(params) = TerrainParams::for_size(args.size, seed, offset) else {
+            eprintln!("citygen: --terrain takes sizes demo, S (1 km²), M (2 km²) or L (4 km²)");
+            return ExitCode::from(2);
+        };
+        generate_terrain(&params)
+    } else {
+        generate(&CityParams {
+            size: args.size,
+            seed,
+            offset,
+        })
     };
-    let mesh = generate(&params);
     let written = write_atomically(&args.out, |w| match format {
         Format::Obj => write_obj(&mesh, w),
-        Format::Glb => write_glb(&mesh, params.offset, w),
+        Format::Glb => write_glb(&mesh, offset, w),
     });
     if let Err(e) = written {
         eprintln!("citygen: cannot write `{}`: {e}", args.out.display());

@@ -60,5 +60,25 @@ fn writes_obj_and_glb_and_reports() {
     assert!(!dir.join("x.stl").exists());
     let bad = citygen(&["--size", "huge", "--out", "x.obj"]);
     assert!(!bad.status.success());
+
+    let out = dir.join("terrain.obj");
+    let run = citygen(&[
+        "--terrain",
+        "--size",
+        "demo",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{run:?}");
+    let line = String::from_utf8(run.stdout).unwrap();
+    assert!(
+        line.starts_with("31250 triangles, 15876 vertices, extent 250.00 x 250.00 x "),
+        "{line}"
+    );
+    std::fs::remove_file(&out).unwrap();
+    let bad = citygen(&["--terrain", "--size", "XL", "--out", "x.obj"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("4 km²"));
+    assert!(!std::path::Path::new("x.obj").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
