@@ -61,6 +61,9 @@ pub struct Args {
     /// Ignore (and remove) existing checkpoints: bake everything again.
     #[arg(long)]
     fresh: bool,
+    /// When another bake works in the output folder, wait for it instead of exiting (75).
+    #[arg(long)]
+    wait_lock: bool,
 }
 
 impl Args {
@@ -103,6 +106,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
         LogArg::Quiet => LogFormat::Quiet,
     };
 
+    // One bake at a time in a folder, taken before anything in it is touched.
+    let _lock = crate::lock::lock(&out_dir, args.wait_lock)?;
     if args.fresh {
         let work = BakeLayout::new(&out_dir).work();
         if let Err(e) = std::fs::remove_dir_all(&work) {

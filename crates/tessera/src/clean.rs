@@ -15,6 +15,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .dir
         .unwrap_or_else(|| PathBuf::from("tessera-out").join("demo"));
     let work = tessera_pipeline::BakeLayout::new(&dir).work();
+    // Not under a bake at work in the folder.
+    let _lock = if dir.is_dir() {
+        Some(crate::lock::lock(&dir, false)?)
+    } else {
+        None
+    };
     let said = match std::fs::remove_dir_all(&work) {
         Ok(()) => format!("removed {}", work.display()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

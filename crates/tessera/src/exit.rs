@@ -10,6 +10,8 @@ pub const BAD_CONFIG: u8 = 4;
 pub const OVER_BUDGET: u8 = 5;
 pub const IO: u8 = 6;
 pub const INTERNAL: u8 = 7;
+/// Another bake holds the bake folder (sysexits' EX_TEMPFAIL: try again later).
+pub const BUSY: u8 = 75;
 pub const INTERRUPTED: u8 = 130;
 
 /// Why a command failed: the exit code, and the error to print.

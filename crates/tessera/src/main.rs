@@ -6,7 +6,7 @@
 //!
 //! Modules: [`bake`], [`clean`], [`path`], [`export`], [`render`], [`view`], [`info`] (one per
 //! subcommand, each with its arguments and its `run`); [`exit`] (exit codes, the failure type,
-//! how a failure is printed); [`navmesh`] (opening a navmesh file for a command); [`out`] (stdout
+//! how a failure is printed); [`lock`] (one bake at a time in a bake folder); [`navmesh`] (opening a navmesh file for a command); [`out`] (stdout
 //! for what a command prints, a closed pipe ending it quietly); [`summary`]
 //! (the text a bake and `info` print).
 //!
@@ -16,14 +16,16 @@
 //! walkable; a navmesh that is not one, is corrupt or fails validation); 4 bad config; 5 memory
 //! budget too small; 6 I/O failure (a navmesh that cannot be opened or read included),
 //! corrupt artifact, or worker threads the system refused; 7 internal error (polygonizing or
-//! assembling the navmesh failed: a bug, please report it); 130 interrupted (SIGINT or
-//! SIGTERM; checkpoints intact, the same command resumes).
+//! assembling the navmesh failed: a bug, please report it); 75 the bake folder is in use by
+//! another bake (`--wait-lock` waits instead); 130 interrupted (SIGINT or SIGTERM; checkpoints
+//! intact, the same command resumes).
 
 mod bake;
 mod clean;
 mod exit;
 mod export;
 mod info;
+mod lock;
 mod navmesh;
 mod out;
 mod path;
