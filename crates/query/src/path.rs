@@ -74,42 +74,27 @@ struct Gates {
     links: Vec<usize>,
 }
 
-/// A search node: one per way into a polygon the search took, keyed by [`key`].
+/// A search node: one per polygon reached.
 #[derive(Clone, Copy)]
 struct Node {
     /// Cost from the start to `pos`.
     g: f64,
     /// `g` plus the heuristic: the heap key.
     f: f64,
-    /// The key of the node walked out of; [`NO_PARENT`] for the start.
-    parent: u64,
+    parent: u32,
     /// Where the search entered the polygon: the start point, the point of a portal on the
-    /// way to the end, or the point of a link's landing segment (see [`Query::find_path`]).
+    /// way to the end (see [`Query::find_path`]), or a link's midpoint.
     pos: V3,
-    /// Expanded, and not reopened since.
     closed: bool,
 }
 
 /// A* buffers kept per thread between queries ([`Query::find_path`]).
 #[derive(Default)]
 struct Search {
-    nodes: FxHashMap<u64, Node>,
+    nodes: FxHashMap<u32, Node>,
     open: BinaryHeap<Open>,
     ways: WayScratch,
 }
-
-/// The search node for polygon `to` entered from polygon `from` (`NONE` for the start).
-fn key(from: u32, to: u32) -> u64 {
-    (u64::from(from) << 32) | u64::from(to)
-}
-
-/// The polygon of a node's [`key`].
-fn poly_of(key: u64) -> u32 {
-    key as u32
-}
-
-/// The parent of the start node.
-const NO_PARENT: u64 = u64::MAX;
 
 thread_local! {
     static SEARCH: std::cell::RefCell<Search> = std::cell::RefCell::new(Search::default());
@@ -126,11 +111,11 @@ struct WayScratch {
     out: Vec<Way>,
 }
 
-/// A heap entry; ordered so that `BinaryHeap` pops the smallest `f`, then the smallest key.
+/// A heap entry; ordered so that `BinaryHeap` pops the smallest `f`, then the smallest id.
 #[derive(Clone, Copy, PartialEq)]
 struct Open {
     f: f64,
-    key: u64,
+    poly: u32,
 }
 
 impl Eq for Open {}
@@ -140,7 +125,7 @@ impl Ord for Open {
         other
             .f
             .total_cmp(&self.f)
-            .then_with(|| other.key.cmp(&self.key))
+            .then_with(|| other.poly.cmp(&self.poly))
     }
 }
 
@@ -271,71 +256,19 @@ impl Query<'_> {
         }
     }
 
-    /// Where a walk from `at` (on `from`) towards `end` enters the polygon across `way`, and
-    /// how far it walks: to the point of the portal on the way (see [`through`]) or, for a
-    /// link, to that point of its segment and on across to the point of its landing segment
-    /// on the way from there.
-    fn enter(&self, from: u32, at: V3, way: Way, end: V3) -> (V3, f64) {
-        let cross = through(at, end, (way.left, way.right));
-        let pos = if way.link {
-            through(cross, end, self.land(from, way))
-        } else {
-            cross
-        };
-        (pos, dist3(at, cross) + dist3(cross, pos))
-    }
-
-    /// The cost [`Query::find_path`] gives `corridor` from `start` to `end`: the length of
-    /// the walk from `start` through the points where the search enters each of its polygons
-    /// in turn, then to `end`. The pulled path ([`Query::straight_path`]) is never longer.
-    /// `None` for an empty corridor, an invalid polygon, or two consecutive polygons that are
-    /// not connected.
-    pub fn corridor_cost(&self, start: [f32; 3], end: [f32; 3], corridor: &[u32]) -> Option<f64> {
-        let (&first, _) = corridor.split_first()?;
-        if !self.valid_poly(first) {
-            return None;
-        }
-        let (mut at, mut cost) = (start, 0.0);
-        let mut scratch = WayScratch::default();
-        for w in corridor.windows(2) {
-            let way = self.way_with(w[0], w[1], &mut scratch)?;
-            let (pos, step) = self.enter(w[0], at, way, end);
-            (at, cost) = (pos, cost + step);
-        }
-        Some(cost + dist3(at, end))
-    }
-
     /// A* from `start` (on `start_poly`) to `end` (on `end_poly`) over polygons, portals and
     /// links.
     ///
-    /// As in Detour, a node sits where the search entered its polygon, the cost of a step is
+    /// As in Detour, a polygon's node sits where the search entered it, the cost of a step is
     /// the 3D distance between consecutive node positions (plus the distance to `end` on
     /// entering `end_poly`), and the heuristic is the 3D distance from a node to `end`, which
     /// never overestimates. Where Detour enters at the portal's midpoint, tessera enters at
     /// the point of the portal on the way from the previous node to `end` (the crossing of
     /// that line, else the nearer end by that detour; see [`through`]), so costs follow the
-    /// pulled path more closely across many narrow polygons. A link is crossed the same way
-    /// at the point of its segment on the way to `end`, and the polygon across is entered at
-    /// the point of the landing segment ([`Query::landing`]) on the way on from there: the
-    /// step costs both legs, so a cost is always the length of the walk through the entry
-    /// points the corridor uses, an upper bound of its pulled length.
-    ///
-    /// The search's nodes are ways into polygons, not polygons: a polygon entered across
-    /// two different portals is two nodes, each with its own entry point and cost, each
-    /// expanded. Keying by polygon alone (as Detour does) keeps one entry point per polygon,
-    /// the one with the smaller estimate, and a polygon first reached by a walk that ends
-    /// nearer `end` but must then detour loses the walk that leads on better; a portal is
-    /// narrow, so two walks through one differ little. A node reached again by a walk with a
-    /// smaller estimate (cost plus heuristic, as Detour compares) takes that walk, and is
-    /// reopened if it was expanded already; a node whose parent is expanded again follows
-    /// it, so every cost stays the length of the walk its corridor traces. Of several ways
-    /// from one polygon into another (a shared edge and a link), only the first is searched,
-    /// the one the string pulling takes ([`Query::portal`]); stepping straight back into the
-    /// polygon just left is not searched. The corridor found costs
-    /// [`Query::corridor_cost`]. Ties in the open list go to the smaller key (polygon walked
-    /// out of, then polygon entered), so the answer is deterministic. When `end_poly` cannot
-    /// be reached, `found` is false and the corridor leads to the polygon reached that comes
-    /// closest to `end`.
+    /// pulled path more closely across many narrow polygons; a link is entered at its
+    /// segment's midpoint. Each polygon is expanded once. Ties in the open list go to the
+    /// smaller polygon id, so the answer is deterministic. When `end_poly` cannot be reached, `found` is false and the
+    /// corridor leads to the polygon reached that comes closest to `end`.
     pub fn find_path(
         &self,
         start_poly: u32,
@@ -361,7 +294,7 @@ impl Query<'_> {
             let Search { nodes, open, ways } = &mut *search;
             nodes.clear();
             open.clear();
-            let (corridor, _) = self.search(start_poly, start, end_poly, end, nodes, open, ways);
+            let corridor = self.search(start_poly, start, end_poly, end, nodes, open, ways);
             // Keep the buffers for the next query on this thread, but not a huge search's.
             if nodes.capacity() > KEEP_NODES {
                 *nodes = FxHashMap::default();
@@ -371,8 +304,7 @@ impl Query<'_> {
         })
     }
 
-    /// The A* of [`Query::find_path`] over the given (empty) buffers; with the corridor, its
-    /// cost (the walk through its entry points to `end`; infinite when not found).
+    /// The A* of [`Query::find_path`] over the given (empty) buffers.
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
@@ -380,97 +312,102 @@ impl Query<'_> {
         start: [f32; 3],
         end_poly: u32,
         end: [f32; 3],
-        nodes: &mut FxHashMap<u64, Node>,
+        nodes: &mut FxHashMap<u32, Node>,
         open: &mut BinaryHeap<Open>,
         scratch: &mut WayScratch,
-    ) -> (Corridor, f64) {
+    ) -> Corridor {
         let h0 = dist3(start, end);
-        let first = key(NONE, start_poly);
         nodes.insert(
-            first,
+            start_poly,
             Node {
                 g: 0.0,
                 f: h0,
-                parent: NO_PARENT,
+                parent: NONE,
                 pos: start,
                 closed: false,
             },
         );
-        open.push(Open { f: h0, key: first });
-        while let Some(Open { f, key: at }) = open.pop() {
-            let node = nodes[&at];
+        open.push(Open {
+            f: h0,
+            poly: start_poly,
+        });
+        while let Some(Open { f, poly }) = open.pop() {
+            let node = nodes[&poly];
             if node.closed || node.f != f {
                 continue; // a stale entry
             }
-            nodes.get_mut(&at).expect("node exists").closed = true;
-            let (came_from, poly) = ((at >> 32) as u32, poly_of(at));
+            nodes.get_mut(&poly).expect("node exists").closed = true;
             if poly == end_poly {
-                let corridor = Corridor {
-                    polys: trace_back(nodes, at),
+                return Corridor {
+                    polys: trace_back(nodes, poly),
                     found: true,
                 };
-                return (corridor, node.g);
             }
             self.ways_into(poly, scratch);
-            for k in 0..scratch.out.len() {
-                let way = scratch.out[k];
-                let nb = way.to;
-                if nb == came_from || scratch.out[..k].iter().any(|w| w.to == nb) {
-                    // Straight back is never shorter; and the corridor crosses into `nb` by
-                    // its first way only.
-                    continue;
+            for &Way {
+                to: nb,
+                left,
+                right,
+                link,
+            } in &scratch.out
+            {
+                if nodes.get(&nb).is_some_and(|n| n.closed) {
+                    continue; // expanded already: nothing to update
                 }
-                let (pos, step) = self.enter(poly, node.pos, way, end);
+                let pos = if link {
+                    mid3(left, right)
+                } else {
+                    through(node.pos, end, (left, right))
+                };
                 let h = dist3(pos, end);
-                let mut g = node.g + step;
+                let mut g = node.g + dist3(node.pos, pos);
                 if nb == end_poly {
                     g += h;
                 }
                 let f = if nb == end_poly { g } else { g + h };
-                let next = Node {
-                    g,
-                    f,
-                    parent: at,
-                    pos,
-                    closed: false,
-                };
-                let to = key(poly, nb);
-                match nodes.get_mut(&to) {
-                    // A child follows its parent: a node is expanded again only after a
-                    // better walk to it, which moves where its children are entered.
-                    Some(n) if n.parent == at => {
-                        if n.g == g && n.pos == pos {
-                            continue;
+                match nodes.get_mut(&nb) {
+                    Some(n) if n.closed || n.f <= f => continue,
+                    Some(n) => {
+                        *n = Node {
+                            g,
+                            f,
+                            parent: poly,
+                            pos,
+                            closed: false,
                         }
-                        *n = next;
                     }
-                    Some(n) if !better(f, n.f) => continue,
-                    Some(n) => *n = next,
                     None => {
-                        nodes.insert(to, next);
+                        nodes.insert(
+                            nb,
+                            Node {
+                                g,
+                                f,
+                                parent: poly,
+                                pos,
+                                closed: false,
+                            },
+                        );
                     }
                 }
-                open.push(Open { f, key: to });
+                open.push(Open { f, poly: nb });
             }
         }
         // Not reached: lead to the polygon reached that comes closest to `end` (by its closest
-        // point, not its entry point), ties to the smaller id, by its cheapest node. The node
-        // entered nearest `end` gives a first bound; a polygon whose plan box is farther than
-        // the best so far is not measured.
+        // point, not its entry point), ties to the smaller id. The node entered nearest `end`
+        // gives a first bound; a polygon whose plan box is farther than the best so far is
+        // not measured.
         let exact = |poly: u32| {
             self.closest_point(poly, end)
                 .map_or(f64::INFINITY, |c| dist3(c, end))
         };
         let first = nodes
             .iter()
-            .map(|(&k, n)| (dist3(n.pos, end), poly_of(k)))
+            .map(|(&poly, n)| (dist3(n.pos, end), poly))
             .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
             .map_or(start_poly, |(_, poly)| poly);
         let mut closest = (exact(first), first);
-        for &k in nodes.keys() {
-            let poly = poly_of(k);
-            if poly == closest.1
-                || self.plan_box_distance(poly, end) > closest.0 * (1.0 + 1e-6) + 1e-6
+        for &poly in nodes.keys() {
+            if poly == first || self.plan_box_distance(poly, end) > closest.0 * (1.0 + 1e-6) + 1e-6
             {
                 continue;
             }
@@ -479,16 +416,10 @@ impl Query<'_> {
                 closest = (d, poly);
             }
         }
-        let last = nodes
-            .iter()
-            .filter(|(&k, _)| poly_of(k) == closest.1)
-            .min_by(|a, b| a.1.g.total_cmp(&b.1.g).then(a.0.cmp(b.0)))
-            .map_or(key(NONE, start_poly), |(&k, _)| k);
-        let corridor = Corridor {
-            polys: trace_back(nodes, last),
+        Corridor {
+            polys: trace_back(nodes, closest.1),
             found: false,
-        };
-        (corridor, f64::INFINITY)
+        }
     }
 
     /// String pulling: the shortest path in plan from `start` to `end` through the portals of
@@ -708,23 +639,16 @@ impl Query<'_> {
     }
 }
 
-/// Whether a walk estimated at `f` is better than one estimated at `old` by more than
-/// rounding: a node's walk is replaced (and the node reopened) only then, so two walks of the
-/// same length cannot take turns.
-fn better(f: f64, old: f64) -> bool {
-    f < old - 1e-9 * old.abs().max(1.0)
-}
-
-/// The polygons from the search's start to the node `last`, following parents.
-fn trace_back(nodes: &FxHashMap<u64, Node>, last: u64) -> Vec<u32> {
-    let mut out = vec![poly_of(last)];
+/// The polygons from the search's start to `last`, following parents.
+fn trace_back(nodes: &FxHashMap<u32, Node>, last: u32) -> Vec<u32> {
+    let mut out = vec![last];
     let mut cur = last;
     while let Some(n) = nodes.get(&cur) {
-        if n.parent == NO_PARENT || out.len() > nodes.len() {
+        if n.parent == NONE || out.len() > nodes.len() {
             break;
         }
         cur = n.parent;
-        out.push(poly_of(cur));
+        out.push(cur);
     }
     out.reverse();
     out

@@ -255,29 +255,3 @@ fn random_paths_over_the_gap_stay_on_the_mesh_but_for_the_step_and_pull_tight() 
     }
     assert!(steps > 50, "{steps}");
 }
-
-#[test]
-fn a_link_is_entered_at_its_landing_on_the_way_to_the_end() {
-    let bytes = stair_gap().bytes(frame());
-    let q = Query::new(bytes.mesh());
-    let (s, e) = ([6.0, 1.0, 0.0], [11.0, 3.0, STEP]);
-    let c = q.find_path(1, s, 3, e);
-    assert_eq!(c.polys, vec![1, 3]);
-    // The line from the start to the end crosses the link's segment (x = 8) at y = 1.8; from
-    // there the line to the end crosses the landing segment (x = 9) at y = 2.2, a step up.
-    let legs = [
-        (s, [8.0, 1.8, 0.0]),
-        ([8.0, 1.8, 0.0], [9.0, 2.2, STEP]),
-        ([9.0, 2.2, STEP], e),
-    ];
-    let want: f64 = legs.iter().map(|&(a, b)| length(&[a, b])).sum();
-    let cost = q.corridor_cost(s, e, &c.polys).expect("connected");
-    assert!(close(cost, want, 1e-6), "{cost} {want}");
-    // Entered at the segment's midpoint (8, 2) and walked on from there, the step across the
-    // gap and up is not counted where it is taken, and the cost is another (5.44 m).
-    let midpoint = length(&[s, [8.0, 2.0, 0.0], e]);
-    assert!((cost - midpoint).abs() > 0.03, "{cost} {midpoint}");
-    // Across the link the search cost and the pulled path agree: both go straight through.
-    let pulled = length(&q.straight_path(s, e, &c.polys));
-    assert!(pulled <= cost + 1e-9);
-}
