@@ -810,7 +810,7 @@ pub fn main_table(rows: &[Row]) -> String {
          Recast s | tessera / Recast | at Recast's tile: tessera / Recast | tessera peak RSS \
          MiB | at Recast's tile: tessera peak RSS MiB | Recast peak RSS MiB | polygons tessera \
          / Recast | vertices tessera / Recast | detail vertices tessera / Recast | walkable m^2 \
-         tessera / Recast | regions tessera / Recast | tessera unreachable islands |\n\
+         tessera / Recast | regions tessera / Recast | tessera islands dropped |\n\
          |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for r in rows {
@@ -819,7 +819,7 @@ pub fn main_table(rows: &[Row]) -> String {
             Some(n) if t.report["unreachable_islands_removed"].is_u64() => {
                 let polys = t.num(&["unreachable_polygons_removed"]).unwrap_or(0.0);
                 if n == 0.0 {
-                    "0 (no seeds)".to_string()
+                    "0".to_string()
                 } else {
                     format!("{} ({} polygons)", thousands(n), thousands(polys))
                 }
@@ -1341,9 +1341,10 @@ pub fn results_file(info: &FileInfo, results: &[SettingResult]) -> String {
            borders counts once per tile).\n\
          * **navmesh bytes**: tessera's `navmesh.tsn`; Recast: the Detour tile data of every \
            tile (`dtCreateNavMeshData`), summed.\n\
-         * **unreachable islands**: tessera drops polygons no seed reaches only when \
-           `[polygons] reachable_from` has seeds; these configs have none, so nothing is dropped \
-           on either side.\n\n",
+         * **islands dropped**: tessera's connected parts of the navmesh (over portals and \
+           links) smaller than `[polygons] min_island_area` (30 m^2 by default: crate, kiosk and \
+           canopy tops no agent can climb onto), dropped with their polygons; no seeds are \
+           given. Recast drops regions under `minRegionArea` instead (not counted here).\n\n",
         info.parent_rss_bytes as f64 / (1024.0 * 1024.0)
     );
     let budget_note = match info.budget {
