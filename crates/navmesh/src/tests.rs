@@ -181,6 +181,42 @@ fn a_checksummed_but_hostile_file_is_refused() {
             ..
         })
     ));
+    // Every polygon listing the same (here: every) vertex: all indices in range, but the
+    // work of a query or a render would grow with polygons times vertices.
+    let refused = |m: &NavMesh| match access(&aligned(&encode(m)), "t") {
+        Err(NavMeshError::Invalid { source, .. }) => source,
+        other => panic!("accepted: {:?}", other.map(|_| ())),
+    };
+    let mut m = mesh();
+    m.polys[1].first = 0;
+    assert_eq!(
+        refused(&m),
+        InvalidMesh::PolygonLayout {
+            poly: 1,
+            what: "vertices"
+        }
+    );
+    let mut m = mesh();
+    m.polys[1].tri_first = 0;
+    assert_eq!(
+        refused(&m),
+        InvalidMesh::PolygonLayout {
+            poly: 1,
+            what: "triangles"
+        }
+    );
+    // Entries no polygon uses.
+    let mut m = mesh();
+    m.poly_verts.extend([0, 1, 2]);
+    m.poly_neis.extend([NONE; 3]);
+    assert_eq!(
+        refused(&m),
+        InvalidMesh::TableLength {
+            what: "poly_verts",
+            used: 8,
+            len: 11
+        }
+    );
 }
 
 #[test]

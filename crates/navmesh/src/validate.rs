@@ -41,6 +41,17 @@ pub enum InvalidMesh {
     GridStart,
     #[error("grid: polygon index out of range")]
     GridItem,
+    #[error(
+        "polygon {poly}: its {what} do not follow the previous polygon's (each polygon's \
+         vertices, triangles and links come in turn, once)"
+    )]
+    PolygonLayout { poly: usize, what: &'static str },
+    #[error("the polygons use {used} of {len} entries of {what}")]
+    TableLength {
+        what: &'static str,
+        used: u64,
+        len: u64,
+    },
 }
 
 /// Every index in range and every number finite: what queries rely on to never panic.
@@ -57,8 +68,35 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
         return Err(EdgeTablesDiffer);
     }
     let in_range = |first: u32, count: u32, len: usize| first as u64 + count as u64 <= len as u64;
+    // The builder writes each polygon's vertices, triangles and links right after the previous
+    // polygon's: a file whose ranges overlap (every polygon listing every vertex, say) would
+    // make the work of a query, a render or an export grow far beyond the file's size.
+    let (mut next_vert, mut next_tri, mut next_link) = (0u64, 0u64, 0u64);
     for (poly, p) in m.polys.iter().enumerate() {
         let (first, count) = (p.first.to_native(), p.count.to_native());
+        for (what, at, n, expected) in [
+            ("vertices", first, count, &mut next_vert),
+            (
+                "triangles",
+                p.tri_first.to_native(),
+                p.tri_count.to_native(),
+                &mut next_tri,
+            ),
+            (
+                "links",
+                p.link_first.to_native(),
+                p.link_count.to_native(),
+                &mut next_link,
+            ),
+        ] {
+            // An empty range may start anywhere.
+            if n > 0 && at as u64 != *expected {
+                return Err(PolygonLayout { poly, what });
+            }
+        }
+        next_vert += count as u64;
+        next_tri += p.tri_count.to_native() as u64;
+        next_link += p.link_count.to_native() as u64;
         if count < 3 || !in_range(first, count, m.poly_verts.len()) {
             return Err(PolygonVertexRange { poly });
         }
@@ -87,6 +125,19 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
             if n != NONE && n as u64 >= np {
                 return Err(PolygonNeighbourIndex { poly });
             }
+        }
+    }
+    for (what, used, len) in [
+        ("poly_verts", next_vert, m.poly_verts.len()),
+        ("detail_tris", next_tri, m.detail_tris.len()),
+        ("links", next_link, m.links.len()),
+    ] {
+        if used != len as u64 {
+            return Err(TableLength {
+                what,
+                used,
+                len: len as u64,
+            });
         }
     }
     let ndv = m.detail_verts.len() as u64;
