@@ -68,6 +68,16 @@ impl SourceKey {
         for f in &files {
             let file = File::open(f).map_err(|e| IngestError::io(f, e))?;
             let meta = file.metadata().map_err(|e| IngestError::io(f, e))?;
+            if !meta.is_file() {
+                // A folder opens, then fails to map with "No such device".
+                return Err(IngestError::io(
+                    f,
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "not a regular file (a folder?): give the scene file itself",
+                    ),
+                ));
+            }
             key.size += meta.len();
             let mtime = meta
                 .modified()

@@ -69,6 +69,20 @@ pub enum IngestError {
 }
 
 impl IngestError {
+    /// Whether this is the machine failing (a full disk, a read-only or over-quota file
+    /// system, a damaged cache) rather than the scene being unreadable or malformed.
+    pub fn is_io_failure(&self) -> bool {
+        use std::io::ErrorKind::*;
+        match self {
+            IngestError::Store(_) | IngestError::Cache { .. } => true,
+            IngestError::Io { source, .. } => matches!(
+                source.kind(),
+                StorageFull | QuotaExceeded | WriteZero | ReadOnlyFilesystem | FileTooLarge
+            ),
+            _ => false,
+        }
+    }
+
     pub(crate) fn io(path: &Path, source: std::io::Error) -> IngestError {
         IngestError::Io {
             path: path.to_path_buf(),

@@ -130,7 +130,8 @@ fn access_with_header<'a>(
     what: &str,
 ) -> Result<(Header, &'a ArchivedNavMesh), NavMeshError> {
     let (header, body) = payload(bytes, what)?;
-    let mesh = rkyv::access::<ArchivedNavMesh, rancor::Error>(body).map_err(|e| {
+    // BoxedError keeps what bytecheck found (rancor::Error drops it in release builds).
+    let mesh = rkyv::access::<ArchivedNavMesh, rancor::BoxedError>(body).map_err(|e| {
         NavMeshError::Archive {
             what: what.into(),
             detail: e.to_string(),

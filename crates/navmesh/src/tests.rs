@@ -143,6 +143,22 @@ fn every_flipped_byte_is_refused() {
 }
 
 #[test]
+fn a_broken_archive_with_a_valid_checksum_says_what_is_broken() {
+    // The mesh's archive cut short, under a header whose length and checksum match it.
+    let (_, payload) = encode_parts(&mesh(), 0);
+    let cut = &payload[..payload.len() - 64];
+    let header = Header::new(cut.len() as u64, xxhash_rust::xxh3::xxh3_64(cut), 0, 0);
+    let bytes = [header.to_bytes().as_slice(), cut].concat();
+    let Err(err) = access(&aligned(&bytes), "cut.tsn") else {
+        panic!("accepted")
+    };
+    let message = err.to_string();
+    assert!(matches!(err, NavMeshError::Archive { .. }), "{message}");
+    assert!(!message.contains("enable debug assertions"), "{message}");
+    assert!(message.starts_with("cut.tsn"), "{message}");
+}
+
+#[test]
 fn a_checksummed_but_hostile_file_is_refused() {
     let mut m = mesh();
     m.poly_verts[2] = 999;

@@ -144,6 +144,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     })
     .map_err(|e| {
         let code = match &e {
+            BakeError::Input(e) if e.is_io_failure() => exit::IO,
             BakeError::Input(_) | BakeError::NoWalkable(_) => exit::BAD_INPUT,
             BakeError::OverBudget(_) => exit::OVER_BUDGET,
             BakeError::Interrupted => exit::INTERRUPTED,

@@ -67,6 +67,24 @@ pub enum Style {
 }
 
 /// Prints a failure on stderr and gives its exit code.
+/// The error and its causes, joined by ": ", leaving out a cause whose text the message
+/// already holds (errors that print their source, as `path: {source}` does, would otherwise
+/// say it twice).
+fn message(error: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
+}
+
 pub fn report(result: Result<(), Failure>, style: Style) -> ExitCode {
     let Err(failure) = result else {
         return ExitCode::SUCCESS;
@@ -74,7 +92,7 @@ pub fn report(result: Result<(), Failure>, style: Style) -> ExitCode {
     if failure.error.is::<ClosedOutput>() {
         return ExitCode::SUCCESS;
     }
-    let message = format!("{:#}", failure.error);
+    let message = message(&failure.error);
     match style {
         Style::Text => eprintln!("error: {message}"),
         Style::Json => {
@@ -83,4 +101,30 @@ pub fn report(result: Result<(), Failure>, style: Style) -> ExitCode {
         }
     }
     ExitCode::from(failure.code)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cause_the_message_already_names_is_not_repeated() {
+        #[derive(Debug)]
+        struct Read {
+            source: std::io::Error,
+        }
+        impl std::fmt::Display for Read {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "scene.obj: {}", self.source)
+            }
+        }
+        impl std::error::Error for Read {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.source)
+            }
+        }
+        let io = std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left");
+        let e = anyhow::Error::new(Read { source: io }).context("baking");
+        assert_eq!(super::message(&e), "baking: scene.obj: no space left");
+        let plain = anyhow::anyhow!("first").context("second");
+        assert_eq!(super::message(&plain), "second: first");
+    }
 }
