@@ -41,6 +41,7 @@ pub(crate) fn run(
     budget: &Arc<MemoryBudget>,
     threads: usize,
     progress: &Progress,
+    interrupted: &(dyn Fn() -> bool + Sync),
 ) -> Result<Ingested, BakeError> {
     let started = Instant::now();
     progress.stage_start(STAGE, 0);
@@ -51,7 +52,17 @@ pub(crate) fn run(
     let reservation = budget.reserve(buffers, "scene reading buffers")?;
     let limits = ReadLimits::new(buffers as usize);
     let pool = crate::error::thread_pool(threads, STAGE)?;
-    let mut ingested = pool.install(|| read(scene, layout, limits, progress))?;
+    // A raised interrupt flag stops the reading at its next batch of triangles (as an error
+    // of the source, which the cache discards): reported as an interruption.
+    let mut ingested = pool
+        .install(|| read(scene, layout, limits, progress, interrupted))
+        .map_err(|e| {
+            if interrupted() {
+                BakeError::Interrupted
+            } else {
+                e
+            }
+        })?;
     drop(reservation);
     let _ = std::fs::remove_dir_all(layout.scratch());
     progress.stage_done(STAGE, ingested.stats.triangles);
@@ -65,6 +76,7 @@ fn read(
     layout: &BakeLayout,
     limits: ReadLimits,
     progress: &Progress,
+    interrupted: &(dyn Fn() -> bool + Sync),
 ) -> Result<Ingested, BakeError> {
     let warn = &mut |e: &IngestError| progress.warn(&format!("scene cache rebuilt: {e}"));
     let (cache, stats, name, up) = match scene {
@@ -86,7 +98,7 @@ fn read(
                     progress.phase(STAGE, "opening the scene (OBJ: its vertex pass)", 0);
                     let source = tessera_ingest::open_scene_with(path, up, &scratch, limits)?;
                     progress.phase(STAGE, "triangles", 0);
-                    Ok(counted(source, progress))
+                    Ok(counted(source, progress, interrupted))
                 },
                 warn,
             )?;
@@ -107,7 +119,7 @@ fn read(
                         positions,
                         triangles,
                     });
-                    Ok(counted(source, progress))
+                    Ok(counted(source, progress, interrupted))
                 },
                 warn,
             )?;
@@ -123,17 +135,31 @@ fn read(
     })
 }
 
-/// A scene source that reports the triangles it has read.
+/// A scene source that reports the triangles it has read, and stops when interrupted.
 struct Counted<'s> {
     inner: Box<dyn SceneSource + 's>,
     progress: Progress,
+    interrupted: &'s (dyn Fn() -> bool + Sync),
 }
 
-fn counted<'s>(inner: Box<dyn SceneSource + 's>, progress: &Progress) -> Box<dyn SceneSource + 's> {
+fn counted<'s>(
+    inner: Box<dyn SceneSource + 's>,
+    progress: &Progress,
+    interrupted: &'s (dyn Fn() -> bool + Sync),
+) -> Box<dyn SceneSource + 's> {
     Box::new(Counted {
         inner,
         progress: progress.clone(),
+        interrupted,
     })
+}
+
+/// The error that stops a source when the bake is interrupted ([`run`] reports it as such).
+fn stop_reading() -> IngestError {
+    IngestError::Cache {
+        path: "scene".into(),
+        message: "interrupted".into(),
+    }
 }
 
 /// Counts `more` triangles read; reports every [`REPORT_EVERY`].
@@ -157,9 +183,12 @@ impl SceneSource for Counted<'_> {
         emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
     ) -> Result<(), IngestError> {
         let mut read = 0u64;
-        let progress = &self.progress;
+        let (progress, interrupted) = (&self.progress, self.interrupted);
         self.inner.for_each_triangle(&mut |t| {
             report(progress, &mut read, 1);
+            if read.is_multiple_of(REPORT_EVERY) && interrupted() {
+                return Err(stop_reading());
+            }
             emit(t)
         })
     }
@@ -169,9 +198,12 @@ impl SceneSource for Counted<'_> {
         emit: &mut dyn FnMut(CacheBatch) -> Result<(), IngestError>,
     ) -> Result<(), IngestError> {
         let mut read = 0u64;
-        let progress = &self.progress;
+        let (progress, interrupted) = (&self.progress, self.interrupted);
         self.inner.for_each_cache_batch(origin, &mut |batch| {
             report(progress, &mut read, batch.read());
+            if interrupted() {
+                return Err(stop_reading());
+            }
             emit(batch)
         })
     }

@@ -134,10 +134,17 @@ pub fn bake(mut req: BakeRequest) -> Result<BakeSummary, BakeError> {
     let interrupt = req.interrupt.as_deref();
     let voxel = req.config.voxel_params();
 
-    let ingested = ingest::run(&req.scene, &layout, &budget, req.threads, progress)?;
+    let interrupted = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
+    let ingested = ingest::run(
+        &req.scene,
+        &layout,
+        &budget,
+        req.threads,
+        progress,
+        &interrupted,
+    )?;
     let frame = grid::frame_of(&ingested.cache, &voxel)?;
     grid::check_minimum(&frame, budget.total(), overhead)?;
-    let interrupted = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
     let binned = bin::run(
         &ingested.cache,
         &frame,

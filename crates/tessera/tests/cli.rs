@@ -430,6 +430,41 @@ fn sigterm_stops_with_checkpoints_that_resume() {
 }
 
 #[test]
+#[ignore = "slow: a generated 1 M-triangle scene read until a signal (about 5 s)"]
+fn sigterm_while_the_scene_is_read_stops_ingest() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    terrain_obj(&dir.path().join("big.obj"), 720);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["bake", "big.obj", "--log-format", "json", "--out", "o"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The signal goes as soon as the triangles are being read.
+    let mut log = String::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.contains("\"message\":\"triangles\"") {
+            Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status()
+                .unwrap();
+        }
+        log.push_str(&line);
+        log.push('\n');
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{log}");
+    assert!(
+        !log.contains("\"stage\":\"bin\""),
+        "stopped in ingest, before binning: {log}"
+    );
+    assert!(!dir.path().join("o/work/scene.cache").exists());
+}
+
+#[test]
 #[ignore = "slow: two bakes of the demo world through the CLI (about 8 s)"]
 fn sigterm_in_the_polygon_stage_stops_it_and_the_bake_resumes() {
     use std::io::BufRead;
