@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Same {
     /// The same scene, settings and tile size (threads, budget or interruptions differ):
-    /// every file is identical, but for [`RUN_FIELDS`] of `summary.json` and `report.html`
-    /// (which shows timings and the memory trace).
+    /// every file is identical, but for [`RUN_FIELDS`] of `summary.json`, `report.html`
+    /// (which shows timings and the memory trace) and the folder's lock file (which names
+    /// the last process that held it).
     Tiling,
     /// The same scene and settings but another tile size: the navigation mesh is identical
     /// (`navmesh.tsn` past its header, which holds the stage key), and so is `summary.json`
@@ -73,7 +74,8 @@ pub fn assert_same_bake(want: &Path, got: &Path, same: Same, what: &str) {
     for (name, path) in &a {
         let other = &b[name];
         match name.as_str() {
-            "report.html" => {}
+            // Names the process that last held the folder (tessera's `lock` module).
+            "report.html" | ".tessera.lock" => {}
             "summary.json" => {
                 let left = summary_result(path, same);
                 let right = summary_result(other, same);
