@@ -148,12 +148,8 @@ impl GltfScene {
     /// Reads the `.gltf` or `.glb` at `path`; external buffers are read from its folder.
     pub fn open(path: &Path, up: UpAxis) -> Result<GltfScene, IngestError> {
         let bytes = std::fs::read(path).map_err(|e| IngestError::io(path, e))?;
-        GltfScene::from_bytes(
-            path,
-            bytes,
-            up,
-            Some(path.parent().unwrap_or(Path::new("."))),
-        )
+        let base = path.parent().unwrap_or(Path::new("."));
+        guarded(path, || GltfScene::from_bytes(path, bytes, up, Some(base)))
     }
 
     /// Reads a `.gltf` or `.glb` held in memory. `path` names it in messages; buffers that
@@ -224,10 +220,8 @@ impl GltfScene {
                         let base = base.ok_or_else(|| {
                             err(&part, format!("refers to the file `{uri}`, and no folder was given to read it from"))
                         })?;
-                        let file = base.join(uri);
-                        std::fs::read(&file).map_err(|e| {
-                            err(&part, format!("cannot read `{}`: {e}", file.display()))
-                        })?
+                        read_buffer_file(base, uri, buffer.length())
+                            .map_err(|message| err(&part, message))?
                     }
                 }
             };
@@ -512,6 +506,62 @@ impl GltfScene {
     }
 }
 
+/// The buffer file `uri` names, read from the scene's folder `base`: a relative path that
+/// stays inside that folder, to a regular file holding at least `declared` bytes, of which
+/// `declared` are read. A scene names any path it likes: `/etc/passwd`, `../../secrets` or
+/// `/dev/zero` (read until memory runs out) are refused, not read.
+fn read_buffer_file(base: &Path, uri: &str, declared: usize) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    use std::path::Component;
+    let relative = Path::new(uri);
+    if !relative
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(format!(
+            "refers to `{uri}`: buffer files must be relative paths inside the scene's folder"
+        ));
+    }
+    let file = base.join(relative);
+    let open =
+        std::fs::File::open(&file).map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
+    let meta = open
+        .metadata()
+        .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
+    if !meta.is_file() {
+        return Err(format!("`{}` is not a regular file", file.display()));
+    }
+    if meta.len() < declared as u64 {
+        return Err(format!(
+            "declares {declared} bytes but `{}` holds {} (truncated)",
+            file.display(),
+            meta.len()
+        ));
+    }
+    let mut data = Vec::with_capacity(declared);
+    open.take(declared as u64)
+        .read_to_end(&mut data)
+        .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
+    Ok(data)
+}
+
+/// Runs `f`, turning a panic inside the `gltf` crate (an input its validation lets through)
+/// into an error naming the file: a bug in a dependency must not abort the bake.
+fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T, IngestError>) -> Result<T, IngestError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Err(IngestError::Gltf {
+            path: path.to_path_buf(),
+            part: "reader".into(),
+            message: format!("the glTF reader failed on this input ({what})"),
+        })
+    })
+}
+
 impl SceneSource for GltfScene {
     fn name(&self) -> String {
         self.path.display().to_string()
@@ -523,6 +573,109 @@ impl SceneSource for GltfScene {
         &mut self,
         emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
     ) -> Result<(), IngestError> {
-        self.visit(emit)
+        let path = self.path.clone();
+        guarded(&path, || self.visit(emit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One triangle whose 36 bytes of positions come from the buffer `uri`; `stride` sets the
+    /// buffer view's byteStride.
+    fn one_triangle(uri: &str, stride: Option<u32>) -> String {
+        let stride = stride.map_or(String::new(), |s| format!(r#","byteStride":{s}"#));
+        format!(
+            r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],"nodes":[{{"mesh":0}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}},"mode":4}}]}}],
+"buffers":[{{"byteLength":36,"uri":"{uri}"}}],
+"bufferViews":[{{"buffer":0,"byteLength":36{stride}}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}}]}}"#
+        )
+    }
+
+    fn bin() -> Vec<u8> {
+        [0.0f32, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+            .iter()
+            .flat_map(|f| f.to_le_bytes())
+            .collect()
+    }
+
+    /// Opens `json` written as `scene.gltf` in `dir` and reads its triangles.
+    fn read(dir: &Path, json: &str) -> Result<usize, IngestError> {
+        let path = dir.join("scene.gltf");
+        std::fs::write(&path, json).unwrap();
+        let mut scene = GltfScene::open(&path, UpAxis::Z)?;
+        let mut n = 0;
+        scene.for_each_triangle(&mut |_| {
+            n += 1;
+            Ok(())
+        })?;
+        Ok(n)
+    }
+
+    #[test]
+    fn buffer_files_stay_inside_the_scene_folder_and_are_regular_files() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("scene");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("tri.bin"), bin()).unwrap();
+        std::fs::write(root.path().join("outside.bin"), bin()).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.join("zero.bin")).unwrap();
+        assert_eq!(read(&dir, &one_triangle("tri.bin", None)).unwrap(), 1);
+        for (uri, says) in [
+            ("/etc/passwd", "relative paths inside"),
+            ("../outside.bin", "relative paths inside"),
+            ("zero.bin", "not a regular file"),
+            ("missing.bin", "cannot read"),
+        ] {
+            let e = read(&dir, &one_triangle(uri, None))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("scene.gltf") && e.contains(says), "{uri}: {e}");
+        }
+        // A file shorter than the buffer it backs.
+        std::fs::write(dir.join("short.bin"), &bin()[..20]).unwrap();
+        let e = read(&dir, &one_triangle("short.bin", None)).unwrap_err();
+        assert!(e.to_string().contains("truncated"), "{e}");
+    }
+
+    #[test]
+    fn float_indices_are_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tri.bin"), bin()).unwrap();
+        // The positions read again as three float "indices".
+        let json = one_triangle("tri.bin", None)
+            .replace(r#""mode":4"#, r#""indices":1,"mode":4"#)
+            .replace(
+                r#""accessors":["#,
+                r#""accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"SCALAR"},"#,
+            )
+            .replace(r#""POSITION":0"#, r#""POSITION":1"#);
+        let e = read(dir.path(), &json).unwrap_err();
+        assert!(matches!(e, IngestError::Gltf { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_panic_in_the_reader_is_an_error_naming_the_file() {
+        let e = guarded::<()>(Path::new("level.glb"), || panic!("index out of bounds"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("level.glb") && e.contains("index out of bounds"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_stride_shorter_than_the_element_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tri.bin"), bin()).unwrap();
+        let e = read(dir.path(), &one_triangle("tri.bin", Some(4))).unwrap_err();
+        assert!(
+            matches!(e, IngestError::Gltf { .. }) && e.to_string().contains("scene.gltf"),
+            "{e}"
+        );
     }
 }
