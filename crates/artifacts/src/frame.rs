@@ -142,6 +142,15 @@ impl GridFrame {
         t.y as usize * self.tiles()[0] as usize + t.x as usize
     }
 
+    /// The tile of a row-major index ([`GridFrame::tile_index`]'s inverse).
+    pub fn tile_coord(&self, index: usize) -> TileCoord {
+        let tx = (self.tiles()[0] as usize).max(1);
+        TileCoord {
+            x: (index % tx) as u32,
+            y: (index / tx) as u32,
+        }
+    }
+
     /// The cells a tile owns (its core); the last row and column of tiles may be narrower.
     pub fn tile_core(&self, t: TileCoord) -> CellRect {
         let x0 = t.x * self.tile_size;

@@ -26,7 +26,36 @@ pub(crate) fn frame_of(cache: &SceneCache, params: &VoxelParams) -> Result<GridF
         path: cache.path().to_path_buf(),
         message: e.to_string(),
     })?;
+    // Tiles are keyed by a u32 row-major index in every pack and journal.
+    if frame.tile_count() as u64 > u32::MAX as u64 {
+        let [w, h] = frame.cells;
+        return Err(BakeError::NoWalkable(format!(
+            "the scene spans {:.1} x {:.1} km: {} tiles of {} cells, more than a bake can \
+             number; look for stray triangles far from the rest, or use larger tiles",
+            w as f64 * frame.cell_size / 1000.0,
+            h as f64 * frame.cell_size / 1000.0,
+            frame.tile_count(),
+            frame.tile_size
+        )));
+    }
     Ok(frame)
+}
+
+/// A warning when the world's bounding rectangle holds far more tiles than its geometry
+/// touches: a few triangles far from the rest (a stray vertex, another object's
+/// coordinates) stretch the world. The bake still works (only tiles with geometry cost
+/// anything), but the world may not be what was meant.
+pub(crate) fn sparse_world_warning(frame: &GridFrame, with_geometry: u64) -> Option<String> {
+    let all = frame.tile_count() as u64;
+    (all >= 1 << 20 && all > 64 * with_geometry.max(1)).then(|| {
+        let [w, h] = frame.cells;
+        format!(
+            "the scene spans {:.1} x {:.1} km ({all} tiles) but only {with_geometry} tiles hold \
+             triangles: some triangles lie far from the rest",
+            w as f64 * frame.cell_size / 1000.0,
+            h as f64 * frame.cell_size / 1000.0,
+        )
+    })
 }
 
 /// The memory a bake needs whatever the triangles: binning buffers at their minimum and one

@@ -154,6 +154,9 @@ pub fn bake(mut req: BakeRequest) -> Result<BakeSummary, BakeError> {
         progress,
         &interrupted,
     )?;
+    if let Some(w) = grid::sparse_world_warning(&frame, binned.tiles.keys().len() as u64) {
+        progress.warn(&w);
+    }
     let voxelized = voxelize::run(
         &frame,
         &voxel,

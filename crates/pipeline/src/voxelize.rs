@@ -23,11 +23,11 @@
 //! * Progress: tiles written (and tiles merged, as the merge stage).
 
 use crossbeam_channel::bounded;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tessera_artifacts::{GridFrame, TileCoord};
+use tessera_artifacts::GridFrame;
 use tessera_budget::MemoryBudget;
 use tessera_config::VoxelParams;
 use tessera_store::{Journal, PackReader};
@@ -181,11 +181,6 @@ fn stream(
         open_checkpoints(s.layout, s.frame, stage_key, &keys, progress)?;
     let checkpoint = journals.spans.snapshot()?;
     let checkpoint_path = s.layout.spans_pack();
-    let coords: HashMap<u32, TileCoord> = s
-        .frame
-        .tile_coords()
-        .map(|c| (s.frame.tile_index(c) as u32, c))
-        .collect();
     let threads = threads.max(1);
     let pool = crate::error::thread_pool(threads, STAGE)?;
     // The budget bounds what is in flight; the channels only need room for each worker's
@@ -209,8 +204,7 @@ fn stream(
         // Reader: read, plan, reserve, send; stops early when interrupted or when the writer
         // hangs up.
         let reader_done = done_tx.clone();
-        let (tiles_path, coords, checkpoint, stopped) =
-            (&tiles_path, &coords, &checkpoint, &stopped);
+        let (tiles_path, checkpoint, stopped) = (&tiles_path, &checkpoint, &stopped);
         let keys = &keys;
         let reader = scope.spawn(move || {
             for (n, &key) in keys.iter().enumerate() {
@@ -223,13 +217,20 @@ fn stream(
                         .reserve(checkpoint.raw_len(key) * 3, "a recovered tile")
                         .map(|reservation| TileJob {
                             index: key,
-                            coord: coords[&key],
+                            coord: s.frame.tile_coord(key as usize),
                             work: Work::Recovered,
                             reservation,
                         })
                         .map_err(BakeError::from)
                 } else {
-                    read_and_plan(s.frame, s.tiles, s.budget, key, coords[&key], tiles_path)
+                    read_and_plan(
+                        s.frame,
+                        s.tiles,
+                        s.budget,
+                        key,
+                        s.frame.tile_coord(key as usize),
+                        tiles_path,
+                    )
                 };
                 match job {
                     Ok(job) => {

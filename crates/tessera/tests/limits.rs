@@ -63,3 +63,51 @@ fn more_threads_than_the_budget_runs_are_clamped_and_said() {
     // The stages share what the threads' overhead (a MiB each) left.
     assert!(s["peak_reserved_bytes"].as_u64().unwrap() <= 56 << 20);
 }
+
+#[test]
+fn empty_space_between_far_apart_triangles_costs_nothing() {
+    // A 40 m floor at UTM-like coordinates and a stray triangle at the origin: the world's
+    // bounding rectangle holds three billion 256-cell tiles, seven of which hold triangles.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("utm.obj"),
+        "v 500000 4000000 0\nv 500040 4000000 0\nv 500040 4000040 0\nv 500000 4000040 0\n\
+         f 1 2 3 4\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 5 6 7\n",
+    )
+    .unwrap();
+    let o = tessera(
+        &[
+            "bake",
+            "utm.obj",
+            "--memory-budget",
+            "64MiB",
+            "--log-format",
+            "plain",
+        ],
+        dir.path(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("some triangles lie far from the rest"),
+        "{err}"
+    );
+    let s: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("tessera-out/utm/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(s["tiles"].as_u64().unwrap() > 1_000_000_000, "{s}");
+    assert!(s["tiles_with_geometry"].as_u64().unwrap() < 16, "{s}");
+    assert!(s["peak_anon_bytes"].as_u64().unwrap() < 64 << 20, "{s}");
+    // Farther still, the tiles cannot be numbered: refused, saying why.
+    std::fs::write(
+        dir.path().join("far.obj"),
+        "v 9000000 9000000 0\nv 9000040 9000000 0\nv 9000040 9000040 0\nf 1 2 3\n\
+         v 0 0 0\nv 1 0 0\nv 0 1 0\nf 4 5 6\n",
+    )
+    .unwrap();
+    let o = tessera(&["bake", "far.obj", "--log-format", "quiet"], dir.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("stray triangles"), "{err}");
+}

@@ -13,6 +13,7 @@
 //!
 //! Pure: no I/O, no threads. Depends on geom and artifacts only.
 
+use rustc_hash::FxHashMap;
 use tessera_artifacts::{CellRect, GridFrame, TileCoord, Triangle};
 use tessera_geom::triangle_overlaps_rect;
 
@@ -136,7 +137,12 @@ pub type Spill = Vec<(u32, Vec<u8>)>;
 /// Per-tile triangle buffers with a bound on their total size.
 pub struct Binner {
     frame: GridFrame,
-    buffers: Vec<Vec<u8>>,
+    /// Only tiles holding triangles have a buffer (a slot): the world's bounding rectangle
+    /// may hold far more tiles than its geometry touches (a stray triangle far from the rest).
+    buffers: Vec<(u32, Vec<u8>)>,
+    slot_of: FxHashMap<u32, u32>,
+    /// The last tile written and its slot: consecutive triangles mostly share a tile.
+    last: (u32, u32),
     buffered: usize,
     limit: usize,
     /// Tile indices of the triangle being added (reused).
@@ -150,7 +156,9 @@ impl Binner {
     pub fn new(frame: &GridFrame, limit: usize) -> Binner {
         Binner {
             frame: frame.clone(),
-            buffers: vec![Vec::new(); frame.tile_count()],
+            buffers: Vec::new(),
+            slot_of: FxHashMap::default(),
+            last: (u32::MAX, 0),
             buffered: 0,
             limit: limit.max(std::mem::size_of::<Triangle>()),
             scratch: Vec::new(),
@@ -209,7 +217,18 @@ impl Binner {
     ) -> Result<(), E> {
         let bytes = tessera_artifacts::triangles_as_bytes(std::slice::from_ref(tri));
         for &t in tiles {
-            self.buffers[t as usize].extend_from_slice(bytes);
+            let slot = if t == self.last.0 {
+                self.last.1
+            } else {
+                let next = self.buffers.len() as u32;
+                let slot = *self.slot_of.entry(t).or_insert(next);
+                if slot == next {
+                    self.buffers.push((t, Vec::new()));
+                }
+                self.last = (t, slot);
+                slot
+            };
+            self.buffers[slot as usize].1.extend_from_slice(bytes);
         }
         self.placements += tiles.len() as u64;
         self.buffered += tiles.len() * bytes.len();
@@ -224,21 +243,21 @@ impl Binner {
         &mut self,
         spill: &mut impl FnMut(Spill) -> Result<(), E>,
     ) -> Result<(), E> {
-        let mut order: Vec<(usize, u32)> = self
+        let mut order: Vec<(usize, u32, usize)> = self
             .buffers
             .iter()
             .enumerate()
-            .filter(|(_, b)| !b.is_empty())
-            .map(|(i, b)| (b.len(), i as u32))
+            .filter(|(_, (_, b))| !b.is_empty())
+            .map(|(slot, (t, b))| (b.len(), *t, slot))
             .collect();
         // Largest first; ties by tile index so that the chunk layout is deterministic.
         order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let mut out = Vec::new();
-        for (len, tile) in order {
+        for (len, tile, slot) in order {
             if self.buffered <= self.limit / 2 {
                 break;
             }
-            out.push((tile, std::mem::take(&mut self.buffers[tile as usize])));
+            out.push((tile, std::mem::take(&mut self.buffers[slot].1)));
             self.buffered -= len;
         }
         spill(out)
@@ -246,12 +265,11 @@ impl Binner {
 
     /// Spills everything left, in tile order.
     pub fn finish<E>(mut self, spill: &mut impl FnMut(Spill) -> Result<(), E>) -> Result<u64, E> {
-        let out: Spill = std::mem::take(&mut self.buffers)
+        let mut out: Spill = std::mem::take(&mut self.buffers)
             .into_iter()
-            .enumerate()
             .filter(|(_, buffer)| !buffer.is_empty())
-            .map(|(tile, buffer)| (tile as u32, buffer))
             .collect();
+        out.sort_unstable_by_key(|(tile, _)| *tile);
         spill(out)?;
         Ok(self.placements)
     }
