@@ -106,9 +106,11 @@ impl<'a> Query<'a> {
     /// the frame's origin is added and the up axis converted back.
     pub fn to_scene(&self, p: [f32; 3]) -> [f64; 3] {
         let o = self.frame.origin;
+        // `+ 0.0` turns the -0.0 a Y-up conversion makes of a zero into 0.0.
         self.frame
             .up_axis()
             .from_z_up([0, 1, 2].map(|k| shortest_decimal(p[k]) + o[k]))
+            .map(|c| c + 0.0)
     }
 
     /// Number of polygons.

@@ -623,13 +623,14 @@ impl Query<'_> {
             return PathAnswer::default();
         }
         let waypoints: Vec<[f64; 3]> = straight.points.iter().map(|&p| self.to_scene(p)).collect();
+        // A fold from +0.0: `sum` starts from -0.0, which a path of one waypoint would print.
         let length = waypoints
             .windows(2)
             .map(|w| {
                 let d = [0, 1, 2].map(|k| w[1][k] - w[0][k]);
                 (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
             })
-            .sum();
+            .fold(0.0, |total, d| total + d);
         PathAnswer {
             found: true,
             length,

@@ -39,13 +39,3 @@ pub fn print(body: impl FnOnce(&mut dyn Write) -> Result<(), Stop>) -> Result<()
         Err(Stop::Fail(failure)) => Err(failure),
     }
 }
-
-/// `x`, with a negative zero made positive: `-0.0` is the same number, but printed it reads as
-/// a sign error (a sum of no terms, as of a path of one waypoint, is `-0.0` in Rust).
-pub fn unsigned_zero(x: f64) -> f64 {
-    if x == 0.0 {
-        0.0
-    } else {
-        x
-    }
-}

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use tessera_geom::parse_point;
-use tessera_query::{PathAnswer, Query, Rng};
+use tessera_query::{Query, Rng};
 
 use crate::exit::{self, Failure};
 use crate::out;
@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             anyhow::anyhow!("give --from and --to, or --random-pairs"),
         ));
     };
-    let a = without_negative_zeros(query.path(from, to));
+    let a = query.path(from, to);
     out::print(|out| {
         if args.json {
             let json = serde_json::to_string(&a).map_err(|e| Failure::new(exit::IO, e))?;
@@ -85,15 +85,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
     })
 }
 
-/// `answer` with no `-0.0` left to print (in its length or waypoints).
-fn without_negative_zeros(mut answer: PathAnswer) -> PathAnswer {
-    answer.length = out::unsigned_zero(answer.length);
-    for w in &mut answer.waypoints {
-        *w = w.map(out::unsigned_zero);
-    }
-    answer
-}
-
 /// `n` pairs of random points on the mesh from `args.seed`, each with its path's length,
 /// printed as each is answered (a million pairs never wait in memory); then, as text, how many
 /// were joined. As JSON, one array with an element per line.
@@ -116,12 +107,12 @@ fn random_pairs(args: &Args, query: &Query, n: u32) -> Result<(), Failure> {
                 .into());
             };
             let (from, to) = (query.to_scene(a), query.to_scene(b));
-            let answer = without_negative_zeros(query.path(from, to));
+            let answer = query.path(from, to);
             found += u32::from(answer.found);
             if args.json {
                 let pair = serde_json::json!({
-                    "from": from.map(out::unsigned_zero),
-                    "to": to.map(out::unsigned_zero),
+                    "from": from,
+                    "to": to,
                     "found": answer.found,
                     "length": answer.length,
                 });

@@ -42,7 +42,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         path_note = if answer.found {
             format!(
                 "; path {:.3} m, {} waypoints",
-                crate::out::unsigned_zero(answer.length),
+                answer.length,
                 answer.waypoints.len()
             )
         } else {

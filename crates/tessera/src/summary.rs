@@ -9,7 +9,6 @@ use tessera_pipeline::{BakeLayout, BakeSummary, NotchGroup};
 
 /// A scene point as `(x, y, z)`, millimetres.
 pub fn scene_point(p: [f64; 3]) -> String {
-    let p = p.map(crate::out::unsigned_zero);
     format!("({:.3}, {:.3}, {:.3})", p[0], p[1], p[2])
 }
 
