@@ -28,17 +28,21 @@ pub(crate) fn frame_of(cache: &SceneCache, params: &VoxelParams) -> Result<GridF
     })?;
     // Tiles are keyed by a u32 row-major index in every pack and journal.
     if frame.tile_count() as u64 > u32::MAX as u64 {
-        let [w, h] = frame.cells;
         return Err(BakeError::NoWalkable(format!(
-            "the scene spans {:.1} x {:.1} km: {} tiles of {} cells, more than a bake can \
-             number; look for stray triangles far from the rest, or use larger tiles",
-            w as f64 * frame.cell_size / 1000.0,
-            h as f64 * frame.cell_size / 1000.0,
+            "the scene spans {}: {} tiles of {} cells, more than a bake can number; look for \
+             stray triangles far from the rest, or use larger tiles",
+            extent_km(&frame),
             frame.tile_count(),
             frame.tile_size
         )));
     }
     Ok(frame)
+}
+
+/// The grid's extent, as `W x H km`.
+fn extent_km(frame: &GridFrame) -> String {
+    let km = |cells: u32| cells as f64 * frame.cell_size / 1000.0;
+    format!("{:.1} x {:.1} km", km(frame.cells[0]), km(frame.cells[1]))
 }
 
 /// A warning when the world's bounding rectangle holds far more tiles than its geometry
@@ -48,12 +52,10 @@ pub(crate) fn frame_of(cache: &SceneCache, params: &VoxelParams) -> Result<GridF
 pub(crate) fn sparse_world_warning(frame: &GridFrame, with_geometry: u64) -> Option<String> {
     let all = frame.tile_count() as u64;
     (all >= 1 << 20 && all > 64 * with_geometry.max(1)).then(|| {
-        let [w, h] = frame.cells;
         format!(
-            "the scene spans {:.1} x {:.1} km ({all} tiles) but only {with_geometry} tiles hold \
-             triangles: some triangles lie far from the rest",
-            w as f64 * frame.cell_size / 1000.0,
-            h as f64 * frame.cell_size / 1000.0,
+            "the scene spans {} ({all} tiles) but only {with_geometry} tiles hold triangles: \
+             some triangles lie far from the rest",
+            extent_km(frame)
         )
     })
 }
@@ -65,15 +67,15 @@ pub fn minimum_budget(frame: &GridFrame) -> u64 {
     MIN_BIN_BUFFER + tessera_voxel::memory::estimate(cells, 0, cells)
 }
 
-/// Refuses a budget below [`minimum_budget`]: `budget` is what the stages share, `threads`
-/// what the worker threads' overhead took off the top of the bake's budget.
+/// Refuses a bake's `budget` below [`minimum_budget`] plus what its worker threads' overhead
+/// (`threads`) takes off the top.
 pub(crate) fn check_minimum(frame: &GridFrame, budget: u64, threads: u64) -> Result<(), BakeError> {
     let minimum = minimum_budget(frame) + threads;
-    if budget + threads < minimum {
+    if budget < minimum {
         return Err(BakeError::OverBudget(format!(
             "a memory budget of {} bytes is too small for one {}-cell tile of this world with \
              these threads; the minimum is {} bytes ({} MiB)",
-            budget + threads,
+            budget,
             frame.tile_size,
             minimum,
             minimum.div_ceil(1 << 20)

@@ -144,7 +144,7 @@ pub fn bake(mut req: BakeRequest) -> Result<BakeSummary, BakeError> {
         &interrupted,
     )?;
     let frame = grid::frame_of(&ingested.cache, &voxel)?;
-    grid::check_minimum(&frame, budget.total(), overhead)?;
+    grid::check_minimum(&frame, req.memory_budget, overhead)?;
     let binned = bin::run(
         &ingested.cache,
         &frame,

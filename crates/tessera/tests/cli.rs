@@ -429,24 +429,25 @@ fn sigterm_stops_with_checkpoints_that_resume() {
     assert_same_bake(&want, &got, Same::Tiling, "stopped by SIGTERM and resumed");
 }
 
-#[test]
-#[ignore = "slow: a generated 1 M-triangle scene read until a signal (about 5 s)"]
-fn sigterm_while_the_scene_is_read_stops_ingest() {
+/// Runs `tessera args` in `cwd` with JSON logs, sends SIGTERM when a log line on stderr
+/// satisfies `now`, and returns its exit status and the whole log.
+fn sigterm_when(
+    args: &[&str],
+    cwd: &Path,
+    now: impl Fn(&str) -> bool,
+) -> (std::process::ExitStatus, String) {
     use std::io::BufRead;
-    let dir = tempfile::tempdir().unwrap();
-    terrain_obj(&dir.path().join("big.obj"), 720);
     let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(["bake", "big.obj", "--log-format", "json", "--out", "o"])
-        .current_dir(dir.path())
+        .args(args)
+        .current_dir(cwd)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The signal goes as soon as the triangles are being read.
     let mut log = String::new();
     for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
         let line = line.unwrap();
-        if line.contains("\"message\":\"triangles\"") {
+        if now(&line) {
             Command::new("kill")
                 .args(["-TERM", &child.id().to_string()])
                 .status()
@@ -455,7 +456,20 @@ fn sigterm_while_the_scene_is_read_stops_ingest() {
         log.push_str(&line);
         log.push('\n');
     }
-    let status = child.wait().unwrap();
+    (child.wait().unwrap(), log)
+}
+
+#[test]
+#[ignore = "slow: a generated 1 M-triangle scene read until a signal (about 5 s)"]
+fn sigterm_while_the_scene_is_read_stops_ingest() {
+    let dir = tempfile::tempdir().unwrap();
+    terrain_obj(&dir.path().join("big.obj"), 720);
+    // The signal goes as soon as the triangles are being read.
+    let (status, log) = sigterm_when(
+        &["bake", "big.obj", "--log-format", "json", "--out", "o"],
+        dir.path(),
+        |line| line.contains("\"message\":\"triangles\""),
+    );
     assert_eq!(status.code(), Some(130), "{log}");
     assert!(
         !log.contains("\"stage\":\"bin\""),
@@ -467,34 +481,18 @@ fn sigterm_while_the_scene_is_read_stops_ingest() {
 #[test]
 #[ignore = "slow: two bakes of the demo world through the CLI (about 8 s)"]
 fn sigterm_in_the_polygon_stage_stops_it_and_the_bake_resumes() {
-    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let o = tessera(
         &[&RESUME_ARGS[..], &["quiet", "--out", "whole"]].concat(),
         dir.path(),
     );
     assert!(o.status.success());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args([&RESUME_ARGS[..], &["json", "--out", "term"]].concat())
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
     // The signal goes as soon as the polygon stage announces itself.
-    let mut log = String::new();
-    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if line.contains("\"event\":\"start\"") && line.contains("\"stage\":\"polygons\"") {
-            Command::new("kill")
-                .args(["-TERM", &child.id().to_string()])
-                .status()
-                .unwrap();
-        }
-        log.push_str(&line);
-        log.push('\n');
-    }
-    let status = child.wait().unwrap();
+    let (status, log) = sigterm_when(
+        &[&RESUME_ARGS[..], &["json", "--out", "term"]].concat(),
+        dir.path(),
+        |line| line.contains("\"event\":\"start\"") && line.contains("\"stage\":\"polygons\""),
+    );
     assert_eq!(status.code(), Some(130), "{log}");
     assert!(log.contains("interrupted"), "{log}");
     let term = dir.path().join("term");

@@ -9,6 +9,10 @@ fn floor_obj(dir: &std::path::Path) -> std::path::PathBuf {
     path
 }
 
+fn summary(dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
+}
+
 fn tessera(args: &[&str], cwd: &std::path::Path) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_tessera"))
         .args(args)
@@ -54,10 +58,7 @@ fn more_threads_than_the_budget_runs_are_clamped_and_said() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("1000 threads asked for, 8 used"), "{err}");
-    let s: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("tessera-out/floor/summary.json")).unwrap(),
-    )
-    .unwrap();
+    let s = summary(&dir.path().join("tessera-out/floor"));
     assert_eq!(s["threads"], 8);
     assert_eq!(s["memory_budget_bytes"], 64u64 << 20);
     // The stages share what the threads' overhead (a MiB each) left.
@@ -92,10 +93,7 @@ fn empty_space_between_far_apart_triangles_costs_nothing() {
         err.contains("some triangles lie far from the rest"),
         "{err}"
     );
-    let s: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("tessera-out/utm/summary.json")).unwrap(),
-    )
-    .unwrap();
+    let s = summary(&dir.path().join("tessera-out/utm"));
     assert!(s["tiles"].as_u64().unwrap() > 1_000_000_000, "{s}");
     assert!(s["tiles_with_geometry"].as_u64().unwrap() < 16, "{s}");
     assert!(s["peak_anon_bytes"].as_u64().unwrap() < 64 << 20, "{s}");
