@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
-use tessera_config::SegmentationMode::{Flat, Layered};
+use tessera_config::SegmentationMode::{Flat, Layered, Surface};
 use tessera_navmesh::{ArchivedNavMesh, NavMeshFile, NONE};
 use tessera_tests::{
     bake_columns, bake_variants, coarse_config, recast_scenes, IntoScene, Variant,
@@ -59,7 +59,7 @@ fn check_structure(m: &ArchivedNavMesh, what: &str) {
 #[ignore = "slow: every Recast scene single-tile and tiled in both modes (about 10 s)"]
 fn recast_scenes_navmesh_is_the_same_for_every_tiling() {
     for scene in recast_scenes() {
-        for mode in [Layered, Flat] {
+        for mode in [Surface, Layered, Flat] {
             let dir = tempfile::tempdir().unwrap();
             let mut config = coarse_config(8192);
             config.regions.mode = mode;
@@ -149,7 +149,7 @@ fn reachable(m: &ArchivedNavMesh, start: u32) -> Vec<bool> {
 
 #[test]
 fn stairs_join_the_two_floors_in_both_modes_and_the_platform_stays_an_island() {
-    for mode in [Flat, Layered] {
+    for mode in [Flat, Layered, Surface] {
         let mut config = coarse_config(32);
         config.regions.mode = mode;
         // The platform is an island this test wants to see.

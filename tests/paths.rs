@@ -246,6 +246,7 @@ fn stairs_give_a_path_up_and_islands_none() {
     for mode in [
         tessera_config::SegmentationMode::Flat,
         tessera_config::SegmentationMode::Layered,
+        tessera_config::SegmentationMode::Surface,
     ] {
         let mut config = coarse_config(32);
         config.regions.mode = mode;

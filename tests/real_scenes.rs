@@ -8,14 +8,14 @@ use tessera_tests::*;
 #[test]
 #[ignore = "slow: every Recast scene at four tilings (about 5 s)"]
 fn recast_scenes_are_tiling_invariant() {
-    for scene in recast_scenes() {
+    use tessera_config::SegmentationMode::{Layered, Surface};
+    for (scene, mode) in recast_scenes()
+        .into_iter()
+        .flat_map(|s| [(s.clone(), Surface), (s, Layered)])
+    {
         let dir = tempfile::tempdir().unwrap();
-        let (single_summary, single) = bake_recast_scene(
-            &scene,
-            8192,
-            tessera_config::SegmentationMode::Layered,
-            dir.path().join("single"),
-        );
+        let (single_summary, single) =
+            bake_recast_scene(&scene, 8192, mode, dir.path().join("single"));
         assert_eq!(single_summary.tiles, 1);
         assert!(
             single_summary.walkable_spans > 1000,
@@ -23,9 +23,11 @@ fn recast_scenes_are_tiling_invariant() {
             scene.display()
         );
         for tile in [16, 64, 256] {
+            let mut config = coarse_config(tile);
+            config.regions.mode = mode;
             let (summary, tiled) = bake_columns(
                 file(&scene, UpAxis::Y),
-                &coarse_config(tile),
+                &config,
                 &dir.path().join(format!("t{tile}")),
                 2,
                 256 << 20,

@@ -188,9 +188,7 @@ fn reach(out: &Path) -> tessera_artifacts::Reach {
 fn levels(out: &Path) -> tessera_regions::Levels {
     let config =
         tessera_config::BakeConfig::load(out.join("config.toml").to_str().unwrap()).unwrap();
-    tessera_regions::Levels {
-        step: config.voxel_params().region_step,
-    }
+    tessera_voxel::levels(&config.voxel_params())
 }
 
 fn in_order(n: usize) -> Vec<usize> {
@@ -213,12 +211,12 @@ fn shuffled(seed: u64) -> impl Fn(usize) -> Vec<usize> {
 }
 
 #[test]
-#[ignore = "slow: every Recast scene at four tilings in both modes (about 25 s)"]
+#[ignore = "slow: every Recast scene at four tilings in every mode (about 40 s)"]
 fn recast_scenes_regions_are_tiling_and_order_invariant() {
-    use tessera_config::SegmentationMode::{Flat, Layered};
+    use tessera_config::SegmentationMode::{Flat, Layered, Surface};
     for (scene, mode) in recast_scenes()
         .into_iter()
-        .flat_map(|s| [(s.clone(), Flat), (s, Layered)])
+        .flat_map(|s| [(s.clone(), Flat), (s.clone(), Layered), (s, Surface)])
     {
         let dir = tempfile::tempdir().unwrap();
         let single = dir.path().join("single");
@@ -399,7 +397,7 @@ fn the_region_output_file_is_tiling_invariant() {
         let (summary, _) = bake_recast_scene(
             &scene,
             tile,
-            tessera_config::SegmentationMode::Layered,
+            tessera_config::SegmentationMode::Surface,
             &out,
         );
         let (regions, contours) = bake_output(&out);
@@ -419,12 +417,12 @@ fn the_region_output_file_is_tiling_invariant() {
 }
 
 #[test]
-#[ignore = "slow: the seed's oracle on every Recast scene in both modes (about 6 s)"]
+#[ignore = "slow: the seed's oracle on every Recast scene in every mode (about 9 s)"]
 fn seed_corner_masks_and_pairing_give_the_traced_contours_on_real_scenes() {
-    use tessera_config::SegmentationMode::{Flat, Layered};
+    use tessera_config::SegmentationMode::{Flat, Layered, Surface};
     for (scene, mode) in recast_scenes()
         .into_iter()
-        .flat_map(|s| [(s.clone(), Flat), (s, Layered)])
+        .flat_map(|s| [(s.clone(), Flat), (s.clone(), Layered), (s, Surface)])
     {
         let dir = tempfile::tempdir().unwrap();
         bake_recast_scene(&scene, 8192, mode, dir.path());
@@ -499,6 +497,7 @@ fn layered_regions_take_slopes_and_steps_whole_and_flat_ones_terrace() {
     for mode in [
         tessera_config::SegmentationMode::Flat,
         tessera_config::SegmentationMode::Layered,
+        tessera_config::SegmentationMode::Surface,
     ] {
         c.regions.mode = mode;
         let out = dir.path().join(format!("{mode:?}"));
@@ -521,9 +520,12 @@ fn layered_regions_take_slopes_and_steps_whole_and_flat_ones_terrace() {
             summary.walkable_area_m2,
         ));
     }
-    let (flat, layered) = (counts[0], counts[1]);
+    let (flat, layered, surface) = (counts[0], counts[1], counts[2]);
     // Flat: a terrace per 0.1 m layer of the ramp. Layered: the climb (0.9 m here) per region.
+    // Surface: the ground, steps and ramp included, is one region.
     assert!(flat.0 >= 30, "flat regions: {}", flat.0);
     assert!(layered.0 <= 6, "layered regions: {}", layered.0);
+    assert!(surface.0 < layered.0, "surface regions: {}", surface.0);
     assert_eq!(flat.2, layered.2, "the same walkable area either way");
+    assert_eq!(surface.2, layered.2, "the same walkable area either way");
 }

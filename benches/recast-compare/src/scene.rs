@@ -64,7 +64,10 @@ impl Settings {
                 max_climb: self.max_climb,
                 max_slope: self.max_slope,
             },
-            regions: RegionSettings { mode },
+            regions: RegionSettings {
+                mode,
+                ..RegionSettings::default()
+            },
             // The polygon settings do not matter to the tile stages this harness times.
             ..BakeConfig::default()
         };
@@ -74,9 +77,9 @@ impl Settings {
 
     /// How tessera groups floors into regions in `mode`, as a bake with these settings does.
     pub fn levels(&self, mode: SegmentationMode) -> Result<Levels, Box<dyn Error>> {
-        Ok(Levels {
-            step: self.config_with(mode)?.voxel_params().region_step,
-        })
+        Ok(tessera_voxel::levels(
+            &self.config_with(mode)?.voxel_params(),
+        ))
     }
 }
 

@@ -337,6 +337,7 @@ pub fn mode_name(mode: SegmentationMode) -> &'static str {
     match mode {
         SegmentationMode::Flat => "flat",
         SegmentationMode::Layered => "layered",
+        SegmentationMode::Surface => "surface",
     }
 }
 

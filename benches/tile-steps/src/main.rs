@@ -9,7 +9,7 @@
 use std::hash::Hasher;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use tessera_artifacts::{GridFrame, Levels, Reach, TileCoord};
+use tessera_artifacts::{GridFrame, Reach, TileCoord};
 use tessera_config::BakeConfig;
 use tessera_store::PackReader;
 use tessera_voxel::{filters, rasterize};
@@ -58,9 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             )
         })
         .collect();
-    let levels = Levels {
-        step: params.region_step,
-    };
+    let levels = tessera_voxel::levels(&params);
     let reach = Reach {
         climb: params.walkable_climb,
         height: params.walkable_height,

@@ -13,30 +13,75 @@ pub struct SpanKey {
 }
 
 /// How floor heights group into regions: spans of 8-neighbouring cells belong together when
-/// their `zmax / step` are equal. A step of 1 gives the seed's flat regions (same `zmax`); a
-/// step of `walkable_climb + 1` gives layered regions, in which neighbours differ by at most
-/// the climb, so slopes and stairs become a few regions instead of a terrace per voxel. The
-/// step never exceeds the agent's clearance, so a region never holds two spans of one column.
-/// Whether two cells belong together is decided by the two cells alone: that is what keeps
-/// regions and contours the same for every tiling.
+/// their labels ([`Levels::label`]) are equal.
+///
+/// * Flat and layered (`surface: false`): the label is `zmax / step`. A step of 1 gives the
+///   seed's flat regions (same `zmax`); a step of `walkable_climb + 1` gives layered regions,
+///   in which neighbours differ by at most the climb, so slopes and stairs become a few
+///   regions instead of a terrace per voxel, but a hill still becomes a stack of bands.
+/// * Surface (`surface: true`): a column's lowest walkable span is its *ground*, and ground
+///   has one label; every span above it has its `zmax / step` band, as when layered. Ground
+///   that follows the terrain, however it rises, is one region; floors stacked above it
+///   (storeys, bridges, roofs) are banded, so they stay flat whatever lies below them. A ground
+///   span with an 8-neighbouring ground further away in height than `climb` (a drop across a
+///   corner, or to a floor under an overhang, which the four-neighbour ledge filter lets
+///   through) takes its band instead: so one label always means within the climb. The label
+///   of a column therefore reads its 8 neighbours (the tiles keep a ring of two cells for
+///   that). Labels also carry the parity of the `block`-cell square the column lies in, which
+///   cuts regions at that grid.
+///
+/// In every mode the step never exceeds the agent's clearance, so a region never holds two
+/// spans of one column, and whether two cells belong together is decided by their two columns
+/// alone: that is what keeps regions and contours the same for every tiling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Levels {
     pub step: u32,
+    /// Ground (each column's lowest walkable span) has one label (see above).
+    pub surface: bool,
+    /// With `surface`: regions are cut at a grid of squares this many cells wide (0: never), so
+    /// that no region outgrows what the polygon stage holds at once.
+    pub block: u32,
+    /// With `surface`: the highest step [voxels]; ground further from a neighbour's ground
+    /// takes its band.
+    pub climb: u32,
 }
 
 impl Levels {
     /// The seed's flat regions.
-    pub const FLAT: Levels = Levels { step: 1 };
+    pub const FLAT: Levels = Levels::layered(1);
 
-    /// The level of a floor height.
-    #[inline]
-    pub fn of(&self, zmax: u32) -> u32 {
-        zmax / self.step
+    /// Layered regions of `step`-high bands.
+    pub const fn layered(step: u32) -> Levels {
+        Levels {
+            step,
+            surface: false,
+            block: 0,
+            climb: 0,
+        }
     }
 
-    /// The level of every span of `field`: [`Levels::of`] its floor for a walkable span,
+    /// The label of a floor at `zmax` in column (x, y); `ground` when it is the column's ground
+    /// and no neighbour's ground is out of its climb. Always below [`OUT_OF_REACH`] in surface
+    /// mode.
+    #[inline]
+    pub fn label(&self, x: i32, y: i32, ground: bool, zmax: u32) -> u32 {
+        if !self.surface {
+            return zmax / self.step;
+        }
+        let band = if ground { 0 } else { zmax / self.step + 1 };
+        let parity = if self.block == 0 {
+            0
+        } else {
+            let b = self.block as i32;
+            (((x.div_euclid(b) & 1) << 1) | (y.div_euclid(b) & 1)) as u32
+        };
+        // Labels are compared between neighbouring cells only; bands that far up alias.
+        ((band & 0x0FFF_FFFF) << 2) | parity
+    }
+
+    /// The label of every span of `field`: [`Levels::label`] for a walkable span,
     /// [`NO_LEVEL`] for the others. Computed once per tile, so that segmentation and tracing
-    /// compare levels instead of dividing heights at every neighbour they look at.
+    /// compare labels instead of computing them at every neighbour they look at.
     pub fn of_spans(&self, field: &crate::SpanField) -> Vec<u32> {
         let mut out = Vec::new();
         self.of_spans_into(field, &mut out);
@@ -46,13 +91,66 @@ impl Levels {
     /// [`Levels::of_spans`] into `out` (its buffer reused).
     pub fn of_spans_into(&self, field: &crate::SpanField, out: &mut Vec<u32>) {
         out.clear();
-        out.extend(field.spans.iter().map(|s| {
-            if s.walkable {
-                self.of(s.zmax)
-            } else {
-                NO_LEVEL
-            }
-        }));
+        if !self.surface {
+            out.extend(field.spans.iter().map(|s| {
+                if s.walkable {
+                    self.of(s.zmax)
+                } else {
+                    NO_LEVEL
+                }
+            }));
+            return;
+        }
+        // Each column's ground: the index of its lowest walkable span.
+        let rect = field.rect;
+        let (width, rows) = (rect.width as usize, rect.height as usize);
+        let ground: Vec<u32> = (0..rect.area())
+            .map(|i| {
+                (field.column_start[i]..field.column_start[i + 1])
+                    .find(|&k| field.spans[k as usize].walkable)
+                    .unwrap_or(u32::MAX)
+            })
+            .collect();
+        out.reserve(field.spans.len());
+        for i in 0..rect.area() {
+            let (cx, cy) = (i % width, i / width);
+            let g = ground[i];
+            // Ground keeps the ground label unless a neighbour's ground is out of its climb.
+            let level_ground = g != u32::MAX && {
+                let z = field.spans[g as usize].zmax;
+                let (x0, x1) = (cx.saturating_sub(1), (cx + 1).min(width - 1));
+                let (y0, y1) = (cy.saturating_sub(1), (cy + 1).min(rows - 1));
+                (y0..=y1).all(|ny| {
+                    (x0..=x1).all(|nx| {
+                        let n = ground[ny * width + nx];
+                        n == u32::MAX || field.spans[n as usize].zmax.abs_diff(z) <= self.climb
+                    })
+                })
+            };
+            let (x, y) = (rect.x0 + cx as i32, rect.y0 + cy as i32);
+            let (a, b) = (field.column_start[i], field.column_start[i + 1]);
+            out.extend((a..b).map(|k| {
+                let s = field.spans[k as usize];
+                if s.walkable {
+                    self.label(x, y, k == g && level_ground, s.zmax)
+                } else {
+                    NO_LEVEL
+                }
+            }));
+        }
+    }
+
+    /// True for a surface label of ground (see [`Levels`]); meaningless in the other modes.
+    #[inline]
+    pub fn is_ground_label(label: u32) -> bool {
+        label >> 2 == 0
+    }
+
+    /// The label of a floor height in flat and layered mode (where it needs no column).
+    #[inline]
+    pub fn of(&self, zmax: u32) -> u32 {
+        debug_assert!(!self.surface, "surface labels depend on the column");
+        zmax / self.step
     }
 }
 

@@ -161,20 +161,33 @@ pub enum SegmentationMode {
     /// neighbours differ by at most the climb and no region holds two spans of one column;
     /// slopes and stairs become a few regions.
     Layered,
+    /// Regions that follow the walkable surface: each column's lowest walkable floor (its
+    /// ground) joins its 8-neighbours' ground within the climb, so ground is one region however
+    /// it rises; floors stacked above it group by climb-high bands as when layered. Never two
+    /// floors of one column and never a step beyond the climb inside a region. The default.
+    Surface,
 }
 
 /// Region settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RegionSettings {
-    /// `flat` or `layered`. Layered needs the climb to be below the agent height.
+    /// `flat`, `layered` or `surface`. Layered and surface need the climb to be below the
+    /// agent height.
     pub mode: SegmentationMode,
+    /// Surface mode: regions are cut at a grid of squares this many cells wide, so that no
+    /// region outgrows the polygon stage's window however large the world [cells]; 0: never.
+    pub block: u32,
 }
+
+/// [`RegionSettings::block`] by default: 1024 cells (300 m at 0.3 m cells).
+pub const DEFAULT_REGION_BLOCK: u32 = 1024;
 
 impl Default for RegionSettings {
     fn default() -> Self {
         RegionSettings {
-            mode: SegmentationMode::Layered,
+            mode: SegmentationMode::Surface,
+            block: DEFAULT_REGION_BLOCK,
         }
     }
 }
@@ -383,17 +396,32 @@ impl BakeConfig {
         }
         range("agent.radius", a.radius, 0.0, 100.0, false)?;
         range("agent.max_climb", a.max_climb, 0.0, 100.0, false)?;
-        if self.regions.mode == SegmentationMode::Layered {
+        if self.regions.mode != SegmentationMode::Flat {
             let p = self.voxel_params();
             if p.region_step > p.walkable_height {
                 return Err(fail(
                     "regions.mode",
                     format!(
-                        "layered regions need the climb ({} m) below the agent height ({} m); use `flat`",
-                        a.max_climb, a.height
+                        "{} regions need the climb ({} m) below the agent height ({} m); use `flat`",
+                        if self.regions.mode == SegmentationMode::Layered {
+                            "layered"
+                        } else {
+                            "surface"
+                        },
+                        a.max_climb,
+                        a.height
                     ),
                 ));
             }
+        }
+        if self.regions.block != 0 && self.regions.block < 16 {
+            return Err(fail(
+                "regions.block",
+                format!(
+                    "{} cells is below 16: regions that small are a tiling; use 0 for no cut",
+                    self.regions.block
+                ),
+            ));
         }
         range(
             "polygons.tau_degrees",
@@ -482,7 +510,7 @@ impl BakeConfig {
         let radius = (a.radius / v.cell_size).ceil() as u32;
         // Ledges look one cell out and erosion `radius` cells along walkable spans; two more
         // cells keep the tile's outermost ring (which sees no neighbours) out of reach of the
-        // core and of the one-cell ring around it that the region stage reads.
+        // core and of the two-cell ring around it that the region stage reads.
         let band = radius + 3;
         VoxelParams {
             cell_size: v.cell_size,
@@ -495,7 +523,14 @@ impl BakeConfig {
             band,
             region_step: match self.regions.mode {
                 SegmentationMode::Flat => 1,
-                SegmentationMode::Layered => (a.max_climb / v.cell_height).floor() as u32 + 1,
+                SegmentationMode::Layered | SegmentationMode::Surface => {
+                    (a.max_climb / v.cell_height).floor() as u32 + 1
+                }
+            },
+            region_surface: self.regions.mode == SegmentationMode::Surface,
+            region_block: match self.regions.mode {
+                SegmentationMode::Surface => self.regions.block,
+                _ => 0,
             },
         }
     }
@@ -525,6 +560,7 @@ impl BakeConfig {
                 max_error: p.detail_max_error / v.cell_height,
                 max_points: DETAIL_MAX_POINTS,
                 floor_reach: grid.walkable_height / 2,
+                ground: grid.region_surface,
             }),
             link_reach: self.agent.radius / v.cell_size,
             link_climb: grid.walkable_climb,
@@ -557,9 +593,14 @@ pub struct VoxelParams {
     pub walkable_slope_cos: f64,
     /// Cells voxelized around each tile's core [cells].
     pub band: u32,
-    /// Floors group into regions by `zmax / region_step` [voxels]: 1 when flat, the climb plus
-    /// one when layered.
+    /// Floors group into regions by bands of `region_step` [voxels]: 1 when flat, the climb
+    /// plus one when layered or surface.
     pub region_step: u32,
+    /// Bands are counted from each column's lowest span (surface mode), not from zero.
+    pub region_surface: bool,
+    /// Surface regions are cut at a grid of squares this wide [cells]; 0: never (and always 0
+    /// in the other modes).
+    pub region_block: u32,
 }
 
 /// Most points height detail adds to one polygon.
@@ -615,6 +656,9 @@ pub struct DetailParams {
     /// Farthest a floor may be from the height asked for [voxels]: half the agent's
     /// clearance, so never the floor above or below.
     pub floor_reach: u32,
+    /// Surface regions: polygons of ground regions read each column's lowest walkable floor
+    /// (their own, however far the polygon's plane is from it on a hill).
+    pub ground: bool,
 }
 
 /// Parses a byte size such as `64MiB`, `2GiB`, `512M`, `1.5G` or a plain byte count.
@@ -683,6 +727,7 @@ mod tests {
             ("[voxel]\ncell_size = 0.0", "voxel.cell_size"),
             ("[voxel]\ncell_size = -1.0", "voxel.cell_size"),
             ("[voxel]\ntile_size = 0", "voxel.tile_size"),
+            ("[regions]\nblock = 4", "regions.block"),
             ("[voxel]\ntile_size = \"huge\"", "voxel.tile_size"),
             ("[voxel]\ntile_size = -3", "voxel.tile_size"),
             (
@@ -734,7 +779,11 @@ mod tests {
     fn segmentation_modes() {
         assert_eq!(
             BakeConfig::preset("default").unwrap().regions.mode,
-            SegmentationMode::Layered
+            SegmentationMode::Surface
+        );
+        assert_eq!(
+            BakeConfig::default().regions.mode,
+            SegmentationMode::Surface
         );
         for paper in ["def", "S2", "S3", "S4", "S5"] {
             assert_eq!(

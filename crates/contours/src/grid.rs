@@ -107,6 +107,30 @@ impl<'a> LevelField<'a> {
         h
     }
 
+    /// What lies across a boundary edge whose region floor is at height `z`: the label of the
+    /// walkable floor of cell (x, y) nearest in height within the agent's height (the lower one
+    /// on a tie), marked [`OUT_OF_REACH`] beyond the climb, or [`NO_NEIGHBOUR`]. Two consecutive
+    /// edges with the same neighbour label border the same region (their outside cells are
+    /// 8-neighbours with one label).
+    pub(crate) fn neighbour_across(&self, x: i32, y: i32, z: u32, reach: Reach) -> u32 {
+        let f = self.field;
+        if !f.rect.contains(x, y) {
+            return NO_NEIGHBOUR;
+        }
+        let i = f.rect.index(x, y);
+        (f.column_start[i] as usize..f.column_start[i + 1] as usize)
+            .filter(|&k| f.spans[k].walkable && f.spans[k].zmax.abs_diff(z) <= reach.height)
+            .min_by_key(|&k| (f.spans[k].zmax.abs_diff(z), f.spans[k].zmax))
+            .map_or(NO_NEIGHBOUR, |k| {
+                let level = self.lv[k];
+                if f.spans[k].zmax.abs_diff(z) <= reach.climb {
+                    level
+                } else {
+                    level | OUT_OF_REACH
+                }
+            })
+    }
+
     /// True when an edge leaves `p` with `heading` at `level`.
     #[inline]
     fn edge_leaves(&self, p: Point, heading: u8, level: u32) -> bool {
@@ -128,37 +152,6 @@ impl<'a> LevelField<'a> {
         }
         unreachable!("a boundary edge always continues")
     }
-}
-
-/// What lies across a boundary edge whose region floor is at height `z`: the level of the
-/// walkable floor of cell (x, y) nearest in height within the agent's height (the lower one
-/// on a tie), marked [`OUT_OF_REACH`] beyond the climb, or [`NO_NEIGHBOUR`]. Two consecutive
-/// edges with the same neighbour level border the same region (their outside cells are
-/// 8-neighbours at one level).
-pub(crate) fn neighbour_across(
-    field: &SpanField,
-    x: i32,
-    y: i32,
-    z: u32,
-    reach: Reach,
-    levels: Levels,
-) -> u32 {
-    if !field.rect.contains(x, y) {
-        return NO_NEIGHBOUR;
-    }
-    field
-        .column(x, y)
-        .iter()
-        .filter(|s| s.walkable && s.zmax.abs_diff(z) <= reach.height)
-        .min_by_key(|s| (s.zmax.abs_diff(z), s.zmax))
-        .map_or(NO_NEIGHBOUR, |s| {
-            let level = levels.of(s.zmax);
-            if s.zmax.abs_diff(z) <= reach.climb {
-                level
-            } else {
-                level | OUT_OF_REACH
-            }
-        })
 }
 
 /// The start point of the edge on side `heading` of cell (x, y) (the side that has the cell on

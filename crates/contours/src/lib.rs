@@ -12,7 +12,7 @@
 //! by each of the two cycles that meet there (or twice by one, where the region pinches). The
 //! vertices of a contour are its corner points: where it changes direction.
 //!
-//! **Tiles.** A tile owns the edges of its core cells; it sees the one-cell ring, so it knows
+//! **Tiles.** A tile owns the edges of its core cells; it sees the cells around its core, so it knows
 //! every edge's successor, even one owned by a neighbour. [`trace_tile`] returns closed cycles
 //! and open chains that leave the tile. [`ContourJoiner`] joins chains across tiles in any
 //! order; where two chains meet in a straight line, the meeting point existed only because of

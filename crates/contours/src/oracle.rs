@@ -201,7 +201,13 @@ fn pair_region(
             }
             cur = next;
         }
-        let level = regions.levels.of(regions.regions[region as usize].zmax);
+        let first = regions.regions[region as usize].first;
+        let f = lf.field;
+        let column = f.rect.index(first.x, first.y);
+        let level = (f.column_start[column] as usize..f.column_start[column + 1] as usize)
+            .find(|&k| f.spans[k].zmax == first.zmax)
+            .map(|k| lf.level(k))
+            .expect("a region's first span is in the field");
         let heights = points.iter().map(|&p| lf.corner_height(p, level)).collect();
         let n = points.len();
         let mut c = Contour {

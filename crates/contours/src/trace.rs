@@ -12,7 +12,7 @@ use tessera_artifacts::{
     Chain, Contour, EdgeKey, Point, Reach, SpanField, TileContours, TileRegions, NO_REGION,
 };
 
-use crate::grid::{left_cell, neighbour_across, right_cell, side_start, LevelField, STEP};
+use crate::grid::{left_cell, right_cell, side_start, LevelField, STEP};
 
 /// Traces the contours of a tile's regions (see the crate documentation). `reach` decides
 /// which floor across an edge is its neighbour.
@@ -63,7 +63,6 @@ pub fn trace_tile_in(
     reach: Reach,
 ) -> TileContours {
     let core = field.core;
-    let levels = regions.levels;
     let lf = LevelField::with(field, lv);
     let n = field.spans.len() * 4;
     let Scratch {
@@ -107,7 +106,7 @@ pub fn trace_tile_in(
         let (x, y) = cell_of[e / 4];
         let heading = (e % 4) as u8;
         let (rx, ry) = right_cell(side_start(x, y, heading), heading);
-        neighbour_across(field, rx, ry, field.spans[e / 4].zmax, reach, levels)
+        lf.neighbour_across(rx, ry, field.spans[e / 4].zmax, reach)
     };
     let height = |p: Point, level: u32| lf.corner_height(p, level);
     // The edge after `e`: owned (an index) or foreign (its key).

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tessera_artifacts::{Contour, GridFrame, RegionBatch, SpanKey, TileCoord, TileFloors};
+use tessera_polygons::detail::Floor;
 use tessera_polygons::{PolygonError, RegionContours, RegionSource};
 use tessera_spill::{Spill, SpillWriter};
 use tessera_store::{Journal, StoreError};
@@ -299,8 +300,9 @@ impl SpanHeights {
         })
     }
 
-    /// The walkable floor [voxels] in cell `(x, y)` nearest `near`, within the reach.
-    pub(crate) fn height(&self, x: i32, y: i32, near: f64) -> Option<f64> {
+    /// The walkable floor [voxels] in cell `(x, y)` nearest `near`, within the reach, or its
+    /// lowest walkable floor (a column's floors are sorted upward).
+    pub(crate) fn height(&self, x: i32, y: i32, floor: Floor) -> Option<f64> {
         let f = &self.frame;
         if x < 0 || y < 0 || x as u32 >= f.cells[0] || y as u32 >= f.cells[1] {
             return None;
@@ -318,6 +320,10 @@ impl SpanHeights {
                 *last = Some((self.id, key, self.tile(key)?));
             }
             let (_, _, floors) = last.as_ref()?;
+            let near = match floor {
+                Floor::Ground => return floors.at(x, y).first().map(|&z| z as f64),
+                Floor::Near(near) => near,
+            };
             floors
                 .at(x, y)
                 .iter()

@@ -212,6 +212,7 @@ fn stream_params(p: &PolygonParams, frame: &GridFrame) -> tessera_polygons::Poly
                 max_error: d.max_error,
                 max_points: d.max_points,
                 locality: frame.tile_size,
+                ground: d.ground,
             },
             None => DetailParams::OFF,
         },
@@ -286,7 +287,9 @@ fn build(
         )?),
         None => None,
     };
-    let height_at = |x: i32, y: i32, near: f64| heights.as_ref().and_then(|h| h.height(x, y, near));
+    let height_at = |x: i32, y: i32, floor: tessera_polygons::detail::Floor| {
+        heights.as_ref().and_then(|h| h.height(x, y, floor))
+    };
     let mut done = 0u64;
     let mut sink_failure = None;
     let streamed = pool.install(|| {

@@ -119,9 +119,9 @@ pub(crate) fn read_and_plan(
     // Parts wait for assembly: their outputs and the assembled field, about a span per cell.
     let assembly = if parts.len() > 1 {
         2 * tessera_voxel::memory::estimate(
-            core.grown(1).area() as u64,
+            core.grown(tessera_voxel::RING).area() as u64,
             0,
-            core.grown(1).area() as u64,
+            core.grown(tessera_voxel::RING).area() as u64,
         )
     } else {
         0
@@ -258,9 +258,7 @@ pub(crate) fn run_job(
     let field = owned.as_ref().unwrap_or_else(|| state.workspace.output());
     debug_assert!(field.validate().is_ok());
     let (spans, walkable) = field.core_counts();
-    let levels = tessera_artifacts::Levels {
-        step: params.region_step,
-    };
+    let levels = tessera_voxel::levels(params);
     levels.of_spans_into(field, &mut state.levels);
     let regions = tessera_regions::segment_tile_in(
         &mut state.segment,

@@ -45,6 +45,8 @@ pub struct DetailParams {
     /// Polygons are detailed in plan order by blocks of this many cells (the heightfield's
     /// tile size), so that a tile's heights are read once for all polygons on it.
     pub locality: u32,
+    /// Surface regions: a ground region's polygons read the ground (see [`HeightAt`]).
+    pub ground: bool,
 }
 
 impl DetailParams {
@@ -53,6 +55,7 @@ impl DetailParams {
         max_error: 0.0,
         max_points: 0,
         locality: 1,
+        ground: false,
     };
 
     pub fn is_on(&self) -> bool {
@@ -62,7 +65,17 @@ impl DetailParams {
 
 /// The floor height [voxels] under cell `(x, y)` of the region being detailed, nearest the
 /// given height; `None` where the region has no floor there.
-pub type HeightAt<'a> = dyn Fn(i32, i32, f64) -> Option<f64> + Sync + 'a;
+pub type HeightAt<'a> = dyn Fn(i32, i32, Floor) -> Option<f64> + Sync + 'a;
+
+/// Which floor of a column [`HeightAt`] answers with.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Floor {
+    /// The walkable floor nearest this height [voxels], within the heightfield's reach.
+    Near(f64),
+    /// The lowest walkable floor: the ground a surface region's polygon stands on, however far
+    /// its plane strays from it over a hill.
+    Ground,
+}
 
 /// A polygon's detail: points added (plan in cells, height in voxels) and triangles over the
 /// corners (`0 .. n`) and the added points (`n ..`), counter-clockwise.
@@ -88,7 +101,12 @@ impl HasPosition for Vertex {
 /// The detail of a convex, counter-clockwise polygon with corners `poly` (plan in cells,
 /// height in voxels). `None` when detail adds nothing (no point deviates): the caller keeps the
 /// polygon's own triangulation.
-pub fn detail(poly: &[[f64; 3]], params: &DetailParams, height: &HeightAt) -> Option<Detail> {
+pub fn detail(
+    poly: &[[f64; 3]],
+    params: &DetailParams,
+    ground: bool,
+    height: &HeightAt,
+) -> Option<Detail> {
     if !params.is_on() || poly.len() < 3 {
         return None;
     }
@@ -105,7 +123,12 @@ pub fn detail(poly: &[[f64; 3]], params: &DetailParams, height: &HeightAt) -> Op
         let (dx, dy) = (centre[0] - x, centre[1] - y);
         let d = (dx * dx + dy * dy).sqrt().max(1e-9);
         let (x, y) = (x + dx / d * 1e-3, y + dy / d * 1e-3);
-        height(x.floor() as i32, y.floor() as i32, near)
+        let floor = if ground {
+            Floor::Ground
+        } else {
+            Floor::Near(near)
+        };
+        height(x.floor() as i32, y.floor() as i32, floor)
     };
     let tol = params.max_error.max(0.0);
     let mut points: Vec<[f64; 3]> = Vec::new();
@@ -309,7 +332,7 @@ pub(crate) fn add_detail(outs: &mut [RegionOutput], params: &DetailParams, heigh
                 .iter()
                 .map(|&v| out.verts[v as usize].map(|c| c as f64))
                 .collect();
-            detail(&corners, params, height)
+            detail(&corners, params, params.ground && out.ground, height)
         }));
     }
     let mut by_poly: Vec<((u32, u32), Detail)> = work
@@ -417,6 +440,7 @@ mod tests {
     }
 
     const PARAMS: DetailParams = DetailParams {
+        ground: false,
         sample_distance: 2.0,
         max_error: 1.0,
         max_points: 256,
@@ -444,9 +468,9 @@ mod tests {
     #[test]
     fn a_flat_floor_needs_no_detail() {
         let poly = square(20.0, 4.0);
-        assert_eq!(detail(&poly, &PARAMS, &|_, _, _| Some(4.0)), None);
+        assert_eq!(detail(&poly, &PARAMS, false, &|_, _, _| Some(4.0)), None);
         assert_eq!(
-            detail(&poly, &DetailParams::OFF, &|_, _, _| Some(9.0)),
+            detail(&poly, &DetailParams::OFF, false, &|_, _, _| Some(9.0)),
             None
         );
     }
@@ -454,12 +478,12 @@ mod tests {
     #[test]
     fn a_bump_gets_points_and_the_surface_follows_it() {
         // A floor at 0 with a 6-voxel hill around (10, 10).
-        let hill = |x: i32, y: i32, _: f64| {
+        let hill = |x: i32, y: i32, _: Floor| {
             let (dx, dy) = (x as f64 + 0.5 - 10.0, y as f64 + 0.5 - 10.0);
             Some((6.0 - (dx * dx + dy * dy).sqrt()).max(0.0))
         };
         let poly = square(20.0, 0.0);
-        let d = detail(&poly, &PARAMS, &hill).expect("the hill needs detail");
+        let d = detail(&poly, &PARAMS, false, &hill).expect("the hill needs detail");
         assert!(!d.points.is_empty());
         // Exact cover of the square, counter-clockwise triangles.
         assert!((area(&d, &poly) - 400.0).abs() < 1e-9);
@@ -472,7 +496,7 @@ mod tests {
         let top = d.points.iter().map(|p| p[2]).fold(0.0f64, f64::max);
         assert!(top >= 6.0 - PARAMS.max_error - 1.0, "top {top}");
         // Deterministic.
-        assert_eq!(detail(&poly, &PARAMS, &hill), Some(d.clone()));
+        assert_eq!(detail(&poly, &PARAMS, false, &hill), Some(d.clone()));
         // Every added point is on the polygon.
         assert!(d
             .points
@@ -485,7 +509,7 @@ mod tests {
     fn a_shared_edge_is_sampled_alike_from_both_sides() {
         // A raised band across both squares (y 6..14): the edge x = 10 between them climbs
         // it, and both add the same points on it.
-        let band = |_: i32, y: i32, _: f64| Some(if (6..14).contains(&y) { 5.0 } else { 0.0 });
+        let band = |_: i32, y: i32, _: Floor| Some(if (6..14).contains(&y) { 5.0 } else { 0.0 });
         let left = vec![
             [0.0, 0.0, 0.0],
             [10.0, 0.0, 0.0],
@@ -509,8 +533,8 @@ mod tests {
             v
         };
         let (l, r) = (
-            detail(&left, &PARAMS, &band),
-            detail(&right, &PARAMS, &band),
+            detail(&left, &PARAMS, false, &band),
+            detail(&right, &PARAMS, false, &band),
         );
         assert!(!on_edge(&l).is_empty());
         assert_eq!(on_edge(&l), on_edge(&r));

@@ -194,6 +194,9 @@ pub struct RegionOutput {
     pub contour_vertices: u64,
     pub simplified_vertices: u64,
     pub fell_back: bool,
+    /// A surface region of ground ([`tessera_artifacts::Levels`]): height detail reads each
+    /// column's lowest walkable floor.
+    pub ground: bool,
 }
 
 /// Where the regions come from: windows of consecutive regions, in region order, as many

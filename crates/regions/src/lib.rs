@@ -382,9 +382,51 @@ mod tests {
             field in tessera_test_support::random::span_fields(4, 3),
             step in 1u32..4,
         ) {
-            let levels = Levels { step };
+            let levels = Levels::layered(step);
             let tile = TileCoord { x: 0, y: 0 };
             prop_assert_eq!(segment_tile(&field, tile, levels), segment_by_flood(&field, tile, levels));
+        }
+
+        /// Surface labels: one region never holds two spans of a column, 8-neighbours in one
+        /// region are within the climb, and the union-find still equals the flood.
+        #[test]
+        fn surface_regions_hold_one_floor_per_column_and_no_step_beyond_the_climb(
+            field in tessera_test_support::random::span_fields(4, 3),
+            step in 1u32..5,
+            block in 0u32..4,
+        ) {
+            let levels = Levels { step, surface: true, block, climb: step - 1 };
+            let tile = TileCoord { x: 0, y: 0 };
+            let r = segment_tile(&field, tile, levels);
+            prop_assert_eq!(&r, &segment_by_flood(&field, tile, levels));
+            let core = field.core;
+            let spans_of = |x: i32, y: i32| {
+                let i = field.rect.index(x, y);
+                field.column_start[i] as usize..field.column_start[i + 1] as usize
+            };
+            for y in core.y0..core.y1() {
+                for x in core.x0..core.x1() {
+                    let mine: Vec<usize> =
+                        spans_of(x, y).filter(|&k| r.labels[k] != NO_REGION).collect();
+                    for (i, &a) in mine.iter().enumerate() {
+                        for &b in &mine[i + 1..] {
+                            prop_assert_ne!(r.labels[a], r.labels[b], "two floors of ({}, {})", x, y);
+                        }
+                        for (dx, dy) in NEIGHBOURS {
+                            let (nx, ny) = (x + dx, y + dy);
+                            if !core.contains(nx, ny) {
+                                continue;
+                            }
+                            for n in spans_of(nx, ny) {
+                                if r.labels[n] == r.labels[a] {
+                                    let (za, zn) = (field.spans[a].zmax, field.spans[n].zmax);
+                                    prop_assert!(za.abs_diff(zn) <= levels.climb, "{} to {}", za, zn);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }

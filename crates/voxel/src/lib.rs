@@ -17,14 +17,14 @@
 //! number alone, in f64 global cell units, never from tile-relative coordinates or from
 //! earlier clips, so a column's spans are bit-for-bit the same whichever tile computes them.
 //! Filters look at most `radius + 1` cells away; tiles are voxelized with a band of
-//! `radius + 3` cells, and the field returned keeps the core plus a one-cell ring.
+//! `radius + 3` cells, and the field returned keeps the core plus a ring of [`RING`] cells.
 //!
 //! Pure: no I/O, no threads.
 
 pub mod filters;
 pub mod rasterize;
 
-use tessera_artifacts::{CellRect, GridFrame, SpanField, TileCoord, Triangle};
+use tessera_artifacts::{CellRect, GridFrame, Levels, SpanField, TileCoord, Triangle};
 use tessera_config::VoxelParams;
 use tessera_geom::floor_i64;
 
@@ -41,9 +41,26 @@ pub fn grid_frame(origin: [f64; 3], bounds_max: [f32; 3], params: &VoxelParams) 
     )
 }
 
+/// Cells kept around a tile's core in the field [`voxelize_tile`] returns. Segmentation and
+/// tracing read the core and the ring's inner cells (a core cell's neighbours); surface labels
+/// ([`Levels`]) of those cells look one cell further. Both rings are exact: they lie
+/// `band - 1` and `band - 2` cells inside the voxelized rectangle, beyond the reach of
+/// the filters (`radius + 1`).
+pub const RING: u32 = 2;
+
+/// How this bake's floors group into regions ([`Levels`]), from the settings alone.
+pub fn levels(params: &VoxelParams) -> Levels {
+    Levels {
+        step: params.region_step,
+        surface: params.region_surface,
+        block: params.region_block,
+        climb: params.walkable_climb,
+    }
+}
+
 /// A voxelized tile (or part of one) and what it cost.
 pub struct VoxelizedTile {
-    /// The core plus a one-cell ring.
+    /// The core plus a ring of [`RING`] cells.
     pub field: SpanField,
     /// Spans in the whole voxelized rectangle (core and band) before cropping: what the
     /// working memory grew with.
@@ -51,7 +68,7 @@ pub struct VoxelizedTile {
 }
 
 /// Voxelizes one tile: rasterize the triangles over the tile grown by its band, filter, and
-/// return the core plus a one-cell ring.
+/// return the core plus a ring of [`RING`] cells.
 pub fn voxelize_tile(
     frame: &GridFrame,
     params: &VoxelParams,
@@ -79,7 +96,7 @@ pub fn voxelize_part(
 
 /// The buffers a worker reuses from one tile to the next: the rasterizer's linked columns,
 /// the field over the tile and its band, erosion's links and distances, and the output (the
-/// core plus a one-cell ring). Reusing them spares the kernel faulting in and zeroing fresh
+/// core plus its ring). Reusing them spares the kernel faulting in and zeroing fresh
 /// pages for every tile.
 pub struct Workspace {
     raster: rasterize::Scratch,
@@ -100,7 +117,7 @@ impl Default for Workspace {
 }
 
 impl Workspace {
-    /// The field [`voxelize_in`] left: the core plus a one-cell ring.
+    /// The field [`voxelize_in`] left: the core plus its ring.
     pub fn output(&self) -> &SpanField {
         &self.output
     }
@@ -138,7 +155,7 @@ pub fn voxelize_in(
         triangles,
     );
     filters::filter_all_in(&mut ws.erode, &mut ws.field, params);
-    ws.field.crop_into(&mut ws.output, core.grown(1), core);
+    ws.field.crop_into(&mut ws.output, core.grown(RING), core);
     ws.field.spans.len() as u64
 }
 
@@ -204,7 +221,7 @@ pub fn assemble(core: CellRect, parts: &[SpanField]) -> SpanField {
             return only.clone();
         }
     }
-    let rect = core.grown(1);
+    let rect = core.grown(RING);
     let mut out = SpanField::empty(rect, core);
     out.column_start.clear();
     out.column_start.push(0);

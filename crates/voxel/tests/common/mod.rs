@@ -89,7 +89,7 @@ pub fn voxelize_world(
         let field =
             tessera_voxel::voxelize_tile(&frame, p, t, &per_tile[frame.tile_index(t)]).field;
         field.validate().unwrap();
-        assert_eq!(field.rect, frame.tile_core(t).grown(1));
+        assert_eq!(field.rect, frame.tile_core(t).grown(tessera_voxel::RING));
         let core = frame.tile_core(t);
         for y in core.y0..core.y1() {
             for x in core.x0..core.x1() {
