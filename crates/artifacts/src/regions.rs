@@ -32,7 +32,8 @@ pub struct SpanKey {
 ///
 /// In every mode the step never exceeds the agent's clearance, so a region never holds two
 /// spans of one column, and whether two cells belong together is decided by their two columns
-/// alone: that is what keeps regions and contours the same for every tiling.
+/// (and, in surface mode, the columns around them) alone: that is what keeps regions and
+/// contours the same for every tiling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Levels {
     pub step: u32,
