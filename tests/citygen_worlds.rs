@@ -67,3 +67,53 @@ fn demo_world_as_obj_and_glb_bakes_the_same_at_utm_coordinates() {
             <= 0.001 * from_obj.walkable_spans as f64
     );
 }
+
+#[test]
+fn terrain_is_a_few_surface_regions_and_keeps_its_area() {
+    // citygen's 250 m terrain (hills, cliffs, river channels) at 0.5 m cells: layered
+    // regions band every slope, surface regions follow it. Large regions with thin holes once
+    // lost a sixth of their area to contour simplification (two sides of a strip simplified
+    // onto one line, which the triangulation's inside test cannot take).
+    let mesh = citygen::generate_terrain(
+        &citygen::TerrainParams::for_size(citygen::Size::Demo, 1, [0.0; 3]).unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let obj = dir.path().join("terrain.obj");
+    citygen::write_obj(
+        &mesh,
+        &mut std::io::BufWriter::new(std::fs::File::create(&obj).unwrap()),
+    )
+    .unwrap();
+    let bake = |mode| {
+        let mut config = tessera_config::BakeConfig::preset("recast-demo").unwrap();
+        config.voxel.cell_size = 0.5;
+        config.regions.mode = mode;
+        let (summary, _) = bake_columns(
+            file(&obj, UpAxis::Z),
+            &config,
+            &dir.path().join(format!("{mode:?}")),
+            2,
+            128 << 20,
+        );
+        summary
+    };
+    let surface = bake(tessera_config::SegmentationMode::Surface);
+    let layered = bake(tessera_config::SegmentationMode::Layered);
+    assert!(surface.walkable_area_m2 > 50_000.0, "{surface:?}");
+    assert_eq!(surface.walkable_area_m2, layered.walkable_area_m2);
+    assert!(
+        surface.regions * 10 <= layered.regions,
+        "regions: surface {} layered {}",
+        surface.regions,
+        layered.regions
+    );
+    assert!(surface.polygons < layered.polygons);
+    for s in [&surface, &layered] {
+        assert!(
+            s.navmesh_area_m2 > 0.99 * s.walkable_area_m2,
+            "navmesh {} m² of {} m² walkable",
+            s.navmesh_area_m2,
+            s.walkable_area_m2
+        );
+    }
+}

@@ -21,9 +21,10 @@ use tessera_tests::{file, recast_scenes};
 const FORMAT_VERSION: u32 = 5;
 
 /// (scene, payload length, xxh3 of the payload), recorded with format 5 (islands below the
-/// default `min_island_area` dropped, their area in the stats).
+/// default `min_island_area` dropped, their area in the stats); the demo world's again once
+/// simplification stopped letting two sides of a strip fall onto one line.
 const GOLDEN: [(&str, u64, u64); 4] = [
-    ("demo", 164336, 0x9bd07646556f858f),
+    ("demo", 164336, 0x5776a576556f2ada),
     ("dungeon.obj", 34872, 0x6faf386c2e6ac699),
     ("nav_test.obj", 72976, 0xe7fb05f1ecdddf9c),
     ("undulating.obj", 758288, 0x89e1d31c4f2ebf02),

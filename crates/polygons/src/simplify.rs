@@ -216,10 +216,14 @@ fn segments(sections: &[Section], contours: &[ContourSections]) -> (Vec<Seg>, Ve
     (segs, shapes)
 }
 
-/// Two segments that a triangulation could not take together: a proper crossing, or an end of
-/// one lying inside the other (which covers collinear overlaps).
+/// Two segments that a triangulation could not take together: a proper crossing, an end of
+/// one lying inside the other (which covers collinear overlaps), or the same two ends (a thin
+/// hole or strip whose two sides simplified onto one line: the triangulation would keep one
+/// edge where the inside test needs two, and lose the region beyond it).
 fn conflict(s: &Seg, t: &Seg) -> bool {
-    strictly_inside_segment(t.a, s.a, s.b)
+    (s.a, s.b) == (t.a, t.b)
+        || (s.a, s.b) == (t.b, t.a)
+        || strictly_inside_segment(t.a, s.a, s.b)
         || strictly_inside_segment(t.b, s.a, s.b)
         || strictly_inside_segment(s.a, t.a, t.b)
         || strictly_inside_segment(s.b, t.a, t.b)
@@ -373,5 +377,8 @@ mod tests {
         assert!(conflict(&seg((0, 0), (4, 0)), &seg((2, 0), (6, 0))));
         assert!(!conflict(&seg((0, 0), (4, 0)), &seg((4, 0), (4, 3))));
         assert!(!conflict(&seg((0, 0), (4, 0)), &seg((0, 1), (4, 1))));
+        // The same two ends, either way round: a strip collapsed onto one line.
+        assert!(conflict(&seg((0, 0), (4, 3)), &seg((4, 3), (0, 0))));
+        assert!(conflict(&seg((0, 0), (4, 3)), &seg((0, 0), (4, 3))));
     }
 }
