@@ -23,9 +23,10 @@ pub struct SpanKey {
 ///   has one label; every span above it has its `zmax / step` band, as when layered. Ground
 ///   that follows the terrain, however it rises, is one region; floors stacked above it
 ///   (storeys, bridges, roofs) are banded, so they stay flat whatever lies below them. A ground
-///   span with an 8-neighbouring ground further away in height than `climb` (a drop across a
-///   corner, or to a floor under an overhang, which the four-neighbour ledge filter lets
-///   through) takes its band instead: so one label always means within the climb. The label
+///   span with an 8-neighbouring ground more than `climb` below it (a drop across a corner,
+///   or to a floor under an overhang, which the four-neighbour ledge filter lets through; a
+///   roof's rim over its walls) takes its band instead: so one label always means within the
+///   climb, and the rim joins the rest of its roof. The label
 ///   of a column therefore reads its 8 neighbours (the tiles keep a ring of two cells for
 ///   that). Labels also carry the parity of the `block`-cell square the column lies in, which
 ///   cuts regions at that grid.
@@ -116,7 +117,8 @@ impl Levels {
         for i in 0..rect.area() {
             let (cx, cy) = (i % width, i / width);
             let g = ground[i];
-            // Ground keeps the ground label unless a neighbour's ground is out of its climb.
+            // Ground keeps the ground label unless a neighbour's ground lies more than the climb
+            // below it (of two grounds out of each other's climb, the higher is banded).
             let level_ground = g != u32::MAX && {
                 let z = field.spans[g as usize].zmax;
                 let (x0, x1) = (cx.saturating_sub(1), (cx + 1).min(width - 1));
@@ -124,7 +126,7 @@ impl Levels {
                 (y0..=y1).all(|ny| {
                     (x0..=x1).all(|nx| {
                         let n = ground[ny * width + nx];
-                        n == u32::MAX || field.spans[n as usize].zmax.abs_diff(z) <= self.climb
+                        n == u32::MAX || field.spans[n as usize].zmax + self.climb >= z
                     })
                 })
             };
