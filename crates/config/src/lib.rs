@@ -164,10 +164,8 @@ pub enum SegmentationMode {
     /// Regions that follow the walkable surface: each column's lowest walkable floor (its
     /// ground) joins its 8-neighbours' ground within the climb, so ground is one region however
     /// it rises; floors stacked above it group by climb-high bands as when layered. Never two
-    /// floors of one column and never a step beyond the climb inside a region. On terrain it
-    /// gives a few large regions where layered gives bands; on cities, ground beside drops out
-    /// of the climb becomes thin banded strips (more regions than layered), so it is not yet
-    /// the default.
+    /// floors of one column and never a step beyond the climb inside a region. The default:
+    /// on terrain a few large regions where layered gives bands.
     Surface,
 }
 
@@ -189,7 +187,7 @@ pub const DEFAULT_REGION_BLOCK: u32 = 1024;
 impl Default for RegionSettings {
     fn default() -> Self {
         RegionSettings {
-            mode: SegmentationMode::Layered,
+            mode: SegmentationMode::Surface,
             block: DEFAULT_REGION_BLOCK,
         }
     }
@@ -782,11 +780,11 @@ mod tests {
     fn segmentation_modes() {
         assert_eq!(
             BakeConfig::preset("default").unwrap().regions.mode,
-            SegmentationMode::Layered
+            SegmentationMode::Surface
         );
         assert_eq!(
             BakeConfig::default().regions.mode,
-            SegmentationMode::Layered
+            SegmentationMode::Surface
         );
         for paper in ["def", "S2", "S3", "S4", "S5"] {
             assert_eq!(
