@@ -289,7 +289,7 @@ impl Setting {
         format!(
             "cell {} m, cell height {} m, Recast's tile {} cells (border {} cells), tessera's \
              config: {}, agent height {} m ({} voxels), radius {} m ({} cells), climb {} m ({} \
-             voxels), slope {} deg; tessera: regions {:?}, partition {:?}, max_error {} m; \
+             voxels), slope {} deg; tessera: regions {}, partition {:?}, max_error {} m; \
              Recast: maxSimplificationError {} cells, maxEdgeLen {} cells, maxVertsPerPoly {}, \
              minRegionArea {}, mergeRegionArea {}, watershed",
             v.cell_size,
@@ -304,7 +304,7 @@ impl Setting {
             a.max_climb,
             r.walkable_climb,
             a.max_slope,
-            self.config.regions.mode,
+            crate::segment::mode_name(self.config.regions.mode),
             p.partition,
             p.max_error,
             r.max_error,

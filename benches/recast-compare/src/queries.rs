@@ -149,6 +149,16 @@ impl SceneQueries {
             .count()
     }
 
+    /// Pairs with a path on both sides where tessera's is longer than Detour's by more than
+    /// [`lengths_agree`] allows (the other disagreements are tessera's paths the shorter).
+    pub fn tessera_longer(&self) -> usize {
+        self.pairs_found()
+            .filter(|(t, d)| {
+                matches!((t, d), (Some(t), Some(d)) if *t > *d && !lengths_agree(*t, *d))
+            })
+            .count()
+    }
+
     /// Mean of tessera's length over Detour's, over the pairs both found.
     pub fn mean_length_ratio(&self) -> f64 {
         let r: Vec<f64> = self
@@ -527,14 +537,15 @@ pub fn answers_table(rows: &[SceneQueries]) -> String {
     let mut s = String::from(
         "| scene | polygons tessera / Detour (tiles) | both ends snapped tessera / Detour | \
          found tessera / Detour | found agrees | both found | lengths within 5 % | \
+         tessera longer by more than 5 % | \
          mean length m tessera / Detour | mean plan length m tessera / Detour | mean length \
          ratio (both found) | mean corners tessera / Detour | Detour out of nodes |\n\
-         |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+         |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for r in rows {
         let (t, d) = (&r.tessera, &r.detour);
         s += &format!(
-            "| {} | {} / {} ({}) | {} / {} | {} / {} | {} | {} | {} ({:.1} %) | {:.2} / {:.2} | {:.2} / {:.2} | {:.3} | {:.1} / {:.1} | {} |\n",
+            "| {} | {} / {} ({}) | {} / {} | {} / {} | {} | {} | {} ({:.1} %) | {} ({:.1} %) | {:.2} / {:.2} | {:.2} / {:.2} | {:.3} | {:.1} / {:.1} | {} |\n",
             r.scene,
             r.tessera_polys,
             r.detour_polys,
@@ -547,6 +558,8 @@ pub fn answers_table(rows: &[SceneQueries]) -> String {
             r.both_found(),
             r.lengths_within(),
             100.0 * r.lengths_within() as f64 / r.both_found().max(1) as f64,
+            r.tessera_longer(),
+            100.0 * r.tessera_longer() as f64 / r.both_found().max(1) as f64,
             t.mean_length(),
             d.mean_length(),
             t.mean_plan_length(),
