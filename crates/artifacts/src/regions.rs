@@ -26,10 +26,9 @@ pub struct SpanKey {
 ///   span with an 8-neighbouring ground more than `climb` below it (a drop across a corner,
 ///   or to a floor under an overhang, which the four-neighbour ledge filter lets through; a
 ///   roof's rim over its walls) takes its band instead: so one label always means within the
-///   climb, and the rim joins the rest of its roof. The label
-///   of a column therefore reads its 8 neighbours (the tiles keep a ring of two cells for
-///   that). Labels also carry the parity of the `block`-cell square the column lies in, which
-///   cuts regions at that grid.
+///   climb, and the rim joins the rest of its roof. A column's labels therefore read its 8
+///   neighbours (the tiles keep a ring of two cells for that). Labels also carry the parity
+///   of the `block`-cell square the column lies in, which cuts regions at that grid.
 ///
 /// In every mode the step never exceeds the agent's clearance, so a region never holds two
 /// spans of one column, and whether two cells belong together is decided by their two columns
@@ -43,8 +42,8 @@ pub struct Levels {
     /// With `surface`: regions are cut at a grid of squares this many cells wide (0: never), so
     /// that no region outgrows what the polygon stage holds at once.
     pub block: u32,
-    /// With `surface`: the highest step [voxels]; ground further from a neighbour's ground
-    /// takes its band.
+    /// With `surface`: the highest step [voxels]; ground more than this above a neighbour's
+    /// ground takes its band.
     pub climb: u32,
 }
 
@@ -63,8 +62,8 @@ impl Levels {
     }
 
     /// The label of a floor at `zmax` in column (x, y); `ground` when it is the column's ground
-    /// and no neighbour's ground is out of its climb. Always below [`OUT_OF_REACH`] in surface
-    /// mode.
+    /// and no neighbour's ground lies more than the climb below it. Always below
+    /// [`OUT_OF_REACH`] in surface mode.
     #[inline]
     pub fn label(&self, x: i32, y: i32, ground: bool, zmax: u32) -> u32 {
         if !self.surface {
@@ -126,7 +125,8 @@ impl Levels {
                 (y0..=y1).all(|ny| {
                     (x0..=x1).all(|nx| {
                         let n = ground[ny * width + nx];
-                        n == u32::MAX || field.spans[n as usize].zmax + self.climb >= z
+                        n == u32::MAX
+                            || field.spans[n as usize].zmax.saturating_add(self.climb) >= z
                     })
                 })
             };
