@@ -95,50 +95,48 @@ impl Levels {
         if !self.surface {
             out.extend(field.spans.iter().map(|s| {
                 if s.walkable {
-                    self.of(s.zmax)
+                    s.zmax / self.step
                 } else {
                     NO_LEVEL
                 }
             }));
             return;
         }
-        // Each column's ground: the index of its lowest walkable span.
-        let rect = field.rect;
-        let (width, rows) = (rect.width as usize, rect.height as usize);
-        let ground: Vec<u32> = (0..rect.area())
-            .map(|i| {
-                (field.column_start[i]..field.column_start[i + 1])
-                    .find(|&k| field.spans[k as usize].walkable)
-                    .unwrap_or(u32::MAX)
-            })
-            .collect();
         out.reserve(field.spans.len());
+        let rect = field.rect;
+        // Column i's ground: its lowest walkable floor.
+        let ground = |i: usize| {
+            field.spans[field.column_start[i] as usize..field.column_start[i + 1] as usize]
+                .iter()
+                .find(|s| s.walkable)
+                .map(|s| s.zmax)
+        };
+        let width = rect.width as usize;
         for i in 0..rect.area() {
-            let (cx, cy) = (i % width, i / width);
-            let g = ground[i];
+            let (x, y) = (rect.x0 + (i % width) as i32, rect.y0 + (i / width) as i32);
             // Ground keeps the ground label unless a neighbour's ground lies more than the climb
             // below it (of two grounds out of each other's climb, the higher is banded).
-            let level_ground = g != u32::MAX && {
-                let z = field.spans[g as usize].zmax;
-                let (x0, x1) = (cx.saturating_sub(1), (cx + 1).min(width - 1));
-                let (y0, y1) = (cy.saturating_sub(1), (cy + 1).min(rows - 1));
-                (y0..=y1).all(|ny| {
-                    (x0..=x1).all(|nx| {
-                        let n = ground[ny * width + nx];
-                        n == u32::MAX
-                            || field.spans[n as usize].zmax.saturating_add(self.climb) >= z
+            let level_ground = ground(i).is_some_and(|z| {
+                (y - 1..=y + 1).all(|ny| {
+                    (x - 1..=x + 1).all(|nx| {
+                        !rect.contains(nx, ny)
+                            || ground(rect.index(nx, ny))
+                                .is_none_or(|n| n.saturating_add(self.climb) >= z)
                     })
                 })
-            };
-            let (x, y) = (rect.x0 + cx as i32, rect.y0 + cy as i32);
-            let (a, b) = (field.column_start[i], field.column_start[i + 1]);
-            out.extend((a..b).map(|k| {
-                let s = field.spans[k as usize];
-                if s.walkable {
-                    self.label(x, y, k == g && level_ground, s.zmax)
-                } else {
-                    NO_LEVEL
+            });
+            let mut first = true;
+            let (a, b) = (
+                field.column_start[i] as usize,
+                field.column_start[i + 1] as usize,
+            );
+            out.extend(field.spans[a..b].iter().map(|s| {
+                if !s.walkable {
+                    return NO_LEVEL;
                 }
+                let is_ground = first && level_ground;
+                first = false;
+                self.label(x, y, is_ground, s.zmax)
             }));
         }
     }
@@ -147,13 +145,6 @@ impl Levels {
     #[inline]
     pub fn is_ground_label(label: u32) -> bool {
         label >> 2 == 0
-    }
-
-    /// The label of a floor height in flat and layered mode (where it needs no column).
-    #[inline]
-    pub fn of(&self, zmax: u32) -> u32 {
-        debug_assert!(!self.surface, "surface labels depend on the column");
-        zmax / self.step
     }
 }
 
@@ -200,7 +191,7 @@ pub const OUT_OF_REACH: u32 = 1 << 31;
 pub struct Contour {
     pub tile: TileCoord,
     pub region: u32,
-    /// The region's level ([`Levels::of`] its floors; the floor height itself when flat).
+    /// The region's level: the label ([`Levels::label`]) its spans share.
     pub level: u32,
     pub points: Vec<Point>,
     /// Floor height [voxels] at each vertex: the highest floor of the region among the four

@@ -332,7 +332,7 @@ pub(crate) fn add_detail(outs: &mut [RegionOutput], params: &DetailParams, heigh
                 .iter()
                 .map(|&v| out.verts[v as usize].map(|c| c as f64))
                 .collect();
-            detail(&corners, params, params.ground && out.ground, height)
+            detail(&corners, params, out.ground, height)
         }));
     }
     let mut by_poly: Vec<((u32, u32), Detail)> = work

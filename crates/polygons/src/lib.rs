@@ -194,8 +194,8 @@ pub struct RegionOutput {
     pub contour_vertices: u64,
     pub simplified_vertices: u64,
     pub fell_back: bool,
-    /// A surface region of ground ([`tessera_artifacts::Levels`]): height detail reads each
-    /// column's lowest walkable floor.
+    /// A ground region in surface mode ([`tessera_artifacts::Levels`]): height detail reads
+    /// each column's lowest walkable floor.
     pub ground: bool,
 }
 

@@ -123,10 +123,11 @@ pub(crate) fn polygonize_region(
         contour_vertices: region.contours.iter().map(|c| c.points.len() as u64).sum(),
         simplified_vertices: kept,
         fell_back,
-        ground: region
-            .contours
-            .first()
-            .is_some_and(|c| tessera_artifacts::Levels::is_ground_label(c.level)),
+        ground: params.detail.ground
+            && region
+                .contours
+                .first()
+                .is_some_and(|c| tessera_artifacts::Levels::is_ground_label(c.level)),
     })
 }
 
