@@ -104,40 +104,61 @@ impl Levels {
         }
         out.reserve(field.spans.len());
         let rect = field.rect;
-        // Column i's ground: its lowest walkable floor.
-        let ground = |i: usize| {
+        let (width, rows) = (rect.width as usize, rect.height as usize);
+        // Each column's ground (its lowest walkable floor, `NO_LEVEL` where it has none), kept
+        // for three rows at a time: a label reads its own row and the two beside it. A small
+        // ring rather than a table for the tile, which the allocator would hand back to the
+        // system and fault in again for every tile.
+        let ground_of = |i: usize| {
             field.spans[field.column_start[i] as usize..field.column_start[i + 1] as usize]
                 .iter()
                 .find(|s| s.walkable)
-                .map(|s| s.zmax)
+                .map_or(NO_LEVEL, |s| s.zmax)
         };
-        let width = rect.width as usize;
-        for i in 0..rect.area() {
-            let (x, y) = (rect.x0 + (i % width) as i32, rect.y0 + (i / width) as i32);
-            // Ground keeps the ground label unless a neighbour's ground lies more than the climb
-            // below it (of two grounds out of each other's climb, the higher is banded).
-            let level_ground = ground(i).is_some_and(|z| {
-                (y - 1..=y + 1).all(|ny| {
-                    (x - 1..=x + 1).all(|nx| {
-                        !rect.contains(nx, ny)
-                            || ground(rect.index(nx, ny))
-                                .is_none_or(|n| n.saturating_add(self.climb) >= z)
-                    })
-                })
-            });
-            let mut first = true;
-            let (a, b) = (
-                field.column_start[i] as usize,
-                field.column_start[i + 1] as usize,
-            );
-            out.extend(field.spans[a..b].iter().map(|s| {
-                if !s.walkable {
-                    return NO_LEVEL;
-                }
-                let is_ground = first && level_ground;
-                first = false;
-                self.label(x, y, is_ground, s.zmax)
-            }));
+        let mut ring = vec![NO_LEVEL; 3 * width];
+        let fill = |ring: &mut [u32], row: usize| {
+            let slot = &mut ring[(row % 3) * width..(row % 3 + 1) * width];
+            for (cx, g) in slot.iter_mut().enumerate() {
+                *g = ground_of(row * width + cx);
+            }
+        };
+        if rows > 0 {
+            fill(&mut ring, 0);
+        }
+        for cy in 0..rows {
+            if cy + 1 < rows {
+                fill(&mut ring, cy + 1);
+            }
+            let near = |r: usize| &ring[(r % 3) * width..(r % 3 + 1) * width];
+            let (y0, y1) = (cy.saturating_sub(1), (cy + 1).min(rows - 1));
+            for cx in 0..width {
+                let i = cy * width + cx;
+                let z = near(cy)[cx];
+                let (x0, x1) = (cx.saturating_sub(1), (cx + 1).min(width - 1));
+                // Ground keeps the ground label unless a neighbour's ground lies more than the
+                // climb below it (of two grounds out of each other's climb, the higher is
+                // banded).
+                let level_ground = z != NO_LEVEL
+                    && (y0..=y1).all(|ny| {
+                        near(ny)[x0..=x1]
+                            .iter()
+                            .all(|&n| n == NO_LEVEL || n.saturating_add(self.climb) >= z)
+                    });
+                let (x, y) = (rect.x0 + cx as i32, rect.y0 + cy as i32);
+                let mut first = true;
+                let (a, b) = (
+                    field.column_start[i] as usize,
+                    field.column_start[i + 1] as usize,
+                );
+                out.extend(field.spans[a..b].iter().map(|s| {
+                    if !s.walkable {
+                        return NO_LEVEL;
+                    }
+                    let is_ground = first && level_ground;
+                    first = false;
+                    self.label(x, y, is_ground, s.zmax)
+                }));
+            }
         }
     }
 
