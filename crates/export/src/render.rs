@@ -17,6 +17,7 @@
 //! cell (a small world is not blown up to the maximum), but at least 256 pixels when
 //! `max_size` allows.
 
+use rayon::prelude::*;
 use std::io::Cursor;
 use std::path::Path;
 
@@ -45,6 +46,14 @@ const PATH_OUTER: Rgb = Rgb([25, 25, 30]);
 const PATH_INNER: Rgb = Rgb([255, 214, 0]);
 const START: Rgb = Rgb([20, 190, 60]);
 const END: Rgb = Rgb([225, 30, 30]);
+
+/// Mixes `c` into the pixel `px` (three bytes) with opacity `alpha` (0..=1), in 1/256 steps.
+fn blend(px: &mut [u8], c: Rgb, alpha: f32) {
+    let a = (alpha.clamp(0.0, 1.0) * 256.0) as u32;
+    for (old, new) in px.iter_mut().zip(c.0) {
+        *old = ((*old as u32 * (256 - a) + new as u32 * a + 128) >> 8) as u8;
+    }
+}
 
 /// A plain RGB raster, rows top to bottom.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,11 +94,7 @@ impl RgbImage {
 
     /// Mixes `c` into pixel `i` with opacity `alpha` (0..=1), in 1/256 steps.
     fn blend(&mut self, i: usize, c: Rgb, alpha: f32) {
-        let a = (alpha.clamp(0.0, 1.0) * 256.0) as u32;
-        for k in 0..3 {
-            let old = self.pixels[i * 3 + k] as u32;
-            self.pixels[i * 3 + k] = ((old * (256 - a) + c.0[k] as u32 * a + 128) >> 8) as u8;
-        }
+        blend(&mut self.pixels[i * 3..i * 3 + 3], c, alpha);
     }
 
     /// The PNG file's bytes, with `text` as tEXt chunks (keyword, text).
@@ -244,9 +249,14 @@ impl Default for RenderOptions {
 }
 
 /// Fills the polygon `pts` (image coordinates) at pixel centres, even-odd, calling `put` with
-/// each run of covered pixel indices in a row.
-fn fill(img: &RgbImage, pts: &[[f64; 2]], mut put: impl FnMut(std::ops::Range<usize>)) {
-    let (w, h) = (img.width as i64, img.height as i64);
+/// each run of covered pixel indices in a row, for the rows in `rows` of a `w` by `h` image.
+fn fill(
+    (w, h): (i64, i64),
+    rows: std::ops::Range<i64>,
+    pts: &[[f64; 2]],
+    xs: &mut Vec<f64>,
+    mut put: impl FnMut(std::ops::Range<usize>),
+) {
     let (ymin, ymax) = pts
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
@@ -255,9 +265,8 @@ fn fill(img: &RgbImage, pts: &[[f64; 2]], mut put: impl FnMut(std::ops::Range<us
     if !(ymin.is_finite() && ymax.is_finite()) {
         return;
     }
-    let row0 = ((ymin - 0.5).ceil() as i64).max(0);
-    let row1 = ((ymax - 0.5).floor() as i64).min(h - 1);
-    let mut xs: Vec<f64> = Vec::with_capacity(8);
+    let row0 = ((ymin - 0.5).ceil() as i64).max(0).max(rows.start);
+    let row1 = ((ymax - 0.5).floor() as i64).min(h - 1).min(rows.end - 1);
     for row in row0..=row1 {
         let yc = row as f64 + 0.5;
         xs.clear();
@@ -280,8 +289,8 @@ fn fill(img: &RgbImage, pts: &[[f64; 2]], mut put: impl FnMut(std::ops::Range<us
 
 /// The pixels a one-pixel line from `a` to `b` crosses (Bresenham between the pixels holding
 /// the ends), each once, clipped to the image.
-fn thin_line(img: &RgbImage, a: [f64; 2], b: [f64; 2], mut put: impl FnMut(usize)) {
-    let limit = 4.0 * (img.width as f64 + img.height as f64);
+fn thin_line((width, height): (u32, u32), a: [f64; 2], b: [f64; 2], mut put: impl FnMut(usize)) {
+    let limit = 4.0 * (width as f64 + height as f64);
     if a.iter()
         .chain(b.iter())
         .any(|c| !c.is_finite() || c.abs() > limit)
@@ -294,8 +303,8 @@ fn thin_line(img: &RgbImage, a: [f64; 2], b: [f64; 2], mut put: impl FnMut(usize
     let (sx, sy) = (if x < x1 { 1 } else { -1 }, if y < y1 { 1 } else { -1 });
     let mut err = dx + dy;
     loop {
-        if let Some(i) = img.index(x, y) {
-            put(i);
+        if x >= 0 && y >= 0 && x < width as i64 && y < height as i64 {
+            put(y as usize * width as usize + x as usize);
         }
         if x == x1 && y == y1 {
             break;
@@ -384,57 +393,75 @@ pub fn render(mesh: &ArchivedNavMesh, options: &RenderOptions) -> (RgbImage, Pla
         }
     };
 
-    // The height of what each pixel shows, so edges are not drawn over higher floors.
-    let mut top = vec![f32::NEG_INFINITY; view.width as usize * view.height as usize];
-    let mut pts: Vec<[f64; 2]> = Vec::new();
-    for &p in &order {
-        let z = heights[p as usize];
-        let base = region_colour(mesh.polys[p as usize].region.to_native());
-        let k = shade(z);
-        let colour = Rgb(base.0.map(|c| (c as f32 * k).round() as u8));
-        pts.clear();
-        pts.extend(mesh.poly_vert_ids(p).map(|v| view.pixel(mesh.vert(v))));
-        let mut covered = Vec::new();
-        fill(&img, &pts, |run| covered.push(run));
-        for run in covered {
-            for px in img.pixels[run.start * 3..run.end * 3].chunks_exact_mut(3) {
-                px.copy_from_slice(&colour.0);
-            }
-            top[run].fill(z);
-        }
-    }
-
-    // Edges: outlines always, portals when a polygon averages at least 30 pixels.
+    // Polygons, then their edges, in bands of rows drawn in parallel: a pixel sees the same
+    // polygons and edges in the same order whatever the bands, so the picture is the same.
     let total_area: f64 = mesh
         .polys
         .iter()
         .map(|p| p.area.to_native().max(0.0) as f64)
         .sum();
     let px_per_poly = total_area * view.scale * view.scale / np.max(1) as f64;
+    // Edges: outlines always, portals when a polygon averages at least 30 pixels.
     let inner_edges = px_per_poly >= 30.0;
     let hidden_above = (frame.agent_height * 0.5).max(0.25);
-    for &p in &order {
-        let z = heights[p as usize];
-        let ids: Vec<u32> = mesh.poly_vert_ids(p).collect();
-        for (k, n) in mesh.poly_neighbours(p).enumerate() {
-            let alpha = if n == NONE {
-                0.55
-            } else if inner_edges && n > p {
-                0.14
-            } else {
-                continue;
-            };
-            let a = view.pixel(mesh.vert(ids[k]));
-            let b = view.pixel(mesh.vert(ids[(k + 1) % ids.len()]));
-            let mut hit = Vec::new();
-            thin_line(&img, a, b, |i| hit.push(i));
-            for i in hit {
-                if top[i] <= z + hidden_above {
-                    img.blend(i, EDGE, alpha);
+    let (w, h) = (view.width as usize, view.height as usize);
+    let band_rows = h.div_ceil(2 * rayon::current_num_threads()).max(1);
+    let colours: Vec<Rgb> = order
+        .iter()
+        .map(|&p| {
+            let base = region_colour(mesh.polys[p as usize].region.to_native());
+            let k = shade(heights[p as usize]);
+            Rgb(base.0.map(|c| (c as f32 * k).round() as u8))
+        })
+        .collect();
+    img.pixels
+        .par_chunks_mut(band_rows * w * 3)
+        .enumerate()
+        .for_each(|(b, pixels)| {
+            let first = b * band_rows;
+            let rows = first as i64..(first + pixels.len() / (3 * w)) as i64;
+            let offset = first * w;
+            // The height of what each pixel shows, so edges are not drawn over higher floors.
+            let mut top = vec![f32::NEG_INFINITY; pixels.len() / 3];
+            let mut pts: Vec<[f64; 2]> = Vec::new();
+            let mut xs = Vec::with_capacity(8);
+            for (&p, colour) in order.iter().zip(&colours) {
+                let z = heights[p as usize];
+                pts.clear();
+                pts.extend(mesh.poly_vert_ids(p).map(|v| view.pixel(mesh.vert(v))));
+                fill((w as i64, h as i64), rows.clone(), &pts, &mut xs, |run| {
+                    let run = run.start - offset..run.end - offset;
+                    for px in pixels[run.start * 3..run.end * 3].chunks_exact_mut(3) {
+                        px.copy_from_slice(&colour.0);
+                    }
+                    top[run].fill(z);
+                });
+            }
+            let band = offset..offset + top.len();
+            let mut ids = Vec::new();
+            for &p in &order {
+                let z = heights[p as usize];
+                ids.clear();
+                ids.extend(mesh.poly_vert_ids(p));
+                for (k, n) in mesh.poly_neighbours(p).enumerate() {
+                    let alpha = if n == NONE {
+                        0.55
+                    } else if inner_edges && n > p {
+                        0.14
+                    } else {
+                        continue;
+                    };
+                    let a = view.pixel(mesh.vert(ids[k]));
+                    let b = view.pixel(mesh.vert(ids[(k + 1) % ids.len()]));
+                    thin_line((view.width, view.height), a, b, |i| {
+                        if band.contains(&i) && top[i - offset] <= z + hidden_above {
+                            let i = i - offset;
+                            blend(&mut pixels[i * 3..i * 3 + 3], EDGE, alpha);
+                        }
+                    });
                 }
             }
-        }
-    }
+        });
 
     // The tile grid, faint, under links and the path; only when tiles are at least 8 pixels
     // apart.
@@ -450,11 +477,15 @@ pub fn render(mesh: &ArchivedNavMesh, options: &RenderOptions) -> (RgbImage, Pla
         let mut hits = Vec::new();
         for k in (x_lo / t).ceil() as i64..=((x_lo + w / view.scale) / t).floor() as i64 {
             let x = view.margin + (k as f64 * t - view.min_x) * view.scale;
-            thin_line(&img, [x, 0.0], [x, h - 1.0], |i| hits.push(i));
+            thin_line((view.width, view.height), [x, 0.0], [x, h - 1.0], |i| {
+                hits.push(i)
+            });
         }
         for k in ((y_hi - h / view.scale) / t).ceil() as i64..=(y_hi / t).floor() as i64 {
             let y = view.margin + (view.max_y - k as f64 * t) * view.scale;
-            thin_line(&img, [0.0, y], [w - 1.0, y], |i| hits.push(i));
+            thin_line((view.width, view.height), [0.0, y], [w - 1.0, y], |i| {
+                hits.push(i)
+            });
         }
         hits.sort_unstable();
         hits.dedup();

@@ -172,7 +172,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
         tile: file.tile_edge(),
         ..RenderOptions::default()
     };
-    let view = tessera_export::render::write_preview(file.mesh(), &options, &preview)
+    // Drawn in bands of rows on the bake's threads, no more.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("preview-{i}"))
+        .build()
+        .map_err(|e| Failure::new(exit::IO, anyhow::anyhow!("cannot start threads: {e}")))?;
+    let view = pool
+        .install(|| tessera_export::render::write_preview(file.mesh(), &options, &preview))
         .map_err(|e| Failure::new(exit::IO, e))?;
     drop(file);
     let summary_json = serde_json::to_value(&summary).map_err(|e| Failure::new(exit::IO, e))?;
