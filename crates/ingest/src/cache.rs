@@ -33,8 +33,9 @@ pub struct SourceKey {
 }
 
 impl SourceKey {
-    /// The key of a scene file: its size, mtime and the xxh3 of its bytes (and of the external
-    /// buffers a `.gltf` names).
+    /// The key of a scene file: its size, mtime and a hash of its bytes (and of the external
+    /// buffers a `.gltf` names): xxh3 over the xxh3 of each 1 MiB piece, the pieces hashed in
+    /// parallel on the current thread pool.
     #[allow(unsafe_code)] // maps the input file read-only to hash it: see the SAFETY comment inside
     pub fn of_file(path: &Path, up: UpAxis) -> Result<SourceKey, IngestError> {
         let mut files = vec![path.to_path_buf()];
@@ -89,9 +90,9 @@ impl SourceKey {
             if meta.len() > 0 {
                 // SAFETY: read-only map of an input file nobody modifies during the bake.
                 let map = unsafe { Mmap::map(&file) }.map_err(|e| IngestError::io(f, e))?;
-                // A window at a time, released behind: an input larger than the budget is
-                // never resident all at once.
-                crate::pages::hash_released(&map, map.len(), &mut hasher);
+                // A window at a time, its pieces in parallel, released behind: an input
+                // larger than the budget is never resident all at once.
+                crate::pages::hash_pieces_released(&map, map.len(), &mut hasher);
             }
         }
         key.content_hash = hasher.digest();
@@ -211,8 +212,30 @@ pub struct SceneCache {
 
 impl SceneCache {
     /// Maps and verifies a cache file (both checksums).
-    #[allow(unsafe_code)] // maps the scene cache read-only: see the SAFETY comment inside
     pub fn open(path: &Path) -> Result<SceneCache, IngestError> {
+        let cache = SceneCache::map(path)?;
+        cache.verify_payload()?;
+        Ok(cache)
+    }
+
+    /// Maps the cache this process has just written with `info` (by [`build_cache`]): its
+    /// trailer must be `info`, and the payload is not hashed again, since `info`'s hash was
+    /// taken of the very bytes written. Every other opening verifies the payload.
+    pub fn open_written(path: &Path, info: &CacheInfo) -> Result<SceneCache, IngestError> {
+        let cache = SceneCache::map(path)?;
+        if cache.info != *info {
+            return Err(IngestError::Cache {
+                path: path.to_path_buf(),
+                message: "the cache on disk is not the one just written".into(),
+            });
+        }
+        Ok(cache)
+    }
+
+    /// Maps a cache file and checks its trailer (checksum, format) and its length; the payload
+    /// is not read yet.
+    #[allow(unsafe_code)] // maps the scene cache read-only: see the SAFETY comment inside
+    fn map(path: &Path) -> Result<SceneCache, IngestError> {
         let bad = |message: String| IngestError::Cache {
             path: path.to_path_buf(),
             message,
@@ -226,22 +249,32 @@ impl SceneCache {
         // this mapping on the old inode), never truncated in place.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| IngestError::io(path, e))?;
         let info = CacheInfo::decode(&map[len - TRAILER_LEN..]).map_err(bad)?;
-        let payload = &map[..len - TRAILER_LEN];
-        if payload.len() as u64 != info.triangles * std::mem::size_of::<Triangle>() as u64 {
+        if (len - TRAILER_LEN) as u64 != info.triangles * std::mem::size_of::<Triangle>() as u64 {
             return Err(bad("triangle count does not match the file size".into()));
-        }
-        // Hashed a window at a time, each window's pages given back once hashed: checking a
-        // cache larger than the budget must not make it resident all at once.
-        let mut hasher = Xxh3::new();
-        crate::pages::hash_released(&map, payload.len(), &mut hasher);
-        if hasher.digest() != info.payload_hash {
-            return Err(bad("triangle data checksum mismatch (corrupt cache)".into()));
         }
         Ok(SceneCache {
             path: path.to_path_buf(),
             map: Some(map),
             info,
         })
+    }
+
+    /// Hashes the payload against the trailer's checksum, a window at a time, each window's
+    /// pages given back once hashed: checking a cache larger than the budget must not make it
+    /// resident all at once.
+    fn verify_payload(&self) -> Result<(), IngestError> {
+        let Some(map) = &self.map else {
+            return Ok(());
+        };
+        let mut hasher = Xxh3::new();
+        crate::pages::hash_released(map, map.len() - TRAILER_LEN, &mut hasher);
+        if hasher.digest() != self.info.payload_hash {
+            return Err(IngestError::Cache {
+                path: self.path.clone(),
+                message: "triangle data checksum mismatch (corrupt cache)".into(),
+            });
+        }
+        Ok(())
     }
 
     pub fn info(&self) -> &CacheInfo {
@@ -345,12 +378,17 @@ impl CacheBatch {
     }
 }
 
-/// Reads `source` into a new cache at `path` (written atomically).
+/// Reads `source` into a new cache at `path` (written atomically); returns what it read and
+/// the trailer written.
+///
+/// The file is renamed into place without an fsync: a cache is a copy of its scene that every
+/// later bake verifies by checksum before use ([`SceneCache::open`]), so a cache that a power
+/// cut left incomplete is found corrupt and rebuilt, and the bake need not wait for the disk.
 pub fn build_cache(
     source: &mut dyn SceneSource,
     key: SourceKey,
     path: &Path,
-) -> Result<IngestStats, IngestError> {
+) -> Result<(IngestStats, CacheInfo), IngestError> {
     let bounds: WorldBounds = source.bounds();
     let origin = if bounds.is_empty() {
         [0.0; 3]
@@ -406,8 +444,8 @@ pub fn build_cache(
         payload_hash: hasher.digest(),
     };
     file.write_all(&info.encode())?;
-    file.commit()?;
-    Ok(stats)
+    file.commit_unsynced()?;
+    Ok((stats, info))
 }
 
 /// Opens the cache at `path` if it was built from `key`, else (re)builds it from the source
@@ -419,24 +457,29 @@ pub fn ensure_cache<'s>(
     on_corrupt: &mut dyn FnMut(&IngestError),
 ) -> Result<(SceneCache, IngestStats), IngestError> {
     if path.exists() {
-        match SceneCache::open(path) {
-            Ok(cache) if cache.info().key == key => {
-                let stats = IngestStats {
-                    triangles: cache.info().triangles,
-                    degenerate: cache.info().degenerate,
-                    reused: true,
-                };
-                return Ok((cache, stats));
-            }
-            Ok(_) => {} // built from another input or up axis: rebuild
+        // The trailer first: a cache of another input or up axis is rebuilt without hashing
+        // its payload.
+        match SceneCache::map(path) {
+            Ok(cache) if cache.info().key == key => match cache.verify_payload() {
+                Ok(()) => {
+                    let stats = IngestStats {
+                        triangles: cache.info().triangles,
+                        degenerate: cache.info().degenerate,
+                        reused: true,
+                    };
+                    return Ok((cache, stats));
+                }
+                Err(e) => on_corrupt(&e),
+            },
+            Ok(_) => {}
             Err(e) => on_corrupt(&e),
         }
     }
-    let stats = {
+    let (stats, info) = {
         let mut source = open_source()?;
         build_cache(source.as_mut(), key, path)?
     };
-    let cache = SceneCache::open(path)?;
+    let cache = SceneCache::open_written(path, &info)?;
     Ok((cache, stats))
 }
 
@@ -500,13 +543,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c");
         let t = [[0, 1, 2], [0, 0, 1], [0, 1, 3]];
-        let stats = build_cache(
+        let (stats, info) = build_cache(
             &mut mesh_source(&p, &t),
             SourceKey::of_mesh(&p, &t, UpAxis::Z),
             &path,
         )
         .unwrap();
         assert_eq!((stats.triangles, stats.degenerate), (1, 2));
+        // The cache just written opens without a second hash when its trailer is the one
+        // written, and not when it is another.
+        assert_eq!(
+            SceneCache::open_written(&path, &info).unwrap().info(),
+            &info
+        );
+        let other = CacheInfo {
+            triangles: 7,
+            ..info
+        };
+        assert!(SceneCache::open_written(&path, &other).is_err());
         let only_bad = [[0, 0, 1]];
         let err = build_cache(
             &mut mesh_source(&p, &only_bad),

@@ -48,15 +48,34 @@ impl AtomicFile {
     }
 
     /// Flushes, fsyncs and renames the file into place, then fsyncs the folder.
-    pub fn commit(mut self) -> Result<(), StoreError> {
+    pub fn commit(self) -> Result<(), StoreError> {
+        self.finish(true)
+    }
+
+    /// Flushes and renames the file into place without waiting for the disk: for files that
+    /// every reader verifies by checksum before trusting them (the scene cache, the tile pack),
+    /// where a file that a power cut left incomplete is detected and made again. A kill of the
+    /// process loses nothing either way (the data is in the page cache); the rename still
+    /// makes the file appear whole or not at all to other processes.
+    pub fn commit_unsynced(self) -> Result<(), StoreError> {
+        self.finish(false)
+    }
+
+    fn finish(mut self, durable: bool) -> Result<(), StoreError> {
         self.writer
             .flush()
             .map_err(|e| StoreError::io(&self.tmp, e))?;
-        self.writer
-            .get_ref()
-            .sync_all()
-            .map_err(|e| StoreError::io(&self.tmp, e))?;
+        if durable {
+            self.writer
+                .get_ref()
+                .sync_all()
+                .map_err(|e| StoreError::io(&self.tmp, e))?;
+        }
         std::fs::rename(&self.tmp, &self.path).map_err(|e| StoreError::io(&self.path, e))?;
+        if !durable {
+            self.tmp = PathBuf::new();
+            return Ok(());
+        }
         if let Some(dir) = self.path.parent() {
             // Make the rename itself durable; not every file system allows opening a folder.
             if let Ok(d) = File::open(if dir.as_os_str().is_empty() {
