@@ -10,6 +10,7 @@
 //!
 //! Both report their progress as phases of the polygon stage.
 
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -77,42 +78,55 @@ impl JournalRegions {
         let mut found: Vec<(TileCoord, u32, u64, u32)> = Vec::new();
         let keys = journal.keys();
         progress.phase(STAGE, "contours", keys.len() as u64);
-        for (n, key) in keys.into_iter().enumerate() {
+        // Tiles decoded in parallel a small group at a time (a few tiles' contours in memory),
+        // then written in tile order.
+        let group = 2 * rayon::current_num_threads();
+        let mut done = 0;
+        for keys in keys.chunks(group) {
             if interrupt
                 .as_ref()
                 .is_some_and(|i| i.load(Ordering::Relaxed))
             {
                 return Err(BakeError::Interrupted);
             }
-            progress.advance(STAGE, n as u64);
-            let batch = RegionBatch::decode(&journal.read(key)?)
-                .map_err(|e| corrupt(format!("tile {key}: {e}")))?;
-            for r in batch.regions {
-                ids.push(r.id);
-                for m in r.members {
-                    owner.insert(m, r.id);
+            progress.advance(STAGE, done as u64);
+            done += keys.len();
+            let batches: Vec<Result<RegionBatch, BakeError>> = keys
+                .par_iter()
+                .map(|&key| {
+                    RegionBatch::decode(&journal.read(key)?)
+                        .map_err(|e| corrupt(format!("tile {key}: {e}")))
+                })
+                .collect();
+            for batch in batches {
+                let batch = batch?;
+                for r in batch.regions {
+                    ids.push(r.id);
+                    for m in r.members {
+                        owner.insert(m, r.id);
+                    }
                 }
-            }
-            for c in batch.contours {
-                let at = out.len();
-                let n = c.points.len() as u32;
-                out.extend(&[c.tile.x, c.tile.y, c.region, c.level, n])
-                    .map_err(io)?;
-                for k in 0..c.points.len() {
-                    out.extend(&[
-                        c.points[k].0 as u32,
-                        c.points[k].1 as u32,
-                        c.heights[k],
-                        c.neighbours[k],
-                    ])
-                    .map_err(io)?;
+                for c in batch.contours {
+                    let at = out.len();
+                    let n = c.points.len() as u32;
+                    out.extend(&[c.tile.x, c.tile.y, c.region, c.level, n])
+                        .map_err(io)?;
+                    for k in 0..c.points.len() {
+                        out.extend(&[
+                            c.points[k].0 as u32,
+                            c.points[k].1 as u32,
+                            c.heights[k],
+                            c.neighbours[k],
+                        ])
+                        .map_err(io)?;
+                    }
+                    found.push((
+                        c.tile,
+                        c.region,
+                        at,
+                        (HEADER_WORDS + VERTEX_WORDS * n as u64) as u32,
+                    ));
                 }
-                found.push((
-                    c.tile,
-                    c.region,
-                    at,
-                    (HEADER_WORDS + VERTEX_WORDS * n as u64) as u32,
-                ));
             }
         }
         let spill: Spill<u32> = out.finish().map_err(io)?;
@@ -202,15 +216,28 @@ impl RegionSource for JournalRegions {
         self.passes += 1;
         let what = format!("regions, pass {}", self.passes);
         self.progress.phase(STAGE, &what, self.regions.len() as u64);
-        let mut window = Vec::new();
-        let mut bytes = 0u64;
+        // Windows of whole regions, each at most `window_bytes` of contours unless a single
+        // region is larger; a window's regions are read in parallel on the current pool (one
+        // positioned read per contour, so the file is shared).
+        let mut windows: Vec<std::ops::Range<usize>> = Vec::new();
+        let (mut start, mut bytes) = (0, 0u64);
         for r in 0..self.regions.len() {
             let (_, first, count) = self.regions[r];
             let size: u64 = self.locations[first as usize..(first + count) as usize]
                 .iter()
                 .map(|&(_, w)| w as u64 * 4)
                 .sum();
-            if !window.is_empty() && bytes + size > self.window_bytes {
+            if r > start && bytes + size > self.window_bytes {
+                windows.push(start..r);
+                (start, bytes) = (r, 0);
+            }
+            bytes += size;
+        }
+        if start < self.regions.len() {
+            windows.push(start..self.regions.len());
+        }
+        for range in windows {
+            if range.start > 0 {
                 if self
                     .interrupt
                     .as_ref()
@@ -219,23 +246,19 @@ impl RegionSource for JournalRegions {
                     self.interrupted = true;
                     return Err(PolygonError::Source("interrupted".into()));
                 }
-                f(&window)?;
-                self.progress.advance(STAGE, r as u64);
-                window.clear();
-                bytes = 0;
+                self.progress.advance(STAGE, range.start as u64);
             }
-            match self.read_region(r) {
-                Ok(region) => window.push(region),
+            let this = &*self;
+            let read: Result<Vec<RegionContours>, std::io::Error> =
+                range.into_par_iter().map(|r| this.read_region(r)).collect();
+            match read {
+                Ok(window) => f(&window)?,
                 Err(e) => {
                     let message = format!("{}: {e}", self.path.display());
                     self.failure = Some(e);
                     return Err(PolygonError::Source(message));
                 }
             }
-            bytes += size;
-        }
-        if !window.is_empty() {
-            f(&window)?;
         }
         self.progress.advance(STAGE, self.regions.len() as u64);
         Ok(())

@@ -244,14 +244,16 @@ fn build(
             .interrupt
             .is_some_and(|i| i.load(std::sync::atomic::Ordering::Relaxed))
     };
-    let mut source = JournalRegions::open(
-        &regions_path,
-        &layout.contours_spill(),
-        work / 32,
-        progress,
-        input.interrupt.cloned(),
-    )?;
     let pool = crate::error::thread_pool(threads, STAGE)?;
+    let mut source = pool.install(|| {
+        JournalRegions::open(
+            &regions_path,
+            &layout.contours_spill(),
+            work / 32,
+            progress,
+            input.interrupt.cloned(),
+        )
+    })?;
     let agent = input.agent;
     let nav_frame = tessera_navmesh::Frame {
         origin: input.scene.origin,
