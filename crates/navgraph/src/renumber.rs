@@ -96,9 +96,20 @@ impl<'a> Renumbering<'a> {
         v - regions[r].vert + self.new_start[r].vert
     }
 
-    /// The new number of the region that polygon `p` belongs to.
-    pub fn region_of_poly(&self, p: u32) -> u32 {
-        self.new_region[self.regions.partition_point(|r| r.poly <= p) - 1]
+    /// [`Renumbering::vert`] of a vertex or detail point that is most likely region `r`'s
+    /// (a polygon's own): no search when it is.
+    #[inline]
+    pub fn vert_of_region(&self, r: usize, v: u32) -> u32 {
+        let (here, next) = (&self.regions[r], &self.regions[r + 1]);
+        if v & DETAIL != 0 {
+            let d = v & !DETAIL;
+            if here.detail <= d && d < next.detail {
+                return DETAIL | (d - here.detail + self.new_start[r].detail);
+            }
+        } else if here.vert <= v && v < next.vert {
+            return v - here.vert + self.new_start[r].vert;
+        }
+        self.vert(v)
     }
 }
 
@@ -220,7 +231,12 @@ pub(crate) fn write_kept_arrays(
         let mut patch_it = patches.iter()?;
         let mut patch = patch_it.next_record()?;
         let mut link_at = 0usize;
+        // The region of polygon p (regions hold consecutive polygons).
+        let mut r = 0usize;
         for p in 0..input.polygons() {
+            while regions[r + 1].poly <= p {
+                r += 1;
+            }
             let poly = p_it.next_record()?.expect("counted");
             let bx = b_it.next_record()?.expect("counted");
             let keep = numbering.keeps(p);
@@ -239,7 +255,7 @@ pub(crate) fn write_kept_arrays(
                     patch = patch_it.next_record()?;
                 }
                 if keep {
-                    f_pverts.push(&numbering.vert(v))?;
+                    f_pverts.push(&numbering.vert_of_region(r, v))?;
                     let n = if n == NONE { NONE } else { numbering.poly(n) };
                     portal_sides += u64::from(n != NONE);
                     f_neis.push(&n)?;
@@ -249,7 +265,7 @@ pub(crate) fn write_kept_arrays(
             for _ in 0..poly.tri_count {
                 let t = t_it.next_record()?.expect("counted");
                 if keep {
-                    f_tris.push(&t.map(|v| numbering.vert(v)))?;
+                    f_tris.push(&t.map(|v| numbering.vert_of_region(r, v)))?;
                 }
             }
             if !keep {
@@ -268,7 +284,7 @@ pub(crate) fn write_kept_arrays(
                 tri_count: poly.tri_count,
                 link_first: if link_count == 0 { 0 } else { link_first },
                 link_count,
-                region: numbering.region_of_poly(p),
+                region: numbering.new_region[r],
                 area: poly.area,
             })?;
             walkable_area += poly.area as f64;
