@@ -179,14 +179,21 @@ fn place_run(
         .collect()
 }
 
-/// Appends spilled buffers to the pack in their order, compressed in parallel a group of at
-/// most `group` bytes (or one buffer) at a time; each buffer is freed once compressed.
+/// Bytes of a spilled buffer compressed as one chunk: a large buffer is stored as several
+/// chunks of its tile (read back concatenated), so that even a few large buffers, as a small
+/// scene's last spill is, compress on every thread.
+const PIECE: usize = 1 << 20;
+
+/// Appends spilled buffers to the pack in their order, each in pieces of at most [`PIECE`]
+/// bytes, compressed in parallel a group of at most `group` bytes (or one piece) at a time;
+/// each buffer is freed once compressed.
 fn write_chunks(
     pack: &mut PackWriter,
     chunks: Spill,
     group: usize,
     progress: &Progress,
 ) -> Result<(), BakeError> {
+    let piece = PIECE.min(group / 2).max(1);
     let mut chunks = chunks.into_iter().peekable();
     while chunks.peek().is_some() {
         let mut raw = 0;
@@ -195,10 +202,15 @@ fn write_chunks(
             raw += chunk.1.len();
             taken.push(chunk);
         }
-        let compressed: Vec<(u32, Vec<u8>, usize)> = taken
-            .into_par_iter()
-            .map(|(tile, bytes)| (tile, tessera_store::compress(&bytes), bytes.len()))
+        let pieces: Vec<(u32, &[u8])> = taken
+            .iter()
+            .flat_map(|(tile, bytes)| bytes.chunks(piece).map(move |p| (*tile, p)))
             .collect();
+        let compressed: Vec<(u32, Vec<u8>, usize)> = pieces
+            .into_par_iter()
+            .map(|(tile, bytes)| (tile, tessera_store::compress(bytes), bytes.len()))
+            .collect();
+        drop(taken);
         for (tile, stored, raw_len) in compressed {
             progress.add_bytes(raw_len as u64);
             pack.append_compressed(tile, &stored, raw_len)?;
