@@ -69,19 +69,20 @@ impl Columns {
             walkable,
             next: NONE,
         };
+        // Past the spans wholly below (columns are sorted and their spans apart).
         let mut prev = NONE;
         let mut cur = self.heads[col];
+        while cur != NONE && self.pool[cur as usize].zmax < s.zmin {
+            prev = cur;
+            cur = self.pool[cur as usize].next;
+        }
+        // Merge every span it overlaps or touches; the first one's node takes the result.
+        let mut slot = NONE;
         while cur != NONE {
             let c = self.pool[cur as usize];
             if c.zmin > s.zmax {
                 break;
             }
-            if c.zmax < s.zmin {
-                prev = cur;
-                cur = c.next;
-                continue;
-            }
-            // Merge c into s.
             let within = c.zmax.abs_diff(s.zmax) <= self.merge_threshold;
             s.walkable = if within {
                 s.walkable || c.walkable
@@ -92,17 +93,20 @@ impl Columns {
             };
             s.zmin = s.zmin.min(c.zmin);
             s.zmax = s.zmax.max(c.zmax);
-            let next = c.next;
-            self.release(cur);
-            if prev == NONE {
-                self.heads[col] = next;
+            if slot == NONE {
+                slot = cur;
             } else {
-                self.pool[prev as usize].next = next;
+                self.release(cur);
             }
-            cur = next;
+            cur = c.next;
         }
         s.next = cur;
-        let i = self.alloc(s);
+        let i = if slot == NONE {
+            self.alloc(s)
+        } else {
+            self.pool[slot as usize] = s;
+            slot
+        };
         if prev == NONE {
             self.heads[col] = i;
         } else {
@@ -332,6 +336,7 @@ pub fn rasterize_into(
     let (rx0, rx1) = (rect.x0 as f64, rect.x1() as f64);
     let mut clipped = Poly::triangle(&[[0.0; 3]; 3]);
     let mut row_poly = clipped;
+    let mut poly3 = clipped;
     for tri in triangles {
         // Slope test in metres (cells are not cubes).
         let w: [[f64; 3]; 3] = tri.map(|v| [v[0] as f64, v[1] as f64, v[2] as f64]);
@@ -358,14 +363,16 @@ pub fn rasterize_into(
         let (r0, r1) = cover(ymin, ymax);
         let r0 = r0.max(rect.y0 as i64);
         let r1 = r1.min(rect.y1() as i64 - 1);
-        let tri = Poly::triangle(&p);
+        poly3.n = 3;
+        poly3.v[..3].copy_from_slice(&p);
+        let tri = &poly3;
         for row in r0..=r1 {
             let (lo, hi) = (row as f64, row as f64 + 1.0);
             // A clip that keeps every corner returns the polygon unchanged: skip it.
             let above = if ymin >= lo {
-                &tri
+                tri
             } else {
-                clip::<true>(&tri, &mut clipped, 1, lo);
+                clip::<true>(tri, &mut clipped, 1, lo);
                 &clipped
             };
             let poly = if ymax <= hi {
@@ -451,26 +458,34 @@ fn rasterize_row(
             continue; // an edge within one cell crosses no grid line: no division
         }
         let inv = 1.0 / (b[0] - a[0]);
-        for line in first..=last {
+        let slots = &mut lines[(first - c0) as usize..=(last - c0) as usize];
+        for (line, slot) in (first..).zip(slots) {
             let t = (line as f64 - a[0]) * inv;
-            let z = a[2] + (b[2] - a[2]) * t;
-            lines[(line - c0) as usize].add(z);
+            slot.add(a[2] + (b[2] - a[2]) * t);
         }
     }
     let base = rect.index(c0 as i32, row);
-    for k in 0..cells {
-        let Range { lo: zlo, hi: zhi } = Range::union3(cell_range[k], lines[k], lines[k + 1]);
-        if zlo > zhi {
-            continue; // the polygon only grazes this cell's extent
+    for (k, (&cell, sides)) in cell_range.iter().zip(lines.windows(2)).enumerate() {
+        // An empty range: the polygon only grazes this cell's extent.
+        if let Some((zmin, zmax)) = voxels(Range::union3(cell, sides[0], sides[1])) {
+            cols.add(base + k, zmin, zmax, walkable);
         }
-        // Voxel k spans [k, k + 1): the span covers every voxel the polygon touches. Heights
-        // below the grid's floor clamp to voxel 0, so truncation serves as the floor here.
-        let zmin = voxel_floor(zlo).min(u32::MAX - 2);
-        let zmax = voxel_floor(zhi)
-            .saturating_add(1)
-            .clamp(zmin + 1, u32::MAX - 1);
-        cols.add(base + k, zmin, zmax, walkable);
     }
+}
+
+/// The voxels `[zmin, zmax)` a height range touches (voxel k spans `[k, k + 1)`), None for an
+/// empty range. Heights below the grid's floor clamp to voxel 0, so truncation serves as the
+/// floor here.
+#[inline]
+fn voxels(Range { lo, hi }: Range) -> Option<(u32, u32)> {
+    if lo > hi {
+        return None;
+    }
+    let zmin = voxel_floor(lo).min(u32::MAX - 2);
+    let zmax = voxel_floor(hi)
+        .saturating_add(1)
+        .clamp(zmin + 1, u32::MAX - 1);
+    Some((zmin, zmax))
 }
 
 #[cfg(test)]
