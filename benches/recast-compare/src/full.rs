@@ -749,10 +749,11 @@ pub fn mem_available() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Runs `citygen --size SIZE --seed SEED --out FILE`.
+/// Runs `citygen --size SIZE --seed SEED --out FILE` (with `--terrain` for terrain alone).
 pub fn generate_city(
     citygen: &Path,
     size: &str,
+    terrain: bool,
     seed: u64,
     out: &Path,
     log: &Path,
@@ -761,6 +762,9 @@ pub fn generate_city(
     cmd.args(["--size", size, "--seed", &seed.to_string()])
         .arg("--out")
         .arg(out);
+    if terrain {
+        cmd.arg("--terrain");
+    }
     run_measured(&mut cmd, log)?;
     Ok(())
 }

@@ -78,10 +78,10 @@ const USAGE: &str = "usage:
                  [--settings recast-demo@32,benches/recast-compare/fine.toml@128]
                  [--cities S,M,L,XL|demo|none] [--demo-meshes on|off] [--budget 256MiB|none]
                  [--budget-cities XL|none] [--city-seed 7] [--scenes-dir DIR] [--tessera BIN]
-                 [--citygen BIN] [--max-edge-len M] [--font TTF]
+                 [--citygen BIN] [--max-edge-len M] [--font TTF] [--terrain S,M,L|none]
   recast-compare queries [--pairs 2000] [--seed 1] [--repeat 3] [--cities M|none]
                  [--city-seed 7] [--config recast-demo] [--scenes-dir DIR] [--out FILE]
-                 [--max-nodes 65535] [--build-threads N]
+                 [--max-nodes 65535] [--build-threads N] [--terrain S,M,L|none]
 
 defaults (voxelize, regions, all): cell 0.05 m, height 0.02 m, tile 256, agent 2.0 / 0.6 /
 0.5 m / 45 deg, repeat 3;
@@ -498,6 +498,7 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
             "budget",
             "budget-cities",
             "demo-meshes",
+            "terrain",
         ],
     )?;
     let started = std::time::Instant::now();
@@ -563,6 +564,7 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
         }
     };
     let cities = city_list(o.get("cities").unwrap_or("S,M,L,XL"))?;
+    let terrains = terrain_list(o.get("terrain").unwrap_or("S"))?;
     let budget_scenes: Vec<String> = city_list(o.get("budget-cities").unwrap_or("XL"))?
         .into_iter()
         .map(|c| format!("citygen {c}"))
@@ -616,6 +618,7 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
         full::generate_city(
             &citygen,
             size,
+            false,
             city_seed,
             &path,
             &work.path().join("citygen.log"),
@@ -626,18 +629,47 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
             up: UpAxis::Z,
         });
     }
+    for size in &terrains {
+        let path = work
+            .path()
+            .join(format!("terrain-{}.obj", size.to_lowercase()));
+        println!("generating citygen terrain {size} (seed {city_seed}) ...");
+        full::generate_city(
+            &citygen,
+            size,
+            true,
+            city_seed,
+            &path,
+            &work.path().join("citygen.log"),
+        )?;
+        scenes.push(full::Scene {
+            name: format!("terrain {size}"),
+            path,
+            up: UpAxis::Z,
+        });
+    }
     let demo_note = if demo_meshes {
         "The three Recast demo meshes from `tests/data/recast/` (Y-up)"
     } else {
         "No Recast demo mesh (`--demo-meshes off`)"
     };
     let city_note = if cities.is_empty() {
-        format!("{demo_note}; no citygen world (`--cities none`).")
+        format!("{demo_note}; no citygen world (`--cities none`)")
     } else {
         format!(
             "{demo_note}, and citygen worlds generated for the run with `citygen --size SIZE \
-             --seed {city_seed}` (sizes {}; Z-up OBJ).",
+             --seed {city_seed}` (sizes {}; Z-up OBJ)",
             cities.join(", ")
+        )
+    };
+    let city_note = if terrains.is_empty() {
+        format!("{city_note}.")
+    } else {
+        format!(
+            "{city_note}; terrain worlds (hills, valleys, cliffs past the slope limit, river \
+             channels) from `citygen --terrain --size SIZE --seed {city_seed}` (sizes {}: \
+             S 1 km^2, M 2 km^2, L 4 km^2).",
+            terrains.join(", ")
         )
     };
     if scenes.is_empty() {
@@ -783,6 +815,7 @@ fn run_queries(args: &[String]) -> Result<(), Box<dyn Error>> {
             "out",
             "max-nodes",
             "build-threads",
+            "terrain",
         ],
     )?;
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -830,6 +863,22 @@ fn run_queries(args: &[String]) -> Result<(), Box<dyn Error>> {
         });
         city_names.push(name);
     }
+    let terrains = terrain_list(o.get("terrain").unwrap_or("S"))?;
+    for name in &terrains {
+        let size = citygen::Size::parse(name).expect("checked by terrain_list");
+        let path = work
+            .path()
+            .join(format!("terrain-{}.obj", name.to_lowercase()));
+        println!("generating citygen terrain {name} (seed {city_seed}) ...");
+        let params = citygen::TerrainParams::for_size(size, city_seed, [0.0; 3])
+            .ok_or(format!("--terrain: no terrain of size {name}"))?;
+        write_mesh(&citygen::generate_terrain(&params), &path)?;
+        scenes.push(full::Scene {
+            name: format!("terrain {name}"),
+            path,
+            up: UpAxis::Z,
+        });
+    }
     let scenes_note = if city_names.is_empty() {
         "The three Recast demo meshes from `tests/data/recast/` (Y-up); no citygen world."
             .to_string()
@@ -838,6 +887,15 @@ fn run_queries(args: &[String]) -> Result<(), Box<dyn Error>> {
             "The three Recast demo meshes from `tests/data/recast/` (Y-up) and citygen \
              worlds generated for the run (sizes {}, seed {city_seed}; Z-up OBJ).",
             city_names.join(", ")
+        )
+    };
+    let scenes_note = if terrains.is_empty() {
+        scenes_note
+    } else {
+        format!(
+            "{scenes_note} Terrain worlds from `citygen --terrain --size SIZE --seed \
+             {city_seed}` (sizes {}; S is 1 km^2).",
+            terrains.join(", ")
         )
     };
 
@@ -890,6 +948,27 @@ fn write_city(size: citygen::Size, seed: u64, path: &Path) -> Result<(), Box<dyn
         seed,
         offset: [0.0; 3],
     });
+    write_mesh(&mesh, path)
+}
+
+/// Terrain sizes from `--terrain` (S, M, L or none), as the tables name them.
+fn terrain_list(list: &str) -> Result<Vec<String>, String> {
+    match list {
+        "none" | "" => Ok(Vec::new()),
+        list => list
+            .split(',')
+            .map(|s| match citygen::Size::parse(s) {
+                Some(size @ (citygen::Size::S | citygen::Size::M | citygen::Size::L)) => {
+                    Ok(format!("{size:?}"))
+                }
+                _ => Err(format!("--terrain: `{s}` is not S, M or L")),
+            })
+            .collect(),
+    }
+}
+
+/// Writes `mesh` as OBJ to `path`.
+fn write_mesh(mesh: &citygen::Mesh, path: &Path) -> Result<(), Box<dyn Error>> {
     let mut file = std::io::BufWriter::new(
         std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
     );
