@@ -972,7 +972,7 @@ fn write_mesh(mesh: &citygen::Mesh, path: &Path) -> Result<(), Box<dyn Error>> {
     let mut file = std::io::BufWriter::new(
         std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
     );
-    citygen::write_obj(&mesh, &mut file)?;
+    citygen::write_obj(mesh, &mut file)?;
     use std::io::Write;
     file.flush()?;
     Ok(())
