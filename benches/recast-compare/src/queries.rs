@@ -153,9 +153,9 @@ impl SceneQueries {
     /// [`lengths_agree`] allows (the other disagreements are tessera's paths the shorter).
     pub fn tessera_longer(&self) -> usize {
         self.pairs_found()
-            .filter(|(t, d)| {
-                matches!((t, d), (Some(t), Some(d)) if *t > *d && !lengths_agree(*t, *d))
-            })
+            .filter(
+                |(t, d)| matches!((t, d), (Some(t), Some(d)) if *t > *d && !lengths_agree(*t, *d)),
+            )
             .count()
     }
 

@@ -83,6 +83,19 @@ fn write(dir: &tempfile::TempDir, bytes: &[u8]) -> std::path::PathBuf {
 }
 
 #[test]
+fn archive_offsets_and_lengths_are_64_bit() {
+    // A 32-bit archive cannot place an array more than 2 GiB away or count more than 4 G
+    // entries: a bake of a huge world failed writing its navmesh after an hour (issue 21,
+    // class 11). Every array of the archive is a 64-bit offset and a 64-bit length.
+    assert_eq!(
+        std::mem::size_of::<rkyv::vec::ArchivedVec<u32>>(),
+        16,
+        "rkyv's pointer_width_64 feature is off"
+    );
+    assert_eq!(std::mem::size_of::<rkyv::primitive::ArchivedUsize>(), 8);
+}
+
+#[test]
 fn file_round_trips_through_a_memory_map() {
     let m = mesh();
     let dir = tempfile::tempdir().unwrap();
