@@ -2,7 +2,9 @@
 //!
 //! [`serve`] maps the navmesh file, binds an HTTP server to the loopback interface only
 //! (`127.0.0.1`; requests naming another host are refused, against DNS rebinding) and answers
-//! from worker threads until the [`Server`] is dropped. The page and three.js (vendored from
+//! from a fixed set of worker threads until the [`Server`] is dropped ([`http`]: idle
+//! connections time out, and when every worker is busy new ones wait in a bounded queue or
+//! are answered `503`; no connection starts a thread). The page and three.js (vendored from
 //! the npm package `three`, see `assets/three/VERSION.md`) are compiled into the binary:
 //! nothing is fetched at run time.
 //!
@@ -27,14 +29,14 @@
 //! builder crate.
 
 pub mod chunks;
+mod http;
 pub mod overlay;
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 use tessera_navmesh::{ArchivedNavMesh, NavMeshError, NavMeshFile};
@@ -45,9 +47,6 @@ use overlay::Overlay;
 
 /// Default cap on the overlay's triangles.
 pub const DEFAULT_SCENE_TRIANGLES: usize = 400_000;
-
-/// Threads answering requests.
-const WORKERS: usize = 4;
 
 /// Why the viewer could not start.
 #[derive(Debug, thiserror::Error)]
@@ -125,6 +124,8 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(host) = self.host.take() {
+            // The accepting thread waits in `accept`: a connection wakes it to see the flag.
+            http::wake(self.addr);
             let _ = host.join();
         }
     }
@@ -159,19 +160,12 @@ pub fn serve_with(options: &ViewOptions) -> Result<Server, ViewerError> {
     let meta = meta_json(&file, &layout, overlay.as_ref()).to_string();
     let scene_bytes = overlay.as_ref().map(overlay::encode_overlay);
 
-    let http = tiny_http::Server::http((Ipv4Addr::LOCALHOST, options.port)).map_err(|e| {
-        ViewerError::Bind {
-            port: options.port,
-            message: e.to_string(),
-        }
-    })?;
-    let addr = http
-        .server_addr()
-        .to_ip()
-        .ok_or_else(|| ViewerError::Bind {
-            port: options.port,
-            message: "not an IP socket".into(),
-        })?;
+    let bind_error = |e: std::io::Error| ViewerError::Bind {
+        port: options.port,
+        message: e.to_string(),
+    };
+    let listener = http::bind(options.port).map_err(bind_error)?;
+    let addr = listener.local_addr().map_err(bind_error)?;
     let stop = Arc::new(AtomicBool::new(false));
     let host = {
         let stop = Arc::clone(&stop);
@@ -186,19 +180,12 @@ pub fn serve_with(options: &ViewOptions) -> Result<Server, ViewerError> {
                     scene: scene_bytes,
                     port: addr.port(),
                 };
-                std::thread::scope(|s| {
-                    for _ in 0..WORKERS {
-                        s.spawn(|| {
-                            while !stop.load(Ordering::SeqCst) {
-                                match http.recv_timeout(Duration::from_millis(50)) {
-                                    Ok(Some(request)) => state.answer(request),
-                                    Ok(None) => {}
-                                    Err(_) => break,
-                                }
-                            }
-                        });
-                    }
-                });
+                http::run(
+                    listener,
+                    &http::LIMITS,
+                    &stop,
+                    &|request: &http::Request| state.reply(request),
+                );
             })
             .map_err(|e| ViewerError::Bind {
                 port: options.port,
@@ -265,15 +252,16 @@ struct State<'a> {
     port: u16,
 }
 
-/// A response before it is sent.
-struct Reply {
+/// A response before it is sent: its body borrowed (assets, the meta, the overlay) or made
+/// for the request.
+struct Reply<'a> {
     status: u16,
     content_type: &'static str,
-    body: Vec<u8>,
+    body: http::Body<'a>,
 }
 
-impl Reply {
-    fn ok(content_type: &'static str, body: impl Into<Vec<u8>>) -> Reply {
+impl<'a> Reply<'a> {
+    fn ok(content_type: &'static str, body: impl Into<http::Body<'a>>) -> Reply<'a> {
         Reply {
             status: 200,
             content_type,
@@ -281,15 +269,15 @@ impl Reply {
         }
     }
 
-    fn json(status: u16, v: &Value) -> Reply {
+    fn json(status: u16, v: &Value) -> Reply<'a> {
         Reply {
             status,
             content_type: "application/json",
-            body: v.to_string().into_bytes(),
+            body: v.to_string().into_bytes().into(),
         }
     }
 
-    fn error(status: u16, message: impl Into<String>) -> Reply {
+    fn error(status: u16, message: impl Into<String>) -> Reply<'a> {
         Reply::json(status, &json!({ "error": message.into() }))
     }
 }
@@ -334,34 +322,16 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
 ];
 
 impl State<'_> {
-    fn answer(&self, request: tiny_http::Request) {
-        let reply = self.reply(&request);
-        let header = |name: &str, value: &str| {
-            tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("ASCII header")
-        };
-        let response = tiny_http::Response::from_data(reply.body)
-            .with_status_code(reply.status)
-            .with_header(header("Content-Type", reply.content_type))
-            .with_header(header("Cache-Control", "no-store"))
-            .with_header(header("X-Content-Type-Options", "nosniff"));
-        // A client that went away is not the server's problem.
-        let _ = request.respond(response);
-    }
-
-    fn reply(&self, request: &tiny_http::Request) -> Reply {
-        if !matches!(
-            request.method(),
-            tiny_http::Method::Get | tiny_http::Method::Head
-        ) {
+    /// The answer to `request` (`HEAD` gets the same head, without the body).
+    fn reply(&self, request: &http::Request) -> Reply<'_> {
+        if !matches!(request.method.as_str(), "GET" | "HEAD") {
             return Reply::error(405, "only GET");
         }
         if !self.host_allowed(request) {
             return Reply::error(403, "the viewer answers only to 127.0.0.1 and localhost");
         }
-        let (path, query) = match request.url().split_once('?') {
-            Some((p, q)) => (p, q),
-            None => (request.url(), ""),
-        };
+        let target = request.target.as_str();
+        let (path, query) = target.split_once('?').unwrap_or((target, ""));
         if let Some((_, content_type, bytes)) = ASSETS.iter().find(|a| a.0 == path) {
             return Reply::ok(content_type, *bytes);
         }
@@ -371,7 +341,7 @@ impl State<'_> {
             "/api/chunk" => self.chunk(&params),
             "/api/path" => self.path(&params),
             "/api/scene" => match &self.scene {
-                Some(bytes) => Ok(Reply::ok("application/octet-stream", bytes.clone())),
+                Some(bytes) => Ok(Reply::ok("application/octet-stream", bytes.as_slice())),
                 None => Err(Reply::error(404, "no scene overlay (start with --scene)")),
             },
             _ => Err(Reply::error(404, format!("nothing at {path}"))),
@@ -380,13 +350,8 @@ impl State<'_> {
     }
 
     /// The `Host` header must name the loopback address or `localhost` (with our port).
-    fn host_allowed(&self, request: &tiny_http::Request) -> bool {
-        let Some(host) = request
-            .headers()
-            .iter()
-            .find(|h| h.field.equiv("Host"))
-            .map(|h| h.value.as_str().to_ascii_lowercase())
-        else {
+    fn host_allowed(&self, request: &http::Request) -> bool {
+        let Some(host) = request.header("Host").map(str::to_ascii_lowercase) else {
             // HTTP/1.0 clients may send none.
             return true;
         };
@@ -395,7 +360,7 @@ impl State<'_> {
         p == port && matches!(name, "127.0.0.1" | "localhost")
     }
 
-    fn chunk(&self, params: &Params) -> Result<Reply, Reply> {
+    fn chunk(&self, params: &Params) -> Result<Reply<'static>, Reply<'static>> {
         let cx: i32 = params.number("cx")?;
         let cy: i32 = params.number("cy")?;
         let lod: u8 = match params.get("lod") {
@@ -419,7 +384,7 @@ impl State<'_> {
         ))
     }
 
-    fn path(&self, params: &Params) -> Result<Reply, Reply> {
+    fn path(&self, params: &Params) -> Result<Reply<'static>, Reply<'static>> {
         let from = params.point("from")?;
         let to = params.point("to")?;
         let answer = self.query.path(from, to);
@@ -453,12 +418,12 @@ impl Params {
             .map(|(_, v)| v.as_str())
     }
 
-    fn required(&self, key: &str) -> Result<&str, Reply> {
+    fn required(&self, key: &str) -> Result<&str, Reply<'static>> {
         self.get(key)
             .ok_or_else(|| Reply::error(400, format!("missing parameter {key}")))
     }
 
-    fn number<T: std::str::FromStr>(&self, key: &str) -> Result<T, Reply> {
+    fn number<T: std::str::FromStr>(&self, key: &str) -> Result<T, Reply<'static>> {
         let v = self.required(key)?;
         v.trim()
             .parse()
@@ -466,7 +431,7 @@ impl Params {
     }
 
     /// `X,Y,Z`: three finite numbers ([`tessera_geom::parse_point`]).
-    fn point(&self, key: &str) -> Result<[f64; 3], Reply> {
+    fn point(&self, key: &str) -> Result<[f64; 3], Reply<'static>> {
         let v = self.required(key)?;
         tessera_geom::parse_point(v)
             .map_err(|_| Reply::error(400, format!("{key}={v:?}: expected X,Y,Z")))
