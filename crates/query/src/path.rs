@@ -86,6 +86,8 @@ struct Node {
     /// way to the end (see [`Query::find_path`]), or a link's midpoint.
     pos: V3,
     closed: bool,
+    /// Expanded at least once (so other nodes may have it as their parent).
+    expanded: bool,
 }
 
 /// A* buffers kept per thread between queries ([`Query::find_path`]).
@@ -266,9 +268,12 @@ impl Query<'_> {
     /// the point of the portal on the way from the previous node to `end` (the crossing of
     /// that line, else the nearer end by that detour; see [`through`]), so costs follow the
     /// pulled path more closely across many narrow polygons; a link is entered at its
-    /// segment's midpoint. Each polygon is expanded once. Ties in the open list go to the
-    /// smaller polygon id, so the answer is deterministic. When `end_poly` cannot be reached, `found` is false and the
-    /// corridor leads to the polygon reached that comes closest to `end`.
+    /// segment's midpoint. A polygon reached again at a lower cost is updated and, if it was
+    /// expanded already, reopened (as Detour does): the cost of crossing a large polygon
+    /// depends on where it is entered, so the first way found to it is not always the best.
+    /// Ties in the open list go to the smaller polygon id, so the answer is deterministic.
+    /// When `end_poly` cannot be reached, `found` is false and the corridor leads to the
+    /// polygon reached that comes closest to `end`.
     pub fn find_path(
         &self,
         start_poly: u32,
@@ -325,6 +330,7 @@ impl Query<'_> {
                 parent: NONE,
                 pos: start,
                 closed: false,
+                expanded: false,
             },
         );
         open.push(Open {
@@ -336,7 +342,8 @@ impl Query<'_> {
             if node.closed || node.f != f {
                 continue; // a stale entry
             }
-            nodes.get_mut(&poly).expect("node exists").closed = true;
+            let expanding = nodes.get_mut(&poly).expect("node exists");
+            (expanding.closed, expanding.expanded) = (true, true);
             if poly == end_poly {
                 return Corridor {
                     polys: trace_back(nodes, poly),
@@ -351,9 +358,6 @@ impl Query<'_> {
                 link,
             } in &scratch.out
             {
-                if nodes.get(&nb).is_some_and(|n| n.closed) {
-                    continue; // expanded already: nothing to update
-                }
                 let pos = if link {
                     mid3(left, right)
                 } else {
@@ -366,7 +370,13 @@ impl Query<'_> {
                 }
                 let f = if nb == end_poly { g } else { g + h };
                 match nodes.get_mut(&nb) {
-                    Some(n) if n.closed || n.f <= f => continue,
+                    // A cheaper way to a polygon updates it and reopens it if it was expanded
+                    // (as Detour does): costs depend on where a polygon is entered, so the
+                    // first way found to a large polygon is not always the best. A polygon
+                    // that others may descend from is updated only for a lower cost from the
+                    // start too: since a step never lowers that cost, its new parent cannot be
+                    // one of its descendants, and parents never form a loop.
+                    Some(n) if n.f <= f || (n.expanded && n.g <= g) => continue,
                     Some(n) => {
                         *n = Node {
                             g,
@@ -374,6 +384,7 @@ impl Query<'_> {
                             parent: poly,
                             pos,
                             closed: false,
+                            expanded: n.expanded,
                         }
                     }
                     None => {
@@ -385,6 +396,7 @@ impl Query<'_> {
                                 parent: poly,
                                 pos,
                                 closed: false,
+                                expanded: false,
                             },
                         );
                     }
