@@ -646,7 +646,8 @@ const METHOD: &str = "## Method\n\n\
 * **Lengths** are the 3D lengths of the straight paths (plan lengths: their horizontal \
   projection). They agree when they differ by at most 5 % of Detour's length (plus 1 cm). \
   Corners sit on the surface, so a path with more corners over uneven ground also climbs \
-  and descends more in 3D. Neither A* is exactly shortest: Detour puts a polygon's node at \
+  and descends more in 3D. Neither A* is exactly shortest (both reopen a polygon reached \
+  again at a lower cost): Detour puts a polygon's node at \
   the midpoint of the edge it was entered by, tessera where the line from the previous node \
   to the end crosses that edge (else at the edge's better end); and the meshes differ, so \
   some pairs take different corridors.\n\n\
@@ -669,6 +670,12 @@ const METHOD: &str = "## Method\n\n\
   (within the search box) and be joined there; tessera's mesh can also hold small islands \
   that no portal or link joins to their surroundings where Detour's mesh is connected. \
   Ends that snap on one side only count as not found there.\n\
+* **Terrain without height detail.** Neither mesh has height detail here, so a polygon's \
+  surface is the fan of its corners. On terrain tessera's polygons are few and large (its \
+  regions follow the ground), so a point drawn on one can lie farther above or below \
+  Detour's smaller polygons than the search box reaches (the agent height): there Detour \
+  snaps fewer ends, and the pairs both sides join are a biased sample. With height detail \
+  on (as `tessera bake` and RESULTS.md run) tessera's surface follows the ground.\n\
 * **Float types.** Detour computes in f32; tessera's queries mix f32 points with f64 \
   distances and costs.\n\
 * **Noise.** On a 2-core machine shared with builds, runs differ by 10-30 %; compare the \
