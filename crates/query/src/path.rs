@@ -83,7 +83,7 @@ struct Node {
     f: f64,
     parent: u32,
     /// Where the search entered the polygon: the start point, the point of a portal on the
-    /// way to the end (see [`Query::find_path`]), or a link's midpoint.
+    /// way to the end (see [`Query::find_path`]), on a shared edge or a link's segment.
     pos: V3,
     closed: bool,
     /// Expanded at least once (so other nodes may have it as their parent).
@@ -267,8 +267,8 @@ impl Query<'_> {
     /// never overestimates. Where Detour enters at the portal's midpoint, tessera enters at
     /// the point of the portal on the way from the previous node to `end` (the crossing of
     /// that line, else the nearer end by that detour; see [`through`]), so costs follow the
-    /// pulled path more closely across many narrow polygons; a link is entered at its
-    /// segment's midpoint. A polygon reached again at a lower cost is updated and, if it was
+    /// pulled path more closely across many narrow polygons; a link likewise, at the point of
+    /// its segment on the way (its end point when the link is a point to point jump). A polygon reached again at a lower cost is updated and, if it was
     /// expanded already, reopened (as Detour does): the cost of crossing a large polygon
     /// depends on where it is entered, so the first way found to it is not always the best.
     /// Ties in the open list go to the smaller polygon id, so the answer is deterministic.
@@ -355,14 +355,10 @@ impl Query<'_> {
                 to: nb,
                 left,
                 right,
-                link,
+                link: _,
             } in &scratch.out
             {
-                let pos = if link {
-                    mid3(left, right)
-                } else {
-                    through(node.pos, end, (left, right))
-                };
+                let pos = through(node.pos, end, (left, right));
                 let h = dist3(pos, end);
                 let mut g = node.g + dist3(node.pos, pos);
                 if nb == end_poly {
