@@ -193,7 +193,9 @@ fn write_chunks(
     group: usize,
     progress: &Progress,
 ) -> Result<(), BakeError> {
-    let piece = PIECE.min(group / 2).max(1);
+    // Whole triangles in every piece, though readers concatenate a tile's chunks anyway.
+    let triangle = std::mem::size_of::<Triangle>();
+    let piece = (PIECE.min(group / 2) / triangle).max(1) * triangle;
     let mut chunks = chunks.into_iter().peekable();
     while chunks.peek().is_some() {
         let mut raw = 0;
