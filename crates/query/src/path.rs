@@ -268,9 +268,10 @@ impl Query<'_> {
     /// the point of the portal on the way from the previous node to `end` (the crossing of
     /// that line, else the nearer end by that detour; see [`through`]), so costs follow the
     /// pulled path more closely across many narrow polygons; a link likewise, at the point of
-    /// its segment on the way (its end point when the link is a point to point jump). A polygon reached again at a lower cost is updated and, if it was
-    /// expanded already, reopened (as Detour does): the cost of crossing a large polygon
-    /// depends on where it is entered, so the first way found to it is not always the best.
+    /// its segment on the way (its end point when the link is a point to point jump). A
+    /// polygon reached again at a lower cost is updated and, if it was expanded already,
+    /// reopened (as Detour does): the cost of crossing a large polygon depends on where it is
+    /// entered, so the first way found to it is not always the best.
     /// Ties in the open list go to the smaller polygon id, so the answer is deterministic.
     /// When `end_poly` cannot be reached, `found` is false and the corridor leads to the
     /// polygon reached that comes closest to `end`.
