@@ -370,15 +370,16 @@ impl Assembler {
         self.finish_reporting(pruning, key, tile_cells, out, &mut |_| {})
     }
 
-    /// [`Assembler::finish`], naming each pass to `pass` as it begins (for progress: on a
-    /// large world each is a sort or a sweep over every polygon).
+    /// [`Assembler::finish`], telling `report` each pass as it begins and, in the passes that
+    /// sweep the polygons, how many are done (see [`Step`]): on a large world each pass is a
+    /// sort or a sweep over every polygon, long enough to need progress of its own.
     pub fn finish_reporting<W: Write + Seek>(
         self,
         pruning: &Pruning,
         key: u64,
         tile_cells: u32,
         out: &mut W,
-        pass: &mut dyn FnMut(&'static str),
+        report: &mut dyn FnMut(Step),
     ) -> Result<Assembled, BuildError> {
         let Assembler {
             frame,
@@ -414,23 +415,24 @@ impl Assembler {
         };
         input.regions.push(input.end());
 
-        pass("stair links");
+        let polygons = u64::from(input.polygons());
+        report(Step::Pass("stair links", 0));
         let links = gather_links(links, stairs, input.polygons())?;
-        pass("portals across regions");
+        report(Step::Pass("portals across regions", 0));
         let patches = match_border_edges(border, climb, &input.dir, input.memory)?;
         if !pruning.seeds.is_empty() {
-            pass("reachability");
+            report(Step::Pass("reachability", polygons));
         } else if pruning.min_island_area > 0.0 {
-            pass("islands");
+            report(Step::Pass("islands", polygons));
         }
-        let reached = prune(&input, &patches, &links, pruning)?;
-        pass("renumbering");
+        let reached = prune(&input, &patches, &links, pruning, report)?;
+        report(Step::Pass("renumbering", polygons));
         let numbering = Renumbering::new(&input.regions, &reached.keep);
         let links = renumber_links(links, &numbering, &input.frame);
-        let kept = write_kept_arrays(&input, &patches, &numbering, &links)?;
+        let kept = write_kept_arrays(&input, &patches, &numbering, &links, report)?;
         drop(numbering);
-        pass("lookup grid");
-        let grid = build_grid(&input, &reached.keep, &kept)?;
+        report(Step::Pass("lookup grid", polygons));
+        let grid = build_grid(&input, &reached.keep, &kept, report)?;
 
         let stats = Stats {
             regions: kept.regions,
@@ -464,7 +466,7 @@ impl Assembler {
             },
             stats: stats.clone(),
         };
-        pass("writing the archive");
+        report(Step::Pass("writing the archive", 0));
         let bytes = write_archive(&mesh, key, tile_cells, out)?;
         for path in input
             .paths()
@@ -483,6 +485,27 @@ impl Assembler {
             stats,
             unplaced_seeds: reached.unplaced_seeds,
         })
+    }
+}
+
+/// What [`Assembler::finish_reporting`] reports as it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A pass begins, over this many polygons (0: a pass not counted, a sort or the file).
+    Pass(&'static str, u64),
+    /// In a counted pass: this many polygons done. Reported at the pass's first polygon,
+    /// every [`REPORT_EVERY`] polygons after it and when the pass ends (the total).
+    Done(u64),
+}
+
+/// Polygons between two [`Step::Done`] reports of a pass.
+pub const REPORT_EVERY: u32 = 1 << 16;
+
+/// Reports `p` done when it starts a new stretch of [`REPORT_EVERY`].
+#[inline]
+pub(crate) fn tick(report: &mut dyn FnMut(Step), p: u32) {
+    if p.is_multiple_of(REPORT_EVERY) {
+        report(Step::Done(u64::from(p)));
     }
 }
 

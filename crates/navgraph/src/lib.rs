@@ -37,7 +37,7 @@ use std::path::PathBuf;
 
 use tessera_navmesh::NavMeshError;
 
-pub use assemble::{Assembled, Assembler};
+pub use assemble::{Assembled, Assembler, Step, REPORT_EVERY};
 pub use build::{build, build_pruned, Pruned};
 pub use reach::Pruning;
 

@@ -10,7 +10,7 @@ use tessera_artifacts::DETAIL;
 use tessera_navmesh::{Frame, Poly, NONE};
 use tessera_spill::Spill;
 
-use crate::assemble::{to_world, Spilled};
+use crate::assemble::{tick, to_world, Spilled, Step};
 use crate::links::GridLink;
 use crate::BuildError;
 
@@ -55,13 +55,19 @@ pub(crate) fn prune(
     patches: &Spill<[u32; 2]>,
     links: &[GridLink],
     pruning: &Pruning,
+    report: &mut dyn FnMut(Step),
 ) -> Result<Reached, BuildError> {
     let np = input.polygons();
     let seeds = pruning.seeds;
     if seeds.is_empty() {
         if pruning.min_island_area > 0.0 && np > 0 {
             let graph = Graph::map(&input.polys, &input.neis, patches, links)?;
-            return Ok(drop_small_islands(&graph, np, pruning.min_island_area));
+            return Ok(drop_small_islands(
+                &graph,
+                np,
+                pruning.min_island_area,
+                report,
+            ));
         }
         return Ok(Reached {
             keep: Bits::new(np as usize, true),
@@ -96,11 +102,13 @@ pub(crate) fn prune(
     let mut islands = 0;
     let mut area_removed = 0.0;
     for p in 0..np {
+        tick(report, p);
         if !seen.get(p as usize) {
             islands += 1;
             graph.flood(vec![p], &mut seen, |poly| area_removed += poly.area as f64);
         }
     }
+    report(Step::Done(u64::from(np)));
     Ok(Reached {
         polygons_removed: (np as u64) - reached.count(),
         keep: reached,
@@ -113,11 +121,17 @@ pub(crate) fn prune(
 /// Drops every connected component whose plan area is below `min_area` [m²]: one flood per
 /// component to measure it, a second over the small ones to mark them (bits only, no label
 /// per polygon). Components are found in polygon order, so the result is deterministic.
-fn drop_small_islands(graph: &Graph, np: u32, min_area: f64) -> Reached {
+fn drop_small_islands(
+    graph: &Graph,
+    np: u32,
+    min_area: f64,
+    report: &mut dyn FnMut(Step),
+) -> Reached {
     let mut seen = Bits::new(np as usize, false);
     let mut dropped = Bits::new(np as usize, false);
     let (mut islands, mut polygons_removed, mut area_removed) = (0, 0, 0.0);
     for p in 0..np {
+        tick(report, p);
         if seen.get(p as usize) {
             continue;
         }
@@ -133,6 +147,7 @@ fn drop_small_islands(graph: &Graph, np: u32, min_area: f64) -> Reached {
             area_removed += area;
         }
     }
+    report(Step::Done(u64::from(np)));
     Reached {
         keep: dropped.complement(),
         polygons_removed,

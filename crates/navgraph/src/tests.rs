@@ -171,13 +171,9 @@ fn reachability_keeps_what_a_seed_reaches_and_counts_islands() {
     assert!(m.polys.iter().all(|p| p.region == 0));
 }
 
-#[test]
-fn the_streamed_archive_is_rkyvs_own_bytes() {
-    // The assembler writes the archive from spill files; deserialized and encoded again by
-    // rkyv in memory, the bytes must be the same (the layouts agree field for field).
-    let m = build(frame(), &input()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let mut asm = Assembler::new(frame(), 2, dir.path(), 1 << 16).unwrap();
+/// An assembler fed [`input`]'s three regions, each with its own vertices, spilling in `dir`.
+fn assembled_input(dir: &std::path::Path) -> Assembler {
+    let mut asm = Assembler::new(frame(), 2, dir, 1 << 16).unwrap();
     let inp = input();
     for r in 0..3u32 {
         let polys: Vec<InputPoly> = inp
@@ -198,6 +194,16 @@ fn the_streamed_archive_is_rkyvs_own_bytes() {
         asm.add_region(&inp.verts[base as usize..base as usize + 4], &[], &local)
             .unwrap();
     }
+    asm
+}
+
+#[test]
+fn the_streamed_archive_is_rkyvs_own_bytes() {
+    // The assembler writes the archive from spill files; deserialized and encoded again by
+    // rkyv in memory, the bytes must be the same (the layouts agree field for field).
+    let m = build(frame(), &input()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let asm = assembled_input(dir.path());
     let mut file = std::io::Cursor::new(Vec::new());
     let done = asm.finish(&Pruning::default(), 7, 32, &mut file).unwrap();
     let streamed = file.into_inner();
@@ -348,4 +354,38 @@ fn stair_links_join_facing_blocked_edges_across_a_small_gap() {
     // Too high a step, or too wide a gap: no link.
     assert_eq!(links(2.0, 1, 1 << 16).0, 0);
     assert_eq!(links(1.0, 3, 1 << 16).0, 0);
+}
+
+#[test]
+fn the_polygon_sweeps_of_the_file_report_their_counts() {
+    // Issue 21, class 11: each pass over the polygons says how many there are and how far it
+    // got, so that a large world's navmesh file is never a long silence in the log.
+    let dir = tempfile::tempdir().unwrap();
+    let asm = assembled_input(dir.path());
+    let mut steps = Vec::new();
+    let pruning = Pruning {
+        seeds: &[],
+        min_island_area: 1.0,
+    };
+    let mut file = std::io::Cursor::new(Vec::new());
+    asm.finish_reporting(&pruning, 0, 0, &mut file, &mut |s| steps.push(s))
+        .unwrap();
+    let n = 3;
+    assert_eq!(
+        steps,
+        [
+            Step::Pass("stair links", 0),
+            Step::Pass("portals across regions", 0),
+            Step::Pass("islands", n),
+            Step::Done(0),
+            Step::Done(n),
+            Step::Pass("renumbering", n),
+            Step::Done(0),
+            Step::Done(n),
+            Step::Pass("lookup grid", n),
+            Step::Done(0),
+            Step::Done(n),
+            Step::Pass("writing the archive", 0),
+        ]
+    );
 }

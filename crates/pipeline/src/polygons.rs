@@ -26,7 +26,7 @@ use tessera_artifacts::GridFrame;
 use tessera_budget::MemoryBudget;
 use tessera_config::{AgentSettings, PartitionParams, PolygonParams, VoxelParams};
 use tessera_geom::UpAxis;
-use tessera_navgraph::{Assembled, Assembler, BuildError};
+use tessera_navgraph::{Assembled, Assembler, BuildError, Step};
 use tessera_navmesh::{ArchivedNavMesh, NavMeshFile};
 use tessera_polygons::PolygonError;
 use tessera_store::StoreError;
@@ -338,7 +338,12 @@ fn build(
             key,
             frame.tile_size,
             &mut file,
-            &mut |pass| progress.phase(STAGE, &format!("navmesh file: {pass}"), 0),
+            &mut |step| match step {
+                Step::Pass(name, polygons) => {
+                    progress.phase(STAGE, &format!("navmesh file: {name}"), polygons)
+                }
+                Step::Done(polygons) => progress.advance(STAGE, polygons),
+            },
         )
         .map_err(assembly_error(&layout.navmesh()))?;
     if interrupted() {
