@@ -32,21 +32,17 @@ pub fn polygonize_stream(
         loop {
             let mut asked: Vec<(u128, u32)> = Vec::new();
             source.for_each_window(&mut |window| {
-                let fixes: Vec<Vec<(u128, u32)>> = window
-                    .par_iter()
-                    .map(|region| {
-                        let (mut sections, contours) = simplify::sections_of(region);
-                        if let Some(grown) = &grown {
-                            if !sections.iter().any(|s| grown.contains(&s.name)) {
-                                return Vec::new();
-                            }
+                let fixes: Vec<Vec<(u128, u32)>> = largest_first(window, |region| {
+                    let (mut sections, contours) = simplify::sections_of(region);
+                    if let Some(grown) = &grown {
+                        if !sections.iter().any(|s| grown.contains(&s.name)) {
+                            return Vec::new();
                         }
-                        simplify::simplify(&mut sections, params.max_error, &restored);
-                        let outer: Vec<bool> =
-                            region.contours.iter().map(|c| c.is_outer()).collect();
-                        simplify::repairs(&sections, &contours, &outer)
-                    })
-                    .collect();
+                    }
+                    simplify::simplify(&mut sections, params.max_error, &restored);
+                    let outer: Vec<bool> = region.contours.iter().map(|c| c.is_outer()).collect();
+                    simplify::repairs(&sections, &contours, &outer)
+                });
                 asked.extend(fixes.into_iter().flatten());
                 Ok(())
             })?;
@@ -69,10 +65,9 @@ pub fn polygonize_stream(
     }
     // The polygons, with the final table.
     source.for_each_window(&mut |window| {
-        let results: Vec<Result<RegionOutput, PolygonError>> = window
-            .par_iter()
-            .map(|region| polygonize_region(region, params, &restored))
-            .collect();
+        let results: Vec<Result<RegionOutput, PolygonError>> = largest_first(window, |region| {
+            polygonize_region(region, params, &restored)
+        });
         let mut outs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
         if let Some(height) = height.filter(|_| params.detail.is_on()) {
             detail::add_detail(&mut outs, &params.detail, height);
@@ -92,6 +87,26 @@ pub fn polygonize_stream(
         Ok(())
     })?;
     Ok(stats)
+}
+
+/// `work` of every region of `window` on the current pool, the regions with the most contour
+/// points started first, one at a time (a window often holds one region far larger than the
+/// rest, the ground of a block, which would otherwise start last on its thread and leave the
+/// others idle); the results in the window's order.
+fn largest_first<T: Send>(
+    window: &[RegionContours],
+    work: impl Fn(&RegionContours) -> T + Sync,
+) -> Vec<T> {
+    let size = |r: &RegionContours| r.contours.iter().map(|c| c.points.len()).sum::<usize>();
+    let mut order: Vec<usize> = (0..window.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(size(&window[i])), i));
+    let mut done: Vec<(usize, T)> = order
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|i| (i, work(&window[i])))
+        .collect();
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, t)| t).collect()
 }
 
 /// Polygons of every region in memory, ready for `tessera_navgraph::build` (tests and
