@@ -52,6 +52,9 @@ pub(crate) struct JournalRegions {
     interrupt: Option<Arc<AtomicBool>>,
     /// Whether the stream stopped because of it.
     pub(crate) interrupted: bool,
+    /// When every region fits one window: that window, read by the first pass and served
+    /// again by the next ones (a window's worth of memory is the stage's either way).
+    whole: Option<Vec<RegionContours>>,
 }
 
 impl JournalRegions {
@@ -168,6 +171,7 @@ impl JournalRegions {
             progress: progress.clone(),
             interrupt,
             interrupted: false,
+            whole: None,
         })
     }
 
@@ -236,6 +240,12 @@ impl RegionSource for JournalRegions {
         if start < self.regions.len() {
             windows.push(start..self.regions.len());
         }
+        if let Some(whole) = &self.whole {
+            f(whole)?;
+            self.progress.advance(STAGE, self.regions.len() as u64);
+            return Ok(());
+        }
+        let single = windows.len() == 1;
         for range in windows {
             if range.start > 0 {
                 if self
@@ -252,7 +262,12 @@ impl RegionSource for JournalRegions {
             let read: Result<Vec<RegionContours>, std::io::Error> =
                 range.into_par_iter().map(|r| this.read_region(r)).collect();
             match read {
-                Ok(window) => f(&window)?,
+                Ok(window) => {
+                    f(&window)?;
+                    if single {
+                        self.whole = Some(window);
+                    }
+                }
                 Err(e) => {
                     let message = format!("{}: {e}", self.path.display());
                     self.failure = Some(e);
