@@ -172,6 +172,45 @@ fn a_broken_archive_with_a_valid_checksum_says_what_is_broken() {
 }
 
 #[test]
+fn a_polygon_that_is_not_convex_is_refused_and_rounding_is_not() {
+    // Issue 21, class 9: queries assume convex polygons. Polygon 0's first corner pulled
+    // inside it turns clockwise there (corner 0).
+    let mut m = mesh();
+    m.verts[0] = [1.5, 1.0, 0.0];
+    let Err(err) = access(&aligned(&encode(&m)), "t") else {
+        panic!("a concave polygon was accepted")
+    };
+    assert!(
+        matches!(
+            err,
+            NavMeshError::Invalid {
+                source: InvalidMesh::PolygonNotConvex { poly: 0, corner: 0 },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // Listed clockwise, a convex polygon is refused too.
+    let mut m = mesh();
+    m.poly_verts[..4].reverse();
+    assert!(access(&aligned(&encode(&m)), "t").is_err());
+    // A straight corner tilted by f32 rounding far from the origin is still straight: a
+    // corner added on the second square's right edge, 2 km out, moved inwards by about four
+    // ulps of its coordinate.
+    let mut m = mesh();
+    let far = 2000.0f32;
+    for v in &mut m.verts {
+        v[0] += far;
+    }
+    m.verts
+        .push([far + 4.0 - 2.0 * f32::EPSILON * far, 1.0, 0.0]);
+    m.poly_verts.insert(6, 6);
+    m.poly_neis.insert(6, NONE);
+    m.polys[1].count = 5;
+    access(&aligned(&encode(&m)), "t").expect("a rounded straight corner is not reflex");
+}
+
+#[test]
 fn a_checksummed_but_hostile_file_is_refused() {
     let mut m = mesh();
     m.poly_verts[2] = 999;

@@ -46,6 +46,11 @@ pub enum InvalidMesh {
          vertices, triangles and links come in turn, once)"
     )]
     PolygonLayout { poly: usize, what: &'static str },
+    #[error(
+        "polygon {poly}: not convex counter-clockwise in plan at its vertex {corner} (queries \
+         assume convex polygons)"
+    )]
+    PolygonNotConvex { poly: usize, corner: u32 },
     #[error("the polygons use {used} of {len} entries of {what}")]
     TableLength {
         what: &'static str,
@@ -126,6 +131,9 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
                 return Err(PolygonNeighbourIndex { poly });
             }
         }
+        if let Some(corner) = reflex_corner(m, first, count) {
+            return Err(PolygonNotConvex { poly, corner });
+        }
     }
     for (what, used, len) in [
         ("poly_verts", next_vert, m.poly_verts.len()),
@@ -196,4 +204,32 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
         return Err(GridItem);
     }
     Ok(())
+}
+
+/// The first corner (0-based, in the polygon's order) where the polygon at `first..first +
+/// count` of `poly_verts` turns clockwise in plan, if any: the builder writes convex
+/// polygons counter-clockwise (collinear corners allowed), and point location, portals and
+/// the funnel rely on it. The builder's corners are grid corners, convex exactly; stored as
+/// `f32` metres they move by up to half an ulp of their coordinates, which can tilt a
+/// straight corner either way, so a turn counts only beyond four ulps of the largest
+/// coordinate times the two edges' lengths (a turn of a degree at a metre is a thousand
+/// times that at 2 km from the origin).
+fn reflex_corner(m: &ArchivedNavMesh, first: u32, count: u32) -> Option<u32> {
+    let plan = |k: u32| {
+        let v = &m.verts[m.poly_verts[(first + k % count) as usize].to_native() as usize];
+        [v[0].to_native() as f64, v[1].to_native() as f64]
+    };
+    (0..count)
+        .find(|&k| {
+            let (a, b, c) = (plan(k), plan(k + 1), plan(k + 2));
+            let (e, f) = ([b[0] - a[0], b[1] - a[1]], [c[0] - b[0], c[1] - b[1]]);
+            let cross = e[0] * f[1] - e[1] * f[0];
+            let reach = [a, b, c]
+                .iter()
+                .flatten()
+                .fold(1.0f64, |m, c| m.max(c.abs()));
+            let ulp = reach * f64::from(f32::EPSILON);
+            cross < -4.0 * ulp * (e[0].hypot(e[1]) + f[0].hypot(f[1]))
+        })
+        .map(|k| (k + 1) % count)
 }
