@@ -610,40 +610,31 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
     } else {
         Vec::new()
     };
-    for size in &cities {
+    let worlds = cities
+        .iter()
+        .map(|size| (size, false))
+        .chain(terrains.iter().map(|size| (size, true)));
+    for (size, terrain) in worlds {
+        let kind = if terrain { "terrain" } else { "city" };
         let path = work
             .path()
-            .join(format!("city-{}.obj", size.to_lowercase()));
-        println!("generating citygen {size} (seed {city_seed}) ...");
+            .join(format!("{kind}-{}.obj", size.to_lowercase()));
+        let name = if terrain {
+            format!("terrain {size}")
+        } else {
+            format!("citygen {size}")
+        };
+        println!("generating {name} (seed {city_seed}) ...");
         full::generate_city(
             &citygen,
             size,
-            false,
+            terrain,
             city_seed,
             &path,
             &work.path().join("citygen.log"),
         )?;
         scenes.push(full::Scene {
-            name: format!("citygen {size}"),
-            path,
-            up: UpAxis::Z,
-        });
-    }
-    for size in &terrains {
-        let path = work
-            .path()
-            .join(format!("terrain-{}.obj", size.to_lowercase()));
-        println!("generating citygen terrain {size} (seed {city_seed}) ...");
-        full::generate_city(
-            &citygen,
-            size,
-            true,
-            city_seed,
-            &path,
-            &work.path().join("citygen.log"),
-        )?;
-        scenes.push(full::Scene {
-            name: format!("terrain {size}"),
+            name,
             path,
             up: UpAxis::Z,
         });

@@ -220,6 +220,11 @@ impl RegionSource for JournalRegions {
         self.passes += 1;
         let what = format!("regions, pass {}", self.passes);
         self.progress.phase(STAGE, &what, self.regions.len() as u64);
+        if let Some(whole) = &self.whole {
+            f(whole)?;
+            self.progress.advance(STAGE, self.regions.len() as u64);
+            return Ok(());
+        }
         // Windows of whole regions, each at most `window_bytes` of contours unless a single
         // region is larger; a window's regions are read in parallel on the current pool (one
         // positioned read per contour, so the file is shared).
@@ -239,11 +244,6 @@ impl RegionSource for JournalRegions {
         }
         if start < self.regions.len() {
             windows.push(start..self.regions.len());
-        }
-        if let Some(whole) = &self.whole {
-            f(whole)?;
-            self.progress.advance(STAGE, self.regions.len() as u64);
-            return Ok(());
         }
         let single = windows.len() == 1;
         for range in windows {

@@ -356,7 +356,7 @@ impl Query<'_> {
                 to: nb,
                 left,
                 right,
-                link: _,
+                ..
             } in &scratch.out
             {
                 let pos = through(node.pos, end, (left, right));
