@@ -414,6 +414,25 @@ pub fn render(mesh: &ArchivedNavMesh, options: &RenderOptions) -> (RgbImage, Pla
             Rgb(base.0.map(|c| (c as f32 * k).round() as u8))
         })
         .collect();
+    // The rows each polygon (in drawing order) can touch, its fill and its edges, with a row
+    // to spare either side: a band passes over the polygons wholly above or below it.
+    let reach: Vec<(i64, i64)> = order
+        .par_iter()
+        .map(|&p| {
+            let (lo, hi) = mesh
+                .poly_vert_ids(p)
+                .map(|v| view.pixel(mesh.vert(v))[1])
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
+                    (a.min(y), b.max(y))
+                });
+            if lo.is_finite() && hi.is_finite() {
+                (lo.floor() as i64 - 1, hi.floor() as i64 + 1)
+            } else {
+                // A point the pixel mapping cannot place: let every band look at it.
+                (i64::MIN, i64::MAX)
+            }
+        })
+        .collect();
     img.pixels
         .par_chunks_mut(band_rows * w * 3)
         .enumerate()
@@ -425,7 +444,11 @@ pub fn render(mesh: &ArchivedNavMesh, options: &RenderOptions) -> (RgbImage, Pla
             let mut top = vec![f32::NEG_INFINITY; pixels.len() / 3];
             let mut pts: Vec<[f64; 2]> = Vec::new();
             let mut xs = Vec::with_capacity(8);
-            for (&p, colour) in order.iter().zip(&colours) {
+            let touches = |i: usize| reach[i].0 < rows.end && reach[i].1 >= rows.start;
+            for (i, (&p, colour)) in order.iter().zip(&colours).enumerate() {
+                if !touches(i) {
+                    continue;
+                }
                 let z = heights[p as usize];
                 pts.clear();
                 pts.extend(mesh.poly_vert_ids(p).map(|v| view.pixel(mesh.vert(v))));
@@ -439,7 +462,10 @@ pub fn render(mesh: &ArchivedNavMesh, options: &RenderOptions) -> (RgbImage, Pla
             }
             let band = offset..offset + top.len();
             let mut ids = Vec::new();
-            for &p in &order {
+            for (i, &p) in order.iter().enumerate() {
+                if !touches(i) {
+                    continue;
+                }
                 let z = heights[p as usize];
                 ids.clear();
                 ids.extend(mesh.poly_vert_ids(p));

@@ -284,6 +284,33 @@ fn preview_fills_polygons_and_leaves_the_rest_grey() {
 }
 
 #[test]
+fn the_preview_is_the_same_on_any_number_of_threads() {
+    // Bands of rows are drawn in parallel, two per thread, each passing over the polygons
+    // wholly outside it: every thread count must give the same pixels as one band.
+    with_mesh(b'z', |mesh| {
+        let options = RenderOptions {
+            max_size: 300,
+            ..RenderOptions::default()
+        };
+        let on = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| render(mesh, &options).0)
+        };
+        let one = on(1);
+        assert!(one
+            .pixels
+            .chunks_exact(3)
+            .any(|p| p != render::BACKGROUND.0));
+        for threads in [2, 3, 7, 64] {
+            assert!(on(threads) == one, "{threads} threads");
+        }
+    });
+}
+
+#[test]
 fn a_large_world_is_scaled_down_to_the_limit() {
     // The same mesh at 100 m cells is a 2.7 km world.
     let mut m = sample_mesh(b'z');
