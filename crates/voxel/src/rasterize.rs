@@ -325,6 +325,21 @@ pub fn rasterize_into(
     core: CellRect,
     triangles: &[Triangle],
 ) {
+    rasterize_with(scratch, field, frame, params, rect, core, triangles, true);
+}
+
+/// [`rasterize_into`], with the level-triangle path or without it (the tests compare them).
+#[allow(clippy::too_many_arguments)]
+fn rasterize_with(
+    scratch: &mut Scratch,
+    field: &mut SpanField,
+    frame: &GridFrame,
+    params: &VoxelParams,
+    rect: CellRect,
+    core: CellRect,
+    triangles: &[Triangle],
+    level_rows: bool,
+) {
     let mut cols = Columns::new(
         std::mem::take(&mut scratch.heads),
         std::mem::take(&mut scratch.pool),
@@ -363,6 +378,16 @@ pub fn rasterize_into(
         let (r0, r1) = cover(ymin, ymax);
         let r0 = r0.max(rect.y0 as i64);
         let r1 = r1.min(rect.y1() as i64 - 1);
+        // A level triangle (floors, roofs, ground) is at one height everywhere, on every
+        // crossing and corner too: each cell it covers gets the same voxels.
+        let level = (level_rows && p[0][2] == p[1][2] && p[1][2] == p[2][2])
+            .then(|| {
+                voxels(Range {
+                    lo: p[0][2],
+                    hi: p[0][2],
+                })
+            })
+            .flatten();
         poly3.n = 3;
         poly3.v[..3].copy_from_slice(&p);
         let tri = &poly3;
@@ -384,6 +409,18 @@ pub fn rasterize_into(
             if poly.n == 0 {
                 continue;
             }
+            if let Some((zmin, zmax)) = level {
+                level_row(
+                    &mut cols,
+                    rect,
+                    row as i32,
+                    poly.corners(),
+                    zmin,
+                    zmax,
+                    walkable,
+                );
+                continue;
+            }
             rasterize_row(
                 &mut cols,
                 scratch,
@@ -399,6 +436,44 @@ pub fn rasterize_into(
     scratch.pool = cols.pool;
 }
 
+/// The cells `c0 ..= c1` of `rect` that the row polygon `poly` spans in x (None: none).
+#[inline]
+fn row_cells(rect: CellRect, poly: &[P]) -> Option<(i64, i64)> {
+    let mut xmin = f64::INFINITY;
+    let mut xmax = f64::NEG_INFINITY;
+    for q in poly {
+        xmin = xmin.min(q[0]);
+        xmax = xmax.max(q[0]);
+    }
+    let (c0, c1) = cover(xmin, xmax);
+    let c0 = c0.max(rect.x0 as i64);
+    let c1 = c1.min(rect.x1() as i64 - 1);
+    (c0 <= c1).then_some((c0, c1))
+}
+
+/// [`rasterize_row`] for a level polygon, whose voxels are `zmin ..zmax` in every cell. Every
+/// cell of its x extent gets them: a cell strictly inside the extent has crossings on its
+/// grid lines, and each end cell holds the corner at that end (on a grid line, the cell to its
+/// left does), so none of them would have an empty range in [`rasterize_row`].
+#[inline]
+fn level_row(
+    cols: &mut Columns,
+    rect: CellRect,
+    row: i32,
+    poly: &[P],
+    zmin: u32,
+    zmax: u32,
+    walkable: bool,
+) {
+    let Some((c0, c1)) = row_cells(rect, poly) else {
+        return;
+    };
+    let base = rect.index(c0 as i32, row);
+    for col in base..=base + (c1 - c0) as usize {
+        cols.add(col, zmin, zmax, walkable);
+    }
+}
+
 /// Adds the spans of the row polygon `poly` to the columns of `row`.
 #[inline]
 fn rasterize_row(
@@ -409,18 +484,9 @@ fn rasterize_row(
     poly: &[P],
     walkable: bool,
 ) {
-    let mut xmin = f64::INFINITY;
-    let mut xmax = f64::NEG_INFINITY;
-    for q in poly {
-        xmin = xmin.min(q[0]);
-        xmax = xmax.max(q[0]);
-    }
-    let (c0, c1) = cover(xmin, xmax);
-    let c0 = c0.max(rect.x0 as i64);
-    let c1 = c1.min(rect.x1() as i64 - 1);
-    if c0 > c1 {
+    let Some((c0, c1)) = row_cells(rect, poly) else {
         return;
-    }
+    };
     let cells = (c1 - c0 + 1) as usize;
     s.lines.clear();
     s.lines.resize(cells + 1, Range::EMPTY);
@@ -491,6 +557,40 @@ fn voxels(Range { lo, hi }: Range) -> Option<(u32, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        /// Level triangles, corners anywhere (on grid lines too), cut by the rectangle's
+        /// edges: the level path gives every span the general path gives.
+        #[test]
+        fn level_triangles_rasterize_as_the_general_path_does(
+            tris in proptest::collection::vec(
+                (
+                    proptest::array::uniform3((-3i32..44, -3i32..44, 0i32..4)),
+                    0u32..40,
+                ),
+                1..12,
+            ),
+        ) {
+            let frame = GridFrame::new([0.0; 3], [20.0, 20.0, 10.0], 0.5, 0.25, 16, 2);
+            let params = tessera_config::BakeConfig::default().voxel_params();
+            // Corners on a quarter-cell lattice, so that many lie on grid lines.
+            let triangles: Vec<Triangle> = tris
+                .iter()
+                .map(|(c, z)| c.map(|(x, y, q)| [x as f32 * 0.25 + q as f32 * 0.0625, y as f32 * 0.25, *z as f32 * 0.1]))
+                .collect();
+            let rect = CellRect { x0: 3, y0: -1, width: 30, height: 25 };
+            let run = |level_rows| {
+                let mut field = SpanField::empty(CellRect::default(), CellRect::default());
+                rasterize_with(&mut Scratch::default(), &mut field, &frame, &params, rect, rect, &triangles, level_rows);
+                field
+            };
+            let (level, general) = (run(true), run(false));
+            proptest::prop_assert!(!general.spans.is_empty() || triangles.iter().all(|t| t[0] == t[1]));
+            proptest::prop_assert_eq!(level.column_start, general.column_start);
+            proptest::prop_assert_eq!(level.spans, general.spans);
+        }
+    }
 
     #[test]
     fn cover_is_half_open() {
