@@ -75,19 +75,31 @@ struct Gates {
 }
 
 /// A search node: one per polygon reached.
+///
+/// Besides its entry point, a node keeps the end of a string pulled from the start to it: the
+/// last corner (`apex`) with its cost, and the wedge of directions from the apex that pass
+/// through every portal since the apex (bounded by the rays `apex -> left` and
+/// `apex -> right`). Costs measured from the apex through the wedge are those of the pulled
+/// path, not of a chain of entry points, so a large polygon crossed at an angle costs what
+/// walking across it costs.
 #[derive(Clone, Copy)]
 struct Node {
-    /// Cost from the start to `pos`.
-    g: f64,
-    /// `g` plus the heuristic: the heap key.
+    /// The cost from the start to `pos` plus the distance from `pos` to the end: the heap key.
+    /// Never lower than the parent's (see [`Query::find_path`]).
     f: f64,
     parent: u32,
-    /// Where the search entered the polygon: the start point, the point of a portal on the
-    /// way to the end (see [`Query::find_path`]), on a shared edge or a link's segment.
+    /// Where the search entered the polygon: the start point, or the point of the entry
+    /// portal on the way from the apex to the end (see [`through`]).
     pos: V3,
+    /// The last corner of the pulled path to `pos` (the start, a portal end or a link point).
+    apex: V3,
+    /// Cost from the start to `apex`.
+    apex_g: f64,
+    /// Points on the left and right rays of the wedge seen from `apex` (equal to `apex` when
+    /// the apex lies on this polygon: every direction into it is open).
+    left: V3,
+    right: V3,
     closed: bool,
-    /// Expanded at least once (so other nodes may have it as their parent).
-    expanded: bool,
 }
 
 /// A* buffers kept per thread between queries ([`Query::find_path`]).
@@ -261,17 +273,22 @@ impl Query<'_> {
     /// A* from `start` (on `start_poly`) to `end` (on `end_poly`) over polygons, portals and
     /// links.
     ///
-    /// As in Detour, a polygon's node sits where the search entered it, the cost of a step is
-    /// the 3D distance between consecutive node positions (plus the distance to `end` on
-    /// entering `end_poly`), and the heuristic is the 3D distance from a node to `end`, which
-    /// never overestimates. Where Detour enters at the portal's midpoint, tessera enters at
-    /// the point of the portal on the way from the previous node to `end` (the crossing of
-    /// that line, else the nearer end by that detour; see [`through`]), so costs follow the
-    /// pulled path more closely across many narrow polygons; a link likewise, at the point of
-    /// its segment on the way (its end point when the link is a point to point jump). A
-    /// polygon reached again at a lower cost is updated and, if it was expanded already,
-    /// reopened (as Detour does): the cost of crossing a large polygon depends on where it is
-    /// entered, so the first way found to it is not always the best.
+    /// Costs are those of the string pulled along the way searched, not of a chain of one
+    /// point per polygon (Detour's portal midpoints): a node keeps the last corner of that
+    /// string (the apex, with its cost from the start) and the wedge of directions from the
+    /// apex that pass through every portal since. Entering a neighbour, the part of the portal
+    /// inside the wedge is seen from the apex; a part outside it is reached by bending at the
+    /// wedge's corner on that side, which becomes the new apex (see [`enter`]). A node's f is
+    /// the cost to its apex plus the shortest way from there through its part of the portal to
+    /// `end` (3D distances), so on few large polygons, where
+    /// a point per portal misjudges a crossing by many metres, the search still compares the
+    /// corridors by their pulled lengths. A link is a jump: the string is pulled to the point
+    /// of its segment on the way, which becomes the apex.
+    ///
+    /// One node per polygon holds one apex and wedge, the best found so far; a polygon
+    /// reached again at a lower f is updated and, if it was expanded already, reopened (as
+    /// Detour does). f never decreases from a node to its children, so an update can never
+    /// make a polygon the parent of its own ancestor.
     /// Ties in the open list go to the smaller polygon id, so the answer is deterministic.
     /// When `end_poly` cannot be reached, `found` is false and the corridor leads to the
     /// polygon reached that comes closest to `end`.
@@ -326,25 +343,27 @@ impl Query<'_> {
         nodes.insert(
             start_poly,
             Node {
-                g: 0.0,
                 f: h0,
                 parent: NONE,
                 pos: start,
+                apex: start,
+                apex_g: 0.0,
+                left: start,
+                right: start,
                 closed: false,
-                expanded: false,
             },
         );
         open.push(Open {
             f: h0,
             poly: start_poly,
         });
+        let eps2 = (self.eps as f64) * (self.eps as f64);
         while let Some(Open { f, poly }) = open.pop() {
             let node = nodes[&poly];
             if node.closed || node.f != f {
                 continue; // a stale entry
             }
-            let expanding = nodes.get_mut(&poly).expect("node exists");
-            (expanding.closed, expanding.expanded) = (true, true);
+            nodes.get_mut(&poly).expect("node exists").closed = true;
             if poly == end_poly {
                 return Corridor {
                     polys: trace_back(nodes, poly),
@@ -356,46 +375,36 @@ impl Query<'_> {
                 to: nb,
                 left,
                 right,
-                ..
+                link,
             } in &scratch.out
             {
-                let pos = through(node.pos, end, (left, right));
-                let h = dist3(pos, end);
-                let mut g = node.g + dist3(node.pos, pos);
-                if nb == end_poly {
-                    g += h;
+                // A step never lowers f: a polygon already at or below this node's f (its
+                // parent, the polygons expanded before it) cannot be improved from here.
+                if nodes.get(&nb).is_some_and(|n| n.f <= node.f) {
+                    continue;
                 }
-                let f = if nb == end_poly { g } else { g + h };
+                let mut next = enter(&node, (left, right), end, eps2);
+                if link {
+                    // A link is a jump: the string is pulled to the point where it is taken,
+                    // and every direction is open from there.
+                    next.apex_g += dist3(next.apex, next.pos);
+                    next.apex = next.pos;
+                    (next.left, next.right) = (next.pos, next.pos);
+                }
+                // Costs only grow along the parents (a step never lowers f), so a polygon is
+                // updated only for a strictly lower f and can never become the parent of one
+                // of its ancestors: parents never form a loop.
+                next.f = next.f.max(node.f);
+                next.parent = poly;
+                let f = next.f;
                 match nodes.get_mut(&nb) {
                     // A cheaper way to a polygon updates it and reopens it if it was expanded
                     // (as Detour does): costs depend on where a polygon is entered, so the
-                    // first way found to a large polygon is not always the best. A polygon
-                    // that others may descend from is updated only for a lower cost from the
-                    // start too: since a step never lowers that cost, its new parent cannot be
-                    // one of its descendants, and parents never form a loop.
-                    Some(n) if n.f <= f || (n.expanded && n.g <= g) => continue,
-                    Some(n) => {
-                        *n = Node {
-                            g,
-                            f,
-                            parent: poly,
-                            pos,
-                            closed: false,
-                            expanded: n.expanded,
-                        }
-                    }
+                    // first way found to a large polygon is not always the best.
+                    Some(n) if n.f <= f => continue,
+                    Some(n) => *n = next,
                     None => {
-                        nodes.insert(
-                            nb,
-                            Node {
-                                g,
-                                f,
-                                parent: poly,
-                                pos,
-                                closed: false,
-                                expanded: false,
-                            },
-                        );
+                        nodes.insert(nb, next);
                     }
                 }
                 open.push(Open { f, poly: nb });
@@ -662,6 +671,109 @@ fn trace_back(nodes: &FxHashMap<u32, Node>, last: u32) -> Vec<u32> {
     }
     out.reverse();
     out
+}
+
+/// The node for the polygon across the portal `(l, r)` (left and right walking out of `from`'s
+/// polygon) on the way to `end`: its apex, wedge, entry point and f (`parent` unset).
+///
+/// The part of the portal inside `from`'s wedge is seen from `from`'s apex, and a path to it
+/// keeps that apex. A part outside the wedge on the left is reached by bending at the wedge's
+/// left point, which becomes the apex (with the portal's part outside as the wedge); likewise
+/// on the right. Of these (at most three) the one with the lowest f is kept: f is the cost to
+/// the apex, then the shortest way from it through its part of the portal to `end`.
+fn enter(from: &Node, (l, r): (V3, V3), end: V3, eps2: f64) -> Node {
+    let a = from.apex;
+    // The portal as `l + t (r - l)`, `t` in [0, 1]; the seen part is `lo..=hi`.
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    // Where each ray of the wedge crosses the portal's line, when part of it lies outside.
+    let mut out_left = None;
+    let mut out_right = None;
+    // Which wedge ray bounds the seen part at each end (else the portal's own end).
+    let (mut lo_ray, mut hi_ray) = (false, false);
+    if plan_dist2(a, from.left) > eps2 {
+        // Inside: on or right of `a -> left`.
+        let (c0, c1) = (cross2(a, from.left, l), cross2(a, from.left, r));
+        if c0 > 0.0 || c1 > 0.0 {
+            let tc = if c0 > 0.0 && c1 > 0.0 {
+                1.0
+            } else {
+                c0 / (c0 - c1)
+            };
+            out_left = Some(tc);
+            if c0 > 0.0 && c1 > 0.0 {
+                lo = f64::INFINITY;
+            } else if c0 > 0.0 {
+                if tc > lo {
+                    (lo, lo_ray) = (tc, true);
+                }
+            } else if tc < hi {
+                hi = tc;
+            }
+        }
+    }
+    if plan_dist2(a, from.right) > eps2 {
+        // Inside: on or left of `a -> right`.
+        let (d0, d1) = (cross2(a, from.right, l), cross2(a, from.right, r));
+        if d0 < 0.0 || d1 < 0.0 {
+            let tc = if d0 < 0.0 && d1 < 0.0 {
+                0.0
+            } else {
+                d0 / (d0 - d1)
+            };
+            out_right = Some(tc);
+            if d0 < 0.0 && d1 < 0.0 {
+                hi = f64::NEG_INFINITY;
+            } else if d1 < 0.0 {
+                if tc < hi {
+                    (hi, hi_ray) = (tc, true);
+                }
+            } else if tc > lo {
+                lo = tc;
+            }
+        }
+    }
+    let candidate = |apex: V3, apex_g: f64, left: V3, right: V3| {
+        let pos = through(apex, end, (left, right));
+        Node {
+            f: apex_g + dist3(apex, pos) + dist3(pos, end),
+            parent: NONE,
+            pos,
+            apex,
+            apex_g,
+            left,
+            right,
+            closed: false,
+        }
+    };
+    let mut best: Option<Node> = None;
+    let mut keep = |n: Node| {
+        if best.is_none_or(|b| n.f < b.f) {
+            best = Some(n);
+        }
+    };
+    if lo <= hi {
+        let (pl, pr) = (lerp3(l, r, lo), lerp3(l, r, hi));
+        let mut n = candidate(a, from.apex_g, pl, pr);
+        // The wedge's rays keep the points that define them (corners nearer the apex).
+        n.left = if lo_ray { from.left } else { pl };
+        n.right = if hi_ray { from.right } else { pr };
+        keep(n);
+    }
+    if let Some(tc) = out_left {
+        let corner = from.left;
+        let g = from.apex_g + dist3(a, corner);
+        keep(candidate(corner, g, l, lerp3(l, r, tc.clamp(0.0, 1.0))));
+    }
+    if let Some(tc) = out_right {
+        let corner = from.right;
+        let g = from.apex_g + dist3(a, corner);
+        keep(candidate(corner, g, lerp3(l, r, tc.clamp(0.0, 1.0)), r));
+    }
+    // A degenerate wedge that sees nothing and has nothing outside (rounding): bend at its left.
+    best.unwrap_or_else(|| {
+        let g = from.apex_g + dist3(a, from.left);
+        candidate(from.left, g, l, r)
+    })
 }
 
 /// Where a walk from `p` towards `q` crosses the portal `l..r`: where the plan line `p -> q`
