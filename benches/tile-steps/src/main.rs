@@ -68,6 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut spans = 0u64;
     for _ in 0..repeat {
         let mut sums = [Duration::ZERO; STEPS.len()];
+        let mut erode_scratch = filters::ErodeScratch::default();
         let mut hashers: Vec<Xxh3> = (0..STEPS.len()).map(|_| Xxh3::new()).collect();
         spans = 0;
         for (coord, triangles) in &tiles {
@@ -85,18 +86,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             t = Instant::now();
             filters::filter_low_hanging_obstacles(&mut field, params.walkable_climb);
             lap(1, &mut t);
-            filters::filter_ledges(&mut field, params.walkable_height, params.walkable_climb);
+            // As the bake runs them (`filters::filter_all_in`): the ledge filter records the
+            // links erosion walks when the clearance exceeds the climb.
+            let linked = params.walkable_height > params.walkable_climb;
+            if linked {
+                filters::filter_ledges_linking(
+                    &mut erode_scratch,
+                    &mut field,
+                    params.walkable_height,
+                    params.walkable_climb,
+                );
+            } else {
+                filters::filter_ledges(&mut field, params.walkable_height, params.walkable_climb);
+            }
             lap(2, &mut t);
             filters::filter_low_clearance(&mut field, params.walkable_height);
             lap(3, &mut t);
             hashers[3].write(&field.encode());
             t = Instant::now();
-            filters::erode(
-                &mut field,
-                params.walkable_height,
-                params.walkable_climb,
-                params.walkable_radius,
-            );
+            if linked {
+                filters::erode_linked(&mut erode_scratch, &mut field, params.walkable_radius);
+            } else {
+                filters::erode_in(
+                    &mut erode_scratch,
+                    &mut field,
+                    params.walkable_height,
+                    params.walkable_climb,
+                    params.walkable_radius,
+                );
+            }
             lap(4, &mut t);
             let field = field.crop(core.grown(1), core);
             lap(5, &mut t);

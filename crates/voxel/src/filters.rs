@@ -17,17 +17,22 @@ pub fn filter_all(field: &mut SpanField, params: &VoxelParams) {
 }
 
 /// [`filter_all`] with erosion's buffers in `scratch`.
+///
+/// When the clearance exceeds the climb, the ledge filter also records the links erosion
+/// walks: it already reads every neighbour floor of every walkable span, and a span then has
+/// at most one neighbour floor per direction it could link to (see [`filter_ledges_linking`]).
 pub fn filter_all_in(scratch: &mut ErodeScratch, field: &mut SpanField, params: &VoxelParams) {
-    filter_low_hanging_obstacles(field, params.walkable_climb);
-    filter_ledges(field, params.walkable_height, params.walkable_climb);
-    filter_low_clearance(field, params.walkable_height);
-    erode_in(
-        scratch,
-        field,
-        params.walkable_height,
-        params.walkable_climb,
-        params.walkable_radius,
-    );
+    let (height, climb) = (params.walkable_height, params.walkable_climb);
+    filter_low_hanging_obstacles(field, climb);
+    if height > climb && params.walkable_radius > 0 {
+        filter_ledges_linking(scratch, field, height, climb);
+        filter_low_clearance(field, height);
+        erode_linked(scratch, field, params.walkable_radius);
+    } else {
+        filter_ledges(field, height, climb);
+        filter_low_clearance(field, height);
+        erode_in(scratch, field, height, climb, params.walkable_radius);
+    }
 }
 
 /// An unwalkable span whose top is at most `climb` above a walkable span right below it in the
@@ -59,6 +64,40 @@ pub fn filter_low_hanging_obstacles(field: &mut SpanField, climb: u32) {
 /// The test of one span reads only the heights of its neighbours, never their walkability, so
 /// spans are marked as they are found.
 pub fn filter_ledges(field: &mut SpanField, height: u32, climb: u32) {
+    ledges::<false>(field, height, climb, &mut Vec::new());
+}
+
+/// [`filter_ledges`], also writing to `scratch`, for every span still walkable after it, the
+/// neighbour span (per direction -x, +y, +x, -y) it could link to before walkability is
+/// considered: the span with enough clearance over the shared gap and a top within the climb,
+/// among the first [`MAX_LINK_OFFSET`] of its column; [`NO_LINK`] where there is none.
+///
+/// With `height > climb` there is at most one such span per direction: a second one, higher
+/// up the column, would have its top at or above the first one's ceiling, which is at least
+/// `height` above our floor, so more than the climb. The links erosion uses are then these,
+/// less those to or from a span that is no longer walkable: [`erode_linked`] erodes with them
+/// after any filter that only takes walkability away.
+pub fn filter_ledges_linking(
+    scratch: &mut ErodeScratch,
+    field: &mut SpanField,
+    height: u32,
+    climb: u32,
+) {
+    assert!(height > climb, "links are unique only above the climb");
+    ledges::<true>(field, height, climb, &mut scratch.links);
+}
+
+/// The ledge filter, recording links when `LINK`.
+fn ledges<const LINK: bool>(
+    field: &mut SpanField,
+    height: u32,
+    climb: u32,
+    links: &mut Vec<[u32; 4]>,
+) {
+    if LINK {
+        links.clear();
+        links.resize(field.spans.len(), [NO_LINK; 4]);
+    }
     let rect = field.rect;
     let (height, climb) = (height as i64, climb as i64);
     let width = rect.width as usize;
@@ -96,8 +135,11 @@ pub fn filter_ledges(field: &mut SpanField, height: u32, climb: u32) {
                 } else {
                     SKY
                 };
-                if is_ledge(spans, &neighbours, bot, top, height, climb) {
+                let mut found = [NO_LINK; 4];
+                if is_ledge::<LINK>(spans, &neighbours, bot, top, height, climb, &mut found) {
                     spans[k].walkable = false;
+                } else if LINK {
+                    links[k] = found;
                 }
             }
         }
@@ -105,22 +147,25 @@ pub fn filter_ledges(field: &mut SpanField, height: u32, climb: u32) {
 }
 
 /// The ledge test of one span (floor `bot`, ceiling `top`) against its four neighbour columns
-/// (span ranges in `spans`).
+/// (span ranges in `spans`). When `LINK` and the span is no ledge, `found` gets per direction
+/// the last neighbour span it could step to (among the first [`MAX_LINK_OFFSET`] of the
+/// column), which is the only one when `height > climb`.
 #[inline]
-fn is_ledge(
+fn is_ledge<const LINK: bool>(
     spans: &[tessera_artifacts::Span],
     neighbours: &[(usize, usize); 4],
     bot: i64,
     top: i64,
     height: i64,
     climb: i64,
+    found: &mut [u32; 4],
 ) -> bool {
     let mut reach_min = bot;
     let mut reach_max = bot;
     // Neighbour floors above this are too close under our ceiling to stand on, and so are all
     // the floors above them (columns are sorted).
     let highest = top - height;
-    for &(a, b) in neighbours {
+    for (d, &(a, b)) in neighbours.iter().enumerate() {
         // The space below the neighbour's first span: a drop into nothing (`bot` is never
         // below the field's floor, so the gap starts at `bot`).
         let first_bottom = if a < b { spans[a].zmin as i64 } else { SKY };
@@ -144,11 +189,31 @@ fn is_ledge(
                 if (nbot - bot).abs() <= climb {
                     reach_min = reach_min.min(nbot);
                     reach_max = reach_max.max(nbot);
+                    if LINK && j - a < MAX_LINK_OFFSET {
+                        found[d] = j as u32;
+                    }
                 }
             }
         }
     }
     reach_max - reach_min > climb
+}
+
+/// Drops the links of [`filter_ledges_linking`] from or to a span that is not walkable (any
+/// more), which leaves the links [`links_into`] would find on the filtered field.
+fn keep_walkable_links(field: &SpanField, links: &mut [[u32; 4]]) {
+    let spans = &field.spans;
+    for (k, l) in links.iter_mut().enumerate() {
+        if !spans[k].walkable {
+            *l = [NO_LINK; 4];
+            continue;
+        }
+        for n in l.iter_mut() {
+            if *n != NO_LINK && !spans[*n as usize].walkable {
+                *n = NO_LINK;
+            }
+        }
+    }
 }
 
 /// A span with less than `height` of free space above it is unwalkable (seed 000, 2.3.2).
@@ -279,13 +344,28 @@ pub fn erode_in(
     if radius == 0 {
         return;
     }
+    links_into(field, height as i64, climb as i64, &mut scratch.links);
+    erode_over_links(scratch, field, radius);
+}
+
+/// [`erode_in`] with the links [`filter_ledges_linking`] left in `scratch` on this field,
+/// which since then has only lost walkable spans.
+pub fn erode_linked(scratch: &mut ErodeScratch, field: &mut SpanField, radius: u32) {
+    if radius == 0 {
+        return;
+    }
+    keep_walkable_links(field, &mut scratch.links);
+    erode_over_links(scratch, field, radius);
+}
+
+/// Erosion by `radius` over the links in `scratch` (those [`links_into`] finds on `field`).
+fn erode_over_links(scratch: &mut ErodeScratch, field: &mut SpanField, radius: u32) {
     let limit = 2 * radius; // spans with distance < limit are removed
     let ErodeScratch {
         links,
         dist,
         buckets,
     } = scratch;
-    links_into(field, height as i64, climb as i64, links);
     dist.clear();
     dist.resize(field.spans.len(), u32::MAX);
     buckets.resize_with(limit as usize + 1, Vec::new);
@@ -579,11 +659,56 @@ mod reference {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use tessera_artifacts::{CellRect, Span};
     use tessera_test_support::random::span_fields;
+
+    /// Fields with mostly walkable floors, as a bake's are: a ground of a few levels in steps
+    /// of one voxel, and over part of it a second storey (a span a random gap above), so that
+    /// spans have walkable neighbours on every side, some below a ceiling.
+    fn storeys() -> impl Strategy<Value = SpanField> {
+        (6u32..16, 6u32..16).prop_flat_map(|(w, h)| {
+            proptest::collection::vec(
+                (
+                    0u32..3,
+                    proptest::option::weighted(0.3, (0u32..14, 1u32..3)),
+                    any::<u8>(),
+                ),
+                (w * h) as usize,
+            )
+            .prop_map(move |columns| {
+                let rect = CellRect {
+                    x0: 0,
+                    y0: 0,
+                    width: w,
+                    height: h,
+                };
+                let mut f = SpanField::empty(rect, rect);
+                f.column_start.clear();
+                f.column_start.push(0);
+                for (ground, upper, flags) in columns {
+                    f.spans.push(Span {
+                        zmin: 0,
+                        zmax: 4 + ground,
+                        walkable: flags % 16 != 0,
+                    });
+                    if let Some((gap, len)) = upper {
+                        let zmin = 4 + ground + 1 + gap;
+                        f.spans.push(Span {
+                            zmin,
+                            zmax: zmin + len,
+                            walkable: flags % 8 != 1,
+                        });
+                    }
+                    f.column_start.push(f.spans.len() as u32);
+                }
+                f
+            })
+        })
+    }
 
     proptest! {
         #[test]
-        fn ledges_as_the_reference(field in span_fields(1, 4), height in 1u32..8, climb in 0u32..5) {
+        fn ledges_as_the_reference(field in prop_oneof![span_fields(1, 4), storeys()], height in 1u32..8, climb in 0u32..5) {
             let mut fast = field.clone();
             let mut slow = field;
             filter_ledges(&mut fast, height, climb);
@@ -592,8 +717,34 @@ mod tests {
         }
 
         #[test]
+        fn links_recorded_by_the_ledge_filter_erode_as_links_found_after(
+            field in prop_oneof![span_fields(1, 4), storeys()],
+            height in 1u32..8,
+            climb in 0u32..5,
+            radius in 1u32..4,
+        ) {
+            let params = VoxelParams {
+                walkable_height: height,
+                walkable_climb: climb,
+                walkable_radius: radius,
+                ..tessera_config::BakeConfig::default().voxel_params()
+            };
+            let mut fused = field.clone();
+            let mut apart = field;
+            // Twice through one scratch: reused buffers must not leak into the next field.
+            let mut scratch = ErodeScratch::default();
+            filter_all_in(&mut scratch, &mut fused.clone(), &params);
+            filter_all_in(&mut scratch, &mut fused, &params);
+            filter_low_hanging_obstacles(&mut apart, climb);
+            filter_ledges(&mut apart, height, climb);
+            filter_low_clearance(&mut apart, height);
+            erode(&mut apart, height, climb, radius);
+            prop_assert_eq!(fused, apart);
+        }
+
+        #[test]
         fn erosion_as_the_reference(
-            field in span_fields(1, 4),
+            field in prop_oneof![span_fields(1, 4), storeys()],
             height in 1u32..8,
             climb in 0u32..5,
             radius in 0u32..4,
