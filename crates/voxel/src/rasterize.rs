@@ -328,7 +328,20 @@ pub fn rasterize_into(
     rasterize_with(scratch, field, frame, params, rect, core, triangles, true);
 }
 
-/// [`rasterize_into`], with the level-triangle path or without it (the tests compare them).
+/// How the rows of one triangle are rasterized.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// Level: the same voxels `zmin .. zmax` in every cell of each row's x extent.
+    Level(u32, u32),
+    /// Vertical in the plane `x = const`: each row covers the one cell of column `x` (an
+    /// index of the rectangle's columns) with its corners' height range.
+    Wall(usize),
+    /// Anything else: [`rasterize_row`].
+    General,
+}
+
+/// [`rasterize_into`], with the paths for level triangles and walls or without them (the tests
+/// compare them).
 #[allow(clippy::too_many_arguments)]
 fn rasterize_with(
     scratch: &mut Scratch,
@@ -338,7 +351,7 @@ fn rasterize_with(
     rect: CellRect,
     core: CellRect,
     triangles: &[Triangle],
-    level_rows: bool,
+    fast_paths: bool,
 ) {
     let mut cols = Columns::new(
         std::mem::take(&mut scratch.heads),
@@ -378,16 +391,30 @@ fn rasterize_with(
         let (r0, r1) = cover(ymin, ymax);
         let r0 = r0.max(rect.y0 as i64);
         let r1 = r1.min(rect.y1() as i64 - 1);
-        // A level triangle (floors, roofs, ground) is at one height everywhere, on every
-        // crossing and corner too: each cell it covers gets the same voxels.
-        let level = (level_rows && p[0][2] == p[1][2] && p[1][2] == p[2][2])
-            .then(|| {
-                voxels(Range {
-                    lo: p[0][2],
-                    hi: p[0][2],
-                })
-            })
-            .flatten();
+        let shape = if !fast_paths {
+            Shape::General
+        } else if p[0][2] == p[1][2] && p[1][2] == p[2][2] {
+            // A level triangle (floors, roofs, ground) is at one height everywhere, on every
+            // crossing and corner too: each cell it covers gets the same voxels.
+            match voxels(Range {
+                lo: p[0][2],
+                hi: p[0][2],
+            }) {
+                Some((zmin, zmax)) => Shape::Level(zmin, zmax),
+                None => continue,
+            }
+        } else if p[0][0] == p[1][0] && p[1][0] == p[2][0] {
+            // A wall along y: clipping to a row keeps every corner's x (the clip moves along
+            // y only), so each row lies on one grid column, and with no edge crossing a
+            // vertical grid line that cell's range is its corners' range.
+            let c = floor_i64(p[0][0]);
+            if c < rect.x0 as i64 || c >= rect.x1() as i64 {
+                continue;
+            }
+            Shape::Wall((c - rect.x0 as i64) as usize)
+        } else {
+            Shape::General
+        };
         poly3.n = 3;
         poly3.v[..3].copy_from_slice(&p);
         let tri = &poly3;
@@ -409,17 +436,31 @@ fn rasterize_with(
             if poly.n == 0 {
                 continue;
             }
-            if let Some((zmin, zmax)) = level {
-                level_row(
-                    &mut cols,
-                    rect,
-                    row as i32,
-                    poly.corners(),
-                    zmin,
-                    zmax,
-                    walkable,
-                );
-                continue;
+            match shape {
+                Shape::Level(zmin, zmax) => {
+                    level_row(
+                        &mut cols,
+                        rect,
+                        row as i32,
+                        poly.corners(),
+                        zmin,
+                        zmax,
+                        walkable,
+                    );
+                    continue;
+                }
+                Shape::Wall(x) => {
+                    let mut range = Range::EMPTY;
+                    for q in poly.corners() {
+                        range.add(q[2]);
+                    }
+                    if let Some((zmin, zmax)) = voxels(range) {
+                        let col = (row - rect.y0 as i64) as usize * rect.width as usize + x;
+                        cols.add(col, zmin, zmax, walkable);
+                    }
+                    continue;
+                }
+                Shape::General => {}
             }
             rasterize_row(
                 &mut cols,
@@ -560,14 +601,16 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
-        /// Level triangles, corners anywhere (on grid lines too), cut by the rectangle's
-        /// edges: the level path gives every span the general path gives.
+        /// Level triangles and walls along y mixed with others, corners anywhere (on grid
+        /// lines too), cut by the rectangle's edges: the paths for level triangles and walls
+        /// give every span the general path gives.
         #[test]
-        fn level_triangles_rasterize_as_the_general_path_does(
+        fn levels_and_walls_rasterize_as_the_general_path_does(
             tris in proptest::collection::vec(
                 (
                     proptest::array::uniform3((-3i32..44, -3i32..44, 0i32..4)),
                     0u32..40,
+                    0u8..3,
                 ),
                 1..12,
             ),
@@ -577,18 +620,29 @@ mod tests {
             // Corners on a quarter-cell lattice, so that many lie on grid lines.
             let triangles: Vec<Triangle> = tris
                 .iter()
-                .map(|(c, z)| c.map(|(x, y, q)| [x as f32 * 0.25 + q as f32 * 0.0625, y as f32 * 0.25, *z as f32 * 0.1]))
+                .map(|(c, z, kind)| {
+                    let corner = |(x, y, q): (i32, i32, i32)| {
+                        let x = x as f32 * 0.25 + q as f32 * 0.0625;
+                        match kind {
+                            // Level.
+                            0 => [x, y as f32 * 0.25, *z as f32 * 0.1],
+                            // A wall along y: every corner at the first one's x.
+                            1 => [c[0].0 as f32 * 0.25 + c[0].2 as f32 * 0.0625, y as f32 * 0.25, (*z as i32 + q * 7 + x as i32) as f32 * 0.1],
+                            _ => [x, y as f32 * 0.25, (*z as i32 + q * 5) as f32 * 0.1],
+                        }
+                    };
+                    c.map(corner)
+                })
                 .collect();
             let rect = CellRect { x0: 3, y0: -1, width: 30, height: 25 };
-            let run = |level_rows| {
+            let run = |fast_paths| {
                 let mut field = SpanField::empty(CellRect::default(), CellRect::default());
-                rasterize_with(&mut Scratch::default(), &mut field, &frame, &params, rect, rect, &triangles, level_rows);
+                rasterize_with(&mut Scratch::default(), &mut field, &frame, &params, rect, rect, &triangles, fast_paths);
                 field
             };
-            let (level, general) = (run(true), run(false));
-            proptest::prop_assert!(!general.spans.is_empty() || triangles.iter().all(|t| t[0] == t[1]));
-            proptest::prop_assert_eq!(level.column_start, general.column_start);
-            proptest::prop_assert_eq!(level.spans, general.spans);
+            let (fast, general) = (run(true), run(false));
+            proptest::prop_assert_eq!(fast.column_start, general.column_start);
+            proptest::prop_assert_eq!(fast.spans, general.spans);
         }
     }
 
