@@ -4,8 +4,9 @@
 //!
 //! * Threads: on a pool of the bake's threads, runs of triangles are placed (their tiles found,
 //!   `tessera_tiler::Placements`) in parallel while the run before is added to the one binner
-//!   in scene order; spilled buffers are compressed in parallel and appended in order. So the
-//!   pack's chunks are those of binning one triangle at a time, for any thread count.
+//!   in scene order; the buffers a run spills are compressed in parallel while the next run is
+//!   added (in room reserved for them; without it, where they spill) and appended in order. So
+//!   the pack's chunks are those of binning one triangle at a time, for any thread count.
 //!
 //! * Inputs: the scene cache's triangles, the grid.
 //! * Output: `work/tiles.pack`, its header the stage key and the grid.
@@ -114,32 +115,56 @@ fn bin(
     // the budget is near its minimum: smaller runs and groups, same pack).
     let slack = (bin_limit / 8).min(budget.total().saturating_sub(bin_limit) / 2);
     let reservation = budget.reserve(bin_limit + 2 * slack, "binning buffers")?;
+    // A spill (at most half the buffers) is compressed while the next run is added, in room
+    // of its own; without that room, where it is spilled.
+    let beside = budget
+        .reserve(bin_limit, "binning buffers being compressed")
+        .ok();
     let run_len = (slack as usize / 2 / Placements::MAX_BYTES_PER_TRIANGLE).clamp(1, RELEASE_EVERY);
     let compress_group = slack as usize;
     let mut pack = PackWriter::create(layout.tiles_pack(), TILES_KIND, header)?;
     let mut binner = Binner::new(frame, bin_limit as usize);
-    let mut spill = |chunks: Spill| write_chunks(&mut pack, chunks, compress_group, progress);
     let runs: Vec<Range<usize>> = (0..triangles.len())
         .step_by(run_len)
         .map(|start| start..(start + run_len).min(triangles.len()))
         .collect();
     let place = |r: &Range<usize>| place_run(frame, triangles, r.clone());
     let mut placed = runs.first().map(place);
+    // Buffers spilled by the last run, compressed while this one is added.
+    let mut spilled: Spill = Vec::new();
     let mut released = 0;
     for (k, r) in runs.iter().enumerate() {
         let current = placed
             .take()
             .expect("each run is placed before it is added");
-        // This run is added here while the pool places the next one.
-        let (added, next) = rayon::join(
+        let waiting = std::mem::take(&mut spilled);
+        // This run is added here while the pool places the next one and compresses what the
+        // last one spilled; the pack gets the chunks in the order they were spilled.
+        let (added, (next, compressed)) = rayon::join(
             || {
-                current.iter().try_for_each(|(piece, p)| {
-                    binner.add_placed(&triangles[piece.clone()], p, &mut spill)
-                })
+                let mut out: Spill = Vec::new();
+                let mut keep = |chunks: Spill| -> Result<(), BakeError> {
+                    if beside.is_some() {
+                        out.extend(chunks);
+                        Ok(())
+                    } else {
+                        write_chunks(&mut pack, chunks, compress_group, progress)
+                    }
+                };
+                let added = current.iter().try_for_each(|(piece, p)| {
+                    binner.add_placed(&triangles[piece.clone()], p, &mut keep)
+                });
+                added.map(|()| out)
             },
-            || runs.get(k + 1).map(place),
+            || {
+                rayon::join(
+                    || runs.get(k + 1).map(place),
+                    || compress_chunks(waiting, compress_group),
+                )
+            },
         );
-        added?;
+        append_chunks(&mut pack, compressed, progress)?;
+        spilled = added?;
         placed = next;
         if r.end / RELEASE_EVERY > released {
             released = r.end / RELEASE_EVERY;
@@ -150,10 +175,12 @@ fn bin(
             }
         }
     }
+    let mut spill = |chunks: Spill| write_chunks(&mut pack, chunks, compress_group, progress);
+    spill(spilled)?;
     let placements = binner.finish(&mut spill)?;
     pack.finish()?;
     cache.release_pages();
-    drop(reservation);
+    drop((reservation, beside));
     progress.stage_done(STAGE, triangles.len() as u64);
     Ok(placements)
 }
@@ -193,9 +220,6 @@ fn write_chunks(
     group: usize,
     progress: &Progress,
 ) -> Result<(), BakeError> {
-    // Whole triangles in every piece, though readers concatenate a tile's chunks anyway.
-    let triangle = std::mem::size_of::<Triangle>();
-    let piece = (PIECE.min(group / 2) / triangle).max(1) * triangle;
     let mut chunks = chunks.into_iter().peekable();
     while chunks.peek().is_some() {
         let mut raw = 0;
@@ -204,19 +228,36 @@ fn write_chunks(
             raw += chunk.1.len();
             taken.push(chunk);
         }
-        let pieces: Vec<(u32, &[u8])> = taken
-            .iter()
-            .flat_map(|(tile, bytes)| bytes.chunks(piece).map(move |p| (*tile, p)))
-            .collect();
-        let compressed: Vec<(u32, Vec<u8>, usize)> = pieces
-            .into_par_iter()
-            .map(|(tile, bytes)| (tile, tessera_store::compress(bytes), bytes.len()))
-            .collect();
-        drop(taken);
-        for (tile, stored, raw_len) in compressed {
-            progress.add_bytes(raw_len as u64);
-            pack.append_compressed(tile, &stored, raw_len)?;
-        }
+        append_chunks(pack, compress_chunks(taken, group), progress)?;
+    }
+    Ok(())
+}
+
+/// Spilled buffers compressed on the pool in pieces of at most [`PIECE`] bytes (and half of
+/// `group`), whole triangles in each (though readers concatenate a tile's chunks anyway):
+/// (tile, stored bytes, raw length) in order. Each buffer is freed once compressed.
+fn compress_chunks(chunks: Spill, group: usize) -> Vec<(u32, Vec<u8>, usize)> {
+    let triangle = std::mem::size_of::<Triangle>();
+    let piece = (PIECE.min(group / 2) / triangle).max(1) * triangle;
+    let pieces: Vec<(u32, &[u8])> = chunks
+        .iter()
+        .flat_map(|(tile, bytes)| bytes.chunks(piece).map(move |p| (*tile, p)))
+        .collect();
+    pieces
+        .into_par_iter()
+        .map(|(tile, bytes)| (tile, tessera_store::compress(bytes), bytes.len()))
+        .collect()
+}
+
+/// Appends compressed pieces to the pack in their order.
+fn append_chunks(
+    pack: &mut PackWriter,
+    compressed: Vec<(u32, Vec<u8>, usize)>,
+    progress: &Progress,
+) -> Result<(), BakeError> {
+    for (tile, stored, raw_len) in compressed {
+        progress.add_bytes(raw_len as u64);
+        pack.append_compressed(tile, &stored, raw_len)?;
     }
     Ok(())
 }
