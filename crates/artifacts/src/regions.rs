@@ -438,6 +438,89 @@ impl RegionBatch {
 mod tests {
     use super::*;
 
+    /// Surface labels as defined, cell by cell: a column's ground keeps the ground label when
+    /// no ground of the nine cells around it (itself included) lies more than the climb below.
+    fn surface_labels_by_definition(levels: &Levels, field: &crate::SpanField) -> Vec<u32> {
+        let rect = field.rect;
+        let column = |x: i32, y: i32| {
+            let i = rect.index(x, y);
+            &field.spans[field.column_start[i] as usize..field.column_start[i + 1] as usize]
+        };
+        let ground = |x: i32, y: i32| column(x, y).iter().find(|s| s.walkable).map(|s| s.zmax);
+        let mut out = Vec::new();
+        for y in rect.y0..rect.y1() {
+            for x in rect.x0..rect.x1() {
+                let level_ground = ground(x, y).is_some_and(|z| {
+                    (y - 1..=y + 1).all(|ny| {
+                        (x - 1..=x + 1).all(|nx| {
+                            !rect.contains(nx, ny)
+                                || ground(nx, ny).is_none_or(|n| n.saturating_add(levels.climb) >= z)
+                        })
+                    })
+                });
+                let mut first = true;
+                for s in column(x, y) {
+                    if !s.walkable {
+                        out.push(NO_LEVEL);
+                        continue;
+                    }
+                    out.push(levels.label(x, y, first && level_ground, s.zmax));
+                    first = false;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn surface_labels_follow_their_definition() {
+        // Random fields from a fixed xorshift sequence: narrow and wide, grounds a little
+        // and a lot apart, columns without ground, spans above the ground.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..400 {
+            let rect = crate::CellRect {
+                x0: next(5) as i32 - 2,
+                y0: next(5) as i32 - 2,
+                width: 1 + next(12) as u32,
+                height: 1 + next(12) as u32,
+            };
+            let mut field = crate::SpanField::empty(rect, rect);
+            field.column_start.clear();
+            field.column_start.push(0);
+            for _ in 0..rect.area() {
+                let mut z = next(4) as u32;
+                for _ in 0..next(4) {
+                    let zmax = z + 1 + next(12) as u32;
+                    field.spans.push(crate::Span {
+                        zmin: z,
+                        zmax,
+                        walkable: next(5) != 0,
+                    });
+                    z = zmax + 1 + next(20) as u32;
+                }
+                field.column_start.push(field.spans.len() as u32);
+            }
+            let levels = Levels {
+                step: 1 + next(6) as u32,
+                surface: true,
+                block: [0, 3][next(2) as usize],
+                climb: next(7) as u32,
+            };
+            assert_eq!(
+                levels.of_spans(&field),
+                surface_labels_by_definition(&levels, &field),
+                "{rect:?} {levels:?}"
+            );
+        }
+    }
+
+
     #[test]
     fn batch_round_trip() {
         let b = RegionBatch {
