@@ -2,7 +2,9 @@
 //! leave it, to be joined across tiles. Produced and joined by `contours`; the pipeline
 //! carries them from the tracing workers to the joiner.
 
-use crate::{Contour, Point, TileCoord};
+use crate::codec::{self, Reader, Writer};
+use crate::tile_regions::checked_count;
+use crate::{invalid, ArtifactError, Contour, Point, TileCoord};
 
 /// Edge headings, counter-clockwise: a unit boundary edge runs east, north, west or south.
 pub mod heading {
@@ -56,4 +58,190 @@ pub struct Chain {
 pub struct TileContours {
     pub cycles: Vec<Contour>,
     pub chains: Vec<Chain>,
+}
+
+const MAGIC: &[u8; 8] = b"TSTCONTR";
+const VERSION: u32 = 1;
+
+fn write_edge(w: &mut Writer, e: EdgeKey) {
+    w.i32(e.x);
+    w.i32(e.y);
+    w.u8(e.heading);
+    w.u32(e.level);
+}
+
+fn read_edge(r: &mut Reader) -> Result<EdgeKey, ArtifactError> {
+    Ok(EdgeKey {
+        x: r.i32()?,
+        y: r.i32()?,
+        heading: r.u8()?,
+        level: r.u32()?,
+    })
+}
+
+/// Points, then heights, then neighbours, each with its own count.
+fn write_path(w: &mut Writer, points: &[Point], heights: &[u32], neighbours: &[u32]) {
+    w.u64(points.len() as u64);
+    for p in points {
+        w.i32(p.0);
+        w.i32(p.1);
+    }
+    for list in [heights, neighbours] {
+        w.u64(list.len() as u64);
+        for &v in list {
+            w.u32(v);
+        }
+    }
+}
+
+type Path = (Vec<Point>, Vec<u32>, Vec<u32>);
+
+fn read_path(r: &mut Reader, artifact: &'static str) -> Result<Path, ArtifactError> {
+    let n = checked_count(r, 8, artifact)?;
+    let mut points = Vec::with_capacity(n);
+    for _ in 0..n {
+        points.push((r.i32()?, r.i32()?));
+    }
+    let n = checked_count(r, 4, artifact)?;
+    let heights = r.u32s(n)?;
+    let n = checked_count(r, 4, artifact)?;
+    let neighbours = r.u32s(n)?;
+    Ok((points, heights, neighbours))
+}
+
+impl TileContours {
+    /// The tile's contours in the sealed codec, for carrying a tile between processes (a
+    /// distributed bake); not a checkpoint format.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.u64(self.cycles.len() as u64);
+        for c in &self.cycles {
+            w.u32(c.tile.x);
+            w.u32(c.tile.y);
+            w.u32(c.region);
+            w.u32(c.level);
+            write_path(&mut w, &c.points, &c.heights, &c.neighbours);
+        }
+        w.u64(self.chains.len() as u64);
+        for c in &self.chains {
+            w.u32(c.tile.x);
+            w.u32(c.tile.y);
+            w.u32(c.region);
+            write_edge(&mut w, c.first);
+            write_edge(&mut w, c.next);
+            write_path(&mut w, &c.points, &c.heights, &c.neighbours);
+            w.u8(c.last_heading);
+        }
+        codec::seal(MAGIC, VERSION, &w.bytes)
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<TileContours, ArtifactError> {
+        const A: &str = "tile contours";
+        let payload = codec::unseal(bytes, MAGIC, VERSION, A)?;
+        let r = &mut Reader::new(payload, A);
+        let mut out = TileContours::default();
+        for _ in 0..checked_count(r, 40, A)? {
+            let tile = TileCoord {
+                x: r.u32()?,
+                y: r.u32()?,
+            };
+            let (region, level) = (r.u32()?, r.u32()?);
+            let (points, heights, neighbours) = read_path(r, A)?;
+            out.cycles.push(Contour {
+                tile,
+                region,
+                level,
+                points,
+                heights,
+                neighbours,
+            });
+        }
+        for _ in 0..checked_count(r, 63, A)? {
+            let tile = TileCoord {
+                x: r.u32()?,
+                y: r.u32()?,
+            };
+            let region = r.u32()?;
+            let (first, next) = (read_edge(r)?, read_edge(r)?);
+            let (points, heights, neighbours) = read_path(r, A)?;
+            out.chains.push(Chain {
+                tile,
+                region,
+                first,
+                next,
+                points,
+                heights,
+                neighbours,
+                last_heading: r.u8()?,
+            });
+        }
+        if r.remaining() != 0 {
+            return Err(invalid(A, "trailing bytes"));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod codec_tests {
+    use super::*;
+    use crate::{BorderLink, Levels, LinkKey, LocalRegion, SpanKey, TileRegions};
+
+    #[test]
+    fn tile_regions_and_contours_survive_their_codec() {
+        let key = |x, y, zmax| SpanKey { y, x, zmax };
+        let regions = TileRegions {
+            tile: TileCoord { x: 3, y: 1 },
+            levels: Levels::layered(4),
+            core: crate::CellRect {
+                x0: -2,
+                y0: 5,
+                width: 7,
+                height: 9,
+            },
+            labels: vec![0, crate::NO_REGION, 1],
+            regions: vec![LocalRegion {
+                spans: 12,
+                first: key(1, 2, 3),
+                zmin: 4,
+                zmax: 9,
+            }],
+            links: vec![BorderLink {
+                key: LinkKey::new(key(5, 6, 7), key(0, 1, 2)),
+                region: 0,
+            }],
+        };
+        assert_eq!(TileRegions::decode(&regions.encode()).unwrap(), regions);
+        let edge = |x, heading| EdgeKey {
+            x,
+            y: -1,
+            heading,
+            level: 2,
+        };
+        let contours = TileContours {
+            cycles: vec![Contour {
+                tile: TileCoord { x: 3, y: 1 },
+                region: 0,
+                level: 2,
+                points: vec![(0, 0), (4, 0), (4, 4)],
+                heights: vec![1, 2, 3],
+                neighbours: vec![7, 8, 9],
+            }],
+            chains: vec![Chain {
+                tile: TileCoord { x: 3, y: 1 },
+                region: 0,
+                first: edge(1, heading::EAST),
+                next: edge(2, heading::SOUTH),
+                points: vec![(1, 1), (2, 2)],
+                heights: vec![5, 6],
+                neighbours: vec![3],
+                last_heading: heading::WEST,
+            }],
+        };
+        let bytes = contours.encode();
+        assert_eq!(TileContours::decode(&bytes).unwrap(), contours);
+        let mut cut = bytes.clone();
+        cut.truncate(bytes.len() - 1);
+        assert!(TileContours::decode(&cut).is_err());
+    }
 }

@@ -2,7 +2,8 @@
 //! neighbours' spans. Produced by `regions`, read by `stitch` (the cross-tile merge) and
 //! `contours` (tracing).
 
-use crate::{CellRect, Levels, SpanKey, TileCoord};
+use crate::codec::{self, Reader, Writer};
+use crate::{invalid, ArtifactError, CellRect, Levels, SpanKey, TileCoord};
 
 /// No region (an unwalkable span, or a span of the ring).
 pub const NO_REGION: u32 = u32::MAX;
@@ -55,4 +56,124 @@ pub struct TileRegions {
     pub regions: Vec<LocalRegion>,
     /// Sorted by key.
     pub links: Vec<BorderLink>,
+}
+
+const MAGIC: &[u8; 8] = b"TSTREGNS";
+const VERSION: u32 = 1;
+
+/// A count read from a payload, refused when `each` bytes per item would not fit what is
+/// left (so nothing is allocated for a count the bytes cannot hold).
+pub(crate) fn checked_count(
+    r: &mut Reader,
+    each: usize,
+    artifact: &'static str,
+) -> Result<usize, ArtifactError> {
+    let n = r.u64()? as usize;
+    if n.saturating_mul(each) > r.remaining() {
+        return Err(invalid(artifact, "count larger than the payload"));
+    }
+    Ok(n)
+}
+
+pub(crate) fn write_span_key(w: &mut Writer, k: SpanKey) {
+    w.i32(k.y);
+    w.i32(k.x);
+    w.u32(k.zmax);
+}
+
+pub(crate) fn read_span_key(r: &mut Reader) -> Result<SpanKey, ArtifactError> {
+    Ok(SpanKey {
+        y: r.i32()?,
+        x: r.i32()?,
+        zmax: r.u32()?,
+    })
+}
+
+impl TileRegions {
+    /// The tile's regions in the sealed codec, for carrying a tile between processes (a
+    /// distributed bake); not a checkpoint format.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.u32(self.tile.x);
+        w.u32(self.tile.y);
+        w.u32(self.levels.step);
+        w.u8(self.levels.surface as u8);
+        w.u32(self.levels.block);
+        w.u32(self.levels.climb);
+        w.i32(self.core.x0);
+        w.i32(self.core.y0);
+        w.u32(self.core.width);
+        w.u32(self.core.height);
+        w.u64(self.labels.len() as u64);
+        for &l in &self.labels {
+            w.u32(l);
+        }
+        w.u64(self.regions.len() as u64);
+        for r in &self.regions {
+            w.u64(r.spans);
+            write_span_key(&mut w, r.first);
+            w.u32(r.zmin);
+            w.u32(r.zmax);
+        }
+        w.u64(self.links.len() as u64);
+        for l in &self.links {
+            write_span_key(&mut w, l.key.0);
+            write_span_key(&mut w, l.key.1);
+            w.u32(l.region);
+        }
+        codec::seal(MAGIC, VERSION, &w.bytes)
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<TileRegions, ArtifactError> {
+        const A: &str = "tile regions";
+        let payload = codec::unseal(bytes, MAGIC, VERSION, A)?;
+        let r = &mut Reader::new(payload, A);
+        let tile = TileCoord {
+            x: r.u32()?,
+            y: r.u32()?,
+        };
+        let levels = Levels {
+            step: r.u32()?,
+            surface: r.u8()? != 0,
+            block: r.u32()?,
+            climb: r.u32()?,
+        };
+        let core = CellRect {
+            x0: r.i32()?,
+            y0: r.i32()?,
+            width: r.u32()?,
+            height: r.u32()?,
+        };
+        let n = checked_count(r, 4, A)?;
+        let labels = r.u32s(n)?;
+        let n = checked_count(r, 28, A)?;
+        let mut regions = Vec::with_capacity(n);
+        for _ in 0..n {
+            regions.push(LocalRegion {
+                spans: r.u64()?,
+                first: read_span_key(r)?,
+                zmin: r.u32()?,
+                zmax: r.u32()?,
+            });
+        }
+        let n = checked_count(r, 28, A)?;
+        let mut links = Vec::with_capacity(n);
+        for _ in 0..n {
+            links.push(BorderLink {
+                key: LinkKey(read_span_key(r)?, read_span_key(r)?),
+                region: r.u32()?,
+            });
+        }
+        if r.remaining() != 0 {
+            return Err(invalid(A, "trailing bytes"));
+        }
+        Ok(TileRegions {
+            tile,
+            levels,
+            core,
+            labels,
+            regions,
+            links,
+        })
+    }
 }

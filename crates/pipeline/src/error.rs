@@ -42,6 +42,10 @@ pub enum BakeError {
     /// internal error, like [`BakeError::Polygons`].
     #[error("assembling the navmesh: {0}")]
     Assembly(#[source] tessera_navgraph::BuildError),
+    /// A distributed bake lost one of its processes, or one of them failed (the message says
+    /// which); the checkpoints of process 0 are intact.
+    #[error("{0}")]
+    Cluster(String),
     /// The worker threads could not be started (the system refused them).
     #[error("cannot start {threads} worker threads: {source}")]
     ThreadPool {

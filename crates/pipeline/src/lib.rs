@@ -45,7 +45,7 @@ pub use layout::BakeLayout;
 pub use merge::REGIONS_KIND;
 pub use progress::{LogFormat, Progress};
 pub use summary::{BakeSummary, NotchGroup};
-pub use voxelize::SPANS_KIND;
+pub use voxelize::{TileShare, SPANS_KIND};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -107,7 +107,44 @@ pub fn threads_for_budget(memory_budget: u64) -> usize {
 }
 
 /// Runs a whole bake.
-pub fn bake(mut req: BakeRequest) -> Result<BakeSummary, BakeError> {
+pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
+    bake_with(req, None)
+}
+
+/// Runs a whole bake as process 0 of a distributed bake: as [`bake`], but the voxelize stage
+/// computes only the tiles `share` assigns to this process and takes the others' from it.
+/// Every file is the same as [`bake`]'s.
+pub fn bake_shared(req: BakeRequest, share: &dyn TileShare) -> Result<BakeSummary, BakeError> {
+    bake_with(req, Some(share))
+}
+
+/// The threads a bake runs (asked for, at most what the budget pays for) and the budget the
+/// stages share once their overhead is taken off the top; warns when fewer are run.
+fn threads_and_budget(
+    threads: usize,
+    memory_budget: u64,
+    progress: &Progress,
+) -> (usize, u64, Arc<MemoryBudget>) {
+    let allowed = threads_for_budget(memory_budget);
+    if threads > allowed {
+        progress.warn(&format!(
+            "{threads} threads asked for, {allowed} used: a memory budget of {:.1} MiB runs at most \
+             {allowed} ({} MiB of stack and allocator cache each, an eighth of the budget)",
+            memory_budget as f64 / (1u64 << 20) as f64,
+            THREAD_OVERHEAD >> 20
+        ));
+    }
+    let threads = threads.clamp(1, allowed);
+    // The threads' overhead comes off the top: the stages share what is left.
+    let overhead = threads as u64 * THREAD_OVERHEAD;
+    let budget = MemoryBudget::new(memory_budget.saturating_sub(overhead));
+    (threads, overhead, budget)
+}
+
+fn bake_with(
+    mut req: BakeRequest,
+    share: Option<&dyn TileShare>,
+) -> Result<BakeSummary, BakeError> {
     let started = Instant::now();
     tessera_budget::return_freed_memory_to_os();
     let sampler = req
@@ -116,20 +153,9 @@ pub fn bake(mut req: BakeRequest) -> Result<BakeSummary, BakeError> {
         .unwrap_or_else(|| Arc::new(PeakSampler::start(SAMPLE_EVERY)));
     let layout = BakeLayout::new(&req.out_dir);
     layout.create()?;
-    let allowed = threads_for_budget(req.memory_budget);
-    if req.threads > allowed {
-        req.progress.warn(&format!(
-            "{} threads asked for, {allowed} used: a memory budget of {:.1} MiB runs at most \
-             {allowed} ({} MiB of stack and allocator cache each, an eighth of the budget)",
-            req.threads,
-            req.memory_budget as f64 / (1u64 << 20) as f64,
-            THREAD_OVERHEAD >> 20
-        ));
-    }
-    req.threads = req.threads.clamp(1, allowed);
-    // The threads' overhead comes off the top: the stages share what is left.
-    let overhead = req.threads as u64 * THREAD_OVERHEAD;
-    let budget = MemoryBudget::new(req.memory_budget.saturating_sub(overhead));
+    let (threads, overhead, budget) =
+        threads_and_budget(req.threads, req.memory_budget, &req.progress);
+    req.threads = threads;
     let progress = &req.progress;
     let interrupt = req.interrupt.as_deref();
     let voxel = req.config.voxel_params();
@@ -166,6 +192,7 @@ pub fn bake(mut req: BakeRequest) -> Result<BakeSummary, BakeError> {
         &layout,
         progress,
         interrupt,
+        share,
     )?;
     if voxelized.walkable_spans == 0 {
         return Err(BakeError::NoWalkable(format!(
@@ -209,6 +236,58 @@ pub fn bake(mut req: BakeRequest) -> Result<BakeSummary, BakeError> {
     let json = serde_json::to_vec_pretty(&summary).expect("summary serializes");
     tessera_store::write_atomic(layout.summary_json(), &json)?;
     Ok(summary)
+}
+
+/// What a process other than 0 of a distributed bake computes: tiles of the pack process 0
+/// wrote in the shared bake folder.
+pub struct PeerRequest {
+    pub config: BakeConfig,
+    pub out_dir: PathBuf,
+    /// Worker threads, as [`BakeRequest::threads`].
+    pub threads: usize,
+    /// Budget for this process's own large allocations [bytes].
+    pub memory_budget: u64,
+    pub progress: Progress,
+    pub interrupt: Option<Arc<AtomicBool>>,
+    /// The key of the tile pack process 0 announced: the pack read must be that one.
+    pub tiles_key: u64,
+    /// The tiles to compute, in tile order.
+    pub tiles: Vec<u32>,
+}
+
+/// Runs a [`PeerRequest`]: opens the tile pack read-only, voxelizes (segments, traces) its
+/// tiles with the same per-tile work as [`bake`], and hands each, in tile order, to `send`
+/// (which may wait). Writes nothing to the bake folder. Returns the bytes sent.
+pub fn voxelize_for_peer(
+    req: PeerRequest,
+    send: &mut dyn FnMut(u32, Vec<u8>) -> Result<(), BakeError>,
+) -> Result<u64, BakeError> {
+    tessera_budget::return_freed_memory_to_os();
+    let layout = BakeLayout::new(&req.out_dir);
+    let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
+    let path = layout.tiles_pack();
+    let tiles = tessera_store::PackReader::open(&path, TILES_KIND)?;
+    let corrupt = |message: String| BakeError::Corrupt {
+        path: path.clone(),
+        message,
+    };
+    let header = tiles.header();
+    if header.len() < 8 || header[..8] != req.tiles_key.to_le_bytes() {
+        return Err(corrupt(
+            "not the tile pack process 0 announced (is the bake folder shared?)".into(),
+        ));
+    }
+    let frame = GridFrame::decode(&header[8..]).map_err(|e| corrupt(e.to_string()))?;
+    let voxel = req.config.voxel_params();
+    let shared = voxelize::Shared {
+        frame: &frame,
+        params: &voxel,
+        tiles: &tiles,
+        budget: &budget,
+        layout: &layout,
+        interrupt: req.interrupt.as_deref(),
+    };
+    voxelize::stream_for_peer(&shared, &req.tiles, threads, &req.progress, send)
 }
 
 /// Reads every span field of a finished bake, in tile order (tests and tools).

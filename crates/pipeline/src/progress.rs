@@ -32,6 +32,8 @@ pub enum LogFormat {
 
 struct Inner {
     format: LogFormat,
+    /// This process's index in a distributed bake: every line names it.
+    process: Option<u32>,
     /// Bytes the bake has written to its checkpoints so far.
     bytes: AtomicU64,
     started: Instant,
@@ -52,6 +54,12 @@ const JSON_EVERY: Duration = Duration::from_secs(1);
 
 impl Progress {
     pub fn new(format: LogFormat) -> Progress {
+        Progress::of_process(format, None)
+    }
+
+    /// A reporter for process `process` of a distributed bake (None: a bake of its own):
+    /// JSON lines carry `"process"`, plain lines and warnings start with `[process N]`.
+    pub fn of_process(format: LogFormat, process: Option<u32>) -> Progress {
         let format = match format {
             LogFormat::Auto if std::io::stderr().is_terminal() => LogFormat::Auto,
             LogFormat::Auto => LogFormat::Plain,
@@ -60,6 +68,7 @@ impl Progress {
         Progress {
             inner: Arc::new(Inner {
                 format,
+                process,
                 bytes: AtomicU64::new(0),
                 started: Instant::now(),
                 multi: MultiProgress::with_draw_target(if format == LogFormat::Auto {
@@ -93,6 +102,9 @@ impl Progress {
         if let Some(msg) = message {
             obj["message"] = serde_json::Value::String(msg.to_string());
         }
+        if let Some(p) = self.inner.process {
+            obj["process"] = p.into();
+        }
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{obj}");
     }
@@ -100,12 +112,20 @@ impl Progress {
     fn plain_line(&self, stage: &str, what: &str) {
         let m = ProcMemory::read();
         eprintln!(
-            "[{:>8.1}s] {stage}: {what} (written {} MiB, rss {} MiB, anon {} MiB)",
+            "{}[{:>8.1}s] {stage}: {what} (written {} MiB, rss {} MiB, anon {} MiB)",
+            self.tag(),
             self.inner.started.elapsed().as_secs_f64(),
             self.inner.bytes.load(Ordering::Relaxed) >> 20,
             m.rss >> 20,
             m.anon >> 20
         );
+    }
+
+    /// `[process N] ` in a distributed bake, nothing otherwise.
+    fn tag(&self) -> String {
+        self.inner
+            .process
+            .map_or(String::new(), |p| format!("[process {p}] "))
     }
 
     /// Counts bytes written to the bake folder.
@@ -226,8 +246,11 @@ impl Progress {
         match self.inner.format {
             LogFormat::Json => self.json_line("warning", "", 0, 0, Some(message)),
             LogFormat::Quiet => {}
-            LogFormat::Auto => self.inner.multi.suspend(|| eprintln!("warning: {message}")),
-            LogFormat::Plain => eprintln!("warning: {message}"),
+            LogFormat::Auto => self
+                .inner
+                .multi
+                .suspend(|| eprintln!("{}warning: {message}", self.tag())),
+            LogFormat::Plain => eprintln!("{}warning: {message}", self.tag()),
         }
     }
 }

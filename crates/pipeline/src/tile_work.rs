@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use tessera_artifacts::codec::{Reader, Writer};
 use tessera_artifacts::{CellRect, GridFrame, SpanField, TileCoord, Triangle};
 use tessera_budget::{MemoryBudget, Reservation};
 use tessera_config::VoxelParams;
@@ -66,6 +67,78 @@ pub(crate) struct TileDone {
     pub(crate) spans: u64,
     pub(crate) walkable: u64,
     pub(crate) _reservation: Reservation,
+}
+
+const WIRE_MAGIC: &[u8; 8] = b"TSTILEDN";
+const WIRE_VERSION: u32 = 1;
+
+impl TileDone {
+    /// The tile as another process's writer needs it (a distributed bake): its counts, the
+    /// compressed span field and floors, its regions and contours, sealed with a checksum.
+    pub(crate) fn to_wire(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        w.u32(self.index);
+        w.u64(self.spans);
+        w.u64(self.walkable);
+        let regions = self.regions.encode();
+        let contours = self.contours.encode();
+        for bytes in [
+            &self.spans_packed.bytes,
+            &self.floors_packed.bytes,
+            &regions,
+            &contours,
+        ] {
+            w.u64(bytes.len() as u64);
+            w.bytes.extend_from_slice(bytes);
+        }
+        w.u64(self.spans_packed.raw_len as u64);
+        w.u64(self.floors_packed.raw_len as u64);
+        tessera_artifacts::codec::seal(WIRE_MAGIC, WIRE_VERSION, &w.bytes)
+    }
+
+    /// Decodes [`TileDone::to_wire`]; `reservation` pays for it while it waits for the writer.
+    pub(crate) fn from_wire(bytes: &[u8], reservation: Reservation) -> Result<TileDone, String> {
+        const A: &str = "tile from a peer";
+        let payload = tessera_artifacts::codec::unseal(bytes, WIRE_MAGIC, WIRE_VERSION, A)
+            .map_err(|e| e.to_string())?;
+        let r = &mut Reader::new(payload, A);
+        let fail = |e: tessera_artifacts::ArtifactError| e.to_string();
+        let (index, spans, walkable) = (
+            r.u32().map_err(fail)?,
+            r.u64().map_err(fail)?,
+            r.u64().map_err(fail)?,
+        );
+        let mut part = || -> Result<&[u8], String> {
+            let n = r.u64().map_err(fail)?;
+            r.take(usize::try_from(n).map_err(|e| e.to_string())?)
+                .map_err(fail)
+        };
+        let (spans_bytes, floors_bytes) = (part()?.to_vec(), part()?.to_vec());
+        let regions = tessera_artifacts::TileRegions::decode(part()?).map_err(fail)?;
+        let contours = tessera_artifacts::TileContours::decode(part()?).map_err(fail)?;
+        let spans_raw = r.u64().map_err(fail)? as usize;
+        let floors_raw = r.u64().map_err(fail)? as usize;
+        if r.remaining() != 0 {
+            return Err(format!("{A}: trailing bytes"));
+        }
+        Ok(TileDone {
+            index,
+            recovered: false,
+            regions,
+            contours,
+            spans_packed: Packed {
+                bytes: spans_bytes,
+                raw_len: spans_raw,
+            },
+            floors_packed: Packed {
+                bytes: floors_bytes,
+                raw_len: floors_raw,
+            },
+            spans,
+            walkable,
+            _reservation: reservation,
+        })
+    }
 }
 
 /// Reads one tile and plans it: the parts it is voxelized in (one, unless a whole tile would
@@ -197,7 +270,7 @@ impl WorkerState {
 pub(crate) fn run_job(
     frame: &GridFrame,
     params: &VoxelParams,
-    checkpoint: &JournalReader,
+    checkpoint: Option<&JournalReader>,
     checkpoint_path: &Path,
     job: TileJob,
     state: &mut WorkerState,
@@ -211,12 +284,19 @@ pub(crate) fn run_job(
         .shrink_to(state.byte_size().saturating_sub(reservation.bytes()));
     let recovered = matches!(job.work, Work::Recovered);
     let owned: Option<SpanField> = match job.work {
-        Work::Recovered => Some(
-            SpanField::decode(&checkpoint.read(job.index)?).map_err(|e| BakeError::Corrupt {
+        Work::Recovered => {
+            let corrupt = |message: String| BakeError::Corrupt {
                 path: checkpoint_path.to_path_buf(),
-                message: format!("tile {}: {e}", job.index),
-            })?,
-        ),
+                message: format!("tile {}: {message}", job.index),
+            };
+            // Only process 0 of a distributed bake holds checkpoints; it alone recovers tiles.
+            let checkpoint =
+                checkpoint.ok_or_else(|| corrupt("no checkpoint to recover from".into()))?;
+            Some(
+                SpanField::decode(&checkpoint.read(job.index)?)
+                    .map_err(|e| corrupt(e.to_string()))?,
+            )
+        }
         Work::Voxelize { triangles, parts } => {
             let triangle_bytes = (triangles.len() * std::mem::size_of::<Triangle>()) as u64;
             let ws = &mut state.workspace;

@@ -22,7 +22,7 @@
 //!   instead of voxelized.
 //! * Progress: tiles written (and tiles merged, as the merge stage).
 
-use crossbeam_channel::bounded;
+use crossbeam_channel::{bounded, Sender};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use tessera_artifacts::GridFrame;
 use tessera_budget::MemoryBudget;
 use tessera_config::VoxelParams;
-use tessera_store::{Journal, PackReader};
+use tessera_store::{Journal, JournalReader, PackReader};
 
 use crate::bin::Binned;
 use crate::keys::StageKey;
@@ -69,13 +69,13 @@ pub(crate) struct Voxelized {
 }
 
 /// What the workers and the reader share.
-struct Shared<'a> {
-    frame: &'a GridFrame,
-    params: &'a VoxelParams,
-    tiles: &'a PackReader,
-    budget: &'a Arc<MemoryBudget>,
-    layout: &'a BakeLayout,
-    interrupt: Option<&'a AtomicBool>,
+pub(crate) struct Shared<'a> {
+    pub(crate) frame: &'a GridFrame,
+    pub(crate) params: &'a VoxelParams,
+    pub(crate) tiles: &'a PackReader,
+    pub(crate) budget: &'a Arc<MemoryBudget>,
+    pub(crate) layout: &'a BakeLayout,
+    pub(crate) interrupt: Option<&'a AtomicBool>,
 }
 
 /// Runs the stage: every tile of the pack voxelized (or recovered), merged and written.
@@ -89,6 +89,7 @@ pub(crate) fn run(
     layout: &BakeLayout,
     progress: &Progress,
     interrupt: Option<&AtomicBool>,
+    share: Option<&dyn TileShare>,
 ) -> Result<Voxelized, BakeError> {
     let started = Instant::now();
     let tiles = &binned.tiles;
@@ -108,7 +109,7 @@ pub(crate) fn run(
         interrupt,
     };
     let key = key(binned.key, params);
-    let mut out = stream(&shared, key, threads, progress)?;
+    let mut out = stream(&shared, key, binned.key, threads, progress, share)?;
     out.reused = out.resumed_tiles == tiles.keys().len() as u64;
     out.seconds = (started.elapsed().as_secs_f64() - out.merged.seconds).max(0.0);
     Ok(out)
@@ -168,24 +169,167 @@ impl Checkpoints {
     }
 }
 
-/// The reader, the workers and the writer.
+/// The tiles of a voxelize stage shared with other processes (a distributed bake; the
+/// `tessera-distributed` crate implements it over timely dataflow). Process 0 runs the stage
+/// with it; the other processes run [`crate::voxelize_for_peer`].
+pub trait TileShare: Send + Sync {
+    /// Process 0, once its checkpoints are lined up: `todo` holds the tiles left to compute,
+    /// in tile order, each with its triangle bytes (its estimated cost), and `tiles_key` is the
+    /// tile pack's key. Returns the process that computes each of them (0: this one) and
+    /// tells the others theirs.
+    fn assign(&self, tiles_key: u64, todo: &[(u32, u64)]) -> Result<Vec<u32>, BakeError>;
+    /// The next tile another process finished ([`TileDone`] on the wire), waiting at most
+    /// `wait`; `Ok(None)` when none came in that time. A lost peer is an error.
+    fn receive(&self, wait: Duration) -> Result<Option<Vec<u8>>, BakeError>;
+    /// Process 0's writer has put tile `key`, computed by process `owner`, into the
+    /// checkpoints: it holds no memory for it any more (the owner may send one more).
+    fn written(&self, key: u32, owner: u32);
+}
+
+/// A tile for this process's workers: its key, and whether it comes from the checkpoint.
+type LocalTile = (u32, bool);
+
+/// Starts the reader (read, plan, reserve, send; stops early when interrupted or when the
+/// receiving end hangs up) and the workers (on the rayon pool, one long-running loop each)
+/// over `tiles`, in that order. Results go to `done_tx`, in any order.
+#[allow(clippy::too_many_arguments)]
+fn spawn_reader_and_workers<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    s: &'env Shared<'env>,
+    tiles: &'env [LocalTile],
+    checkpoint: Option<&'env JournalReader>,
+    checkpoint_path: &'env std::path::Path,
+    pool: rayon::ThreadPool,
+    threads: usize,
+    done_tx: Sender<Result<TileDone, BakeError>>,
+    stopped: &'env AtomicBool,
+) -> [std::thread::ScopedJoinHandle<'scope, ()>; 2] {
+    // The budget bounds what is in flight; the channel only needs room for each worker's
+    // next item.
+    let (job_tx, job_rx) = bounded::<TileJob>(threads);
+    let reader_done = done_tx.clone();
+    let tiles_path = s.layout.tiles_pack();
+    let reader = scope.spawn(move || {
+        for &(key, recovered) in tiles {
+            if s.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+                stopped.store(true, Ordering::Relaxed);
+                return;
+            }
+            let coord = s.frame.tile_coord(key as usize);
+            let job = match (recovered, checkpoint) {
+                (true, Some(checkpoint)) => s
+                    .budget
+                    .reserve(checkpoint.raw_len(key) * 3, "a recovered tile")
+                    .map(|reservation| TileJob {
+                        index: key,
+                        coord,
+                        work: Work::Recovered,
+                        reservation,
+                    })
+                    .map_err(BakeError::from),
+                _ => read_and_plan(s.frame, s.tiles, s.budget, key, coord, &tiles_path),
+            };
+            match job {
+                Ok(job) => {
+                    if job_tx.send(job).is_err() {
+                        return;
+                    }
+                }
+                Err(e) => {
+                    let _ = reader_done.send(Err(e));
+                    return;
+                }
+            }
+        }
+    });
+    let workers = scope.spawn(move || {
+        pool.broadcast(|_| {
+            let mut state = WorkerState::new(s.budget);
+            for job in job_rx.iter() {
+                let done = run_job(
+                    s.frame,
+                    s.params,
+                    checkpoint,
+                    checkpoint_path,
+                    job,
+                    &mut state,
+                );
+                if done_tx.send(done).is_err() {
+                    return;
+                }
+            }
+        });
+    });
+    [reader, workers]
+}
+
+/// Process 0 of a distributed bake: passes the `count` tiles other processes computed to
+/// the writer, each paid for by a hold on the budget (it cannot wait: the writer may need it
+/// to go on; the peers' credit windows bound them). Stops early once `writer_gone` is set.
+fn feed_remote_tiles(
+    share: &dyn TileShare,
+    count: usize,
+    budget: &Arc<MemoryBudget>,
+    done_tx: Sender<Result<TileDone, BakeError>>,
+    writer_gone: &AtomicBool,
+) {
+    let mut received = 0;
+    while received < count && !writer_gone.load(Ordering::Relaxed) {
+        let tile = match share.receive(Duration::from_millis(100)) {
+            Ok(None) => continue,
+            Ok(Some(bytes)) => {
+                let mut hold = budget.hold();
+                hold.grow_to(bytes.len() as u64 * 2);
+                TileDone::from_wire(&bytes, hold).map_err(|message| BakeError::Corrupt {
+                    path: "(a tile received from a peer)".into(),
+                    message,
+                })
+            }
+            Err(e) => Err(e),
+        };
+        received += 1;
+        let failed = tile.is_err();
+        if done_tx.send(tile).is_err() || failed {
+            return;
+        }
+    }
+}
+
+/// The reader, the workers and the writer (and, in a distributed bake, the tiles other
+/// processes computed).
 fn stream(
     s: &Shared,
     stage_key: u64,
+    tiles_key: u64,
     threads: usize,
     progress: &Progress,
+    share: Option<&dyn TileShare>,
 ) -> Result<Voxelized, BakeError> {
     let keys = s.tiles.keys();
     progress.stage_start(STAGE, keys.len() as u64);
     let (mut journals, recovered) =
         open_checkpoints(s.layout, s.frame, stage_key, &keys, progress)?;
+    // Which process computes each tile past the checkpoints (0: this one).
+    let owners = match share {
+        Some(share) => {
+            let todo: Vec<(u32, u64)> = keys[recovered..]
+                .iter()
+                .map(|&k| (k, s.tiles.raw_len(k)))
+                .collect();
+            share.assign(tiles_key, &todo)?
+        }
+        None => vec![0; keys.len() - recovered],
+    };
+    let owner_at = |position: usize| position.checked_sub(recovered).map_or(0, |i| owners[i]);
+    let local: Vec<LocalTile> = (0..keys.len())
+        .filter(|&i| owner_at(i) == 0)
+        .map(|i| (keys[i], i < recovered))
+        .collect();
+    let remote = keys.len() - local.len();
     let checkpoint = journals.spans.snapshot()?;
     let checkpoint_path = s.layout.spans_pack();
     let threads = threads.max(1);
     let pool = crate::error::thread_pool(threads, STAGE)?;
-    // The budget bounds what is in flight; the channels only need room for each worker's
-    // next item.
-    let (job_tx, job_rx) = bounded::<TileJob>(threads);
     let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
     let mut out = Voxelized {
         tiles_with_geometry: 0,
@@ -197,77 +341,29 @@ fn stream(
         seconds: 0.0,
     };
     let mut merge = Merge::start(s.budget, keys.len() as u64, progress);
-    let tiles_path = s.layout.tiles_pack();
     let stopped = AtomicBool::new(false);
+    let writer_gone = AtomicBool::new(false);
 
     std::thread::scope(|scope| -> Result<(), BakeError> {
-        // Reader: read, plan, reserve, send; stops early when interrupted or when the writer
-        // hangs up.
-        let reader_done = done_tx.clone();
-        let (tiles_path, checkpoint, stopped) = (&tiles_path, &checkpoint, &stopped);
-        let keys = &keys;
-        let reader = scope.spawn(move || {
-            for (n, &key) in keys.iter().enumerate() {
-                if s.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
-                    stopped.store(true, Ordering::Relaxed);
-                    return;
-                }
-                let job = if n < recovered {
-                    s.budget
-                        .reserve(checkpoint.raw_len(key) * 3, "a recovered tile")
-                        .map(|reservation| TileJob {
-                            index: key,
-                            coord: s.frame.tile_coord(key as usize),
-                            work: Work::Recovered,
-                            reservation,
-                        })
-                        .map_err(BakeError::from)
-                } else {
-                    read_and_plan(
-                        s.frame,
-                        s.tiles,
-                        s.budget,
-                        key,
-                        s.frame.tile_coord(key as usize),
-                        tiles_path,
-                    )
-                };
-                match job {
-                    Ok(job) => {
-                        if job_tx.send(job).is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        let _ = reader_done.send(Err(e));
-                        return;
-                    }
-                }
-            }
+        let helpers = spawn_reader_and_workers(
+            scope,
+            s,
+            &local,
+            Some(&checkpoint),
+            &checkpoint_path,
+            pool,
+            threads,
+            done_tx.clone(),
+            &stopped,
+        );
+        let feeder = share.map(|share| {
+            let (done_tx, writer_gone) = (done_tx.clone(), &writer_gone);
+            scope.spawn(move || feed_remote_tiles(share, remote, s.budget, done_tx, writer_gone))
         });
-        // Workers on the rayon pool, one long-running loop each.
-        let checkpoint_path = &checkpoint_path;
-        let workers = scope.spawn(move || {
-            pool.broadcast(|_| {
-                let mut state = WorkerState::new(s.budget);
-                for job in job_rx.iter() {
-                    let done = run_job(
-                        s.frame,
-                        s.params,
-                        checkpoint,
-                        checkpoint_path,
-                        job,
-                        &mut state,
-                    );
-                    if done_tx.send(done).is_err() {
-                        return;
-                    }
-                }
-            });
-        });
+        drop(done_tx);
         // Writer (this thread): restore tile order, append to the checkpoints, merge, count.
         let mut pending: BTreeMap<u32, TileDone> = BTreeMap::new();
-        let mut order = keys.iter().copied();
+        let mut order = keys.iter().copied().enumerate();
         let mut next = order.next();
         let mut written = 0u64;
         let mut failure = None;
@@ -282,7 +378,7 @@ fn stream(
                     break;
                 }
             }
-            while let Some(key) = next {
+            while let Some((position, key)) = next {
                 let Some(done) = pending.remove(&key) else {
                     break;
                 };
@@ -296,6 +392,9 @@ fn stream(
                 {
                     failure = Some(e);
                     break;
+                }
+                if let (Some(share), owner @ 1..) = (share, owner_at(position)) {
+                    share.written(key, owner);
                 }
                 written += 1;
                 progress.advance(STAGE, written);
@@ -312,9 +411,11 @@ fn stream(
                 break;
             }
         }
+        writer_gone.store(true, Ordering::Relaxed);
         drop(done_rx); // unblocks the workers and the reader if we stopped early
-        let _ = reader.join();
-        let _ = workers.join();
+        for helper in helpers.into_iter().chain(feeder) {
+            let _ = helper.join();
+        }
         journals.sync()?;
         match failure {
             Some(e) => Err(e),
@@ -328,6 +429,86 @@ fn stream(
     progress.stage_done(STAGE, out.tiles_with_geometry);
     out.merged = merge.finish();
     Ok(out)
+}
+
+/// A process other than 0 of a distributed bake: voxelizes `tiles` (in tile order, all past
+/// process 0's checkpoints) from the tile pack and hands each finished one, on the wire and
+/// in that order, to `send`, which may wait (for a credit from process 0). Returns the bytes
+/// sent.
+pub(crate) fn stream_for_peer(
+    s: &Shared,
+    tiles: &[u32],
+    threads: usize,
+    progress: &Progress,
+    send: &mut dyn FnMut(u32, Vec<u8>) -> Result<(), BakeError>,
+) -> Result<u64, BakeError> {
+    progress.stage_start(STAGE, tiles.len() as u64);
+    let local: Vec<LocalTile> = tiles.iter().map(|&k| (k, false)).collect();
+    let threads = threads.max(1);
+    let pool = crate::error::thread_pool(threads, STAGE)?;
+    let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
+    let stopped = AtomicBool::new(false);
+    let no_checkpoint = s.layout.spans_pack();
+    let mut sent_bytes = 0u64;
+    std::thread::scope(|scope| -> Result<(), BakeError> {
+        let helpers = spawn_reader_and_workers(
+            scope,
+            s,
+            &local,
+            None,
+            &no_checkpoint,
+            pool,
+            threads,
+            done_tx,
+            &stopped,
+        );
+        let mut pending: BTreeMap<u32, TileDone> = BTreeMap::new();
+        let mut order = tiles.iter().copied();
+        let mut next = order.next();
+        let mut sent = 0u64;
+        let mut failure = None;
+        'receive: for msg in done_rx.iter() {
+            match msg {
+                Ok(done) => {
+                    pending.insert(done.index, done);
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+            while let Some(key) = next {
+                let Some(done) = pending.remove(&key) else {
+                    break;
+                };
+                let wire = done.to_wire();
+                sent_bytes += wire.len() as u64;
+                // The tile's reservation is kept until `send` has taken it.
+                if let Err(e) = send(key, wire) {
+                    failure = Some(e);
+                    break 'receive;
+                }
+                drop(done);
+                sent += 1;
+                progress.advance(STAGE, sent);
+                next = order.next();
+            }
+            if next.is_none() {
+                break;
+            }
+        }
+        drop(done_rx);
+        for helper in helpers {
+            let _ = helper.join();
+        }
+        match failure {
+            Some(e) => Err(e),
+            None if next.is_some() => Err(BakeError::Interrupted),
+            None => Ok(()),
+        }
+    })?;
+    progress.stage_done(STAGE, tiles.len() as u64);
+    Ok(sent_bytes)
 }
 
 /// The writer's work for one tile, in tile order: append its span field and floors to the

@@ -8,10 +8,13 @@ use std::sync::Arc;
 use clap::ValueEnum;
 use tessera_budget::PeakSampler;
 use tessera_config::BakeConfig;
+use tessera_distributed::{Cluster, ClusterError};
 use tessera_export::report::ReportInput;
 use tessera_export::RenderOptions;
 use tessera_geom::UpAxis;
-use tessera_pipeline::{BakeError, BakeLayout, BakeRequest, LogFormat, Progress, SceneInput};
+use tessera_pipeline::{
+    BakeError, BakeLayout, BakeRequest, LogFormat, PeerRequest, Progress, SceneInput,
+};
 
 use crate::exit::{self, Failure};
 
@@ -64,15 +67,95 @@ pub struct Args {
     /// When another bake works in the output folder, wait for it instead of exiting (75).
     #[arg(long)]
     wait_lock: bool,
+    /// Bake across processes (machines): a hostfile (one host:port a line, process I listens
+    /// on line I; every process sees the same scene and output folder), or `slurm` (from
+    /// SLURM_PROCID, SLURM_NTASKS and SLURM_JOB_NODELIST, ports from --base-port).
+    #[arg(long, value_name = "HOSTFILE|slurm")]
+    cluster: Option<String>,
+    /// This process's index in the hostfile (with --cluster HOSTFILE).
+    #[arg(long, value_name = "I")]
+    process: Option<usize>,
+    /// Seconds to wait for every process to answer before giving up (exit 7).
+    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
+    startup_timeout: f64,
+    /// With --cluster slurm: the first port a task listens on (the next tasks of a node take
+    /// the next ports).
+    #[arg(long, default_value_t = 7800)]
+    base_port: u16,
 }
 
 impl Args {
     /// A bake logging JSON lines reports its failure as one more JSON line.
     pub fn failure_style(&self) -> exit::Style {
         match self.log_format {
-            LogArg::Json => exit::Style::Json,
+            LogArg::Json => exit::Style::Json(self.process_index()),
             _ => exit::Style::Text,
         }
+    }
+}
+
+impl Args {
+    /// This process's index in a distributed bake, as far as the arguments tell it.
+    fn process_index(&self) -> Option<u32> {
+        match self.cluster.as_deref() {
+            None => None,
+            Some("slurm") => std::env::var("SLURM_PROCID").ok()?.parse().ok(),
+            Some(_) => self.process.map(|p| p as u32),
+        }
+    }
+
+    /// The processes of a distributed bake, if asked for.
+    fn cluster(&self) -> Result<Option<Cluster>, Failure> {
+        let usage = |e: ClusterError| Failure::new(exit::USAGE, e);
+        let Some(source) = self.cluster.as_deref() else {
+            if self.process.is_some() {
+                return Err(Failure::new(
+                    exit::USAGE,
+                    anyhow::anyhow!("--process needs --cluster"),
+                ));
+            }
+            return Ok(None);
+        };
+        if source == "slurm" {
+            let env = |name: &str| std::env::var(name).ok();
+            return Cluster::from_slurm(&env, self.base_port)
+                .map(Some)
+                .map_err(usage);
+        }
+        let index = self.process.ok_or_else(|| {
+            Failure::new(
+                exit::USAGE,
+                anyhow::anyhow!("--cluster {source} needs --process I (this process's line)"),
+            )
+        })?;
+        let text = std::fs::read_to_string(source)
+            .map_err(|e| Failure::new(exit::USAGE, anyhow::anyhow!("{source}: {e}")))?;
+        Cluster::from_hostfile(&text, index)
+            .map(Some)
+            .map_err(usage)
+    }
+}
+
+/// The exit code of a failed bake.
+fn bake_failure(e: BakeError) -> Failure {
+    let code = match &e {
+        BakeError::Input(e) if e.is_io_failure() => exit::IO,
+        BakeError::Input(_) | BakeError::NoWalkable(_) => exit::BAD_INPUT,
+        BakeError::OverBudget(_) => exit::OVER_BUDGET,
+        BakeError::Interrupted => exit::INTERRUPTED,
+        BakeError::Polygons { .. } | BakeError::Assembly(_) => exit::INTERNAL,
+        BakeError::Cluster(_) => tessera_distributed::EXIT_CLUSTER,
+        _ => exit::IO,
+    };
+    Failure::new(code, e)
+}
+
+/// The exit code of a failed distributed bake.
+fn cluster_failure(e: ClusterError) -> Failure {
+    match e {
+        ClusterError::Bake(e) => bake_failure(e),
+        ClusterError::Config(_) => Failure::new(exit::USAGE, e),
+        e => Failure::new(tessera_distributed::EXIT_CLUSTER, e),
     }
 }
 
@@ -105,9 +188,47 @@ pub fn run(args: Args) -> Result<(), Failure> {
         LogArg::Json => LogFormat::Json,
         LogArg::Quiet => LogFormat::Quiet,
     };
+    let cluster = args.cluster()?;
+    let startup_timeout = std::time::Duration::try_from_secs_f64(args.startup_timeout)
+        .map_err(|e| Failure::new(exit::USAGE, anyhow::anyhow!("--startup-timeout: {e}")))?;
+    let progress = Progress::of_process(log_format, cluster.as_ref().map(|c| c.index as u32));
 
-    // One bake at a time in a folder, taken before anything in it is touched.
-    let _lock = crate::lock::lock(&out_dir, args.wait_lock)?;
+    // One bake at a time in a folder, taken before anything in it is touched. The processes
+    // of a distributed bake other than 0 write nothing there: each takes a lock of its own.
+    let peer = cluster.as_ref().filter(|c| c.index > 0);
+    let _lock = match peer {
+        Some(c) => crate::lock::lock_process(&out_dir, c.index, args.wait_lock)?,
+        None => crate::lock::lock(&out_dir, args.wait_lock)?,
+    };
+    let interrupt = interrupt_on_signals()?;
+    if let Some(cluster) = peer {
+        let report = tessera_distributed::run_peer(
+            cluster,
+            startup_timeout,
+            PeerRequest {
+                config,
+                out_dir,
+                threads,
+                memory_budget,
+                progress,
+                interrupt: Some(interrupt),
+                tiles_key: 0,
+                tiles: Vec::new(),
+            },
+        )
+        .map_err(cluster_failure)?;
+        return crate::out::print(|w| {
+            writeln!(
+                w,
+                "process {} of {}: {} tiles voxelized and sent to process 0 ({} bytes)",
+                cluster.index,
+                cluster.processes(),
+                report.tiles,
+                report.sent_bytes
+            )?;
+            Ok(())
+        });
+    }
     if args.fresh {
         let work = BakeLayout::new(&out_dir).work();
         if let Err(e) = std::fs::remove_dir_all(&work) {
@@ -119,40 +240,24 @@ pub fn run(args: Args) -> Result<(), Failure> {
             }
         }
     }
-    // SIGINT and SIGTERM ask the bake to stop at its next safe point.
-    let interrupt = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, Arc::clone(&interrupt)).map_err(|e| {
-            Failure::new(
-                exit::IO,
-                anyhow::anyhow!("cannot install a signal handler: {e}"),
-            )
-        })?;
-    }
-
     // One sampler for the bake's peaks and the report's memory over time.
     let sampler = Arc::new(PeakSampler::with_trace(tessera_pipeline::SAMPLE_EVERY));
-    let summary = tessera_pipeline::bake(BakeRequest {
+    let request = BakeRequest {
         scene,
         config,
         out_dir: out_dir.clone(),
         threads,
         memory_budget,
-        progress: Progress::new(log_format),
+        progress,
         interrupt: Some(interrupt),
         sampler: Some(Arc::clone(&sampler)),
-    })
-    .map_err(|e| {
-        let code = match &e {
-            BakeError::Input(e) if e.is_io_failure() => exit::IO,
-            BakeError::Input(_) | BakeError::NoWalkable(_) => exit::BAD_INPUT,
-            BakeError::OverBudget(_) => exit::OVER_BUDGET,
-            BakeError::Interrupted => exit::INTERRUPTED,
-            BakeError::Polygons { .. } | BakeError::Assembly(_) => exit::INTERNAL,
-            _ => exit::IO,
-        };
-        Failure::new(code, e)
-    })?;
+    };
+    let (summary, received) = match &cluster {
+        Some(cluster) => tessera_distributed::run_process0(cluster, startup_timeout, request)
+            .map(|(summary, received)| (summary, Some((cluster.processes(), received))))
+            .map_err(cluster_failure)?,
+        None => (tessera_pipeline::bake(request).map_err(bake_failure)?, None),
+    };
     let memory = Arc::into_inner(sampler)
         .expect("the bake keeps no handle on the sampler once it returns")
         .finish()
@@ -198,7 +303,30 @@ pub fn run(args: Args) -> Result<(), Failure> {
         preview_view: &view,
         report: &report_path,
     };
-    crate::out::print(|w| Ok(crate::summary::print_bake(w, &summary, &outputs)?))
+    crate::out::print(|w| {
+        crate::summary::print_bake(w, &summary, &outputs)?;
+        if let Some((processes, bytes)) = received {
+            writeln!(
+                w,
+                "distributed over {processes} processes: {bytes} bytes of finished tiles received"
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// SIGINT and SIGTERM ask the bake to stop at its next safe point.
+fn interrupt_on_signals() -> Result<Arc<AtomicBool>, Failure> {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&interrupt)).map_err(|e| {
+            Failure::new(
+                exit::IO,
+                anyhow::anyhow!("cannot install a signal handler: {e}"),
+            )
+        })?;
+    }
+    Ok(interrupt)
 }
 
 /// What to bake, and the output folder's default name: the scene file, or the demo world.

@@ -62,8 +62,9 @@ impl std::error::Error for ClosedOutput {}
 pub enum Style {
     /// `error: <message>`.
     Text,
-    /// One JSON line, `{"event":"error","exit_code":N,"message":...}` (a bake logging JSON).
-    Json,
+    /// One JSON line, `{"event":"error","exit_code":N,"message":...}` (a bake logging JSON),
+    /// with `"process":I` for a process of a distributed bake.
+    Json(Option<u32>),
 }
 
 /// Prints a failure on stderr and gives its exit code.
@@ -95,8 +96,11 @@ pub fn report(result: Result<(), Failure>, style: Style) -> ExitCode {
     let message = message(&failure.error);
     match style {
         Style::Text => eprintln!("error: {message}"),
-        Style::Json => {
-            let line = serde_json::json!({"event": "error", "exit_code": failure.code, "message": message});
+        Style::Json(process) => {
+            let mut line = serde_json::json!({"event": "error", "exit_code": failure.code, "message": message});
+            if let Some(p) = process {
+                line["process"] = p.into();
+            }
             eprintln!("{line}");
         }
     }

@@ -24,7 +24,18 @@ pub struct FolderLock {
 /// with `wait`, says so on stderr and waits for it; otherwise fails (exit 75, "try again
 /// later") naming the holder.
 pub fn lock(dir: &Path, wait: bool) -> Result<FolderLock, Failure> {
-    let path = dir.join(LOCK_NAME);
+    lock_file(dir, LOCK_NAME, wait)
+}
+
+/// The lock of process `index` (not 0) of a distributed bake in `dir`: its own file, so that
+/// it never contends with process 0's [`lock`], which is the bake folder's. A second job
+/// started with the same processes is refused at each of them.
+pub fn lock_process(dir: &Path, index: usize, wait: bool) -> Result<FolderLock, Failure> {
+    lock_file(dir, &format!("{LOCK_NAME}.process-{index}"), wait)
+}
+
+fn lock_file(dir: &Path, name: &str, wait: bool) -> Result<FolderLock, Failure> {
+    let path = dir.join(name);
     let io = |e: std::io::Error| Failure::new(exit::IO, anyhow::anyhow!("{}: {e}", path.display()));
     std::fs::create_dir_all(dir).map_err(io)?;
     let mut file = OpenOptions::new()

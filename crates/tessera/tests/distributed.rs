@@ -1,0 +1,220 @@
+//! `tessera bake --cluster`: several processes on 127.0.0.1 bake the bytes one process bakes,
+//! a lost process ends the others, a rerun resumes, a peer that never starts ends the bake.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A hostfile of `n` free loopback ports.
+fn hostfile(dir: &Path, n: usize) -> PathBuf {
+    let text: String = (0..n)
+        .map(|_| format!("127.0.0.1:{}\n", free_port()))
+        .collect();
+    let path = dir.join(format!("hosts-{n}"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn bake(extra: &[&str], out: &Path, threads: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tessera"));
+    c.arg("bake")
+        .args(extra)
+        .args(["--threads", threads, "--memory-budget", "256MiB"])
+        .args(["--log-format", "quiet", "--out"])
+        .arg(out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Process `i` of the hostfile's bake.
+fn process(scene: &[&str], hosts: &Path, i: usize, out: &Path, threads: &str) -> Child {
+    let mut c = bake(scene, out, threads);
+    c.arg("--cluster")
+        .arg(hosts)
+        .args(["--process", &i.to_string(), "--startup-timeout", "30"]);
+    c.spawn().unwrap()
+}
+
+/// Waits for a child at most `limit`; kills it if it overstays (the test then fails).
+fn finish(mut child: Child, limit: Duration) -> Output {
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("a process did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Runs `n` processes of one bake and checks they all succeed.
+fn farm(scene: &[&str], n: usize, out: &Path, threads: &str) {
+    let hosts = hostfile(out.parent().unwrap(), n);
+    let children: Vec<Child> = (0..n)
+        .map(|i| process(scene, &hosts, i, out, threads))
+        .collect();
+    for child in children {
+        ok(&finish(child, Duration::from_secs(120)));
+    }
+}
+
+/// The summary's counts: everything but how the bake ran (times, memory, reuse).
+fn counts(out: &Path) -> serde_json::Value {
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let m = v.as_object_mut().unwrap();
+    m.retain(|k, _| !tessera_test_support::bake_folder::RUN_FIELDS.contains(&k.as_str()));
+    v
+}
+
+/// The navmesh, every checkpoint and the config have the same bytes; the summaries the same
+/// counts.
+fn same_bake(a: &Path, b: &Path) {
+    for file in [
+        "navmesh.tsn",
+        "config.toml",
+        "work/tiles.pack",
+        "work/spans.pack",
+        "work/floors.pack",
+        "work/regions.pack",
+    ] {
+        assert!(
+            std::fs::read(a.join(file)).unwrap() == std::fs::read(b.join(file)).unwrap(),
+            "{file} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+    let (a, b) = (counts(a), counts(b));
+    let differ: Vec<&String> = a
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, v)| b.get(k.as_str()) != Some(*v))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(differ.is_empty(), "the summaries differ in {differ:?}");
+}
+
+#[test]
+fn two_and_three_processes_bake_the_navmesh_of_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = tmp.path().join("one");
+    ok(&finish(
+        bake(&[], &one, "1").spawn().unwrap(),
+        Duration::from_secs(120),
+    ));
+    for (n, threads) in [(2, "1"), (3, "2")] {
+        let out = tmp.path().join(format!("farm-{n}"));
+        farm(&[], n, &out, threads);
+        same_bake(&one, &out);
+    }
+}
+
+#[test]
+fn a_recast_scene_bakes_the_same_on_two_processes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/recast/dungeon.obj"
+    );
+    let args = [scene, "--up", "y", "--config", "recast-demo"];
+    let one = tmp.path().join("one");
+    ok(&finish(
+        bake(&args, &one, "2").spawn().unwrap(),
+        Duration::from_secs(120),
+    ));
+    let out = tmp.path().join("farm");
+    farm(&args, 2, &out, "1");
+    same_bake(&one, &out);
+}
+
+#[test]
+fn a_process_that_never_starts_ends_the_bake_with_exit_7_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hosts = hostfile(tmp.path(), 3);
+    let out = tmp.path().join("out");
+    let started = Instant::now();
+    let mut c = bake(&[], &out, "1");
+    c.arg("--cluster")
+        .arg(&hosts)
+        .args(["--process", "0", "--startup-timeout", "1.5"]);
+    let o = finish(c.spawn().unwrap(), Duration::from_secs(30));
+    assert_eq!(o.status.code(), Some(7));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("process 1 (127.0.0.1:"), "{err}");
+    assert!(err.contains("process 2 (127.0.0.1:"), "{err}");
+    assert!(err.contains("never answered"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+#[test]
+#[ignore = "slow: bakes a citygen S world three times (ten seconds or more)"]
+fn a_process_killed_mid_bake_ends_the_others_and_a_rerun_gives_the_same_bytes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = tmp.path().join("city-s.obj");
+    let mesh = citygen::generate(&citygen::CityParams {
+        size: citygen::Size::S,
+        seed: 7,
+        offset: [0.0; 3],
+    });
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&scene).unwrap());
+    citygen::write_obj(&mesh, &mut file).unwrap();
+    drop(file);
+    let scene = scene.to_str().unwrap().to_string();
+    let args = [scene.as_str(), "--up", "z"];
+    let one = tmp.path().join("one");
+    ok(&finish(
+        bake(&args, &one, "1").spawn().unwrap(),
+        Duration::from_secs(300),
+    ));
+
+    // Three processes; process 1 is killed once the voxelize stage has run a while.
+    let out = tmp.path().join("farm");
+    let hosts = hostfile(tmp.path(), 3);
+    let mut children: Vec<Child> = (0..3)
+        .map(|i| process(&args, &hosts, i, &out, "1"))
+        .collect();
+    let spans = out.join("work/spans.pack");
+    let wait = Instant::now();
+    while std::fs::metadata(&spans).map_or(0, |m| m.len()) < 64 << 10 {
+        assert!(
+            wait.elapsed() < Duration::from_secs(120),
+            "voxelize never began"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    children[1].kill().unwrap();
+    let killed = Instant::now();
+    for (i, child) in children.into_iter().enumerate() {
+        let o = finish(child, Duration::from_secs(30));
+        if i != 1 {
+            assert!(!o.status.success(), "process {i} did not fail");
+        }
+    }
+    assert!(killed.elapsed() < Duration::from_secs(30));
+
+    // The same command with two processes resumes from process 0's checkpoints.
+    farm(&args, 2, &out, "1");
+    same_bake(&one, &out);
+}
