@@ -454,7 +454,8 @@ mod tests {
                     (y - 1..=y + 1).all(|ny| {
                         (x - 1..=x + 1).all(|nx| {
                             !rect.contains(nx, ny)
-                                || ground(nx, ny).is_none_or(|n| n.saturating_add(levels.climb) >= z)
+                                || ground(nx, ny)
+                                    .is_none_or(|n| n.saturating_add(levels.climb) >= z)
                         })
                     })
                 });
@@ -519,7 +520,6 @@ mod tests {
             );
         }
     }
-
 
     #[test]
     fn batch_round_trip() {
