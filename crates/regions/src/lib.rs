@@ -101,24 +101,35 @@ pub fn segment_tile_in(
     labels.resize(field.spans.len(), NO_REGION);
     let parent = &mut scratch.parent;
     parent.clear();
-    const BEFORE: [(i32, i32); 4] = [(-1, 0), (-1, -1), (0, -1), (1, -1)];
+    let starts = &field.column_start;
+    let width = field.rect.width as usize;
     for y in core.y0..core.y1() {
         for x in core.x0..core.x1() {
             let i = field.rect.index(x, y);
-            for k in field.column_start[i] as usize..field.column_start[i + 1] as usize {
+            // The neighbours already seen, as column indices: west, south-west, south,
+            // south-east, those inside the core.
+            let (west, south, east) = (x > core.x0, y > core.y0, x + 1 < core.x1());
+            let before = [
+                west.then(|| i - 1),
+                (west && south).then(|| i - width - 1),
+                south.then(|| i - width),
+                (south && east).then(|| i - width + 1),
+            ];
+            for k in starts[i] as usize..starts[i + 1] as usize {
                 let level = lv[k];
                 if level == NO_LEVEL {
                     continue;
                 }
                 let mut id = NO_REGION;
-                for (dx, dy) in BEFORE {
-                    let (nx, ny) = (x + dx, y + dy);
-                    if !core.contains(nx, ny) {
-                        continue;
-                    }
-                    let Some(n) = span_at(field, lv, nx, ny, level) else {
+                for n in before.into_iter().flatten() {
+                    let column = starts[n] as usize..starts[n + 1] as usize;
+                    let Some(n) = column.into_iter().find(|&j| lv[j] == level) else {
                         continue;
                     };
+                    // Most neighbours are already joined to this span's id: no walk.
+                    if labels[n] == id {
+                        continue;
+                    }
                     let root = find(parent, labels[n]);
                     if id == NO_REGION {
                         id = root;
