@@ -362,26 +362,20 @@ fn stream(
         });
         drop(done_tx);
         // Writer (this thread): restore tile order, append to the checkpoints, merge, count.
-        let mut pending: BTreeMap<u32, TileDone> = BTreeMap::new();
-        let mut order = keys.iter().copied().enumerate();
-        let mut next = order.next();
+        let mut order = TileOrder::new(keys.iter().copied());
         let mut written = 0u64;
         let mut failure = None;
         let mut last_sync = Instant::now();
         for msg in done_rx.iter() {
             match msg {
-                Ok(done) => {
-                    pending.insert(done.index, done);
-                }
+                Ok(done) => order.arrived(done),
                 Err(e) => {
                     failure = Some(e);
                     break;
                 }
             }
-            while let Some((position, key)) = next {
-                let Some(done) = pending.remove(&key) else {
-                    break;
-                };
+            while let Some(done) = order.ready() {
+                let (position, key) = (written as usize, done.index);
                 progress.add_bytes(done.spans_packed.bytes.len() as u64);
                 if let Err(e) =
                     write_tile(done, key, &mut journals, &mut merge).map(|(spans, walkable)| {
@@ -398,7 +392,6 @@ fn stream(
                 }
                 written += 1;
                 progress.advance(STAGE, written);
-                next = order.next();
                 if last_sync.elapsed() >= SYNC_EVERY {
                     if let Err(e) = journals.sync() {
                         failure = Some(e.into());
@@ -407,7 +400,7 @@ fn stream(
                     last_sync = Instant::now();
                 }
             }
-            if failure.is_some() || next.is_none() {
+            if failure.is_some() || order.finished() {
                 break;
             }
         }
@@ -419,7 +412,7 @@ fn stream(
         journals.sync()?;
         match failure {
             Some(e) => Err(e),
-            None if next.is_some() && stopped.load(Ordering::Relaxed) => {
+            None if !order.finished() && stopped.load(Ordering::Relaxed) => {
                 Err(BakeError::Interrupted)
             }
             None => Ok(()),
@@ -462,25 +455,19 @@ pub(crate) fn stream_for_peer(
             done_tx,
             &stopped,
         );
-        let mut pending: BTreeMap<u32, TileDone> = BTreeMap::new();
-        let mut order = tiles.iter().copied();
-        let mut next = order.next();
+        let mut order = TileOrder::new(tiles.iter().copied());
         let mut sent = 0u64;
         let mut failure = None;
         'receive: for msg in done_rx.iter() {
             match msg {
-                Ok(done) => {
-                    pending.insert(done.index, done);
-                }
+                Ok(done) => order.arrived(done),
                 Err(e) => {
                     failure = Some(e);
                     break;
                 }
             }
-            while let Some(key) = next {
-                let Some(done) = pending.remove(&key) else {
-                    break;
-                };
+            while let Some(done) = order.ready() {
+                let key = done.index;
                 let wire = done.to_wire();
                 sent_bytes += wire.len() as u64;
                 // The tile's reservation is kept until `send` has taken it.
@@ -491,9 +478,8 @@ pub(crate) fn stream_for_peer(
                 drop(done);
                 sent += 1;
                 progress.advance(STAGE, sent);
-                next = order.next();
             }
-            if next.is_none() {
+            if order.finished() {
                 break;
             }
         }
@@ -503,12 +489,47 @@ pub(crate) fn stream_for_peer(
         }
         match failure {
             Some(e) => Err(e),
-            None if next.is_some() => Err(BakeError::Interrupted),
+            None if !order.finished() => Err(BakeError::Interrupted),
             None => Ok(()),
         }
     })?;
     progress.stage_done(STAGE, tiles.len() as u64);
     Ok(sent_bytes)
+}
+
+/// Finished tiles, arriving in any order, handed on in the order of `keys`.
+struct TileOrder<I: Iterator<Item = u32>> {
+    pending: BTreeMap<u32, TileDone>,
+    keys: I,
+    next: Option<u32>,
+}
+
+impl<I: Iterator<Item = u32>> TileOrder<I> {
+    fn new(mut keys: I) -> Self {
+        let next = keys.next();
+        TileOrder {
+            pending: BTreeMap::new(),
+            keys,
+            next,
+        }
+    }
+
+    /// Takes a tile that arrived.
+    fn arrived(&mut self, done: TileDone) {
+        self.pending.insert(done.index, done);
+    }
+
+    /// The next tile in order when it has arrived; the order then moves past it.
+    fn ready(&mut self) -> Option<TileDone> {
+        let done = self.pending.remove(&self.next?)?;
+        self.next = self.keys.next();
+        Some(done)
+    }
+
+    /// Every tile was handed on.
+    fn finished(&self) -> bool {
+        self.next.is_none()
+    }
 }
 
 /// The writer's work for one tile, in tile order: append its span field and floors to the
