@@ -159,6 +159,19 @@ impl<'a> Reader<'a> {
         Ok(self.take(1)?[0])
     }
 
+    /// A count, refused when `each` bytes per item would not fit what is left (so nothing is
+    /// allocated for a count the bytes cannot hold).
+    pub fn count(&mut self, each: usize) -> Result<usize, ArtifactError> {
+        let n = self.u64()? as usize;
+        if n.saturating_mul(each) > self.remaining() {
+            return Err(crate::invalid(
+                self.artifact,
+                "count larger than the payload",
+            ));
+        }
+        Ok(n)
+    }
+
     /// `columns` column lengths (u32 each) as the offsets of a compressed-sparse-rows index
     /// (`columns + 1` entries from 0), refused when they add up to more than `items`.
     pub fn column_starts(

@@ -370,15 +370,8 @@ impl RegionBatch {
         let payload = codec::unseal(bytes, MAGIC, VERSION, A)?;
         let r = &mut Reader::new(payload, A);
         // Every count is checked against the bytes left before anything is allocated for it.
-        let count = |r: &mut Reader, each: usize| -> Result<usize, ArtifactError> {
-            let n = r.u64()? as usize;
-            if n.saturating_mul(each) > r.remaining() {
-                return Err(invalid(A, "count larger than the payload"));
-            }
-            Ok(n)
-        };
         let mut batch = RegionBatch::default();
-        for _ in 0..count(r, 40)? {
+        for _ in 0..r.count(40)? {
             let id = SpanKey {
                 y: r.i32()?,
                 x: r.i32()?,
@@ -387,7 +380,7 @@ impl RegionBatch {
             let spans = r.u64()?;
             let (zmin, zmax) = (r.u32()?, r.u32()?);
             let mut members = Vec::new();
-            for _ in 0..count(r, 12)? {
+            for _ in 0..r.count(12)? {
                 members.push((
                     TileCoord {
                         x: r.u32()?,
@@ -404,14 +397,14 @@ impl RegionBatch {
                 members,
             });
         }
-        for _ in 0..count(r, 24)? {
+        for _ in 0..r.count(24)? {
             let tile = TileCoord {
                 x: r.u32()?,
                 y: r.u32()?,
             };
             let (region, level) = (r.u32()?, r.u32()?);
             let (mut points, mut heights, mut neighbours) = (Vec::new(), Vec::new(), Vec::new());
-            for _ in 0..count(r, 16)? {
+            for _ in 0..r.count(16)? {
                 points.push((r.i32()?, r.i32()?));
                 heights.push(r.u32()?);
                 neighbours.push(r.u32()?);

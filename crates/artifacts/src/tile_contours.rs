@@ -3,7 +3,6 @@
 //! carries them from the tracing workers to the joiner.
 
 use crate::codec::{self, Reader, Writer};
-use crate::tile_regions::checked_count;
 use crate::{invalid, ArtifactError, Contour, Point, TileCoord};
 
 /// Edge headings, counter-clockwise: a unit boundary edge runs east, north, west or south.
@@ -96,15 +95,15 @@ fn write_path(w: &mut Writer, points: &[Point], heights: &[u32], neighbours: &[u
 
 type Path = (Vec<Point>, Vec<u32>, Vec<u32>);
 
-fn read_path(r: &mut Reader, artifact: &'static str) -> Result<Path, ArtifactError> {
-    let n = checked_count(r, 8, artifact)?;
+fn read_path(r: &mut Reader) -> Result<Path, ArtifactError> {
+    let n = r.count(8)?;
     let mut points = Vec::with_capacity(n);
     for _ in 0..n {
         points.push((r.i32()?, r.i32()?));
     }
-    let n = checked_count(r, 4, artifact)?;
+    let n = r.count(4)?;
     let heights = r.u32s(n)?;
-    let n = checked_count(r, 4, artifact)?;
+    let n = r.count(4)?;
     let neighbours = r.u32s(n)?;
     Ok((points, heights, neighbours))
 }
@@ -140,13 +139,13 @@ impl TileContours {
         let payload = codec::unseal(bytes, MAGIC, VERSION, A)?;
         let r = &mut Reader::new(payload, A);
         let mut out = TileContours::default();
-        for _ in 0..checked_count(r, 40, A)? {
+        for _ in 0..r.count(40)? {
             let tile = TileCoord {
                 x: r.u32()?,
                 y: r.u32()?,
             };
             let (region, level) = (r.u32()?, r.u32()?);
-            let (points, heights, neighbours) = read_path(r, A)?;
+            let (points, heights, neighbours) = read_path(r)?;
             out.cycles.push(Contour {
                 tile,
                 region,
@@ -156,14 +155,14 @@ impl TileContours {
                 neighbours,
             });
         }
-        for _ in 0..checked_count(r, 63, A)? {
+        for _ in 0..r.count(63)? {
             let tile = TileCoord {
                 x: r.u32()?,
                 y: r.u32()?,
             };
             let region = r.u32()?;
             let (first, next) = (read_edge(r)?, read_edge(r)?);
-            let (points, heights, neighbours) = read_path(r, A)?;
+            let (points, heights, neighbours) = read_path(r)?;
             out.chains.push(Chain {
                 tile,
                 region,

@@ -61,20 +61,6 @@ pub struct TileRegions {
 const MAGIC: &[u8; 8] = b"TSTREGNS";
 const VERSION: u32 = 1;
 
-/// A count read from a payload, refused when `each` bytes per item would not fit what is
-/// left (so nothing is allocated for a count the bytes cannot hold).
-pub(crate) fn checked_count(
-    r: &mut Reader,
-    each: usize,
-    artifact: &'static str,
-) -> Result<usize, ArtifactError> {
-    let n = r.u64()? as usize;
-    if n.saturating_mul(each) > r.remaining() {
-        return Err(invalid(artifact, "count larger than the payload"));
-    }
-    Ok(n)
-}
-
 pub(crate) fn write_span_key(w: &mut Writer, k: SpanKey) {
     w.i32(k.y);
     w.i32(k.x);
@@ -144,9 +130,9 @@ impl TileRegions {
             width: r.u32()?,
             height: r.u32()?,
         };
-        let n = checked_count(r, 4, A)?;
+        let n = r.count(4)?;
         let labels = r.u32s(n)?;
-        let n = checked_count(r, 28, A)?;
+        let n = r.count(28)?;
         let mut regions = Vec::with_capacity(n);
         for _ in 0..n {
             regions.push(LocalRegion {
@@ -156,7 +142,7 @@ impl TileRegions {
                 zmax: r.u32()?,
             });
         }
-        let n = checked_count(r, 28, A)?;
+        let n = r.count(28)?;
         let mut links = Vec::with_capacity(n);
         for _ in 0..n {
             links.push(BorderLink {
