@@ -342,6 +342,9 @@ impl SceneSource for ObjScene {
 
 /// Parses one coordinate; refuses text that is not a number and non-finite values.
 fn parse_coordinate(tok: &[u8]) -> Result<f64, String> {
+    if let Some(v) = plain_decimal(tok) {
+        return Ok(v);
+    }
     let text = std::str::from_utf8(tok).map_err(|_| "coordinate is not valid UTF-8".to_string())?;
     let v: f64 = text
         .parse()
@@ -350,6 +353,44 @@ fn parse_coordinate(tok: &[u8]) -> Result<f64, String> {
         return Err(format!("coordinate `{text}` is not finite"));
     }
     Ok(v)
+}
+
+/// The value of `-?[0-9]+(.[0-9]+)?` text with at most 19 digits whose digits, read as one
+/// integer, stay below 2^53, and whose fraction has at most 22 digits; None for any other text
+/// (left to `str::parse`). Such an integer and the power of ten are both exact in f64, and
+/// one division rounds correctly, so the result is the correctly rounded value `str::parse`
+/// gives (the exact fast path of W. D. Clinger, "How to read floating point numbers
+/// accurately", PLDI 1990), without its general machinery: coordinates are written this way.
+#[inline]
+fn plain_decimal(tok: &[u8]) -> Option<f64> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    let (negative, body) = match tok {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, tok),
+    };
+    let (int, frac) = match memchr::memchr(b'.', body) {
+        Some(i) => (&body[..i], &body[i + 1..]),
+        None => (body, &body[body.len()..]),
+    };
+    let has_point = int.len() < body.len();
+    if int.is_empty() || (has_point && frac.is_empty()) || int.len() + frac.len() > 19 {
+        return None;
+    }
+    let mut m = 0u64;
+    for &d in int.iter().chain(frac) {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        m = m * 10 + u64::from(d - b'0');
+    }
+    if m >= 1 << 53 {
+        return None;
+    }
+    let v = m as f64 / POW10[frac.len()];
+    Some(if negative { -v } else { v })
 }
 
 /// Resolves a face vertex token (`i`, `i/t`, `i//n`, `i/t/n`; `i` may be negative) against the
@@ -406,6 +447,54 @@ fn parse_i64(text: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_decimals_parse_as_std_parses_them() {
+        for text in [
+            "0",
+            "-0",
+            "0.0",
+            "-0.0",
+            "1",
+            "-1.5",
+            "0.1",
+            "3.4232",
+            "-1234.5678",
+            "9007199254740991",
+            "9007199254740992",
+            "0.30000000000000004",
+            "123456789.123456789",
+            "00012.500",
+            "1.",
+            ".5",
+            "1e5",
+            "+1",
+            "--1",
+            "1.2.3",
+            "",
+            "-",
+            "0x10",
+            "1_0",
+        ] {
+            if let Some(v) = plain_decimal(text.as_bytes()) {
+                let want: f64 = text.parse().unwrap();
+                assert_eq!(v.to_bits(), want.to_bits(), "{text}");
+            }
+        }
+        assert!(plain_decimal(b"1e5").is_none() && plain_decimal(b"1.").is_none());
+        assert_eq!(plain_decimal(b"3.4232"), Some(3.4232));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_plain_decimal_parses_as_std_parses_it(
+            text in "-?[0-9]{1,12}(\\.[0-9]{1,12})?",
+        ) {
+            let want: f64 = text.parse().unwrap();
+            let got = parse_coordinate(text.as_bytes()).unwrap();
+            proptest::prop_assert_eq!(got.to_bits(), want.to_bits(), "{}", text);
+        }
+    }
 
     #[test]
     fn indices_parse_as_std_parses_them() {

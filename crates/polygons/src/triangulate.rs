@@ -18,7 +18,6 @@
 //! ([`TriangulationError`]), never repaired.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use spade::handles::FixedFaceHandle;
 use spade::{ConstrainedDelaunayTriangulation, Point2, Triangulation};
 use tessera_artifacts::Point;
 
@@ -102,33 +101,37 @@ pub(crate) fn triangulate_edges(
         let [a, b] = e.vertices().map(|v| v.fix().index() as u32);
         cdt.is_constraint_edge(e.fix().as_undirected()) && !inner.contains(&edge_key(a, b))
     };
-    let mut parity: HashMap<FixedFaceHandle<spade::handles::InnerTag>, bool> = HashMap::default();
+    // Per face (by index; 0 is the outer face): 0 not reached yet, 1 outside, 2 inside.
+    let mut parity = vec![0u8; cdt.num_all_faces()];
+    let mark = |inside: bool| if inside { 2u8 } else { 1u8 };
     let mut queue = Vec::new();
     for face in cdt.inner_faces() {
         for e in face.adjacent_edges() {
             if e.rev().face().is_outer() {
-                if parity.insert(face.fix(), crosses_boundary(e)).is_none() {
-                    queue.push(face.fix());
+                let f = face.fix();
+                if parity[f.index()] == 0 {
+                    parity[f.index()] = mark(crosses_boundary(e));
+                    queue.push(f);
                 }
                 break;
             }
         }
     }
     while let Some(f) = queue.pop() {
-        let here = parity[&f];
+        let here = parity[f.index()] == 2;
         for e in cdt.face(f).adjacent_edges() {
             if let Some(g) = e.rev().face().as_inner() {
-                let p = here ^ crosses_boundary(e);
-                if let std::collections::hash_map::Entry::Vacant(v) = parity.entry(g.fix()) {
-                    v.insert(p);
-                    queue.push(g.fix());
+                let g = g.fix();
+                if parity[g.index()] == 0 {
+                    parity[g.index()] = mark(here ^ crosses_boundary(e));
+                    queue.push(g);
                 }
             }
         }
     }
     let mut tris = Vec::new();
     for face in cdt.inner_faces() {
-        if parity.get(&face.fix()).copied().unwrap_or(false) {
+        if parity[face.fix().index()] == 2 {
             let v = face.vertices().map(|v| v.fix().index() as u32);
             tris.push(v);
         }
