@@ -95,8 +95,9 @@ pub struct BakeRequest {
 /// peak of a tile in flight.
 pub const SAMPLE_EVERY: Duration = Duration::from_millis(5);
 
-/// Memory a worker thread holds beyond the reservations of its work: its stack's touched
-/// pages and the allocator's per-thread cache. Counted against the budget for every thread.
+/// Memory a worker thread holds beyond the reservations of its work and its allocator arena's
+/// cache (`tessera_budget::arena_cache`): its stack's touched pages. Counted against the
+/// budget for every thread, with the arena's cache.
 pub const THREAD_OVERHEAD: u64 = 1 << 20;
 
 /// The most worker threads a budget of `memory_budget` bytes runs: their overhead
@@ -135,8 +136,12 @@ fn threads_and_budget(
         ));
     }
     let threads = threads.clamp(1, allowed);
-    // The threads' overhead comes off the top: the stages share what is left.
-    let overhead = threads as u64 * THREAD_OVERHEAD;
+    // One allocator arena per thread, each keeping a bounded cache for reuse.
+    let cache = tessera_budget::arena_cache(memory_budget, threads);
+    tessera_budget::tune_allocator(threads, cache);
+    // The threads' overhead and what their arenas may keep come off the top: the stages share
+    // what is left.
+    let overhead = threads as u64 * (THREAD_OVERHEAD + 2 * cache);
     let budget = MemoryBudget::new(memory_budget.saturating_sub(overhead));
     (threads, overhead, budget)
 }
@@ -146,7 +151,6 @@ fn bake_with(
     share: Option<&dyn TileShare>,
 ) -> Result<BakeSummary, BakeError> {
     let started = Instant::now();
-    tessera_budget::return_freed_memory_to_os();
     let sampler = req
         .sampler
         .clone()
@@ -262,7 +266,6 @@ pub fn voxelize_for_peer(
     req: PeerRequest,
     send: &mut dyn FnMut(u32, Vec<u8>) -> Result<(), BakeError>,
 ) -> Result<u64, BakeError> {
-    tessera_budget::return_freed_memory_to_os();
     let layout = BakeLayout::new(&req.out_dir);
     let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
     let path = layout.tiles_pack();

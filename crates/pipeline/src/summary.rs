@@ -105,7 +105,8 @@ pub struct BakeSummary {
     pub peak_rss_bytes: u64,
     pub peak_anon_bytes: u64,
     /// Peak bytes reserved from the budget by the stages (the worker threads' overhead,
-    /// `THREAD_OVERHEAD` each, comes off the top of the budget first).
+    /// `THREAD_OVERHEAD` and their allocator arena's cache each, comes off the top of the
+    /// budget first).
     pub peak_reserved_bytes: u64,
     pub threads: usize,
     pub memory_budget_bytes: u64,
