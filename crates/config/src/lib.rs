@@ -56,8 +56,9 @@ pub enum TileSize {
 }
 
 impl TileSize {
-    /// The tile edge `auto` picks: 256 cells, or 8 bands when the band is wider than 32 cells
-    /// (rounded up to a multiple of 64).
+    /// The largest tile edge `auto` picks: 256 cells, or 8 bands when the band is wider than 32
+    /// cells (rounded up to a multiple of 64). The grid then evens the edge out over the
+    /// world ([`even_tile_edge`]), so that no row or column of tiles is a sliver.
     ///
     /// Why: a tile is voxelized with its band around it, so the band costs
     /// `(1 + 2 band / edge)^2 - 1` more rasterization and filtering, 15 % at 256 cells and a
@@ -65,15 +66,26 @@ impl TileSize {
     /// of RecastDemo's tiles; larger tiles also leave fewer borders for the merge. Past 256
     /// cells a tile's working set outgrows the processor's caches and bakes get slower again
     /// (citygen M at 0.1 m, 2 threads: 512-cell tiles lose 8 % to 256; benches/RESULTS.md).
-    /// The rule depends on the settings alone, never on the machine's threads or memory, so
-    /// a bake's files stay the same for any thread count and budget (a tile too large for the
-    /// budget is voxelized in parts).
+    /// The rule depends on the settings and the world's extent alone, never on the machine's
+    /// threads or memory, so a bake's files stay the same for any thread count and budget (a
+    /// tile too large for the budget is voxelized in parts).
     pub fn resolve(self, band: u32) -> u32 {
         match self {
             TileSize::Cells(n) => n,
             TileSize::Auto => 256u32.max((8 * band).div_ceil(64) * 64),
         }
     }
+}
+
+/// The tile edge of `auto` on a world `cells` cells across its longer side: as few tiles as
+/// edges of at most `largest` cells need, each of them as wide as the others (the last one
+/// at most a cell narrower per tile). A world of 833 cells gets 4 tiles of 209 rather than 3 of
+/// 256 and one of 65: the same work spread evenly over the threads, and a band around 4
+/// tiles instead of around one sliver that is mostly band.
+pub fn even_tile_edge(cells: u32, largest: u32) -> u32 {
+    let largest = largest.max(1);
+    let tiles = cells.max(1).div_ceil(largest);
+    cells.max(1).div_ceil(tiles)
 }
 
 impl From<u32> for TileSize {
@@ -517,6 +529,7 @@ impl BakeConfig {
             cell_size: v.cell_size,
             cell_height: v.cell_height,
             tile_size: v.tile_size.resolve(band),
+            tile_even: v.tile_size == TileSize::Auto,
             walkable_height: ((a.height / v.cell_height).ceil() as u32).max(1),
             walkable_climb: (a.max_climb / v.cell_height).floor() as u32,
             walkable_radius: radius,
@@ -582,8 +595,10 @@ pub struct VoxelParams {
     pub cell_size: f64,
     /// [m]
     pub cell_height: f64,
-    /// [cells], `auto` resolved ([`TileSize::resolve`])
+    /// [cells], `auto` resolved ([`TileSize::resolve`]); with `tile_even`, the largest edge.
     pub tile_size: u32,
+    /// `auto`: the grid evens the tile edge out over the world ([`even_tile_edge`]).
+    pub tile_even: bool,
     /// Clearance needed above a floor [voxels], at least 1.
     pub walkable_height: u32,
     /// Highest step [voxels].
@@ -838,6 +853,24 @@ mod tests {
         // The tile size is not a polygon setting.
         c.voxel.tile_size = 17.into();
         assert_eq!(c.polygon_params(), off);
+    }
+
+    #[test]
+    fn auto_tiles_are_evened_out_over_the_world() {
+        assert_eq!(even_tile_edge(833, 256), 209);
+        assert_eq!(even_tile_edge(3334, 256), 239);
+        assert_eq!(even_tile_edge(512, 256), 256);
+        assert_eq!(even_tile_edge(100, 256), 100);
+        for cells in 1..2000 {
+            let edge = even_tile_edge(cells, 256);
+            let tiles = cells.div_ceil(edge);
+            assert!(edge <= 256 && tiles == cells.div_ceil(256), "{cells}");
+            // The last tile is the narrowest, by at most a cell per tile.
+            assert!(
+                cells - (tiles - 1) * edge + tiles >= edge,
+                "{cells}: {edge}"
+            );
+        }
     }
 
     #[test]

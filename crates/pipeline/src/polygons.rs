@@ -47,6 +47,7 @@ pub(crate) fn key(
 ) -> u64 {
     let untiled = VoxelParams {
         tile_size: 0,
+        tile_even: false,
         band: 0,
         ..*voxel
     };

@@ -29,16 +29,22 @@ use tessera_config::VoxelParams;
 use tessera_geom::floor_i64;
 
 /// The grid a bake voxelizes on: its corner at the rebased origin `origin` (world coordinates),
-/// cells covering the rebased extent up to `bounds_max`, tiles and band from the settings.
+/// cells covering the rebased extent up to `bounds_max`, tiles and band from the settings (an
+/// `auto` tile edge evened out over the world's longer side).
 pub fn grid_frame(origin: [f64; 3], bounds_max: [f32; 3], params: &VoxelParams) -> GridFrame {
-    GridFrame::new(
+    let mut frame = GridFrame::new(
         origin,
         bounds_max.map(|v| v.max(0.0) as f64),
         params.cell_size,
         params.cell_height,
         params.tile_size,
         params.band,
-    )
+    );
+    if params.tile_even {
+        let longer = frame.cells[0].max(frame.cells[1]);
+        frame.tile_size = tessera_config::even_tile_edge(longer, params.tile_size);
+    }
+    frame
 }
 
 /// Cells kept around a tile's core in the field [`voxelize_tile`] returns. Segmentation and
