@@ -326,6 +326,54 @@ pub struct RegionBatch {
 const MAGIC: &[u8; 8] = b"TSREGNS\0";
 const VERSION: u32 = 2;
 
+/// Bytes of a contour with no points in [`write_contour`]'s layout.
+pub(crate) const CONTOUR_MIN_BYTES: usize = 24;
+
+/// A contour in the codec: its tile, region and level, then each point with its height and
+/// the neighbour across the piece that starts there. The one layout of a contour, in region
+/// batches and in the tile contours carried between processes.
+pub(crate) fn write_contour(w: &mut Writer, c: &Contour) {
+    w.u32(c.tile.x);
+    w.u32(c.tile.y);
+    w.u32(c.region);
+    w.u32(c.level);
+    w.u64(c.points.len() as u64);
+    for k in 0..c.points.len() {
+        w.i32(c.points[k].0);
+        w.i32(c.points[k].1);
+        w.u32(c.heights[k]);
+        w.u32(c.neighbours[k]);
+    }
+}
+
+/// Reads what [`write_contour`] wrote (not validated: the caller decides).
+pub(crate) fn read_contour(r: &mut Reader) -> Result<Contour, ArtifactError> {
+    let tile = TileCoord {
+        x: r.u32()?,
+        y: r.u32()?,
+    };
+    let (region, level) = (r.u32()?, r.u32()?);
+    let n = r.count(16)?;
+    let (mut points, mut heights, mut neighbours) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    for _ in 0..n {
+        points.push((r.i32()?, r.i32()?));
+        heights.push(r.u32()?);
+        neighbours.push(r.u32()?);
+    }
+    Ok(Contour {
+        tile,
+        region,
+        level,
+        points,
+        heights,
+        neighbours,
+    })
+}
+
 impl RegionBatch {
     pub fn is_empty(&self) -> bool {
         self.regions.is_empty() && self.contours.is_empty()
@@ -350,17 +398,7 @@ impl RegionBatch {
         }
         w.u64(self.contours.len() as u64);
         for c in &self.contours {
-            w.u32(c.tile.x);
-            w.u32(c.tile.y);
-            w.u32(c.region);
-            w.u32(c.level);
-            w.u64(c.points.len() as u64);
-            for k in 0..c.points.len() {
-                w.i32(c.points[k].0);
-                w.i32(c.points[k].1);
-                w.u32(c.heights[k]);
-                w.u32(c.neighbours[k]);
-            }
+            write_contour(&mut w, c);
         }
         codec::seal(MAGIC, VERSION, &w.bytes)
     }
@@ -397,26 +435,8 @@ impl RegionBatch {
                 members,
             });
         }
-        for _ in 0..r.count(24)? {
-            let tile = TileCoord {
-                x: r.u32()?,
-                y: r.u32()?,
-            };
-            let (region, level) = (r.u32()?, r.u32()?);
-            let (mut points, mut heights, mut neighbours) = (Vec::new(), Vec::new(), Vec::new());
-            for _ in 0..r.count(16)? {
-                points.push((r.i32()?, r.i32()?));
-                heights.push(r.u32()?);
-                neighbours.push(r.u32()?);
-            }
-            let c = Contour {
-                tile,
-                region,
-                level,
-                points,
-                heights,
-                neighbours,
-            };
+        for _ in 0..r.count(CONTOUR_MIN_BYTES)? {
+            let c = read_contour(r)?;
             c.validate()?;
             batch.contours.push(c);
         }

@@ -3,6 +3,7 @@
 //! carries them from the tracing workers to the joiner.
 
 use crate::codec::{self, Reader, Writer};
+use crate::regions::{read_contour, write_contour, CONTOUR_MIN_BYTES};
 use crate::{invalid, ArtifactError, Contour, Point, TileCoord};
 
 /// Edge headings, counter-clockwise: a unit boundary edge runs east, north, west or south.
@@ -60,7 +61,7 @@ pub struct TileContours {
 }
 
 const MAGIC: &[u8; 8] = b"TSTCONTR";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 fn write_edge(w: &mut Writer, e: EdgeKey) {
     w.i32(e.x);
@@ -115,11 +116,7 @@ impl TileContours {
         let mut w = Writer::default();
         w.u64(self.cycles.len() as u64);
         for c in &self.cycles {
-            w.u32(c.tile.x);
-            w.u32(c.tile.y);
-            w.u32(c.region);
-            w.u32(c.level);
-            write_path(&mut w, &c.points, &c.heights, &c.neighbours);
+            write_contour(&mut w, c);
         }
         w.u64(self.chains.len() as u64);
         for c in &self.chains {
@@ -139,21 +136,8 @@ impl TileContours {
         let payload = codec::unseal(bytes, MAGIC, VERSION, A)?;
         let r = &mut Reader::new(payload, A);
         let mut out = TileContours::default();
-        for _ in 0..r.count(40)? {
-            let tile = TileCoord {
-                x: r.u32()?,
-                y: r.u32()?,
-            };
-            let (region, level) = (r.u32()?, r.u32()?);
-            let (points, heights, neighbours) = read_path(r)?;
-            out.cycles.push(Contour {
-                tile,
-                region,
-                level,
-                points,
-                heights,
-                neighbours,
-            });
+        for _ in 0..r.count(CONTOUR_MIN_BYTES)? {
+            out.cycles.push(read_contour(r)?);
         }
         for _ in 0..r.count(63)? {
             let tile = TileCoord {
