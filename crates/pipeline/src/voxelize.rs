@@ -22,7 +22,7 @@
 //!   instead of voxelized.
 //! * Progress: tiles written (and tiles merged, as the merge stage).
 
-use crossbeam_channel::{bounded, Sender};
+use crossbeam_channel::{bounded, Receiver, Sender};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -364,58 +364,37 @@ fn stream(
         // Writer (this thread): restore tile order, append to the checkpoints, merge, count.
         let mut order = TileOrder::new(keys.iter().copied());
         let mut written = 0u64;
-        let mut failure = None;
         let mut last_sync = Instant::now();
-        for msg in done_rx.iter() {
-            match msg {
-                Ok(done) => order.arrived(done),
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
+        let received = order.receive(&done_rx, |done| {
+            let (position, key) = (written as usize, done.index);
+            progress.add_bytes(done.spans_packed.bytes.len() as u64);
+            let (spans, walkable) = write_tile(done, key, &mut journals, &mut merge)?;
+            out.tiles_with_geometry += 1;
+            out.spans += spans;
+            out.walkable_spans += walkable;
+            if let (Some(share), owner @ 1..) = (share, owner_at(position)) {
+                share.written(key, owner);
             }
-            while let Some(done) = order.ready() {
-                let (position, key) = (written as usize, done.index);
-                progress.add_bytes(done.spans_packed.bytes.len() as u64);
-                if let Err(e) =
-                    write_tile(done, key, &mut journals, &mut merge).map(|(spans, walkable)| {
-                        out.tiles_with_geometry += 1;
-                        out.spans += spans;
-                        out.walkable_spans += walkable;
-                    })
-                {
-                    failure = Some(e);
-                    break;
-                }
-                if let (Some(share), owner @ 1..) = (share, owner_at(position)) {
-                    share.written(key, owner);
-                }
-                written += 1;
-                progress.advance(STAGE, written);
-                if last_sync.elapsed() >= SYNC_EVERY {
-                    if let Err(e) = journals.sync() {
-                        failure = Some(e.into());
-                        break;
-                    }
-                    last_sync = Instant::now();
-                }
+            written += 1;
+            progress.advance(STAGE, written);
+            if last_sync.elapsed() >= SYNC_EVERY {
+                journals.sync()?;
+                last_sync = Instant::now();
             }
-            if failure.is_some() || order.finished() {
-                break;
-            }
-        }
+            Ok(())
+        });
         writer_gone.store(true, Ordering::Relaxed);
         drop(done_rx); // unblocks the workers and the reader if we stopped early
         for helper in helpers.into_iter().chain(feeder) {
             let _ = helper.join();
         }
         journals.sync()?;
-        match failure {
-            Some(e) => Err(e),
-            None if !order.finished() && stopped.load(Ordering::Relaxed) => {
+        match received {
+            Err(e) => Err(e),
+            Ok(()) if !order.finished() && stopped.load(Ordering::Relaxed) => {
                 Err(BakeError::Interrupted)
             }
-            None => Ok(()),
+            Ok(()) => Ok(()),
         }
     })?;
     journals.finish()?;
@@ -457,40 +436,25 @@ pub(crate) fn stream_for_peer(
         );
         let mut order = TileOrder::new(tiles.iter().copied());
         let mut sent = 0u64;
-        let mut failure = None;
-        'receive: for msg in done_rx.iter() {
-            match msg {
-                Ok(done) => order.arrived(done),
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            }
-            while let Some(done) = order.ready() {
-                let key = done.index;
-                let wire = done.to_wire();
-                sent_bytes += wire.len() as u64;
-                // The tile's reservation is kept until `send` has taken it.
-                if let Err(e) = send(key, wire) {
-                    failure = Some(e);
-                    break 'receive;
-                }
-                drop(done);
-                sent += 1;
-                progress.advance(STAGE, sent);
-            }
-            if order.finished() {
-                break;
-            }
-        }
+        let received = order.receive(&done_rx, |done| {
+            let key = done.index;
+            let wire = done.to_wire();
+            sent_bytes += wire.len() as u64;
+            // The tile's reservation is kept until `send` has taken it.
+            send(key, wire)?;
+            drop(done);
+            sent += 1;
+            progress.advance(STAGE, sent);
+            Ok(())
+        });
         drop(done_rx);
         for helper in helpers {
             let _ = helper.join();
         }
-        match failure {
-            Some(e) => Err(e),
-            None if !order.finished() => Err(BakeError::Interrupted),
-            None => Ok(()),
+        match received {
+            Err(e) => Err(e),
+            Ok(()) if !order.finished() => Err(BakeError::Interrupted),
+            Ok(()) => Ok(()),
         }
     })?;
     progress.stage_done(STAGE, tiles.len() as u64);
@@ -529,6 +493,26 @@ impl<I: Iterator<Item = u32>> TileOrder<I> {
     /// Every tile was handed on.
     fn finished(&self) -> bool {
         self.next.is_none()
+    }
+
+    /// Takes finished tiles from `rx` and hands each to `each` in order, until every tile was
+    /// handed on, the channel closes, a worker sends an error or `each` returns one (the first
+    /// error is returned).
+    fn receive(
+        &mut self,
+        rx: &Receiver<Result<TileDone, BakeError>>,
+        mut each: impl FnMut(TileDone) -> Result<(), BakeError>,
+    ) -> Result<(), BakeError> {
+        for msg in rx.iter() {
+            self.arrived(msg?);
+            while let Some(done) = self.ready() {
+                each(done)?;
+            }
+            if self.finished() {
+                break;
+            }
+        }
+        Ok(())
     }
 }
 
