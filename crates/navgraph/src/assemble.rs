@@ -11,6 +11,7 @@
 //! bit per polygon when pruning.
 
 use std::io::{Seek, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap as HashMap;
@@ -367,7 +368,9 @@ impl Assembler {
         tile_cells: u32,
         out: &mut W,
     ) -> Result<Assembled, BuildError> {
-        self.finish_reporting(pruning, key, tile_cells, out, &mut |_| {})
+        self.finish_reporting(pruning, key, tile_cells, out, &mut |_| {
+            ControlFlow::Continue(())
+        })
     }
 
     /// [`Assembler::finish`], telling `report` each pass as it begins and, in the passes that
@@ -379,7 +382,7 @@ impl Assembler {
         key: u64,
         tile_cells: u32,
         out: &mut W,
-        report: &mut dyn FnMut(Step),
+        report: &mut Report,
     ) -> Result<Assembled, BuildError> {
         let Assembler {
             frame,
@@ -416,22 +419,22 @@ impl Assembler {
         input.regions.push(input.end());
 
         let polygons = u64::from(input.polygons());
-        report(Step::Pass("stair links", 0));
-        let links = gather_links(links, stairs, input.polygons())?;
-        report(Step::Pass("portals across regions", 0));
-        let patches = match_border_edges(border, climb, &input.dir, input.memory)?;
+        say(report, Step::Pass("stair links", 0))?;
+        let links = gather_links(links, stairs, input.polygons(), report)?;
+        say(report, Step::Pass("portals across regions", 0))?;
+        let patches = match_border_edges(border, climb, &input.dir, input.memory, report)?;
         if !pruning.seeds.is_empty() {
-            report(Step::Pass("reachability", polygons));
+            say(report, Step::Pass("reachability", polygons))?;
         } else if pruning.min_island_area > 0.0 {
-            report(Step::Pass("islands", polygons));
+            say(report, Step::Pass("islands", polygons))?;
         }
         let reached = prune(&input, &patches, &links, pruning, report)?;
-        report(Step::Pass("renumbering", polygons));
+        say(report, Step::Pass("renumbering", polygons))?;
         let numbering = Renumbering::new(&input.regions, &reached.keep);
         let links = renumber_links(links, &numbering, &input.frame);
         let kept = write_kept_arrays(&input, &patches, &numbering, &links, report)?;
         drop(numbering);
-        report(Step::Pass("lookup grid", polygons));
+        say(report, Step::Pass("lookup grid", polygons))?;
         let grid = build_grid(&input, &reached.keep, &kept, report)?;
 
         let stats = Stats {
@@ -466,7 +469,7 @@ impl Assembler {
             },
             stats: stats.clone(),
         };
-        report(Step::Pass("writing the archive", 0));
+        say(report, Step::Pass("writing the archive", 0))?;
         let bytes = write_archive(&mesh, key, tile_cells, out)?;
         for path in input
             .paths()
@@ -494,19 +497,48 @@ pub enum Step {
     /// A pass begins, over this many polygons (0: a pass not counted, a sort or the file).
     Pass(&'static str, u64),
     /// In a counted pass: this many polygons done. Reported at the pass's first polygon,
-    /// every [`REPORT_EVERY`] polygons after it and when the pass ends (the total).
+    /// every [`REPORT_EVERY`] polygons after it and when the pass ends (the total). In an
+    /// uncounted pass that merges a sort: this many records merged, every
+    /// [`REPORT_EVERY_RECORD`].
     Done(u64),
 }
 
 /// Polygons between two [`Step::Done`] reports of a pass.
 pub const REPORT_EVERY: u32 = 1 << 16;
 
+/// Records of a sort's merge between two [`Step::Done`] reports of an uncounted pass.
+pub const REPORT_EVERY_RECORD: u64 = 1 << 20;
+
+/// Who hears [`Step`]s: it answers whether to go on. A break stops the file where it is
+/// ([`BuildError::Stopped`]); the output is then unfinished and must not be committed.
+pub type Report<'a> = dyn FnMut(Step) -> ControlFlow<()> + 'a;
+
+/// Tells `report` of `step`; an error when it asks to stop.
+pub(crate) fn say(report: &mut Report, step: Step) -> Result<(), BuildError> {
+    match report(step) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(()) => Err(BuildError::Stopped),
+    }
+}
+
 /// Reports `p` done when it starts a new stretch of [`REPORT_EVERY`].
 #[inline]
-pub(crate) fn tick(report: &mut dyn FnMut(Step), p: u32) {
+pub(crate) fn tick(report: &mut Report, p: u32) -> Result<(), BuildError> {
     if p.is_multiple_of(REPORT_EVERY) {
-        report(Step::Done(u64::from(p)));
+        say(report, Step::Done(u64::from(p)))?;
     }
+    Ok(())
+}
+
+/// Counts one more record of a sort's merge (an uncounted pass), reporting the count every
+/// [`REPORT_EVERY_RECORD`].
+#[inline]
+pub(crate) fn tick_record(report: &mut Report, records: &mut u64) -> Result<(), BuildError> {
+    *records += 1;
+    if records.is_multiple_of(REPORT_EVERY_RECORD) {
+        say(report, Step::Done(*records))?;
+    }
+    Ok(())
 }
 
 /// Twice the signed plan area of the polygon `cycle` (indices into `verts`), exactly.

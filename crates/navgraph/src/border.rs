@@ -9,6 +9,7 @@ use std::path::Path;
 use bytemuck::{Pod, Zeroable};
 use tessera_spill::{Sorter, Spill, SpillWriter};
 
+use crate::assemble::{tick_record, Report};
 use crate::BuildError;
 
 /// An edge on a region's border, waiting for its partner in another region.
@@ -33,11 +34,14 @@ pub(crate) fn match_border_edges(
     climb: u32,
     dir: &Path,
     memory: usize,
+    report: &mut Report,
 ) -> Result<Spill<[u32; 2]>, BuildError> {
     let mut patches = Sorter::<[u32; 2]>::new(dir, "patches", memory / 2);
     let mut sorted = border.finish()?;
     let mut group: Vec<BorderEdge> = Vec::new();
+    let mut records = 0;
     while let Some(e) = sorted.next_record()? {
+        tick_record(report, &mut records)?;
         if group.last().is_some_and(|g| g.key != e.key) {
             pair_group(&mut group, climb, &mut patches)?;
         }

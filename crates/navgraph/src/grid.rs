@@ -6,7 +6,7 @@ use std::path::Path;
 
 use tessera_spill::{Sorter, Spill, SpillWriter};
 
-use crate::assemble::{tick, Spilled, Step};
+use crate::assemble::{say, tick, tick_record, Report, Spilled, Step};
 use crate::reach::Bits;
 use crate::renumber::Kept;
 use crate::BuildError;
@@ -33,7 +33,7 @@ pub(crate) fn build_grid(
     input: &Spilled,
     keep: &Bits,
     kept: &Kept,
-    report: &mut dyn FnMut(Step),
+    report: &mut Report,
 ) -> Result<GridColumns, BuildError> {
     let (bounds_min, bounds_max) = (kept.bounds_min, kept.bounds_max);
     let mean = if kept.polygons == 0 {
@@ -63,7 +63,7 @@ pub(crate) fn build_grid(
         let mut b_it = input.boxes.iter()?;
         let mut id = 0u32;
         for p in 0..input.polygons() {
-            tick(report, p);
+            tick(report, p)?;
             let b = b_it.next_record()?.expect("counted");
             if !keep.get(p as usize) {
                 continue;
@@ -83,13 +83,15 @@ pub(crate) fn build_grid(
             }
             id += 1;
         }
-        report(Step::Done(u64::from(input.polygons())));
+        say(report, Step::Done(u64::from(input.polygons())))?;
     }
     let mut g_start = SpillWriter::<u32>::create(input.scratch("grid_start"))?;
     let mut g_items = SpillWriter::<u32>::create(input.scratch("grid_items"))?;
     let cells = width as u64 * height as u64;
     let mut next_cell = 0u64;
+    let mut records = 0;
     for rec in items.finish()? {
+        tick_record(report, &mut records)?;
         let [c, p] = rec?;
         while next_cell <= c as u64 {
             g_start.push(&(g_items.len() as u32))?;

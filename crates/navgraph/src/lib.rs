@@ -37,7 +37,7 @@ use std::path::PathBuf;
 
 use tessera_navmesh::NavMeshError;
 
-pub use assemble::{Assembled, Assembler, Step, REPORT_EVERY};
+pub use assemble::{Assembled, Assembler, Report, Step, REPORT_EVERY, REPORT_EVERY_RECORD};
 pub use build::{build, build_pruned, Pruned};
 pub use reach::Pruning;
 
@@ -58,6 +58,9 @@ pub enum BuildError {
         #[from]
         source: io::Error,
     },
+    /// The caller's report asked to stop (an interrupted bake): the output is unfinished.
+    #[error("stopped before the navmesh was finished")]
+    Stopped,
     /// A mesh built in memory did not read back (a builder bug).
     #[error("reading back the navmesh built in memory: {0}")]
     ReadBack(#[from] NavMeshError),

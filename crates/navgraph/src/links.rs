@@ -15,6 +15,7 @@ use std::io;
 use bytemuck::{Pod, Zeroable};
 use tessera_spill::Sorter;
 
+use crate::assemble::{tick_record, Report};
 use crate::BuildError;
 
 /// A link between two polygons (global indices, in the order regions were added): `(from,
@@ -32,9 +33,10 @@ pub(crate) fn gather_links(
     mut links: Vec<GridLink>,
     stairs: Option<StairLinks>,
     polygons: u32,
+    report: &mut Report,
 ) -> Result<Vec<GridLink>, BuildError> {
     if let Some(stairs) = stairs {
-        links.extend(stairs.finish()?);
+        links.extend(stairs.finish(report)?);
     }
     links.sort_by_key(|l| (l.0, l.1, l.2, l.3));
     links.dedup();
@@ -118,7 +120,7 @@ impl StairLinks {
 
     /// The links, both directions: `(from polygon, to polygon, crossing segment on the from
     /// side)`, one per ordered polygon pair (the edge with the smallest index), sorted.
-    pub(crate) fn finish(self) -> io::Result<Vec<GridLink>> {
+    pub(crate) fn finish(self, report: &mut Report) -> Result<Vec<GridLink>, BuildError> {
         let (r, climb) = (self.r, self.climb);
         let mut found: Vec<FoundLink> = Vec::new();
         if r <= 0 {
@@ -152,7 +154,9 @@ impl StairLinks {
             }
         };
         let mut sorted = self.sorted.finish()?;
+        let mut records = 0;
         loop {
+            tick_record(report, &mut records)?;
             let rec = sorted.next_record()?;
             let y = rec.map(|r| r.cell[0]);
             if y.is_none() || rows.back().is_none_or(|(ry, _, _)| Some(*ry) != y) {
@@ -212,7 +216,9 @@ mod tests {
             for &(e, owner, region, a, b) in &edges {
                 s.add(e, owner, region, a, b).unwrap();
             }
-            let got = s.finish().unwrap();
+            let got = s
+                .finish(&mut |_| std::ops::ControlFlow::Continue(()))
+                .unwrap();
             let ri = r.floor() as i64;
             let near = |p: [i32; 3], q: [i32; 3]| {
                 let (dx, dy) = ((p[0] - q[0]) as i64, (p[1] - q[1]) as i64);

@@ -10,7 +10,7 @@ use tessera_artifacts::DETAIL;
 use tessera_navmesh::{Frame, Poly, NONE};
 use tessera_spill::Spill;
 
-use crate::assemble::{tick, to_world, Spilled, Step};
+use crate::assemble::{say, tick, to_world, Report, Spilled, Step};
 use crate::links::GridLink;
 use crate::BuildError;
 
@@ -55,19 +55,14 @@ pub(crate) fn prune(
     patches: &Spill<[u32; 2]>,
     links: &[GridLink],
     pruning: &Pruning,
-    report: &mut dyn FnMut(Step),
+    report: &mut Report,
 ) -> Result<Reached, BuildError> {
     let np = input.polygons();
     let seeds = pruning.seeds;
     if seeds.is_empty() {
         if pruning.min_island_area > 0.0 && np > 0 {
             let graph = Graph::map(&input.polys, &input.neis, patches, links)?;
-            return Ok(drop_small_islands(
-                &graph,
-                np,
-                pruning.min_island_area,
-                report,
-            ));
+            return drop_small_islands(&graph, np, pruning.min_island_area, report);
         }
         return Ok(Reached {
             keep: Bits::new(np as usize, true),
@@ -102,13 +97,13 @@ pub(crate) fn prune(
     let mut islands = 0;
     let mut area_removed = 0.0;
     for p in 0..np {
-        tick(report, p);
+        tick(report, p)?;
         if !seen.get(p as usize) {
             islands += 1;
             graph.flood(vec![p], &mut seen, |poly| area_removed += poly.area as f64);
         }
     }
-    report(Step::Done(u64::from(np)));
+    say(report, Step::Done(u64::from(np)))?;
     Ok(Reached {
         polygons_removed: (np as u64) - reached.count(),
         keep: reached,
@@ -125,13 +120,13 @@ fn drop_small_islands(
     graph: &Graph,
     np: u32,
     min_area: f64,
-    report: &mut dyn FnMut(Step),
-) -> Reached {
+    report: &mut Report,
+) -> Result<Reached, BuildError> {
     let mut seen = Bits::new(np as usize, false);
     let mut dropped = Bits::new(np as usize, false);
     let (mut islands, mut polygons_removed, mut area_removed) = (0, 0, 0.0);
     for p in 0..np {
-        tick(report, p);
+        tick(report, p)?;
         if seen.get(p as usize) {
             continue;
         }
@@ -147,14 +142,14 @@ fn drop_small_islands(
             area_removed += area;
         }
     }
-    report(Step::Done(u64::from(np)));
-    Reached {
+    say(report, Step::Done(u64::from(np)))?;
+    Ok(Reached {
         keep: dropped.complement(),
         polygons_removed,
         islands,
         area_removed,
         unplaced_seeds: Vec::new(),
-    }
+    })
 }
 
 /// One bit per polygon.

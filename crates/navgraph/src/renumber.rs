@@ -11,7 +11,7 @@ use tessera_artifacts::DETAIL;
 use tessera_navmesh::{Frame, Link, Poly, NONE};
 use tessera_spill::{Spill, SpillWriter};
 
-use crate::assemble::{tick, to_world, RegionStart, Spilled, Step};
+use crate::assemble::{say, tick, to_world, RegionStart, Report, Spilled, Step};
 use crate::links::GridLink;
 use crate::reach::{Bits, Ranks};
 use crate::BuildError;
@@ -176,7 +176,7 @@ pub(crate) fn write_kept_arrays(
     patches: &Spill<[u32; 2]>,
     numbering: &Renumbering,
     links: &[Link],
-    report: &mut dyn FnMut(Step),
+    report: &mut Report,
 ) -> Result<Kept, BuildError> {
     let regions = &input.regions;
     let keep_region = &numbering.keep_region;
@@ -235,7 +235,7 @@ pub(crate) fn write_kept_arrays(
         // The region of polygon p (regions hold consecutive polygons).
         let mut r = 0usize;
         for p in 0..input.polygons() {
-            tick(report, p);
+            tick(report, p)?;
             while regions[r + 1].poly <= p {
                 r += 1;
             }
@@ -293,7 +293,7 @@ pub(crate) fn write_kept_arrays(
             box_size_sum += (bx[2] - bx[0]).max(bx[3] - bx[1]) as f64;
             kept_polys += 1;
         }
-        report(Step::Done(u64::from(input.polygons())));
+        say(report, Step::Done(u64::from(input.polygons())))?;
     }
     Ok(Kept {
         verts: f_verts.finish()?,

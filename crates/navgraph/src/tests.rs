@@ -368,8 +368,11 @@ fn the_polygon_sweeps_of_the_file_report_their_counts() {
         min_island_area: 1.0,
     };
     let mut file = std::io::Cursor::new(Vec::new());
-    asm.finish_reporting(&pruning, 0, 0, &mut file, &mut |s| steps.push(s))
-        .unwrap();
+    asm.finish_reporting(&pruning, 0, 0, &mut file, &mut |s| {
+        steps.push(s);
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap();
     let n = 3;
     assert_eq!(
         steps,
@@ -388,4 +391,39 @@ fn the_polygon_sweeps_of_the_file_report_their_counts() {
             Step::Pass("writing the archive", 0),
         ]
     );
+}
+
+#[test]
+fn a_report_that_asks_to_stop_stops_the_file_at_that_step() {
+    // Issue 21, class 5: an interrupted bake stops inside the navmesh file's passes, not after
+    // them. Stopping at each report in turn ends the file there, with nothing written after.
+    let pruning = Pruning {
+        seeds: &[],
+        min_island_area: 1.0,
+    };
+    let total = 12;
+    for stop_at in 0..total {
+        let dir = tempfile::tempdir().unwrap();
+        let asm = assembled_input(dir.path());
+        let mut file = std::io::Cursor::new(Vec::new());
+        let mut heard = 0;
+        let got = asm.finish_reporting(&pruning, 0, 0, &mut file, &mut |_| {
+            heard += 1;
+            if heard > stop_at {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        });
+        assert!(
+            matches!(got, Err(crate::BuildError::Stopped)),
+            "stopped at report {stop_at}: {:?}",
+            got.map(|a| a.polygons)
+        );
+        assert_eq!(heard, stop_at + 1, "no report after the stop");
+        assert!(
+            file.get_ref().is_empty(),
+            "nothing written before the archive"
+        );
+    }
 }

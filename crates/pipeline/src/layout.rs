@@ -37,14 +37,23 @@ impl BakeLayout {
         }
     }
 
-    /// Creates the folder and its `work` folder.
-    /// Creates the folder and its `work/`, and removes the temporary files that a killed bake
-    /// left in either (those of live processes stay).
+    /// Creates the folder and its `work/`, and removes what a killed or failed bake left: the
+    /// temporary files of atomic writes in either (those of live processes stay) and the
+    /// scratch folders of ingest and of the polygon stage. The caller holds the folder's lock,
+    /// so no other bake is using them.
     pub fn create(&self) -> Result<(), StoreError> {
         let work = self.work();
         std::fs::create_dir_all(&work).map_err(|e| StoreError::io(&work, e))?;
         tessera_store::remove_stale_temp_files(&self.root)?;
         tessera_store::remove_stale_temp_files(&work)?;
+        for dir in [self.scratch(), self.polygon_scratch()] {
+            match std::fs::remove_dir_all(&dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(StoreError::io(&dir, e))
+                }
+                _ => {}
+            }
+        }
         Ok(())
     }
 
@@ -111,5 +120,42 @@ impl BakeLayout {
                 .sum()
         }
         walk(&self.root)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_removes_what_a_killed_bake_left_and_keeps_checkpoints() {
+        // Issue 21, class 5: a bake killed in ingest or in the polygon stage leaves scratch
+        // files and temporary files behind; the next bake into the folder removes them.
+        let dir = tempfile::tempdir().unwrap();
+        let layout = BakeLayout::new(dir.path());
+        layout.create().unwrap();
+        let dead_pid = u32::MAX - 1;
+        let left = [
+            layout.scratch().join("vertices.table"),
+            layout.polygon_scratch().join("polys.spill"),
+            layout.work().join(format!(".tiles.pack.{dead_pid}.tmp")),
+            layout.root.join(format!(".navmesh.tsn.{dead_pid}.tmp")),
+        ];
+        for f in &left {
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, b"left by a killed bake").unwrap();
+        }
+        let kept = [layout.tiles_pack(), layout.spans_pack(), layout.navmesh()];
+        for f in &kept {
+            std::fs::write(f, b"a checkpoint").unwrap();
+        }
+        layout.create().unwrap();
+        for f in &left {
+            assert!(!f.exists(), "{} was left", f.display());
+        }
+        assert!(!layout.scratch().exists() && !layout.polygon_scratch().exists());
+        for f in &kept {
+            assert!(f.exists(), "{} was removed", f.display());
+        }
     }
 }

@@ -213,6 +213,10 @@ impl JournalRegions {
 }
 
 impl RegionSource for JournalRegions {
+    fn stop_flag(&self) -> Option<Arc<AtomicBool>> {
+        self.interrupt.clone()
+    }
+
     fn for_each_window(
         &mut self,
         f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,

@@ -20,6 +20,7 @@
 //!   except a single region larger than a window, which is taken whole.
 //! * Progress: phases (contours, each pass over the regions, the navmesh file).
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Instant;
 use tessera_artifacts::GridFrame;
@@ -186,6 +187,8 @@ impl Polygons {
 fn assembly_error(path: &std::path::Path) -> impl Fn(BuildError) -> BakeError + '_ {
     move |e| match e {
         BuildError::Io { source } => BakeError::Io(StoreError::io(path, source)),
+        // The report asked to stop: the bake was interrupted.
+        BuildError::Stopped => BakeError::Interrupted,
         e => BakeError::Assembly(e),
     }
 }
@@ -309,7 +312,7 @@ fn build(
             Ok(())
         })
     });
-    if source.interrupted {
+    if source.interrupted || matches!(streamed, Err(PolygonError::Stopped)) {
         return Err(BakeError::Interrupted);
     }
     if let Some(e) = sink_failure {
@@ -339,11 +342,18 @@ fn build(
             key,
             frame.tile_size,
             &mut file,
-            &mut |step| match step {
-                Step::Pass(name, polygons) => {
-                    progress.phase(STAGE, &format!("navmesh file: {name}"), polygons)
+            &mut |step| {
+                match step {
+                    Step::Pass(name, polygons) => {
+                        progress.phase(STAGE, &format!("navmesh file: {name}"), polygons)
+                    }
+                    Step::Done(polygons) => progress.advance(STAGE, polygons),
                 }
-                Step::Done(polygons) => progress.advance(STAGE, polygons),
+                if interrupted() {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
             },
         )
         .map_err(assembly_error(&layout.navmesh()))?;

@@ -36,6 +36,8 @@ mod stream;
 mod triangulate;
 
 use rustc_hash::FxHashMap as HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use tessera_artifacts::{
     Contour, InputPoly, MeshInput, NotchGroups, RegionBatch, SpanKey, TileCoord,
 };
@@ -103,6 +105,9 @@ pub enum PolygonError {
     /// The [`RegionSource`] could not serve its regions (its message names the file).
     #[error("{0}")]
     Source(String),
+    /// The source's stop flag was raised ([`RegionSource::stop_flag`]).
+    #[error("stopped before every region was polygonized")]
+    Stopped,
 }
 
 impl RegionContours {
@@ -206,6 +211,12 @@ pub trait RegionSource {
         &mut self,
         f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
     ) -> Result<(), PolygonError>;
+
+    /// A flag that, once raised, asks the stream to stop: regions not yet started are
+    /// skipped and the stream ends with [`PolygonError::Stopped`]. None: never stopped.
+    fn stop_flag(&self) -> Option<Arc<AtomicBool>> {
+        None
+    }
 }
 
 impl RegionSource for &[RegionContours] {

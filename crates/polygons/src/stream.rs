@@ -4,6 +4,7 @@
 //! ([`crate::detail`]), counted and handed on in region order.
 
 use rayon::prelude::*;
+use std::sync::atomic::Ordering;
 
 use crate::region::polygonize_region;
 use crate::{
@@ -27,12 +28,26 @@ pub fn polygonize_stream(
     // regions touching a grown section are checked again.
     let mut restored = simplify::Restored::default();
     let mut stats = PolygonStats::default();
+    // A raised stop flag skips the regions not yet started and ends the stream after the
+    // window: an interrupted bake waits for the regions under way, not for a whole window.
+    let flag = source.stop_flag();
+    let stopped = || flag.as_ref().is_some_and(|f| f.load(Ordering::Relaxed));
+    let check = || {
+        if stopped() {
+            Err(PolygonError::Stopped)
+        } else {
+            Ok(())
+        }
+    };
     if params.max_error > 0.0 {
         let mut grown: Option<rustc_hash::FxHashSet<u128>> = None;
         loop {
             let mut asked: Vec<(u128, u32)> = Vec::new();
             source.for_each_window(&mut |window| {
                 let fixes: Vec<Vec<(u128, u32)>> = largest_first(window, |region| {
+                    if stopped() {
+                        return Vec::new();
+                    }
                     let (mut sections, contours) = simplify::sections_of(region);
                     if let Some(grown) = &grown {
                         if !sections.iter().any(|s| grown.contains(&s.name)) {
@@ -43,6 +58,7 @@ pub fn polygonize_stream(
                     let outer: Vec<bool> = region.contours.iter().map(|c| c.is_outer()).collect();
                     simplify::repairs(&sections, &contours, &outer)
                 });
+                check()?;
                 asked.extend(fixes.into_iter().flatten());
                 Ok(())
             })?;
@@ -66,11 +82,14 @@ pub fn polygonize_stream(
     // The polygons, with the final table.
     source.for_each_window(&mut |window| {
         let results: Vec<Result<RegionOutput, PolygonError>> = largest_first(window, |region| {
+            check()?;
             polygonize_region(region, params, &restored)
         });
         let mut outs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
         if let Some(height) = height.filter(|_| params.detail.is_on()) {
+            check()?;
             detail::add_detail(&mut outs, &params.detail, height);
+            check()?;
         }
         for out in outs {
             stats.regions += 1;

@@ -61,6 +61,76 @@ impl RegionSource for OneByOne<'_> {
     }
 }
 
+/// One region per window, with a stop flag raised once `stop_after` regions were handed on.
+struct StopsAfter<'a> {
+    regions: &'a [RegionContours],
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl RegionSource for StopsAfter<'_> {
+    fn for_each_window(
+        &mut self,
+        f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
+        OneByOne(self.regions).for_each_window(f)
+    }
+
+    fn stop_flag(&self) -> Option<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+        Some(self.flag.clone())
+    }
+}
+
+#[test]
+fn a_raised_stop_flag_ends_the_stream_at_the_next_region() {
+    // Issue 21, class 5: an interrupted bake's polygon stage stops within the window under
+    // way, not at its end; the regions handed on before the stop are whole.
+    let drawing = [
+        "1111122222200003",
+        "1111222222203303",
+        "1112222222003303",
+        "1122222333333333",
+        "3333333333333333",
+    ];
+    let regions = regions_of(&drawing, Levels::FLAT);
+    assert!(regions.len() >= 3);
+    for max_error in [0.0, 1.5] {
+        let (all, _) = polygonize(&regions, params(max_error)).unwrap();
+        for stop_after in 0..regions.len() {
+            let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let mut source = StopsAfter {
+                regions: &regions,
+                flag: flag.clone(),
+            };
+            let mut seen = 0;
+            // Simplification reads every window first: raise the flag from the sink, so the
+            // stop falls in the polygon pass after `stop_after` regions.
+            let got = polygonize_stream(&mut source, params(max_error), None, &mut |o| {
+                let want = all.polys.iter().filter(|p| p.region == seen).count();
+                assert_eq!(o.polys.len(), want, "region {seen} handed on whole");
+                seen += 1;
+                if seen as usize >= stop_after {
+                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok(())
+            });
+            assert!(matches!(got, Err(PolygonError::Stopped)), "{got:?}");
+            assert_eq!(seen as usize, stop_after.max(1), "max_error {max_error}");
+        }
+        // Raised before the stream starts: nothing is handed on.
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let got = polygonize_stream(
+            &mut StopsAfter {
+                regions: &regions,
+                flag,
+            },
+            params(max_error),
+            None,
+            &mut |_| panic!("no region after the stop"),
+        );
+        assert!(matches!(got, Err(PolygonError::Stopped)));
+    }
+}
+
 #[test]
 fn windows_of_one_region_give_the_same_polygons_as_all_at_once() {
     // Simplification is coupled across regions (shared borders, repairs): streaming regions
