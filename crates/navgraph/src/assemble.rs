@@ -219,6 +219,26 @@ impl Assembler {
         polys: &[InputPoly],
     ) -> Result<(), BuildError> {
         let (cs, ch) = (self.frame.cell_size as f64, self.frame.cell_height as f64);
+        // The format's 32-bit indices: refused here, at the first region past one of them,
+        // never wrapped (every `as u32` below is in range once this holds).
+        check_limits(
+            &Totals {
+                verts: self.verts.len(),
+                detail: self.detail.len(),
+                polys: self.polys.len(),
+                edges: self.poly_verts.len(),
+                tris: self.tris.len(),
+                regions: self.regions.len() as u64,
+            },
+            &Totals {
+                verts: verts.len() as u64,
+                detail: detail.len() as u64,
+                polys: polys.len() as u64,
+                edges: polys.iter().map(|p| p.verts.len() as u64).sum(),
+                tris: polys.iter().map(|p| p.tris.len() as u64).sum(),
+                regions: 1,
+            },
+        )?;
         let start = RegionStart {
             vert: self.verts.len() as u32,
             detail: self.detail.len() as u32,
@@ -489,6 +509,57 @@ impl Assembler {
             unplaced_seeds: reached.unplaced_seeds,
         })
     }
+}
+
+/// Counts of what a navmesh holds, or of what one region adds to it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Totals {
+    pub verts: u64,
+    pub detail: u64,
+    pub polys: u64,
+    /// Polygon corners (= edges): the length of the corner and neighbour tables.
+    pub edges: u64,
+    pub tris: u64,
+    pub regions: u64,
+}
+
+/// The most of each table the navmesh format can index. Vertices and detail points share a
+/// 32-bit corner index whose top bit tells them apart ([`DETAIL`]); polygons are numbered
+/// below [`NONE`]; the others are 32-bit offsets.
+pub(crate) const LIMITS: Totals = Totals {
+    verts: DETAIL as u64,
+    detail: DETAIL as u64,
+    polys: NONE as u64,
+    edges: u32::MAX as u64,
+    tris: u32::MAX as u64,
+    regions: NONE as u64,
+};
+
+/// Refuses `add` on top of `had` when a table would outgrow the format ([`LIMITS`]).
+pub(crate) fn check_limits(had: &Totals, add: &Totals) -> Result<(), BuildError> {
+    let tables = [
+        ("vertices", had.verts, add.verts, LIMITS.verts),
+        (
+            "height detail points",
+            had.detail,
+            add.detail,
+            LIMITS.detail,
+        ),
+        ("polygons", had.polys, add.polys, LIMITS.polys),
+        ("polygon corners", had.edges, add.edges, LIMITS.edges),
+        ("detail triangles", had.tris, add.tris, LIMITS.tris),
+        ("regions", had.regions, add.regions, LIMITS.regions),
+    ];
+    for (what, before, more, limit) in tables {
+        if before.saturating_add(more) > limit {
+            return Err(BuildError::Limit {
+                what,
+                limit,
+                at: format!("region {}", had.regions),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// What [`Assembler::finish_reporting`] reports as it goes.

@@ -98,6 +98,14 @@ pub(crate) fn build_grid(
             next_cell += 1;
         }
         g_items.push(&p)?;
+        if g_items.len() > u64::from(u32::MAX) {
+            // The grid's start offsets are 32-bit: refused rather than wrapped.
+            return Err(BuildError::Limit {
+                what: "lookup grid entries",
+                limit: u64::from(u32::MAX),
+                at: "the lookup grid".into(),
+            });
+        }
     }
     while next_cell <= cells {
         g_start.push(&(g_items.len() as u32))?;

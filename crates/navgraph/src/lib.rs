@@ -58,6 +58,17 @@ pub enum BuildError {
         #[from]
         source: io::Error,
     },
+    /// The world outgrows a table of the navmesh format (its 32-bit indices), found where
+    /// it would cross the limit (`at`), before anything past it is written.
+    #[error(
+        "the navmesh would hold more than {limit} {what}, the file format's limit (reached at \
+         {at}); larger cells, or for detail a larger sample distance, make fewer"
+    )]
+    Limit {
+        what: &'static str,
+        limit: u64,
+        at: String,
+    },
     /// The caller's report asked to stop (an interrupted bake): the output is unfinished.
     #[error("stopped before the navmesh was finished")]
     Stopped,

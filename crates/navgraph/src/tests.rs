@@ -427,3 +427,59 @@ fn a_report_that_asks_to_stop_stops_the_file_at_that_step() {
         );
     }
 }
+
+#[test]
+fn a_table_past_the_formats_limit_is_refused_not_wrapped() {
+    // Issue 21, class 11: a world whose navmesh outgrows a 32-bit table must fail with the
+    // table named, at the region that crosses it, instead of wrapping an index (a corrupt file
+    // or a wrong height found only when the file is read, hours later).
+    use crate::assemble::{check_limits, Totals, LIMITS};
+    let one = Totals {
+        verts: 40,
+        detail: 7,
+        polys: 12,
+        edges: 50,
+        tris: 30,
+        regions: 1,
+    };
+    assert!(check_limits(&Totals::default(), &one).is_ok());
+    let full = |f: fn(&mut Totals) -> &mut u64, what: &str| {
+        let mut had = Totals::default();
+        *f(&mut had) = *f(&mut LIMITS.clone());
+        // Exactly at the limit with nothing more: fine; one region more: refused, named.
+        let mut at = had;
+        *f(&mut at) -= *f(&mut one.clone());
+        assert!(check_limits(&at, &one).is_ok(), "{what} at its limit");
+        had.regions = 77;
+        match check_limits(&had, &one) {
+            Err(BuildError::Limit { what: w, limit, at }) => {
+                assert_eq!(w, what);
+                assert_eq!(limit, *f(&mut LIMITS.clone()));
+                assert_eq!(at, "region 77");
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+    };
+    full(|t| &mut t.verts, "vertices");
+    full(|t| &mut t.detail, "height detail points");
+    full(|t| &mut t.polys, "polygons");
+    full(|t| &mut t.edges, "polygon corners");
+    full(|t| &mut t.tris, "detail triangles");
+    // Vertex and detail indices share 32 bits with the detail flag: 2^31 each.
+    assert_eq!(LIMITS.verts, 1 << 31);
+    assert_eq!(LIMITS.detail, u64::from(DETAIL));
+    // The message says which table and what to change.
+    let e = check_limits(
+        &Totals {
+            detail: LIMITS.detail,
+            ..Totals::default()
+        },
+        &one,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("height detail points") && e.contains("sample distance"),
+        "{e}"
+    );
+}

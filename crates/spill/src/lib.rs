@@ -183,6 +183,11 @@ fn with_path(e: io::Error, path: &Path) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
+/// Runs a merge reads at once: each holds an open file and a read buffer, so a sort of
+/// any size stays inside the process's file limit (1024 by default) and a bounded memory;
+/// more runs are first merged in groups of this many.
+pub const MAX_FAN_IN: usize = 128;
+
 /// An external merge sort of records of type `T` by their `Ord`, in at most about
 /// `memory` bytes of buffer.
 pub struct Sorter<T> {
@@ -191,6 +196,8 @@ pub struct Sorter<T> {
     buf: Vec<T>,
     capacity: usize,
     runs: Vec<Spill<T>>,
+    /// Run files written so far (names stay unique across merge passes).
+    written: usize,
 }
 
 impl<T: Pod + Ord> Sorter<T> {
@@ -203,6 +210,7 @@ impl<T: Pod + Ord> Sorter<T> {
             buf: Vec::new(),
             capacity,
             runs: Vec::new(),
+            written: 0,
         }
     }
 
@@ -219,14 +227,17 @@ impl<T: Pod + Ord> Sorter<T> {
 
     fn spill_run(&mut self) -> io::Result<()> {
         self.buf.sort_unstable();
-        let path = self
-            .dir
-            .join(format!("{}.run{}", self.name, self.runs.len()));
-        let mut w = SpillWriter::create(path)?;
+        let mut w = self.new_run()?;
         w.extend(&self.buf)?;
         self.runs.push(w.finish()?);
         self.buf.clear();
         Ok(())
+    }
+
+    fn new_run(&mut self) -> io::Result<SpillWriter<T>> {
+        let path = self.dir.join(format!("{}.run{}", self.name, self.written));
+        self.written += 1;
+        SpillWriter::create(path)
     }
 
     /// Runs written to disk so far.
@@ -248,23 +259,44 @@ impl<T: Pod + Ord> Sorter<T> {
             self.spill_run()?;
         }
         self.buf = Vec::new();
-        let mut readers = Vec::with_capacity(self.runs.len());
-        let mut heap = BinaryHeap::new();
-        for (i, run) in self.runs.iter().enumerate() {
-            let mut r = run.iter()?;
-            if let Some(v) = r.next_record()? {
-                heap.push(Reverse((v, i)));
+        // Passes over groups of runs until one merge can read them all.
+        while self.runs.len() > MAX_FAN_IN {
+            let mut runs = std::mem::take(&mut self.runs).into_iter();
+            loop {
+                let group: Vec<Spill<T>> = runs.by_ref().take(MAX_FAN_IN).collect();
+                if group.is_empty() {
+                    break;
+                }
+                let mut w = self.new_run()?;
+                // The group's files go when its merge is dropped.
+                for record in merge(group)? {
+                    w.push(&record?)?;
+                }
+                self.runs.push(w.finish()?);
             }
-            readers.push(r);
         }
-        Ok(Sorted {
-            source: Source::Runs {
-                readers,
-                heap,
-                runs: std::mem::take(&mut self.runs),
-            },
-        })
+        merge(std::mem::take(&mut self.runs))
     }
+}
+
+/// The records of sorted `runs` in order, each run read as the merge goes.
+fn merge<T: Pod + Ord>(runs: Vec<Spill<T>>) -> io::Result<Sorted<T>> {
+    let mut readers = Vec::with_capacity(runs.len());
+    let mut heap = BinaryHeap::new();
+    for (i, run) in runs.iter().enumerate() {
+        let mut r = run.iter()?;
+        if let Some(v) = r.next_record()? {
+            heap.push(Reverse((v, i)));
+        }
+        readers.push(r);
+    }
+    Ok(Sorted {
+        source: Source::Runs {
+            readers,
+            heap,
+            runs,
+        },
+    })
 }
 
 /// The sorted records of a [`Sorter`]; run files are deleted when it is dropped.
@@ -394,5 +426,37 @@ mod tests {
         let out: Vec<u64> = s.finish().unwrap().map(|r| r.unwrap()).collect();
         assert!(out.windows(2).all(|w| w[0] <= w[1]));
         assert_eq!(out.len(), 10_000);
+    }
+
+    #[test]
+    fn more_runs_than_one_merge_reads_are_merged_in_passes() {
+        // Issue 21, class 11: a merge opens every run at once, so a sort of a huge world's
+        // records (thousands of runs) ran out of file descriptors. Past MAX_FAN_IN runs, groups
+        // are merged first; the files open in the last merge stay within the bound.
+        let dir = tempfile::tempdir().unwrap();
+        // The smallest buffer holds 1024 records: 300 runs.
+        let mut s = Sorter::<[u32; 2]>::new(dir.path(), "k", 0);
+        let n = 1024 * 300u32;
+        let mut want = Vec::new();
+        for i in 0..n {
+            let r = [i.wrapping_mul(2_654_435_761) % 1000, i];
+            s.push(r).unwrap();
+            want.push(r);
+        }
+        assert_eq!(s.runs(), 299, "the last buffer is still in memory");
+        let sorted = s.finish().unwrap();
+        let files = std::fs::read_dir(dir.path()).unwrap().count();
+        assert!(
+            files <= MAX_FAN_IN,
+            "{files} run files open in the last merge"
+        );
+        let got: Vec<[u32; 2]> = sorted.map(|r| r.unwrap()).collect();
+        want.sort_unstable();
+        assert_eq!(got, want);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "runs removed"
+        );
     }
 }
