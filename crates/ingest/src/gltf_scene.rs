@@ -5,8 +5,12 @@
 //! the `gltf` crate narrows them to f32, which would move a UTM-like node translation (x around
 //! 500 000) by centimetres. Accessors are bounds-checked against their buffers before any read,
 //! so a hostile or truncated file gives an error naming the accessor, never a panic.
+//!
+//! Instancing is bounded: the triangles the scene's mesh instances will make are counted from
+//! the accessors' counts, an instance at a time, before any vertex is read, and a scene whose
+//! copies of meshes make more than [`ReadLimits::instanced_triangles`] is refused.
 
-use crate::{IngestError, SceneSource, WorldTriangle};
+use crate::{IngestError, ReadLimits, SceneSource, WorldTriangle};
 use base64::Engine;
 use gltf::mesh::Mode;
 use std::path::{Path, PathBuf};
@@ -127,10 +131,20 @@ fn check_position_references(root: &gltf::json::Root) -> Result<(), (String, Str
     Ok(())
 }
 
-/// One primitive to read, with its world transform.
+/// The triangles a primitive with `n` indices (or positions, unindexed) makes in `mode`, as
+/// [`GltfScene::visit`] reads them: lists n / 3, strips and fans n - 2, other modes none.
+fn triangles_of(mode: Mode, n: usize) -> u64 {
+    let n = n as u64;
+    match mode {
+        Mode::Triangles => n / 3,
+        Mode::TriangleStrip | Mode::TriangleFan => n.saturating_sub(2),
+        _ => 0,
+    }
+}
+
+/// One mesh to read (every primitive of it), with its world transform.
 struct Instance {
     mesh: usize,
-    primitive: usize,
     matrix: Mat4,
 }
 
@@ -147,9 +161,20 @@ pub struct GltfScene {
 impl GltfScene {
     /// Reads the `.gltf` or `.glb` at `path`; external buffers are read from its folder.
     pub fn open(path: &Path, up: UpAxis) -> Result<GltfScene, IngestError> {
+        GltfScene::open_with(path, up, ReadLimits::default())
+    }
+
+    /// [`GltfScene::open`] within `limits` (of which glTF uses the instancing bound).
+    pub fn open_with(
+        path: &Path,
+        up: UpAxis,
+        limits: ReadLimits,
+    ) -> Result<GltfScene, IngestError> {
         let bytes = std::fs::read(path).map_err(|e| IngestError::io(path, e))?;
         let base = path.parent().unwrap_or(Path::new("."));
-        guarded(path, || GltfScene::from_bytes(path, bytes, up, Some(base)))
+        guarded(path, || {
+            GltfScene::from_bytes_with(path, bytes, up, Some(base), limits)
+        })
     }
 
     /// Reads a `.gltf` or `.glb` held in memory. `path` names it in messages; buffers that
@@ -160,6 +185,17 @@ impl GltfScene {
         bytes: Vec<u8>,
         up: UpAxis,
         base: Option<&Path>,
+    ) -> Result<GltfScene, IngestError> {
+        GltfScene::from_bytes_with(path, bytes, up, base, ReadLimits::default())
+    }
+
+    /// [`GltfScene::from_bytes`] within `limits`.
+    pub fn from_bytes_with(
+        path: &Path,
+        bytes: Vec<u8>,
+        up: UpAxis,
+        base: Option<&Path>,
+        limits: ReadLimits,
     ) -> Result<GltfScene, IngestError> {
         let err = |part: &str, message: String| IngestError::Gltf {
             path: path.to_path_buf(),
@@ -238,23 +274,67 @@ impl GltfScene {
             buffers.push(data);
         }
 
-        // Instances: walk the default scene (or every scene) from its roots.
+        let mut scene = GltfScene {
+            path: path.to_path_buf(),
+            document,
+            buffers,
+            instances: Vec::new(),
+            up,
+            bounds: WorldBounds::EMPTY,
+        };
+        scene.instances = scene.instances(&json, limits)?;
+        let mut bounds = WorldBounds::EMPTY;
+        scene.visit(&mut |t| {
+            for p in t {
+                bounds.grow(p);
+            }
+            Ok(())
+        })?;
+        scene.bounds = bounds;
+        Ok(scene)
+    }
+
+    /// The meshes to read: the default scene (or every scene) walked from its roots, every
+    /// mesh once when there is no scene. Refuses a node graph that is not a set of trees, and
+    /// one whose instances would make too many triangles (`limits`): counted here, per
+    /// instance from the accessors' counts, before any vertex is read.
+    fn instances(
+        &self,
+        json: &serde_json::Value,
+        limits: ReadLimits,
+    ) -> Result<Vec<Instance>, IngestError> {
+        let document = &self.document;
+        let err = |part: &str, message: String| self.error(part.to_string(), message);
         let nodes_json = json
             .get("nodes")
             .and_then(|n| n.as_array())
-            .cloned()
+            .map(Vec::as_slice)
             .unwrap_or_default();
         let mut instances = Vec::new();
         let scenes: Vec<gltf::Scene> = match document.default_scene() {
             Some(s) => vec![s],
             None => document.scenes().collect(),
         };
+        if scenes.is_empty() {
+            // Every mesh once: nothing is copied.
+            for mesh in document.meshes() {
+                instances.push(Instance {
+                    mesh: mesh.index(),
+                    matrix: IDENTITY,
+                });
+            }
+            return Ok(instances);
+        }
         let mut stack: Vec<(gltf::Node, Mat4, usize, usize)> = Vec::new();
         for (s, scene) in scenes.iter().enumerate() {
             for root in scene.nodes() {
                 stack.push((root, IDENTITY, 0, s));
             }
         }
+        // The triangles of each mesh, once its first instance has checked its accessors.
+        let mut mesh_triangles: Vec<Option<u64>> = vec![None; document.meshes().len()];
+        // Triangles of every instance, and of the instances after the first of their mesh.
+        let (mut triangles, mut copied) = (0u64, 0u64);
         // Each node is reached at most once per scene: the hierarchy is a set of trees (glTF
         // 2.0, 3.5.3). A node with two parents would be read once per path to it, and
         // layers of such nodes multiply the paths (2^30 from 30 nodes). Scenes are walked
@@ -282,13 +362,24 @@ impl GltfScene {
                 .unwrap_or(IDENTITY);
             let world = mul(&parent, &local);
             if let Some(mesh) = node.mesh() {
-                for p in mesh.primitives() {
-                    instances.push(Instance {
-                        mesh: mesh.index(),
-                        primitive: p.index(),
-                        matrix: world,
-                    });
-                }
+                // A tree has at most one instance per node, so this loop (not one per
+                // triangle) bounds the count's cost by the size of the JSON.
+                let made = match mesh_triangles[mesh.index()] {
+                    Some(made) => {
+                        copied = copied.saturating_add(made);
+                        made
+                    }
+                    None => {
+                        let made = self.mesh_triangles(&mesh)?;
+                        mesh_triangles[mesh.index()] = Some(made);
+                        made
+                    }
+                };
+                triangles = triangles.saturating_add(made);
+                instances.push(Instance {
+                    mesh: mesh.index(),
+                    matrix: world,
+                });
             }
             // Children in reverse so that the stack visits them in file order.
             let children: Vec<_> = node.children().collect();
@@ -296,35 +387,59 @@ impl GltfScene {
                 stack.push((child, world, depth + 1, s));
             }
         }
-        if scenes.is_empty() {
-            for mesh in document.meshes() {
-                for p in mesh.primitives() {
-                    instances.push(Instance {
-                        mesh: mesh.index(),
-                        primitive: p.index(),
-                        matrix: IDENTITY,
-                    });
-                }
+        let limit = limits.instanced_triangles();
+        if copied > limit {
+            return Err(err(
+                "nodes",
+                format!(
+                    "{} mesh instances would make {triangles} triangles, {copied} of them by \
+                     instancing a mesh again, more than the {limit} allowed (a mesh's first \
+                     instance is not counted)",
+                    instances.len()
+                ),
+            ));
+        }
+        Ok(instances)
+    }
+
+    /// The triangles `mesh` makes once, its primitives' accessors checked first (so the
+    /// counts are backed by the file's bytes).
+    fn mesh_triangles(&self, mesh: &gltf::Mesh) -> Result<u64, IngestError> {
+        let mut made = 0u64;
+        for prim in mesh.primitives() {
+            if let Some((positions, indices)) = self.checked_accessors(mesh.index(), &prim)? {
+                let n = indices.as_ref().unwrap_or(&positions).count();
+                made = made.saturating_add(triangles_of(prim.mode(), n));
             }
         }
+        Ok(made)
+    }
 
-        let mut scene = GltfScene {
-            path: path.to_path_buf(),
-            document,
-            buffers,
-            instances,
-            up,
-            bounds: WorldBounds::EMPTY,
+    /// A triangle primitive's positions and indices, checked ([`GltfScene::check_accessor`]);
+    /// `None` for a primitive of another mode (points, lines), which is not read.
+    fn checked_accessors<'a>(
+        &self,
+        mesh: usize,
+        prim: &gltf::Primitive<'a>,
+    ) -> Result<Option<(gltf::Accessor<'a>, Option<gltf::Accessor<'a>>)>, IngestError> {
+        if !matches!(
+            prim.mode(),
+            Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
+        ) {
+            return Ok(None);
+        }
+        let Some(positions) = prim.get(&gltf::Semantic::Positions) else {
+            return Err(self.error(
+                format!("mesh {mesh} primitive {}", prim.index()),
+                "has no POSITION attribute".into(),
+            ));
         };
-        let mut bounds = WorldBounds::EMPTY;
-        scene.visit(&mut |t| {
-            for p in t {
-                bounds.grow(p);
-            }
-            Ok(())
-        })?;
-        scene.bounds = bounds;
-        Ok(scene)
+        self.check_accessor(&positions, Role::Positions)?;
+        let indices = prim.indices();
+        if let Some(ind) = &indices {
+            self.check_accessor(ind, Role::Indices)?;
+        }
+        Ok(Some((positions, indices)))
     }
 
     fn error(&self, part: String, message: String) -> IngestError {
@@ -419,33 +534,19 @@ impl GltfScene {
         &self,
         emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
     ) -> Result<(), IngestError> {
-        for inst in &self.instances {
+        let primitives = self.instances.iter().flat_map(|inst| {
             let mesh = self
                 .document
                 .meshes()
                 .nth(inst.mesh)
                 .expect("index from the document");
-            let prim = mesh
-                .primitives()
-                .nth(inst.primitive)
-                .expect("index from the document");
-            let mode = prim.mode();
-            if !matches!(
-                mode,
-                Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
-            ) {
+            mesh.primitives().map(move |prim| (inst, prim))
+        });
+        for (inst, prim) in primitives {
+            let Some((pos_accessor, _)) = self.checked_accessors(inst.mesh, &prim)? else {
                 continue;
-            }
-            let Some(pos_accessor) = prim.get(&gltf::Semantic::Positions) else {
-                return Err(self.error(
-                    format!("mesh {} primitive {}", inst.mesh, inst.primitive),
-                    "has no POSITION attribute".into(),
-                ));
             };
-            self.check_accessor(&pos_accessor, Role::Positions)?;
-            if let Some(ind) = prim.indices() {
-                self.check_accessor(&ind, Role::Indices)?;
-            }
+            let mode = prim.mode();
             let reader = prim.reader(|b| self.buffers.get(b.index()).map(|v| v.as_slice()));
             let positions: Vec<[f64; 3]> = reader
                 .read_positions()
@@ -613,6 +714,121 @@ mod tests {
             Ok(())
         })?;
         Ok(n)
+    }
+
+    /// `copies` + 1 nodes, children of one root, each instancing mesh 0: a triangle list and a
+    /// strip over the same three positions (1 triangle each) and a point list (none). With
+    /// `nan_first`, a node listed before them instances mesh 1, one triangle whose positions
+    /// are NaN (read first, it fails the read).
+    fn instancing(copies: usize, nan_first: bool) -> String {
+        let mut children: Vec<String> = (1..=copies + 1).map(|i| i.to_string()).collect();
+        let mut nodes = vec![String::new(); copies + 1].join(r#"{"mesh":0},"#);
+        if nan_first {
+            children.insert(0, (copies + 2).to_string());
+            nodes.push_str(r#"{"mesh":0},{"mesh":1}"#);
+        } else {
+            nodes.push_str(r#"{"mesh":0}"#);
+        }
+        format!(
+            r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],
+"nodes":[{{"children":[{}]}},{nodes}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}},"mode":4}},{{"attributes":{{"POSITION":0}},"mode":5}},{{"attributes":{{"POSITION":0}},"mode":0}}]}},
+{{"primitives":[{{"attributes":{{"POSITION":1}}}}]}}],
+"buffers":[{{"byteLength":72,"uri":"instanced.bin"}}],
+"bufferViews":[{{"buffer":0,"byteLength":36}},{{"buffer":0,"byteOffset":36,"byteLength":36}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}},
+{{"bufferView":1,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[0,0,0]}}]}}"#,
+            children.join(",")
+        )
+    }
+
+    #[test]
+    fn instancing_past_the_limit_is_refused_before_any_vertex_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut buffer = bin();
+        buffer.extend(std::iter::repeat_n(f32::NAN.to_le_bytes(), 9).flatten());
+        std::fs::write(dir.path().join("instanced.bin"), buffer).unwrap();
+        let path = dir.path().join("scene.gltf");
+        // 2 triangles per instance of mesh 0; its first instance is not counted.
+        let limits = ReadLimits::default().with_instanced_triangles(98);
+        let read = |json: &str| -> Result<u64, IngestError> {
+            std::fs::write(&path, json).unwrap();
+            let mut scene = GltfScene::open_with(&path, UpAxis::Z, limits)?;
+            let mut n = 0;
+            scene.for_each_triangle(&mut |_| {
+                n += 1;
+                Ok(())
+            })?;
+            Ok(n)
+        };
+        // 50 instances: 49 copies of 2 triangles, at the limit.
+        assert_eq!(read(&instancing(49, false)).unwrap(), 100);
+        // One more copy is refused, counted before any position is read: the NaN positions
+        // of the mesh read first are never seen.
+        let e = read(&instancing(50, true)).unwrap_err().to_string();
+        for says in [
+            "scene.gltf",
+            "52 mesh instances would make 103 triangles",
+            "100 of them by instancing",
+            "the 98 allowed",
+        ] {
+            assert!(e.contains(says), "{says}: {e}");
+        }
+        // Under the limit, the NaN positions are read and refused.
+        let e = read(&instancing(49, true)).unwrap_err().to_string();
+        assert!(e.contains("NaN"), "{e}");
+        // The default limit takes any of these.
+        std::fs::write(&path, instancing(50, false)).unwrap();
+        let mut scene = GltfScene::open(&path, UpAxis::Z).unwrap();
+        let mut n = 0;
+        scene
+            .for_each_triangle(&mut |_| {
+                n += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(n, 102);
+    }
+
+    #[test]
+    fn ten_billion_instanced_triangles_from_a_small_file_are_refused_by_default() {
+        // 100 000 nodes instancing a strip of 100 000 triangles (u8 indices over 3 positions):
+        // 10^10 triangles, 360 GB of scene cache, from a file of under 3 MB.
+        let (nodes, strip) = (100_000, 100_002);
+        let mut buffer = bin();
+        buffer.extend((0..strip).map(|i| (i % 3) as u8));
+        let json = format!(
+            r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],
+"nodes":[{{"children":[{}]}}{}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}},"indices":1,"mode":5}}]}}],
+"buffers":[{{"byteLength":{},"uri":"data:application/octet-stream;base64,{}"}}],
+"bufferViews":[{{"buffer":0,"byteLength":36}},{{"buffer":0,"byteOffset":36,"byteLength":{strip}}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}},
+{{"bufferView":1,"componentType":5121,"count":{strip},"type":"SCALAR"}}]}}"#,
+            (1..=nodes)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            r#",{"mesh":0}"#.repeat(nodes),
+            buffer.len(),
+            base64::engine::general_purpose::STANDARD.encode(&buffer),
+        );
+        assert!(json.len() < 3 << 20, "{} bytes", json.len());
+        let started = std::time::Instant::now();
+        let e = GltfScene::from_bytes(Path::new("city.gltf"), json.into_bytes(), UpAxis::Y, None)
+            .err()
+            .expect("refused")
+            .to_string();
+        for says in [
+            "city.gltf",
+            "100000 mesh instances would make 10000000000 triangles",
+            "9999900000 of them by instancing",
+            "the 4294967296 allowed",
+        ] {
+            assert!(e.contains(says), "{says}: {e}");
+        }
+        // Counted per instance, not per triangle: refused as fast as the JSON is parsed.
+        eprintln!("refused in {:?}", started.elapsed());
     }
 
     #[test]

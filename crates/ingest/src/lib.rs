@@ -129,16 +129,35 @@ pub trait SceneSource {
 
 /// What a reader may hold while it reads, beyond its memory maps: the parsed results of its
 /// windows (OBJ) waiting to be written. The threads are those of the current rayon pool.
+/// Also how many triangles a glTF scene may make by instancing its meshes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadLimits {
     buffer_bytes: usize,
     /// The smallest window of text [bytes]; tests make it tiny to cut everywhere.
     min_window: usize,
+    instanced_triangles: u64,
 }
 
 impl ReadLimits {
     /// The bound used when none is given [bytes].
     pub const DEFAULT_BUFFER_BYTES: usize = 64 << 20;
+
+    /// The most triangles a glTF scene may make by instancing when none is given: 2^32
+    /// (4.3 billion), counting the triangles of every instance of a mesh after its first.
+    ///
+    /// A mesh's first instance is read from triangles its file holds (its accessors are
+    /// checked against their buffers before counting), which cost what an OBJ file of that size
+    /// costs and are not limited, so a scene that instances nothing is never refused. Its other
+    /// instances are copies a small file can multiply without bound: 100 000 nodes each
+    /// instancing a 100 000-triangle mesh make 10^10 triangles (360 GB of scene cache, at 36
+    /// bytes each) from a few MB. Nothing after ingest indexes triangles with 32 bits (the
+    /// cache, its statistics and binning count them in u64), so the bound is one of scale,
+    /// not of type: 2^32 triangles are 155 GB of scene cache, 176 times the largest world
+    /// measured (24.4 M triangles in `benches/RESULTS-scale.md`, baked at 7.5 s per million
+    /// triangles on 2 cores: about 9 hours for 2^32), and the example above is refused 2.3
+    /// times over. A caller baking larger instanced scenes raises it
+    /// ([`ReadLimits::with_instanced_triangles`]).
+    pub const DEFAULT_INSTANCED_TRIANGLES: u64 = 1 << 32;
 
     /// At most `buffer_bytes` of parsed results held at once (a window is never smaller than
     /// one logical line, nor than 16 KiB: a tiny bound is exceeded by that much).
@@ -146,11 +165,24 @@ impl ReadLimits {
         ReadLimits {
             buffer_bytes,
             min_window: windows::MIN_WINDOW,
+            instanced_triangles: ReadLimits::DEFAULT_INSTANCED_TRIANGLES,
         }
     }
 
     pub fn buffer_bytes(&self) -> usize {
         self.buffer_bytes
+    }
+
+    /// A glTF scene whose instances (after the first of each mesh) make more than
+    /// `triangles` triangles is refused before any vertex is read
+    /// ([`ReadLimits::DEFAULT_INSTANCED_TRIANGLES`] says why the default is what it is).
+    pub fn with_instanced_triangles(mut self, triangles: u64) -> ReadLimits {
+        self.instanced_triangles = triangles;
+        self
+    }
+
+    pub fn instanced_triangles(&self) -> u64 {
+        self.instanced_triangles
     }
 
     /// Windows as small as `min_window` bytes (tests: cut the text everywhere).
@@ -257,6 +289,8 @@ pub fn open_scene_with(
         SceneFormat::Obj => Ok(Box::new(obj::ObjScene::open_with(
             path, up, scratch, limits,
         )?)),
-        SceneFormat::Gltf => Ok(Box::new(gltf_scene::GltfScene::open(path, up)?)),
+        SceneFormat::Gltf => Ok(Box::new(gltf_scene::GltfScene::open_with(
+            path, up, limits,
+        )?)),
     }
 }
