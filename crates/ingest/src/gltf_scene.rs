@@ -705,15 +705,27 @@ mod tests {
 
     /// Opens `json` written as `scene.gltf` in `dir` and reads its triangles.
     fn read(dir: &Path, json: &str) -> Result<usize, IngestError> {
+        read_within(dir, json, ReadLimits::default())
+    }
+
+    /// [`read`] within `limits`.
+    fn read_within(dir: &Path, json: &str, limits: ReadLimits) -> Result<usize, IngestError> {
         let path = dir.join("scene.gltf");
         std::fs::write(&path, json).unwrap();
-        let mut scene = GltfScene::open(&path, UpAxis::Z)?;
+        let mut scene = GltfScene::open_with(&path, UpAxis::Z, limits)?;
         let mut n = 0;
         scene.for_each_triangle(&mut |_| {
             n += 1;
             Ok(())
         })?;
         Ok(n)
+    }
+
+    /// Asserts that the message `e` says each of `parts`.
+    fn assert_says(e: &str, parts: &[&str]) {
+        for says in parts {
+            assert!(e.contains(says), "{says}: {e}");
+        }
     }
 
     /// `copies` + 1 nodes, children of one root, each instancing mesh 0: a triangle list and a
@@ -748,46 +760,28 @@ mod tests {
         let mut buffer = bin();
         buffer.extend(std::iter::repeat_n(f32::NAN.to_le_bytes(), 9).flatten());
         std::fs::write(dir.path().join("instanced.bin"), buffer).unwrap();
-        let path = dir.path().join("scene.gltf");
         // 2 triangles per instance of mesh 0; its first instance is not counted.
         let limits = ReadLimits::default().with_instanced_triangles(98);
-        let read = |json: &str| -> Result<u64, IngestError> {
-            std::fs::write(&path, json).unwrap();
-            let mut scene = GltfScene::open_with(&path, UpAxis::Z, limits)?;
-            let mut n = 0;
-            scene.for_each_triangle(&mut |_| {
-                n += 1;
-                Ok(())
-            })?;
-            Ok(n)
-        };
+        let limited = |json: &str| read_within(dir.path(), json, limits);
         // 50 instances: 49 copies of 2 triangles, at the limit.
-        assert_eq!(read(&instancing(49, false)).unwrap(), 100);
+        assert_eq!(limited(&instancing(49, false)).unwrap(), 100);
         // One more copy is refused, counted before any position is read: the NaN positions
         // of the mesh read first are never seen.
-        let e = read(&instancing(50, true)).unwrap_err().to_string();
-        for says in [
-            "scene.gltf",
-            "52 mesh instances would make 103 triangles",
-            "100 of them by instancing",
-            "the 98 allowed",
-        ] {
-            assert!(e.contains(says), "{says}: {e}");
-        }
+        let e = limited(&instancing(50, true)).unwrap_err().to_string();
+        assert_says(
+            &e,
+            &[
+                "scene.gltf",
+                "52 mesh instances would make 103 triangles",
+                "100 of them by instancing",
+                "the 98 allowed",
+            ],
+        );
         // Under the limit, the NaN positions are read and refused.
-        let e = read(&instancing(49, true)).unwrap_err().to_string();
+        let e = limited(&instancing(49, true)).unwrap_err().to_string();
         assert!(e.contains("NaN"), "{e}");
         // The default limit takes any of these.
-        std::fs::write(&path, instancing(50, false)).unwrap();
-        let mut scene = GltfScene::open(&path, UpAxis::Z).unwrap();
-        let mut n = 0;
-        scene
-            .for_each_triangle(&mut |_| {
-                n += 1;
-                Ok(())
-            })
-            .unwrap();
-        assert_eq!(n, 102);
+        assert_eq!(read(dir.path(), &instancing(50, false)).unwrap(), 102);
     }
 
     #[test]
@@ -819,14 +813,15 @@ mod tests {
             .err()
             .expect("refused")
             .to_string();
-        for says in [
-            "city.gltf",
-            "100000 mesh instances would make 10000000000 triangles",
-            "9999900000 of them by instancing",
-            "the 4294967296 allowed",
-        ] {
-            assert!(e.contains(says), "{says}: {e}");
-        }
+        assert_says(
+            &e,
+            &[
+                "city.gltf",
+                "100000 mesh instances would make 10000000000 triangles",
+                "9999900000 of them by instancing",
+                "the 4294967296 allowed",
+            ],
+        );
         // Counted per instance, not per triangle: refused as fast as the JSON is parsed.
         eprintln!("refused in {:?}", started.elapsed());
     }
