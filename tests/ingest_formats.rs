@@ -141,7 +141,11 @@ fn ingest(path: &Path, up: UpAxis) -> Result<(Vec<Triangle>, [f64; 3]), IngestEr
     let dir = tempfile::tempdir().unwrap();
     let mut source = tessera_ingest::open_scene(path, up, dir.path())?;
     let cache = dir.path().join("c");
-    build_cache(source.as_mut(), SourceKey::of_file(path, up)?, &cache)?;
+    build_cache(
+        source.as_mut(),
+        SourceKey::of_file(path, up, &Default::default())?,
+        &cache,
+    )?;
     let c = SceneCache::open(&cache)?;
     Ok((c.triangles().to_vec(), c.info().origin))
 }

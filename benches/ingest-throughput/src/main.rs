@@ -95,7 +95,7 @@ impl Run {
 
 fn ingest_once(obj: &Path, work: &Path) -> Result<Run, Box<dyn Error>> {
     let scratch = tempfile::tempdir_in(work)?;
-    let (key, key_t) = Timing::measure(|| SourceKey::of_file(obj, UpAxis::Z));
+    let (key, key_t) = Timing::measure(|| SourceKey::of_file(obj, UpAxis::Z, &Default::default()));
     let key = key?;
     let (source, pass1) = Timing::measure(|| {
         tessera_ingest::open_scene(obj, UpAxis::Z, &scratch.path().join("scratch"))
@@ -103,7 +103,7 @@ fn ingest_once(obj: &Path, work: &Path) -> Result<Run, Box<dyn Error>> {
     let mut source = source?;
     let cache = scratch.path().join("scene.cache");
     let (stats, pass2) = Timing::measure(|| build_cache(source.as_mut(), key, &cache));
-    let stats = stats?;
+    let (stats, _) = stats?;
     drop(source);
     Ok(Run {
         key: key_t,

@@ -117,7 +117,7 @@ impl TiledScene {
 pub fn load(path: &Path, up: UpAxis, settings: &Settings) -> Result<TiledScene, Box<dyn Error>> {
     let scratch = tempfile::tempdir()?;
     let cache_path = scratch.path().join("scene.cache");
-    let key = SourceKey::of_file(path, up)?;
+    let key = SourceKey::of_file(path, up, &Default::default())?;
     {
         let mut source = tessera_ingest::open_scene(path, up, &scratch.path().join("scratch"))?;
         build_cache(source.as_mut(), key, &cache_path)?;

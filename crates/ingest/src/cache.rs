@@ -10,7 +10,7 @@
 //! (input size, mtime, content hash, up axis) matches is reused; one that fails its checksums is
 //! reported and rebuilt.
 
-use crate::{IngestError, SceneSource, WorldTriangle};
+use crate::{IngestError, SceneSource, Stop, WorldTriangle};
 use memmap2::Mmap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -35,9 +35,9 @@ pub struct SourceKey {
 impl SourceKey {
     /// The key of a scene file: its size, mtime and a hash of its bytes (and of the external
     /// buffers a `.gltf` names): xxh3 over the xxh3 of each 1 MiB piece, the pieces hashed in
-    /// parallel on the current thread pool.
+    /// parallel on the current thread pool. A raised `stop` ends it at the next 64 MiB.
     #[allow(unsafe_code)] // maps the input file read-only to hash it: see the SAFETY comment inside
-    pub fn of_file(path: &Path, up: UpAxis) -> Result<SourceKey, IngestError> {
+    pub fn of_file(path: &Path, up: UpAxis, stop: &Stop) -> Result<SourceKey, IngestError> {
         let mut files = vec![path.to_path_buf()];
         if path
             .extension()
@@ -92,7 +92,9 @@ impl SourceKey {
                 let map = unsafe { Mmap::map(&file) }.map_err(|e| IngestError::io(f, e))?;
                 // A window at a time, its pieces in parallel, released behind: an input
                 // larger than the budget is never resident all at once.
-                crate::pages::hash_pieces_released(&map, map.len(), &mut hasher);
+                crate::pages::hash_pieces_released(&map, map.len(), &mut hasher, &|| {
+                    stop.check(f)
+                })?;
             }
         }
         key.content_hash = hasher.digest();

@@ -762,7 +762,7 @@ mod tests {
         std::fs::write(dir.path().join("instanced.bin"), buffer).unwrap();
         // 2 triangles per instance of mesh 0; its first instance is not counted.
         let limits = ReadLimits::default().with_instanced_triangles(98);
-        let limited = |json: &str| read_within(dir.path(), json, limits);
+        let limited = |json: &str| read_within(dir.path(), json, limits.clone());
         // 50 instances: 49 copies of 2 triangles, at the limit.
         assert_eq!(limited(&instancing(49, false)).unwrap(), 100);
         // One more copy is refused, counted before any position is read: the NaN positions

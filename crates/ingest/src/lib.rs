@@ -32,6 +32,8 @@ mod windows;
 
 use cache::CacheBatch;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 pub use tessera_geom::{UpAxis, WorldBounds};
 
 /// A scene that cannot be ingested. Every variant names the file, and the line (OBJ) or the
@@ -66,6 +68,9 @@ pub enum IngestError {
     Store(#[from] tessera_store::StoreError),
     #[error("{path}: {message}")]
     Cache { path: PathBuf, message: String },
+    /// The reader's [`Stop`] was raised: it stopped at its next window.
+    #[error("{path}: stopped while reading")]
+    Stopped { path: PathBuf },
 }
 
 impl IngestError {
@@ -127,15 +132,63 @@ pub trait SceneSource {
     }
 }
 
+/// A flag a caller raises to stop a reader (an interrupted bake): readers look at it between
+/// windows of their input, so a stop takes effect within one window.
+#[derive(Clone, Default)]
+pub struct Stop(Option<Arc<AtomicBool>>);
+
+impl Stop {
+    /// Stops when `flag` is raised.
+    pub fn on(flag: Arc<AtomicBool>) -> Stop {
+        Stop(Some(flag))
+    }
+
+    pub fn is_raised(&self) -> bool {
+        self.0.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// An error naming `path` when raised.
+    pub(crate) fn check(&self, path: &Path) -> Result<(), IngestError> {
+        if self.is_raised() {
+            return Err(IngestError::Stopped {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Stop({})",
+            if self.is_raised() { "raised" } else { "down" }
+        )
+    }
+}
+
+impl PartialEq for Stop {
+    fn eq(&self, other: &Stop) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        }
+    }
+}
+impl Eq for Stop {}
+
 /// What a reader may hold while it reads, beyond its memory maps: the parsed results of its
 /// windows (OBJ) waiting to be written. The threads are those of the current rayon pool.
-/// Also how many triangles a glTF scene may make by instancing its meshes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Also how many triangles a glTF scene may make by instancing its meshes, and the flag that
+/// stops it.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadLimits {
     buffer_bytes: usize,
     /// The smallest window of text [bytes]; tests make it tiny to cut everywhere.
     min_window: usize,
     instanced_triangles: u64,
+    stop: Stop,
 }
 
 impl ReadLimits {
@@ -166,7 +219,18 @@ impl ReadLimits {
             buffer_bytes,
             min_window: windows::MIN_WINDOW,
             instanced_triangles: ReadLimits::DEFAULT_INSTANCED_TRIANGLES,
+            stop: Stop::default(),
         }
+    }
+
+    /// Readers stop at their next window once `stop` is raised ([`IngestError::Stopped`]).
+    pub fn with_stop(mut self, stop: Stop) -> ReadLimits {
+        self.stop = stop;
+        self
+    }
+
+    pub fn stop(&self) -> &Stop {
+        &self.stop
     }
 
     pub fn buffer_bytes(&self) -> usize {

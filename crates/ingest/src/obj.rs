@@ -125,6 +125,7 @@ impl ObjScene {
                 batch_text(limits.buffer_bytes, VERTEX_GROWTH),
                 |_, text| vertex_window(&data[text], up),
                 |_, text, w: VertexWindow| {
+                    limits.stop.check(path)?;
                     windows.push(Window {
                         text,
                         first_line: line,
@@ -545,6 +546,35 @@ mod tests {
         ]
     }
 
+    #[test]
+    fn a_raised_stop_ends_the_hash_and_the_vertex_pass() {
+        // Issue 21, class 5: an interrupted bake stopped only once the triangles were read;
+        // the scene's hash and its vertex pass (seconds on a large scene) ran to their end.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.obj");
+        let text: String = (0..2000)
+            .map(|i| format!("v {i} 0 0\nv {i} 1 0\nv {i} 0 1\nf -3 -2 -1\n"))
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = crate::Stop::on(flag.clone());
+        let limits = ReadLimits::new(1)
+            .with_min_window(1)
+            .with_stop(stop.clone());
+        // Down: both read to the end.
+        crate::cache::SourceKey::of_file(&path, UpAxis::Z, &stop).unwrap();
+        assert_eq!(read_triangles(&path, limits.clone()).unwrap().len(), 2000);
+        // Raised: each stops, naming the file.
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        for e in [
+            crate::cache::SourceKey::of_file(&path, UpAxis::Z, &stop).unwrap_err(),
+            read_triangles(&path, limits).unwrap_err(),
+        ] {
+            assert!(matches!(e, IngestError::Stopped { .. }), "{e}");
+            assert!(e.to_string().contains("s.obj"), "{e}");
+        }
+    }
+
     fn read_triangles(path: &Path, limits: ReadLimits) -> Result<Vec<WorldTriangle>, IngestError> {
         let scratch = tempfile::tempdir().unwrap();
         let mut scene = ObjScene::open_with(path, UpAxis::Z, scratch.path(), limits)?;
@@ -563,7 +593,7 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let whole = read_triangles(&path, ReadLimits::default());
         for limits in cut_everywhere() {
-            let cut = read_triangles(&path, limits);
+            let cut = read_triangles(&path, limits.clone());
             assert_eq!(format!("{cut:?}"), format!("{whole:?}"), "{limits:?}");
         }
         whole
@@ -572,7 +602,8 @@ mod tests {
     /// Everything a bake keeps of `path`: the bounds and the cache's bytes, or the error.
     fn cache_of(path: &Path, limits: ReadLimits) -> Result<(WorldBounds, Vec<u8>), String> {
         let scratch = tempfile::tempdir().unwrap();
-        let key = crate::cache::SourceKey::of_file(path, UpAxis::Z).unwrap();
+        let key =
+            crate::cache::SourceKey::of_file(path, UpAxis::Z, &crate::Stop::default()).unwrap();
         let mut scene = ObjScene::open_with(path, UpAxis::Z, scratch.path(), limits)
             .map_err(|e| format!("{e:?}"))?;
         let cache = scratch.path().join("scene.cache");
@@ -631,7 +662,7 @@ mod tests {
             std::fs::write(&path, &text).unwrap();
             let whole = cache_of(&path, ReadLimits::default());
             for limits in cut_everywhere() {
-                proptest::prop_assert_eq!(&cache_of(&path, limits), &whole, "{:?}", limits);
+                proptest::prop_assert_eq!(&cache_of(&path, limits.clone()), &whole, "{:?}", limits);
             }
         }
     }

@@ -3,6 +3,7 @@
 //! clean, file-backed pages, read again from the file if touched, so a pass over an input or a
 //! cache larger than the memory budget keeps only a window of it mapped in.
 
+use crate::IngestError;
 use memmap2::Mmap;
 use xxhash_rust::xxh3::Xxh3;
 
@@ -71,10 +72,16 @@ const PIECE: usize = 1 << 20;
 /// window of pieces hashed in parallel on the current pool and its pages given back once
 /// hashed. A different digest than [`hash_released`]'s, but as strong a fingerprint, and the
 /// same for any thread count (the pieces are fixed).
-pub(crate) fn hash_pieces_released(map: &Mmap, len: usize, hasher: &mut Xxh3) {
+pub(crate) fn hash_pieces_released(
+    map: &Mmap,
+    len: usize,
+    hasher: &mut Xxh3,
+    stop: &dyn Fn() -> Result<(), IngestError>,
+) -> Result<(), IngestError> {
     use rayon::prelude::*;
     let mut at = 0;
     while at < len {
+        stop()?;
         let end = (at + RELEASE_EVERY).min(len);
         let digests: Vec<u64> = map[at..end]
             .par_chunks(PIECE)
@@ -86,4 +93,5 @@ pub(crate) fn hash_pieces_released(map: &Mmap, len: usize, hasher: &mut Xxh3) {
         release(map, at, end);
         at = end;
     }
+    Ok(())
 }

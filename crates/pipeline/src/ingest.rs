@@ -8,13 +8,14 @@
 //! * Threads: the stage runs on a pool of the bake's threads, on which the OBJ reader parses
 //!   windows of the file; what it parses waits in buffers reserved from the budget.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 use tessera_budget::MemoryBudget;
 use tessera_geom::UpAxis;
 use tessera_ingest::cache::{ensure_cache, CacheBatch, IngestStats, SceneCache, SourceKey};
 use tessera_ingest::{
-    IngestError, MeshSource, ReadLimits, SceneFormat, SceneSource, WorldTriangle,
+    IngestError, MeshSource, ReadLimits, SceneFormat, SceneSource, Stop, WorldTriangle,
 };
 
 use crate::{BakeError, BakeLayout, Progress, SceneInput};
@@ -41,16 +42,19 @@ pub(crate) fn run(
     budget: &Arc<MemoryBudget>,
     threads: usize,
     progress: &Progress,
-    interrupted: &(dyn Fn() -> bool + Sync),
+    interrupt: Option<&Arc<AtomicBool>>,
 ) -> Result<Ingested, BakeError> {
     let started = Instant::now();
+    // The reader also looks at the flag between windows of the scene's hash and vertex pass.
+    let stop = interrupt.cloned().map_or_else(Stop::default, Stop::on);
+    let interrupted = &|| stop.is_raised();
     progress.stage_start(STAGE, 0);
     // The reader's parsed windows waiting to be written: a quarter of the budget, as binning
     // (the reader keeps to it down to windows of one line; a budget too small for the bake is
     // refused after ingest, once the grid is known).
     let buffers = (budget.total() / 4).min(crate::grid::STAGE_BUFFER_CAP);
     let reservation = budget.reserve(buffers, "scene reading buffers")?;
-    let limits = ReadLimits::new(buffers as usize);
+    let limits = ReadLimits::new(buffers as usize).with_stop(stop.clone());
     let pool = crate::error::thread_pool(threads, STAGE)?;
     // A raised interrupt flag stops the reading at its next batch of triangles (as an error
     // of the source, which the cache discards): reported as an interruption.
@@ -86,7 +90,7 @@ fn read(
                 None => SceneFormat::of(path)?.default_up(),
             };
             progress.phase(STAGE, "hashing the scene file", 0);
-            let key = SourceKey::of_file(path, up)?;
+            let key = SourceKey::of_file(path, up, limits.stop())?;
             let scratch = layout.scratch();
             if layout.scene_cache().exists() {
                 progress.phase(STAGE, "checking the scene cache of an earlier bake", 0);
@@ -96,7 +100,8 @@ fn read(
                 key,
                 &mut || {
                     progress.phase(STAGE, "opening the scene (OBJ: its vertex pass)", 0);
-                    let source = tessera_ingest::open_scene_with(path, up, &scratch, limits)?;
+                    let source =
+                        tessera_ingest::open_scene_with(path, up, &scratch, limits.clone())?;
                     progress.phase(STAGE, "triangles", 0);
                     Ok(counted(source, progress, interrupted))
                 },

@@ -171,7 +171,7 @@ fn bake_with(
         &budget,
         req.threads,
         progress,
-        &interrupted,
+        req.interrupt.as_ref(),
     )?;
     let frame = grid::frame_of(&ingested.cache, &voxel)?;
     grid::check_minimum(&frame, req.memory_budget, overhead)?;
