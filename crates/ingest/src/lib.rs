@@ -99,6 +99,14 @@ impl IngestError {
 /// One world-space (f64, Z-up) triangle.
 pub type WorldTriangle = [[f64; 3]; 3];
 
+/// A triangle found by [`SceneSource::locate`]: where the file has it (`line 12`, `triangle
+/// 7`) and its corners (Z-up world coordinates).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Located {
+    pub place: String,
+    pub triangle: WorldTriangle,
+}
+
 /// A scene being read: first its vertex bounds (which fix the world origin), then its triangles
 /// in file order.
 pub trait SceneSource {
@@ -111,6 +119,27 @@ pub trait SceneSource {
         &mut self,
         emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
     ) -> Result<(), IngestError>;
+    /// Up to `max` triangles for which `inside` holds, in file order, each with where the
+    /// file has it (messages about a few triangles, such as outliers). By default the
+    /// triangle's number in file order; OBJ gives its face's line.
+    fn locate(
+        &mut self,
+        inside: &(dyn Fn(&WorldTriangle) -> bool + Sync),
+        max: usize,
+    ) -> Result<Vec<Located>, IngestError> {
+        let (mut found, mut n) = (Vec::new(), 0u64);
+        self.for_each_triangle(&mut |triangle| {
+            n += 1;
+            if found.len() < max && inside(&triangle) {
+                found.push(Located {
+                    place: format!("triangle {n}"),
+                    triangle,
+                });
+            }
+            Ok(())
+        })?;
+        Ok(found)
+    }
     /// Every triangle in file order made ready for the scene cache, rebased on `origin`
     /// ([`CacheBatch::push`]), in batches that `emit` receives in file order on the calling
     /// thread. A source may fill batches on the threads of the current rayon pool (OBJ does);

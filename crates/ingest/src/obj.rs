@@ -28,7 +28,7 @@ use crate::cache::CacheBatch;
 use crate::lines::{Lines, Tokens};
 use crate::pages::{release, Behind};
 use crate::windows::{batch_text, cut, in_order, window_text};
-use crate::{IngestError, ReadLimits, SceneSource, WorldTriangle};
+use crate::{IngestError, Located, ReadLimits, SceneSource, WorldTriangle};
 use memmap2::Mmap;
 use std::fs::File;
 use std::io::Write;
@@ -189,7 +189,7 @@ impl ObjScene {
         &self,
         data: &[u8],
         w: &Window,
-        sink: &mut impl FnMut(WorldTriangle),
+        sink: &mut impl FnMut(WorldTriangle, u64),
     ) -> Result<(), IngestError> {
         let mut seen_vertices = w.first_vertex;
         let mut polygon: Vec<u64> = Vec::with_capacity(8);
@@ -214,8 +214,10 @@ impl ObjScene {
                         )));
                     }
                     let first = self.vertex(polygon[0]);
+                    let line = w.first_line + at - 1;
                     for k in 1..polygon.len() - 1 {
-                        sink([first, self.vertex(polygon[k]), self.vertex(polygon[k + 1])]);
+                        let t = [first, self.vertex(polygon[k]), self.vertex(polygon[k + 1])];
+                        sink(t, line);
                     }
                 }
                 _ => {}
@@ -229,7 +231,7 @@ impl ObjScene {
     fn faces<T: Send + Default>(
         &self,
         growth: usize,
-        push: impl Fn(&mut T, WorldTriangle) + Sync,
+        push: impl Fn(&mut T, WorldTriangle, u64) + Sync,
         mut emit: impl FnMut(T) -> Result<(), IngestError>,
     ) -> Result<(), IngestError> {
         let Some(data) = &self.data else {
@@ -241,7 +243,9 @@ impl ObjScene {
             batch_text(self.limits.buffer_bytes, growth),
             |i, _| {
                 let mut out = T::default();
-                let result = self.face_window(data, &self.windows[i], &mut |t| push(&mut out, t));
+                let result = self.face_window(data, &self.windows[i], &mut |t, line| {
+                    push(&mut out, t, line)
+                });
                 (out, result)
             },
             |_, _, (out, result)| {
@@ -323,9 +327,34 @@ impl SceneSource for ObjScene {
     ) -> Result<(), IngestError> {
         self.faces(
             WORLD_GROWTH,
-            |out: &mut Vec<WorldTriangle>, t| out.push(t),
+            |out: &mut Vec<WorldTriangle>, t, _| out.push(t),
             |out| out.into_iter().try_for_each(&mut *emit),
         )
+    }
+
+    fn locate(
+        &mut self,
+        inside: &(dyn Fn(&WorldTriangle) -> bool + Sync),
+        max: usize,
+    ) -> Result<Vec<Located>, IngestError> {
+        let mut found = Vec::new();
+        self.faces(
+            WORLD_GROWTH,
+            |out: &mut Vec<(u64, WorldTriangle)>, t, line| {
+                if inside(&t) {
+                    out.push((line, t));
+                }
+            },
+            |out| {
+                let room = max.saturating_sub(found.len());
+                found.extend(out.into_iter().take(room).map(|(line, triangle)| Located {
+                    place: format!("line {line}"),
+                    triangle,
+                }));
+                Ok(())
+            },
+        )?;
+        Ok(found)
     }
 
     fn for_each_cache_batch(
@@ -335,7 +364,7 @@ impl SceneSource for ObjScene {
     ) -> Result<(), IngestError> {
         self.faces(
             CACHE_GROWTH,
-            |out: &mut CacheBatch, t| out.push(origin, t),
+            |out: &mut CacheBatch, t, _| out.push(origin, t),
             emit,
         )
     }
@@ -544,6 +573,33 @@ mod tests {
             ReadLimits::new(1).with_min_window(1),
             ReadLimits::new(3000).with_min_window(1),
         ]
+    }
+
+    #[test]
+    fn located_triangles_name_their_faces_lines_whatever_the_windows() {
+        // Issue 21, class 1: a warning about a few stray triangles names their lines.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.obj");
+        let text = "# a floor far away, then a stray quad\n\
+                    v 500 500 0\nv 501 500 0\nv 501 501 0\nv 500 501 0\n\
+                    f 1 2 3\n\nf 1 3 4\n\
+                    v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n\
+                    # the stray one\n\
+                    f 5 6 7 8\n";
+        std::fs::write(&path, text).unwrap();
+        let near_origin = |t: &WorldTriangle| t.iter().all(|p| p[0] < 100.0);
+        for limits in cut_everywhere() {
+            let scratch = tempfile::tempdir().unwrap();
+            let mut scene = ObjScene::open_with(&path, UpAxis::Z, scratch.path(), limits).unwrap();
+            let found = scene.locate(&near_origin, 8).unwrap();
+            let places: Vec<&str> = found.iter().map(|l| l.place.as_str()).collect();
+            assert_eq!(places, ["line 14", "line 14"], "a quad is two triangles");
+            assert_eq!(found[0].triangle[0], [0.0, 0.0, 0.0]);
+            let scratch = tempfile::tempdir().unwrap();
+            let mut scene = ObjScene::open(&path, UpAxis::Z, scratch.path()).unwrap();
+            let first = scene.locate(&|_| true, 1).unwrap();
+            assert_eq!(first[0].place, "line 6", "at most `max`, in file order");
+        }
     }
 
     #[test]

@@ -60,6 +60,95 @@ pub(crate) fn sparse_world_warning(frame: &GridFrame, with_geometry: u64) -> Opt
     })
 }
 
+/// Where the outliers of a sparse world are: the tiles holding triangles (`tiles`: index and
+/// bytes of triangles) grouped into clusters of touching tiles (with corners), the cluster
+/// with the most bytes taken as the world and the others ordered farthest from it first
+/// (then by their first tile). Up to `max` of them, each as the plan rectangle of its tiles
+/// in Z-up world coordinates `[x0, y0, x1, y1]`.
+pub(crate) fn outlying_clusters(
+    frame: &GridFrame,
+    tiles: impl IntoIterator<Item = (u32, u64)>,
+    max: usize,
+) -> Vec<[f64; 4]> {
+    let tiles: Vec<(TileCoord, u64)> = tiles
+        .into_iter()
+        .map(|(key, bytes)| (frame.tile_coord(key as usize), bytes))
+        .collect();
+    let at: std::collections::HashMap<(u32, u32), usize> = tiles
+        .iter()
+        .enumerate()
+        .map(|(i, (c, _))| ((c.x, c.y), i))
+        .collect();
+    // Union-find over the tiles, joined to the neighbours before them in row order.
+    let mut parent: Vec<usize> = (0..tiles.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for (i, (c, _)) in tiles.iter().enumerate() {
+        let (x, y) = (c.x as i64, c.y as i64);
+        for (dx, dy) in [(-1, 0), (-1, -1), (0, -1), (1, -1)] {
+            let (nx, ny) = (x + dx, y + dy);
+            if nx < 0 || ny < 0 {
+                continue;
+            }
+            if let Some(&j) = at.get(&(nx as u32, ny as u32)) {
+                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    // Per cluster (by its root): bytes, tile bounds [x0, y0, x1, y1] and first tile.
+    let mut clusters: std::collections::BTreeMap<usize, (u64, [u32; 4], usize)> =
+        Default::default();
+    for (i, (c, bytes)) in tiles.iter().enumerate() {
+        let r = root(&mut parent, i);
+        let e = clusters.entry(r).or_insert((0, [c.x, c.y, c.x, c.y], i));
+        e.0 += bytes;
+        e.1 = [
+            e.1[0].min(c.x),
+            e.1[1].min(c.y),
+            e.1[2].max(c.x),
+            e.1[3].max(c.y),
+        ];
+        e.2 = e.2.min(i);
+    }
+    let mut clusters: Vec<(u64, [u32; 4], usize)> = clusters.into_values().collect();
+    clusters.sort_by_key(|&(bytes, _, first)| (std::cmp::Reverse(bytes), first));
+    let Some(&(_, world, _)) = clusters.first() else {
+        return Vec::new();
+    };
+    // Tiles between a cluster's rectangle and the world's (0 when they overlap).
+    let gap = |b: [u32; 4]| {
+        let along = |lo: u32, hi: u32, wlo: u32, whi: u32| {
+            wlo.saturating_sub(hi).max(lo.saturating_sub(whi))
+        };
+        along(b[0], b[2], world[0], world[2]).max(along(b[1], b[3], world[1], world[3]))
+    };
+    let mut others: Vec<(u32, usize, [u32; 4])> = clusters[1..]
+        .iter()
+        .map(|&(_, b, first)| (gap(b), first, b))
+        .collect();
+    others.sort_by_key(|&(g, first, _)| (std::cmp::Reverse(g), first));
+    let edge = frame.tile_size as f64 * frame.cell_size;
+    let o = frame.world_origin;
+    others
+        .into_iter()
+        .take(max)
+        .map(|(_, _, b)| {
+            [
+                o[0] + b[0] as f64 * edge,
+                o[1] + b[1] as f64 * edge,
+                o[0] + (b[2] + 1) as f64 * edge,
+                o[1] + (b[3] + 1) as f64 * edge,
+            ]
+        })
+        .collect()
+}
+
 /// The memory a bake needs whatever the triangles: binning buffers at their minimum and one
 /// tile of this grid in flight with one span per cell.
 pub fn minimum_budget(frame: &GridFrame) -> u64 {
@@ -102,4 +191,41 @@ pub(crate) fn check_densest(frame: &GridFrame, largest: u64, budget: u64) -> Res
 /// Cells of the largest voxelized tile rectangle (the first tile is never smaller than another).
 fn largest_tile_cells(frame: &GridFrame) -> u64 {
     frame.tile_voxelized(TileCoord { x: 0, y: 0 }).area() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outlying_clusters_are_the_ones_apart_from_the_heaviest_farthest_first() {
+        // 100 x 100 tiles of 10 m (10 cells of 1 m), the grid's corner at (1000, 2000).
+        let frame = GridFrame::new([1000.0, 2000.0, 0.0], [999.0, 999.0, 1.0], 1.0, 0.1, 10, 3);
+        let key = |x: u32, y: u32| y * frame.tiles()[0] + x;
+        let tiles = [
+            // The world: a diagonal run of tiles (corners touch), the most bytes.
+            (key(50, 50), 500),
+            (key(51, 51), 500),
+            (key(52, 52), 500),
+            // Farthest: 50 tiles from the world's rectangle.
+            (key(0, 0), 36),
+            // Near, two touching tiles.
+            (key(55, 50), 36),
+            (key(56, 50), 36),
+            // Far: 47 tiles.
+            (key(99, 99), 36),
+        ];
+        let got = outlying_clusters(&frame, tiles, 8);
+        assert_eq!(
+            got,
+            [
+                [1000.0, 2000.0, 1010.0, 2010.0],
+                [1990.0, 2990.0, 2000.0, 3000.0],
+                [1550.0, 2500.0, 1570.0, 2510.0],
+            ]
+        );
+        assert_eq!(outlying_clusters(&frame, tiles, 1).len(), 1);
+        // One cluster: no outlier.
+        assert!(outlying_clusters(&frame, tiles[..3].iter().copied(), 8).is_empty());
+    }
 }

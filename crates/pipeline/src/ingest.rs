@@ -213,3 +213,50 @@ impl SceneSource for Counted<'_> {
         })
     }
 }
+
+/// Up to `max` triangles of the scene whose plan centre lies in one of `rects` (Z-up world
+/// `[x0, y0, x1, y1]`), each as `FILE line N at (x, y, z)` (a triangle's first corner in the
+/// scene's own axes; glTF: its number in file order), for a warning. Reads the scene again:
+/// only for the rare warning that needs it. Nothing when it cannot (an in-memory scene, a
+/// read that fails or is stopped).
+pub(crate) fn locate(
+    scene: &SceneInput,
+    layout: &BakeLayout,
+    rects: &[[f64; 4]],
+    max: usize,
+    interrupt: Option<&Arc<AtomicBool>>,
+) -> Vec<String> {
+    let SceneInput::File { path, up } = scene else {
+        return Vec::new();
+    };
+    let Ok(up) = up.map_or_else(|| SceneFormat::of(path).map(|f| f.default_up()), Ok) else {
+        return Vec::new();
+    };
+    let inside = |t: &WorldTriangle| {
+        let (x, y) = (
+            (t[0][0] + t[1][0] + t[2][0]) / 3.0,
+            (t[0][1] + t[1][1] + t[2][1]) / 3.0,
+        );
+        rects
+            .iter()
+            .any(|r| x >= r[0] && x <= r[2] && y >= r[1] && y <= r[3])
+    };
+    let stop = interrupt.cloned().map_or_else(Stop::default, Stop::on);
+    let limits = ReadLimits::default().with_stop(stop);
+    let scratch = layout.scratch();
+    let found = tessera_ingest::open_scene_with(path, up, &scratch, limits)
+        .and_then(|mut source| source.locate(&inside, max));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    found
+        .unwrap_or_default()
+        .into_iter()
+        .map(|l| {
+            let p = up.from_z_up(l.triangle[0]);
+            format!("{name} {} at ({}, {}, {})", l.place, p[0], p[1], p[2])
+        })
+        .collect()
+}

@@ -184,8 +184,17 @@ fn bake_with(
         progress,
         &interrupted,
     )?;
-    if let Some(w) = grid::sparse_world_warning(&frame, binned.tiles.keys().len() as u64) {
-        progress.warn(&w);
+    let keys = binned.tiles.keys();
+    if let Some(w) = grid::sparse_world_warning(&frame, keys.len() as u64) {
+        // Name a few of the triangles that stretch the world, so they can be found.
+        let weighed = keys.iter().map(|&k| (k, binned.tiles.raw_len(k)));
+        let far = grid::outlying_clusters(&frame, weighed, 3);
+        let named = ingest::locate(&req.scene, &layout, &far, 5, req.interrupt.as_ref());
+        if named.is_empty() {
+            progress.warn(&w);
+        } else {
+            progress.warn(&format!("{w}, such as {}", named.join("; ")));
+        }
     }
     let voxelized = voxelize::run(
         &frame,

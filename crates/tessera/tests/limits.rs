@@ -93,6 +93,12 @@ fn empty_space_between_far_apart_triangles_costs_nothing() {
         err.contains("some triangles lie far from the rest"),
         "{err}"
     );
+    // The stray triangle is named by its face's line, in the scene's coordinates.
+    assert!(err.contains("utm.obj line 9 at (0, 0, 0)"), "{err}");
+    assert!(
+        !err.contains("line 5"),
+        "the floor is the world, not an outlier: {err}"
+    );
     let s = summary(&dir.path().join("tessera-out/utm"));
     assert!(s["tiles"].as_u64().unwrap() > 1_000_000_000, "{s}");
     assert!(s["tiles_with_geometry"].as_u64().unwrap() < 16, "{s}");
