@@ -490,7 +490,7 @@ impl Assembler {
             stats: stats.clone(),
         };
         say(report, Step::Pass("writing the archive", 0))?;
-        let bytes = write_archive(&mesh, key, tile_cells, out)?;
+        let bytes = write_archive(&mesh, key, tile_cells, out, report)?;
         for path in input
             .paths()
             .into_iter()
@@ -569,8 +569,8 @@ pub enum Step {
     Pass(&'static str, u64),
     /// In a counted pass: this many polygons done. Reported at the pass's first polygon,
     /// every [`REPORT_EVERY`] polygons after it and when the pass ends (the total). In an
-    /// uncounted pass that merges a sort: this many records merged, every
-    /// [`REPORT_EVERY_RECORD`].
+    /// uncounted pass, how far it got in its own unit: the records a sort's merge took
+    /// (every [`REPORT_EVERY_RECORD`]), the bytes of the archive written (every 64 MiB).
     Done(u64),
 }
 
@@ -597,6 +597,17 @@ pub(crate) fn say(report: &mut Report, step: Step) -> Result<(), BuildError> {
 pub(crate) fn tick(report: &mut Report, p: u32) -> Result<(), BuildError> {
     if p.is_multiple_of(REPORT_EVERY) {
         say(report, Step::Done(u64::from(p)))?;
+    }
+    Ok(())
+}
+
+/// Counts one more record copied before a counted pass's first polygon, repeating its
+/// `Done(0)` every [`REPORT_EVERY_RECORD`]: a heartbeat, and a point where it may stop.
+#[inline]
+pub(crate) fn tick_before(report: &mut Report, records: &mut u64) -> Result<(), BuildError> {
+    *records += 1;
+    if records.is_multiple_of(REPORT_EVERY_RECORD) {
+        say(report, Step::Done(0))?;
     }
     Ok(())
 }

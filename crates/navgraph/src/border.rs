@@ -51,6 +51,7 @@ pub(crate) fn match_border_edges(
     drop(sorted);
     let mut w = SpillWriter::<[u32; 2]>::create(dir.join("patches.spill"))?;
     for p in patches.finish()? {
+        tick_record(report, &mut records)?;
         w.push(&p?)?;
     }
     Ok(w.finish()?)

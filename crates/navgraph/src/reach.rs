@@ -10,7 +10,7 @@ use tessera_artifacts::DETAIL;
 use tessera_navmesh::{Frame, Poly, NONE};
 use tessera_spill::Spill;
 
-use crate::assemble::{say, tick, to_world, Report, Spilled, Step};
+use crate::assemble::{say, tick, to_world, Report, Spilled, Step, REPORT_EVERY_RECORD};
 use crate::links::GridLink;
 use crate::BuildError;
 
@@ -92,7 +92,7 @@ pub(crate) fn prune(
         }
     }
     let mut reached = Bits::new(np as usize, false);
-    graph.flood(starts, &mut reached, |_| {});
+    graph.flood(starts, &mut reached, (0, report), |_| {})?;
     let mut seen = reached.clone();
     let mut islands = 0;
     let mut area_removed = 0.0;
@@ -100,7 +100,9 @@ pub(crate) fn prune(
         tick(report, p)?;
         if !seen.get(p as usize) {
             islands += 1;
-            graph.flood(vec![p], &mut seen, |poly| area_removed += poly.area as f64);
+            graph.flood(vec![p], &mut seen, (p, report), |poly| {
+                area_removed += poly.area as f64
+            })?;
         }
     }
     say(report, Step::Done(u64::from(np)))?;
@@ -131,12 +133,12 @@ fn drop_small_islands(
             continue;
         }
         let (mut area, mut count) = (0.0f64, 0u64);
-        graph.flood(vec![p], &mut seen, |poly| {
+        graph.flood(vec![p], &mut seen, (p, report), |poly| {
             area += poly.area as f64;
             count += 1;
-        });
+        })?;
         if area < min_area {
-            graph.flood(vec![p], &mut dropped, |_| {});
+            graph.flood(vec![p], &mut dropped, (p, report), |_| {})?;
             islands += 1;
             polygons_removed += count;
             area_removed += area;
@@ -274,8 +276,16 @@ impl<'a> Graph<'a> {
     }
 
     /// Marks in `mark` every polygon connected to `starts` and not marked yet, handing each
-    /// to `visit`.
-    fn flood(&self, starts: Vec<u32>, mark: &mut Bits, mut visit: impl FnMut(&Poly)) {
+    /// to `visit`. A flood may cover most of the world: every [`REPORT_EVERY_RECORD`]
+    /// polygons it repeats `Done(at)` (where the pass's sweep stands) to `report`.
+    fn flood(
+        &self,
+        starts: Vec<u32>,
+        mark: &mut Bits,
+        (at, report): (u32, &mut Report),
+        mut visit: impl FnMut(&Poly),
+    ) -> Result<(), BuildError> {
+        let mut visited = 0u64;
         let (polys, neis, patches) = (self.polys.get(), self.neis.get(), self.patches.get());
         let mut stack = Vec::new();
         for s in starts {
@@ -291,6 +301,10 @@ impl<'a> Graph<'a> {
             }
         };
         while let Some(p) = stack.pop() {
+            visited += 1;
+            if visited.is_multiple_of(REPORT_EVERY_RECORD) {
+                say(report, Step::Done(u64::from(at)))?;
+            }
             let poly = polys[p as usize];
             visit(&poly);
             for e in poly.first..poly.first + poly.count {
@@ -305,6 +319,7 @@ impl<'a> Graph<'a> {
                 push(l.1, mark, &mut stack);
             }
         }
+        Ok(())
     }
 }
 

@@ -11,7 +11,7 @@ use tessera_artifacts::DETAIL;
 use tessera_navmesh::{Frame, Link, Poly, NONE};
 use tessera_spill::{Spill, SpillWriter};
 
-use crate::assemble::{say, tick, to_world, RegionStart, Report, Spilled, Step};
+use crate::assemble::{say, tick, tick_before, to_world, RegionStart, Report, Spilled, Step};
 use crate::links::GridLink;
 use crate::reach::{Bits, Ranks};
 use crate::BuildError;
@@ -183,10 +183,13 @@ pub(crate) fn write_kept_arrays(
     let mut f_verts = SpillWriter::<[f32; 3]>::create(input.scratch("verts"))?;
     let mut bounds_min = [f32::INFINITY; 3];
     let mut bounds_max = [f32::NEG_INFINITY; 3];
+    // Vertices and detail points first, before the polygons' sweep reports.
+    let mut copied = 0;
     {
         let mut v_it = input.verts.iter()?;
         for r in 0..regions.len() - 1 {
             for _ in regions[r].vert..regions[r + 1].vert {
+                tick_before(report, &mut copied)?;
                 let v = v_it.next_record()?.expect("counted");
                 if keep_region[r] {
                     let w = to_world(&input.frame, v);
@@ -208,6 +211,7 @@ pub(crate) fn write_kept_arrays(
         let mut d_it = input.detail.iter()?;
         for r in 0..regions.len() - 1 {
             for _ in regions[r].detail..regions[r + 1].detail {
+                tick_before(report, &mut copied)?;
                 let d = d_it.next_record()?.expect("counted");
                 if keep_region[r] {
                     f_detail.push(&d)?;

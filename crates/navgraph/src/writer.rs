@@ -20,6 +20,7 @@ use tessera_navmesh::{
 };
 use tessera_spill::Spill;
 
+use crate::assemble::{say, Report, Step};
 use crate::BuildError;
 
 /// A vector archived from a spill file: the records are copied into the archive as they are
@@ -113,18 +114,32 @@ same_fields!(
     grid: min, cell, width, height, start, items
 );
 
-/// Hashes what passes through.
-struct Hashing<'w, W> {
+/// Bytes of the archive between two reports of its length.
+const REPORT_EVERY_BYTE: u64 = 64 << 20;
+
+/// Hashes what passes through, and reports the bytes written every [`REPORT_EVERY_BYTE`].
+struct Hashing<'w, 'r, W> {
     inner: &'w mut W,
     hash: xxhash_rust::xxh3::Xxh3,
     len: u64,
+    report: &'w mut Report<'r>,
+    reported: u64,
+    /// The report asked to stop (the write then fails).
+    stopped: bool,
 }
 
-impl<W: Write> Write for Hashing<'_, W> {
+impl<W: Write> Write for Hashing<'_, '_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.inner.write(buf)?;
         self.hash.update(&buf[..n]);
         self.len += n as u64;
+        if self.len >= self.reported + REPORT_EVERY_BYTE {
+            self.reported = self.len;
+            if say(self.report, Step::Done(self.len)).is_err() {
+                self.stopped = true;
+                return Err(io::Error::other("stopped"));
+            }
+        }
         Ok(n)
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -139,15 +154,23 @@ pub(crate) fn write_archive<W: Write + Seek>(
     key: u64,
     tile_cells: u32,
     out: &mut W,
+    report: &mut Report,
 ) -> Result<u64, BuildError> {
     out.write_all(&[0u8; HEADER_LEN])?;
     let mut hashing = Hashing {
         inner: out,
         hash: xxhash_rust::xxh3::Xxh3::new(),
         len: 0,
+        report,
+        reported: 0,
+        stopped: false,
     };
     let writer = rkyv::ser::writer::IoWriter::new(&mut hashing);
-    rkyv::api::high::to_bytes_in::<_, rancor::Error>(mesh, writer).map_err(io::Error::other)?;
+    let written = rkyv::api::high::to_bytes_in::<_, rancor::Error>(mesh, writer).map(drop);
+    if hashing.stopped {
+        return Err(BuildError::Stopped);
+    }
+    written.map_err(io::Error::other)?;
     let (len, digest) = (hashing.len, hashing.hash.digest());
     let header = Header::new(len, digest, key, tile_cells);
     out.seek(SeekFrom::Start(0))?;

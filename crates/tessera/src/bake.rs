@@ -248,7 +248,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         out_dir: out_dir.clone(),
         threads,
         memory_budget,
-        progress,
+        progress: progress.clone(),
         interrupt: Some(interrupt),
         sampler: Some(Arc::clone(&sampler)),
     };
@@ -263,11 +263,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .finish()
         .trace;
 
-    // The preview and the report, from the navmesh and the summary the bake just wrote.
+    // The preview and the report, from the navmesh and the summary the bake just wrote (on a
+    // large world, reading the file back and drawing it take a while: they say so).
+    progress.stage_start(PREVIEW_STAGE, 0);
+    progress.phase(PREVIEW_STAGE, "checking the navmesh file", 0);
     let layout = BakeLayout::new(&out_dir);
     let (navmesh, preview, report_path) =
         (layout.navmesh(), layout.preview_png(), layout.report_html());
     let file = crate::navmesh::open(&navmesh)?;
+    progress.phase(PREVIEW_STAGE, "drawing the preview", 0);
     // The picture stays inside the budget too: about 8 bytes a pixel while drawing, in at
     // most a quarter of it.
     let side = (((memory_budget / 4) / 8) as f64).sqrt() as u32;
@@ -296,6 +300,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
     });
     tessera_export::write_atomic(&report_path, |w| w.write_all(html.as_bytes()))
         .map_err(|e| Failure::new(exit::IO, e))?;
+    progress.stage_done(PREVIEW_STAGE, 0);
 
     let outputs = crate::summary::Outputs {
         dir: &out_dir,
@@ -314,6 +319,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Ok(())
     })
 }
+
+/// The log's name for what follows the bake: the navmesh read back, the preview and the report.
+const PREVIEW_STAGE: &str = "preview";
 
 /// SIGINT and SIGTERM ask the bake to stop at its next safe point.
 fn interrupt_on_signals() -> Result<Arc<AtomicBool>, Failure> {

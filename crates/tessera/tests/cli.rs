@@ -222,7 +222,10 @@ fn json_log_lines_parse_and_carry_the_fields() {
         .filter(|l| l["event"] == "done")
         .map(|l| l["stage"].as_str().unwrap())
         .collect();
-    assert_eq!(stages, ["ingest", "bin", "voxelize", "merge", "polygons"]);
+    assert_eq!(
+        stages,
+        ["ingest", "bin", "voxelize", "merge", "polygons", "preview"]
+    );
 
     // A failure is a JSON line too, with the exit code.
     let o = tessera(&["bake", "missing.obj", "--log-format", "json"], dir.path());
