@@ -238,6 +238,10 @@ impl ObjScene {
             return Ok(());
         };
         let mut behind = Behind::new(data);
+        // The vertex table is read anywhere (faces name any earlier vertex): given back less
+        // often than the text, every VERTICES_RELEASE_EVERY of text.
+        const VERTICES_RELEASE_EVERY: usize = 64 << 20;
+        let mut vertices_released = 0;
         in_order(
             self.windows.iter().map(|w| w.text.clone()),
             batch_text(self.limits.buffer_bytes, growth),
@@ -253,7 +257,9 @@ impl ObjScene {
                 result
             },
             |upto| {
-                if behind.advance(upto) {
+                behind.advance(upto);
+                if upto / VERTICES_RELEASE_EVERY > vertices_released {
+                    vertices_released = upto / VERTICES_RELEASE_EVERY;
                     if let Some(v) = &self.vertices {
                         release(v, 0, v.len());
                     }
