@@ -22,7 +22,7 @@ use tessera_spill::{Sorter, Spill, SpillWriter};
 use crate::border::{match_border_edges, BorderEdge};
 use crate::grid::build_grid;
 use crate::links::{gather_links, GridLink, StairLinks};
-use crate::reach::{prune, Pruning};
+use crate::reach::{components, prune, Pruning};
 use crate::renumber::{renumber_links, write_kept_arrays, Renumbering};
 use crate::writer::{write_archive, Column, GridOut, NavMeshOut};
 use crate::BuildError;
@@ -370,6 +370,8 @@ impl Assembler {
                 link_count: 0,
                 region,
                 area: (twice_area(verts, &p.verts) as f64 * 0.5 * cs * cs) as f32,
+                // Known once the mesh is whole (pass 3b).
+                component: NONE,
             })?;
             tri_at += p.tris.len() as u32;
         }
@@ -449,10 +451,12 @@ impl Assembler {
             say(report, Step::Pass("islands", polygons))?;
         }
         let reached = prune(&input, &patches, &links, pruning, report)?;
+        say(report, Step::Pass("components", polygons))?;
+        let components = components(&input, &patches, &links, &reached.keep, report)?;
         say(report, Step::Pass("renumbering", polygons))?;
         let numbering = Renumbering::new(&input.regions, &reached.keep);
         let links = renumber_links(links, &numbering, &input.frame);
-        let kept = write_kept_arrays(&input, &patches, &numbering, &links, report)?;
+        let kept = write_kept_arrays(&input, &patches, &numbering, &links, &components.of, report)?;
         drop(numbering);
         say(report, Step::Pass("lookup grid", polygons))?;
         let grid = build_grid(&input, &reached.keep, &kept, report)?;
@@ -479,6 +483,7 @@ impl Assembler {
             detail_tris: Column(kept.tris.clone()),
             detail_verts: Column(kept.detail.clone()),
             links,
+            components: components.table,
             grid: GridOut {
                 min: grid.min,
                 cell: grid.cell,

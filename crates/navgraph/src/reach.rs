@@ -7,7 +7,7 @@
 
 use bytemuck::Pod;
 use tessera_artifacts::DETAIL;
-use tessera_navmesh::{Frame, Poly, NONE};
+use tessera_navmesh::{Component, Frame, Poly, NONE};
 use tessera_spill::Spill;
 
 use crate::assemble::{say, tick, to_world, Report, Spilled, Step, REPORT_EVERY_RECORD};
@@ -45,6 +45,27 @@ pub(crate) struct Reached {
     pub area_removed: f64,
     /// Seeds (by index) that stand on no polygon.
     pub unplaced_seeds: Vec<usize>,
+}
+
+/// Pass 3b: the connected components of the polygons `keep` holds (see
+/// [`Graph::components`]).
+pub(crate) fn components(
+    input: &Spilled,
+    patches: &Spill<[u32; 2]>,
+    links: &[GridLink],
+    keep: &Bits,
+    report: &mut Report,
+) -> Result<Components, BuildError> {
+    let graph = Graph::map(&input.polys, &input.neis, patches, links)?;
+    graph.components(input.polygons(), keep, report)
+}
+
+/// The connected components of the kept polygons.
+pub(crate) struct Components {
+    /// Per polygon (numbered as added): its component, or [`NONE`] when dropped.
+    pub of: Vec<u32>,
+    /// Numbered by their first polygon.
+    pub table: Vec<Component>,
 }
 
 /// Pass 3: floods the polygon graph (edges within regions, the border `patches`, `links`)
@@ -273,6 +294,74 @@ impl<'a> Graph<'a> {
             patches: Mapped::open(patches)?,
             links,
         })
+    }
+
+    /// The connected components of the polygons kept in `keep` over portals, border patches
+    /// and links (either way: a one-way link still joins them), by union-find over the
+    /// polygons (8 bytes a polygon while it runs), numbered by their first polygon.
+    fn components(
+        &self,
+        np: u32,
+        keep: &Bits,
+        report: &mut Report,
+    ) -> Result<Components, BuildError> {
+        let (polys, neis, patches) = (self.polys.get(), self.neis.get(), self.patches.get());
+        let mut parent: Vec<u32> = (0..np).collect();
+        fn root(parent: &mut [u32], mut i: u32) -> u32 {
+            while parent[i as usize] != i {
+                let up = parent[parent[i as usize] as usize];
+                parent[i as usize] = up;
+                i = up;
+            }
+            i
+        }
+        let join = |parent: &mut Vec<u32>, a: u32, b: u32| {
+            if b == NONE || !keep.get(a as usize) || !keep.get(b as usize) {
+                return;
+            }
+            let (ra, rb) = (root(parent, a), root(parent, b));
+            parent[ra.max(rb) as usize] = ra.min(rb);
+        };
+        // Patches are sorted by edge, and edges are numbered polygon after polygon.
+        let mut patch = 0;
+        for p in 0..np {
+            tick(report, p)?;
+            let poly = polys[p as usize];
+            for e in poly.first..poly.first + poly.count {
+                join(&mut parent, p, neis[e as usize]);
+                while patch < patches.len() && patches[patch][0] < e {
+                    patch += 1;
+                }
+                while patch < patches.len() && patches[patch][0] == e {
+                    join(&mut parent, p, patches[patch][1]);
+                    patch += 1;
+                }
+            }
+        }
+        for l in self.links {
+            join(&mut parent, l.0, l.1);
+        }
+        // Numbered by first polygon: a root is its component's smallest polygon.
+        let mut of = vec![NONE; np as usize];
+        let mut table: Vec<Component> = Vec::new();
+        for p in 0..np {
+            if !keep.get(p as usize) {
+                continue;
+            }
+            let r = root(&mut parent, p);
+            let id = if r == p {
+                table.push(Component::default());
+                (table.len() - 1) as u32
+            } else {
+                of[r as usize]
+            };
+            of[p as usize] = id;
+            let c = &mut table[id as usize];
+            c.polygons += 1;
+            c.area += polys[p as usize].area as f64;
+        }
+        say(report, Step::Done(u64::from(np)))?;
+        Ok(Components { of, table })
     }
 
     /// Marks in `mark` every polygon connected to `starts` and not marked yet, handing each

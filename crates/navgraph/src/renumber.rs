@@ -176,6 +176,7 @@ pub(crate) fn write_kept_arrays(
     patches: &Spill<[u32; 2]>,
     numbering: &Renumbering,
     links: &[Link],
+    component: &[u32],
     report: &mut Report,
 ) -> Result<Kept, BuildError> {
     let regions = &input.regions;
@@ -292,6 +293,7 @@ pub(crate) fn write_kept_arrays(
                 link_count,
                 region: numbering.new_region[r],
                 area: poly.area,
+                component: component[p as usize],
             })?;
             walkable_area += poly.area as f64;
             box_size_sum += (bx[2] - bx[0]).max(bx[3] - bx[1]) as f64;

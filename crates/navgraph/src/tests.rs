@@ -382,6 +382,9 @@ fn the_polygon_sweeps_of_the_file_report_their_counts() {
             Step::Pass("islands", n),
             Step::Done(0),
             Step::Done(n),
+            Step::Pass("components", n),
+            Step::Done(0),
+            Step::Done(n),
             Step::Pass("renumbering", n),
             Step::Done(0),
             Step::Done(n),
@@ -401,7 +404,7 @@ fn a_report_that_asks_to_stop_stops_the_file_at_that_step() {
         seeds: &[],
         min_island_area: 1.0,
     };
-    let total = 12;
+    let total = 15;
     for stop_at in 0..total {
         let dir = tempfile::tempdir().unwrap();
         let asm = assembled_input(dir.path());

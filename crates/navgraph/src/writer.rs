@@ -16,7 +16,8 @@ use rkyv::ser::{Writer, WriterExt};
 use rkyv::vec::{ArchivedVec, VecResolver};
 use rkyv::{Archive, Place, Serialize};
 use tessera_navmesh::{
-    ArchivedGrid, ArchivedNavMesh, Frame, Grid, Header, Link, NavMesh, Poly, Stats, HEADER_LEN,
+    ArchivedGrid, ArchivedNavMesh, Component, Frame, Grid, Header, Link, NavMesh, Poly, Stats,
+    HEADER_LEN,
 };
 use tessera_spill::Spill;
 
@@ -92,6 +93,7 @@ pub(crate) struct NavMeshOut {
     pub detail_verts: Column<[f32; 3]>,
     pub links: Vec<Link>,
     pub grid: GridOut,
+    pub components: Vec<Component>,
     pub stats: Stats,
 }
 
@@ -110,7 +112,7 @@ macro_rules! same_fields {
 
 same_fields!(
     frame, bounds_min, bounds_max, verts, polys, poly_verts, poly_neis, detail_tris,
-    detail_verts, links, stats;
+    detail_verts, links, components, stats;
     grid: min, cell, width, height, start, items
 );
 

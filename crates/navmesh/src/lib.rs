@@ -91,6 +91,18 @@ pub struct Poly {
     pub region: u32,
     /// Plan area (world units squared).
     pub area: f32,
+    /// Its connected component (over portals and links, either way): an index into
+    /// [`NavMesh::components`]. Two polygons of different components have no path between
+    /// them. Components are numbered by their first polygon.
+    pub component: u32,
+}
+
+/// A connected component of the mesh: polygons joined by portals and links.
+#[derive(Archive, Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq)]
+pub struct Component {
+    pub polygons: u64,
+    /// Plan area (world units squared).
+    pub area: f64,
 }
 
 /// A connection between two polygons that share no edge (a stair step up to the climb height).
@@ -152,6 +164,8 @@ pub struct NavMesh {
     pub detail_verts: Vec<[f32; 3]>,
     pub links: Vec<Link>,
     pub grid: Grid,
+    /// The connected components, numbered by their first polygon ([`Poly::component`]).
+    pub components: Vec<Component>,
     pub stats: Stats,
 }
 

@@ -26,6 +26,7 @@ fn mesh() -> NavMesh {
         link_count: 1,
         region: first / 4,
         area: 4.0,
+        component: 0,
     };
     let link = |from, to| Link {
         from,
@@ -58,6 +59,10 @@ fn mesh() -> NavMesh {
         ],
         detail_verts: vec![[1.0, 1.0, 0.5]],
         links: vec![link(0, 1), link(1, 0)],
+        components: vec![Component {
+            polygons: 2,
+            area: 8.0,
+        }],
         grid: Grid {
             min: [0.0, 0.0],
             cell: 2.0,
@@ -311,4 +316,73 @@ fn scene_coordinates_round_trip_through_the_frame() {
     for k in 0..3 {
         assert!((p[k] - q[k]).abs() < 1e-4);
     }
+}
+
+#[test]
+fn components_that_disagree_with_the_polygons_are_refused() {
+    // Issue 17: queries answer "no path" from the component ids alone, so a file whose ids
+    // split a portal or a link, skip a number, or whose table does not count its polygons
+    // would give wrong answers: refused on load.
+    let refused = |m: &NavMesh| match access(&aligned(&encode(m)), "t") {
+        Err(NavMeshError::Invalid { source, .. }) => source,
+        Ok(_) => panic!("accepted"),
+        Err(e) => panic!("{e}"),
+    };
+    assert!(access(&aligned(&encode(&mesh())), "t").is_ok());
+    // The two squares share a portal and links: one component.
+    let mut m = mesh();
+    m.polys[1].component = 1;
+    m.components = vec![
+        Component {
+            polygons: 1,
+            area: 4.0,
+        };
+        2
+    ];
+    assert!(matches!(
+        refused(&m),
+        InvalidMesh::ComponentSplit {
+            poly: 0,
+            across: "neighbour",
+            other: 1
+        }
+    ));
+    // Without the portal, the links still join them.
+    m.poly_neis = vec![NONE; 8];
+    assert!(matches!(
+        refused(&m),
+        InvalidMesh::ComponentSplit {
+            poly: 0,
+            across: "link to",
+            other: 1
+        }
+    ));
+    let mut m = mesh();
+    m.polys[0].component = 1;
+    assert!(matches!(
+        refused(&m),
+        InvalidMesh::ComponentNumber {
+            poly: 0,
+            component: 1
+        }
+    ));
+    let mut m = mesh();
+    m.components[0].polygons = 3;
+    assert!(matches!(
+        refused(&m),
+        InvalidMesh::ComponentTable { component: 0 }
+    ));
+    let mut m = mesh();
+    m.components[0].area = 8.5;
+    assert!(matches!(
+        refused(&m),
+        InvalidMesh::ComponentTable { component: 0 }
+    ));
+    // A table longer than the polygons use.
+    let mut m = mesh();
+    m.components.push(Component::default());
+    assert!(matches!(
+        refused(&m),
+        InvalidMesh::ComponentTable { component: 1 }
+    ));
 }

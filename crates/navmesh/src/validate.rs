@@ -57,6 +57,19 @@ pub enum InvalidMesh {
         used: u64,
         len: u64,
     },
+    #[error(
+        "polygon {poly}: component {component} is out of range or out of order (components \
+         are numbered by their first polygon)"
+    )]
+    ComponentNumber { poly: usize, component: u32 },
+    #[error("polygon {poly}: its {across} {other} is in another component")]
+    ComponentSplit {
+        poly: usize,
+        across: &'static str,
+        other: u32,
+    },
+    #[error("component {component}: its polygon count or area differs from its polygons'")]
+    ComponentTable { component: usize },
 }
 
 /// Every index in range and every number finite: what queries rely on to never panic.
@@ -178,6 +191,7 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
             return Err(LinkNotFinite { link: i });
         }
     }
+    validate_components(m)?;
     let g = &m.grid;
     // A grid has a cell at least: `grid_cells` clamps to the last row and column.
     if g.width.to_native() == 0 || g.height.to_native() == 0 {
@@ -232,4 +246,51 @@ fn reflex_corner(m: &ArchivedNavMesh, first: u32, count: u32) -> Option<u32> {
             cross < -4.0 * ulp * (e[0].hypot(e[1]) + f[0].hypot(f[1]))
         })
         .map(|k| (k + 1) % count)
+}
+
+/// Components: numbered by their first polygon, the same on both sides of every portal and
+/// link, and the table's counts and areas those of their polygons (summed in polygon order,
+/// as the builder does). Runs after the polygon and link ranges are checked.
+fn validate_components(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
+    use InvalidMesh::*;
+    let nc = m.components.len();
+    let mut sums = vec![(0u64, 0f64); nc];
+    let mut next = 0usize;
+    for (poly, p) in m.polys.iter().enumerate() {
+        let component = p.component.to_native();
+        let c = component as usize;
+        if c > next || c >= nc {
+            return Err(ComponentNumber { poly, component });
+        }
+        next = next.max(c + 1);
+        sums[c].0 += 1;
+        sums[c].1 += p.area.to_native() as f64;
+        let (first, count) = (p.first.to_native(), p.count.to_native());
+        let across = (first..first + count)
+            .map(|k| ("neighbour", m.poly_neis[k as usize].to_native()))
+            .chain(
+                m.links[p.link_first.to_native() as usize..][..p.link_count.to_native() as usize]
+                    .iter()
+                    .map(|l| ("link to", l.to.to_native())),
+            );
+        for (what, other) in across {
+            if other != NONE && m.polys[other as usize].component.to_native() != component {
+                return Err(ComponentSplit {
+                    poly,
+                    across: what,
+                    other,
+                });
+            }
+        }
+    }
+    if next != nc {
+        // A component no polygon is in.
+        return Err(ComponentTable { component: next });
+    }
+    for (component, (c, &(polygons, area))) in m.components.iter().zip(&sums).enumerate() {
+        if c.polygons.to_native() != polygons || c.area.to_native().to_bits() != area.to_bits() {
+            return Err(ComponentTable { component });
+        }
+    }
+    Ok(())
 }

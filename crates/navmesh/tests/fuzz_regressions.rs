@@ -11,7 +11,9 @@
 mod replay;
 
 use tessera_navmesh::fuzzing::{load, load_resealed};
-use tessera_navmesh::{encode_keyed, Frame, Grid, Link, NavMesh, Poly, Stats, DETAIL, NONE};
+use tessera_navmesh::{
+    encode_keyed, Component, Frame, Grid, Link, NavMesh, Poly, Stats, DETAIL, NONE,
+};
 
 /// Two squares joined by a portal (the second a step higher, one detail vertex) and a third on
 /// a floor above the first, joined to it by a pair of links; a 2 x 1 grid.
@@ -34,6 +36,8 @@ fn three_squares() -> NavMesh {
         link_count: links.1,
         region: i,
         area: 16.0,
+        // A portal joins squares 0 and 1, links 0 and 2.
+        component: 0,
     };
     NavMesh {
         frame: Frame {
@@ -69,6 +73,10 @@ fn three_squares() -> NavMesh {
             [8, 10, 11],
         ],
         detail_verts: vec![[6.0, 2.0, 0.3]],
+        components: vec![Component {
+            polygons: 3,
+            area: 48.0,
+        }],
         links: vec![
             Link {
                 from: 0,

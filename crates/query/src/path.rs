@@ -291,7 +291,9 @@ impl Query<'_> {
     /// make a polygon the parent of its own ancestor.
     /// Ties in the open list go to the smaller polygon id, so the answer is deterministic.
     /// When `end_poly` cannot be reached, `found` is false and the corridor leads to the
-    /// polygon reached that comes closest to `end`.
+    /// polygon reached that comes closest to `end`; when it lies in another connected
+    /// component ([`tessera_navmesh::Poly::component`]), nothing is searched: `found` is false
+    /// and the corridor is the start polygon alone.
     pub fn find_path(
         &self,
         start_poly: u32,
@@ -306,10 +308,11 @@ impl Query<'_> {
         {
             return Corridor::default();
         }
-        if start_poly == end_poly {
+        let component = |p: u32| self.mesh.polys[p as usize].component.to_native();
+        if start_poly == end_poly || component(start_poly) != component(end_poly) {
             return Corridor {
                 polys: vec![start_poly],
-                found: true,
+                found: start_poly == end_poly,
             };
         }
         SEARCH.with(|search| {

@@ -255,3 +255,39 @@ fn random_paths_over_the_gap_stay_on_the_mesh_but_for_the_step_and_pull_tight() 
     }
     assert!(steps > 50, "{steps}");
 }
+
+#[test]
+fn components_follow_portals_and_links_either_way_and_are_numbered_by_first_polygon() {
+    // Issue 17: every polygon carries its connected component. The two floors of the stair
+    // gap are one component through their link, even with the link one way only (a path
+    // then exists one way: components only ever rule a path out). A square off on its own
+    // is a component of its own, numbered after the ones whose first polygon comes first.
+    for one_way in [false, true] {
+        let mut b = stair_gap();
+        if one_way {
+            b.input.links.truncate(1);
+        }
+        let alone = b.rect(30, 0, 32, 2, 0, 5);
+        let bytes = b.bytes(frame());
+        let mesh = bytes.mesh();
+        let of: Vec<u32> = mesh.polys.iter().map(|p| p.component.to_native()).collect();
+        assert_eq!(of[..5], [0; 5], "one_way {one_way}");
+        assert_eq!(of[alone as usize], 1);
+        let table: Vec<(u64, f64)> = mesh
+            .components
+            .iter()
+            .map(|c| (c.polygons.to_native(), c.area.to_native()))
+            .collect();
+        let area = |ps: std::ops::Range<usize>| -> f64 {
+            ps.map(|p| mesh.polys[p].area.to_native() as f64).sum()
+        };
+        assert_eq!(table, [(5, area(0..5)), (1, area(5..6))]);
+        // Across components nothing is searched; within one, a one-way link still leaves
+        // the way back to the search, which finds none.
+        let q = Query::new(mesh);
+        let c = q.find_path(0, [2.0, 2.0, 0.0], alone, [31.0, 1.0, 0.0]);
+        assert!(!c.found && c.polys == [0], "{c:?}");
+        let back = q.find_path(4, [15.0, 2.0, STEP], 0, [2.0, 2.0, 0.0]);
+        assert_eq!(back.found, !one_way);
+    }
+}

@@ -42,6 +42,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let notches = stats.notches.to_native();
     let by_notches = tessera_pipeline::NotchGroup::list(&stats.by_notches.to_native());
     let up = frame.up_axis().to_string();
+    // Connected components, largest area first (then by number).
+    let mut components: Vec<(usize, u64, f64)> = mesh
+        .components
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i, c.polygons.to_native(), c.area.to_native()))
+        .collect();
+    components.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
     if args.json {
         let v = serde_json::json!({
             "file": path.display().to_string(),
@@ -56,6 +64,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
             "notches": notches,
             "by_notches": by_notches,
             "walkable_area_m2": area,
+            "components": components
+                .iter()
+                .map(|&(id, polygons, area)| serde_json::json!({
+                    "id": id,
+                    "polygons": polygons,
+                    "area_m2": area,
+                }))
+                .collect::<Vec<_>>(),
             "islands_removed": stats.islands_removed.to_native(),
             "polygons_removed": stats.polygons_removed.to_native(),
             "area_removed_m2": stats.area_removed.to_native(),
@@ -88,6 +104,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
             partition_line(polygons as u64, notches, &by_notches)
         )?;
         writeln!(out, "  walkable area    {area:.1} m^2")?;
+        let largest = components.first().map_or(0.0, |c| c.2);
+        writeln!(
+            out,
+            "  components       {} (the largest {largest:.1} m^2; no path joins two)",
+            components.len()
+        )?;
         writeln!(
             out,
             "  baked for        cell {} m x {} m, agent height {} m, radius {} m, climb {} m",

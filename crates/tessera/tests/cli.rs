@@ -1101,6 +1101,22 @@ fn navmesh_of_a_real_bake_answers_queries() {
     if let Some(baked) = summary(&dir.path().join("b"))["polygons"].as_u64() {
         assert_eq!(polygons, baked);
     }
+    // Its connected components: largest first, every polygon in one, the areas summing to
+    // the walkable area.
+    let components = info["components"].as_array().unwrap();
+    assert!(!components.is_empty(), "{info}");
+    let sum = |f: &str| -> f64 { components.iter().map(|c| c[f].as_f64().unwrap()).sum() };
+    assert_eq!(sum("polygons") as u64, polygons);
+    let walkable = info["walkable_area_m2"].as_f64().unwrap();
+    assert!(
+        (sum("area_m2") - walkable).abs() < 1e-3 * walkable,
+        "{info}"
+    );
+    let areas: Vec<f64> = components
+        .iter()
+        .map(|c| c["area_m2"].as_f64().unwrap())
+        .collect();
+    assert!(areas.windows(2).all(|w| w[0] >= w[1]), "{areas:?}");
     // Corner to corner of the floor, around the box in the middle of the diagonal.
     let o = tessera(
         &[
