@@ -407,3 +407,30 @@ fn a_side_split_by_a_vertex_is_one_portal() {
     let c = q.find_path(0, s, 3, e);
     assert_eq!(q.straight_path(s, e, &c.polys), vec![s, e]);
 }
+
+#[test]
+fn one_query_answers_from_many_threads_as_from_one() {
+    // Issue 17, crowds: `Query` is shared by threads (each search keeps its buffers in a
+    // thread-local), and answers the same on any of them.
+    fn shared<T: Sync>(_: &T) {}
+    let bytes = l_corridor().bytes(frame());
+    let q = Query::new(bytes.mesh());
+    shared(&q);
+    let one = q.find_path(0, START, 5, END);
+    let answers: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| {
+                    (0..50)
+                        .map(|_| q.find_path(0, START, 5, END))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    assert!(answers.iter().all(|c| c.polys == one.polys && c.found));
+}

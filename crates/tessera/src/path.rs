@@ -20,7 +20,7 @@ pub struct Args {
         value_parser = parse_point,
         allow_hyphen_values = true,
         requires = "to",
-        required_unless_present = "random_pairs"
+        required_unless_present_any = ["random_pairs", "batch"]
     )]
     from: Option<[f64; 3]>,
     /// End point X,Y,Z in the scene's own coordinates and up axis.
@@ -35,6 +35,18 @@ pub struct Args {
     /// Instead of --from/--to: answer N pairs of random points on the mesh (area-weighted).
     #[arg(long, value_name = "N", conflicts_with_all = ["from", "to"])]
     random_pairs: Option<u32>,
+    /// Instead of --from/--to: answer every line of PAIRS.jsonl (`{"from": [x,y,z], "to":
+    /// [x,y,z]}`, scene coordinates; `-` reads standard input) with one JSON line, the
+    /// object `--json` prints, in input order; the pairs are answered in parallel.
+    #[arg(
+        long,
+        value_name = "PAIRS.jsonl",
+        conflicts_with_all = ["from", "to", "random_pairs"]
+    )]
+    batch: Option<PathBuf>,
+    /// Threads answering a --batch (default: the machine's cores).
+    #[arg(long, value_name = "N", requires = "batch", value_parser = clap::value_parser!(u16).range(1..=4096))]
+    threads: Option<u16>,
     /// Seed of the random pairs: the same seed gives the same pairs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -48,6 +60,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let query = Query::new(file.mesh());
     if let Some(n) = args.random_pairs {
         return random_pairs(&args, &query, n);
+    }
+    if let Some(pairs) = &args.batch {
+        return batch(pairs, args.threads, &query);
     }
     let (Some(from), Some(to)) = (args.from, args.to) else {
         // clap already requires --from and --to together unless --random-pairs is given.
@@ -136,5 +151,84 @@ fn random_pairs(args: &Args, query: &Query, n: u32) -> Result<(), Failure> {
             writeln!(out, "{found} of {n} pairs joined (seed {})", args.seed)?;
         }
         Ok(())
+    })
+}
+
+/// Lines of a batch read, parsed and answered at a time (their answers are written before
+/// the next are read: memory stays bounded whatever the batch's length).
+const BATCH_LINES: usize = 4096;
+
+/// One pair of a batch.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pair {
+    from: [f64; 3],
+    to: [f64; 3],
+}
+
+/// `tessera path NAV --batch PAIRS.jsonl`: each line answered as `--json` answers one pair,
+/// in input order, on `threads` threads (each with its own search buffers: `Query` is
+/// shared). A line that is not a pair stops the batch with its line number, after the
+/// answers to the lines before its group.
+fn batch(pairs: &std::path::Path, threads: Option<u16>, query: &Query) -> Result<(), Failure> {
+    use rayon::prelude::*;
+    use std::io::BufRead;
+    let name = pairs.display().to_string();
+    let reader: Box<dyn BufRead> = if pairs.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        let file = std::fs::File::open(pairs).map_err(|e| {
+            let code = if e.kind() == std::io::ErrorKind::NotFound {
+                exit::BAD_INPUT
+            } else {
+                exit::IO
+            };
+            Failure::new(code, anyhow::anyhow!("{name}: {e}"))
+        })?;
+        Box::new(std::io::BufReader::new(file))
+    };
+    let threads = threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    );
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("path-{i}"))
+        .build()
+        .map_err(|e| Failure::new(exit::IO, anyhow::anyhow!("cannot start threads: {e}")))?;
+    let mut lines = reader.lines().enumerate();
+    out::print(|out| loop {
+        let mut group: Vec<(usize, String)> = Vec::with_capacity(BATCH_LINES);
+        for (i, line) in lines.by_ref().take(BATCH_LINES) {
+            let line = line.map_err(|e| Failure::new(exit::IO, anyhow::anyhow!("{name}: {e}")))?;
+            group.push((i + 1, line));
+        }
+        if group.is_empty() {
+            return Ok(());
+        }
+        let parsed: Vec<Pair> = group
+                .iter()
+                .map(|(number, line)| {
+                    serde_json::from_str::<Pair>(line).map_err(|e| {
+                        Failure::new(
+                            exit::BAD_INPUT,
+                            anyhow::anyhow!(
+                                "{name}:{number}: not a pair {{\"from\": [x, y, z], \"to\": [x, y, z]}}: {e}"
+                            ),
+                        )
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+        let answers: Vec<String> = pool.install(|| {
+            parsed
+                .par_iter()
+                .map(|p| {
+                    serde_json::to_string(&query.path(p.from, p.to)).expect("an answer serializes")
+                })
+                .collect()
+        });
+        for a in answers {
+            writeln!(out, "{a}")?;
+        }
     })
 }

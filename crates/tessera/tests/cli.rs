@@ -35,6 +35,17 @@ fn small_obj(path: &Path) {
     .unwrap();
 }
 
+/// Writes [`small_obj`] as `s.obj` in `dir` and bakes it into `dir/b`.
+fn bake_small(dir: &Path) -> Output {
+    small_obj(&dir.join("s.obj"));
+    let o = tessera(
+        &["bake", "s.obj", "--out", "b", "--log-format", "quiet"],
+        dir,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
+}
+
 #[test]
 fn bake_without_arguments_bakes_the_demo_world() {
     let dir = tempfile::tempdir().unwrap();
@@ -1087,12 +1098,7 @@ fn navmesh_that_fails_to_open_is_refused_with_the_reason() {
 #[test]
 fn navmesh_of_a_real_bake_answers_queries() {
     let dir = tempfile::tempdir().unwrap();
-    small_obj(&dir.path().join("s.obj"));
-    let o = tessera(
-        &["bake", "s.obj", "--out", "b", "--log-format", "quiet"],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    bake_small(dir.path());
     let o = tessera(&["info", "b/navmesh.tsn", "--json"], dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let info = stdout_json(&o);
@@ -1387,12 +1393,7 @@ fn read_png(path: &Path) -> tessera_export::RgbImage {
 #[test]
 fn render_draws_the_mesh_the_path_and_respects_the_size() {
     let dir = tempfile::tempdir().unwrap();
-    small_obj(&dir.path().join("s.obj"));
-    let o = tessera(
-        &["bake", "s.obj", "--out", "b", "--log-format", "quiet"],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    bake_small(dir.path());
     let o = tessera(
         &[
             "render",
@@ -1464,12 +1465,7 @@ fn render_draws_the_mesh_the_path_and_respects_the_size() {
 #[test]
 fn a_bake_writes_its_preview_and_report() {
     let dir = tempfile::tempdir().unwrap();
-    small_obj(&dir.path().join("s.obj"));
-    let o = tessera(
-        &["bake", "s.obj", "--out", "b", "--log-format", "quiet"],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = bake_small(dir.path());
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
         stdout.contains("b/preview.png") && stdout.contains("b/report.html"),
@@ -1539,4 +1535,123 @@ fn view_prints_its_loopback_address_and_serves_the_navmesh() {
     let o = tessera(&["view", "missing.tsn", "--port", "0"], dir.path());
     assert_eq!(o.status.code(), Some(6), "{}", stderr(&o));
     assert!(stderr(&o).contains("missing.tsn"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_batch_of_pairs_is_answered_in_input_order_as_single_paths_are() {
+    // Issue 17, crowds: one JSON line per input line, in order, on several threads, each the
+    // object `path --json` prints for that pair.
+    let dir = tempfile::tempdir().unwrap();
+    bake_small(dir.path());
+    let nav = "b/navmesh.tsn";
+    let o = tessera(
+        &["path", nav, "--random-pairs", "60", "--seed", "3", "--json"],
+        dir.path(),
+    );
+    let random = stdout_json(&o);
+    let mut pairs: Vec<([f64; 3], [f64; 3])> = random
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let point = |v: &serde_json::Value| {
+                let a: Vec<f64> = v
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c.as_f64().unwrap())
+                    .collect();
+                [a[0], a[1], a[2]]
+            };
+            (point(&p["from"]), point(&p["to"]))
+        })
+        .collect();
+    // An end off the mesh: answered too, `found: false`.
+    pairs.insert(7, ([1.0, 1.0, 0.0], [500.0, 500.0, 0.0]));
+    let text: String = pairs
+        .iter()
+        .map(|(a, b)| format!("{}\n", serde_json::json!({"from": a, "to": b})))
+        .collect();
+    std::fs::write(dir.path().join("pairs.jsonl"), &text).unwrap();
+    let o = tessera(
+        &[
+            "path",
+            nav,
+            "--batch",
+            "pairs.jsonl",
+            "--threads",
+            "3",
+            "--json",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), pairs.len());
+    assert_eq!(lines[7]["found"], false);
+    let mut joined = 0;
+    for (i, (a, b)) in pairs.iter().enumerate() {
+        let coords = |p: &[f64; 3]| format!("{},{},{}", p[0], p[1], p[2]);
+        if i % 10 == 7 {
+            // Exactly what one query prints.
+            let o = tessera(
+                &[
+                    "path",
+                    nav,
+                    "--from",
+                    &coords(a),
+                    "--to",
+                    &coords(b),
+                    "--json",
+                ],
+                dir.path(),
+            );
+            assert_eq!(stdout_json(&o), lines[i], "pair {i}");
+        }
+        joined += usize::from(lines[i]["found"] == true);
+    }
+    let random_joined = random
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["found"] == true)
+        .count();
+    assert_eq!(joined, random_joined);
+    // The same answers on one thread, and from standard input.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["path", nav, "--batch", "-", "--threads", "1"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let one = child.wait_with_output().unwrap();
+    let many = tessera(
+        &["path", nav, "--batch", "pairs.jsonl", "--threads", "3"],
+        dir.path(),
+    );
+    assert_eq!(one.stdout, many.stdout);
+    // A line that is not a pair: exit 3, naming the file and the line.
+    std::fs::write(
+        dir.path().join("bad.jsonl"),
+        format!(
+            "{}{}{{\"from\": [1, 2]}}\n",
+            &text[..text.find('\n').unwrap() + 1],
+            &text[..text.find('\n').unwrap() + 1]
+        ),
+    )
+    .unwrap();
+    let o = tessera(&["path", nav, "--batch", "bad.jsonl"], dir.path());
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("bad.jsonl:3"), "{}", stderr(&o));
 }
