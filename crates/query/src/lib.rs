@@ -45,6 +45,8 @@ pub struct Query<'a> {
     frame: Frame,
     /// `area_prefix[i]` = total area of polygons `0..=i` (negative areas count as zero).
     area_prefix: Vec<f64>,
+    /// Each polygon's bounding box, its detail surface included: `[min xyz, max xyz]`.
+    boxes: Vec<[f32; 6]>,
     /// Plan distance under which two points are the same and a point on an edge is inside.
     eps: f32,
 }
@@ -77,10 +79,34 @@ impl<'a> Query<'a> {
             .filter(|c| c.is_finite())
             .fold(0.0f32, f32::max);
         let eps = base.max(reach * 8.0 * f32::EPSILON);
+        let boxes = (0..mesh.polys.len() as u32)
+            .map(|p| {
+                let mut b = [
+                    f32::INFINITY,
+                    f32::INFINITY,
+                    f32::INFINITY,
+                    f32::NEG_INFINITY,
+                    f32::NEG_INFINITY,
+                    f32::NEG_INFINITY,
+                ];
+                let corners = mesh
+                    .poly_vert_ids(p)
+                    .map(|v| mesh.vert(v))
+                    .chain(mesh.poly_triangles(p).flatten());
+                for v in corners {
+                    for k in 0..3 {
+                        b[k] = b[k].min(v[k]);
+                        b[k + 3] = b[k + 3].max(v[k]);
+                    }
+                }
+                b
+            })
+            .collect();
         Query {
             mesh,
             frame,
             area_prefix,
+            boxes,
             eps,
         }
     }
@@ -142,15 +168,8 @@ impl<'a> Query<'a> {
 
     /// The plan bounding box of polygon `p`: (min, max).
     pub(crate) fn plan_box(&self, p: u32) -> ([f32; 2], [f32; 2]) {
-        let (mut lo, mut hi) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);
-        for v in self.mesh.poly_vert_ids(p) {
-            let v = self.mesh.vert(v);
-            for k in 0..2 {
-                lo[k] = lo[k].min(v[k]);
-                hi[k] = hi[k].max(v[k]);
-            }
-        }
-        (lo, hi)
+        let b = &self.boxes[p as usize];
+        ([b[0], b[1]], [b[3], b[4]])
     }
 
     /// The plan distance from `p` to polygon `poly`'s plan box: never more than the distance
@@ -246,48 +265,67 @@ impl<'a> Query<'a> {
         let ext = extent.map(f32::abs);
         let lo = [0, 1, 2].map(|k| p[k] - ext[k]);
         let hi = [0, 1, 2].map(|k| p[k] + ext[k]);
+        NEAREST.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            let (candidates, near, pts) = &mut *scratch;
+            self.nearest_in(p, lo, hi, candidates, near, pts)
+        })
+    }
+
+    /// [`Query::nearest`] in the search box `lo..hi` around `p`, over the given buffers.
+    fn nearest_in(
+        &self,
+        p: V3,
+        lo: V3,
+        hi: V3,
+        candidates: &mut Vec<u32>,
+        near: &mut Vec<(f64, u32)>,
+        pts: &mut Vec<V3>,
+    ) -> Option<(u32, [f32; 3])> {
         let g = &self.mesh.grid;
-        let mut candidates: Vec<u32> = if g.width.to_native() == 0 || g.height.to_native() == 0 {
-            (0..self.poly_count()).collect()
+        let eps = self.eps;
+        candidates.clear();
+        if g.width.to_native() == 0 || g.height.to_native() == 0 {
+            candidates.extend(0..self.poly_count());
         } else {
             // Widened by the tolerance the boxes and points are tested with below: a polygon
             // just past the search box's edge may sit in the next grid cell.
-            let e = self.eps;
             let (x0, y0, x1, y1) = self
                 .mesh
-                .grid_cells([lo[0] - e, lo[1] - e], [hi[0] + e, hi[1] + e]);
-            let mut c = Vec::new();
+                .grid_cells([lo[0] - eps, lo[1] - eps], [hi[0] + eps, hi[1] + eps]);
             for y in y0..=y1 {
                 for x in x0..=x1 {
-                    c.extend(self.mesh.grid_items(x, y));
+                    candidates.extend(self.mesh.grid_items(x, y));
                 }
             }
-            c
-        };
-        candidates.sort_unstable();
-        candidates.dedup();
-        let eps = self.eps;
-        // Plan bounding boxes against the search box first: cheap and rejects most. The plan
-        // distance from `p` to a box bounds the distance to its polygon from below, so the
-        // rest are tried nearest box first, until no box can beat the best point found.
-        let mut near: Vec<(f64, u32)> = Vec::with_capacity(candidates.len());
-        for poly in candidates {
-            let (bmin, bmax) = self.plan_box(poly);
-            if (0..2).any(|k| bmax[k] < lo[k] - eps || bmin[k] > hi[k] + eps) {
+        }
+        // Bounding boxes (the detail surface in them) against the search box first: cheap
+        // and rejects most, floors above and below included. The distance from `p` to a box
+        // bounds the distance to its polygon's closest point from below, so the rest are
+        // tried nearest box first, until no box can beat the best point found.
+        near.clear();
+        for &poly in candidates.iter() {
+            let b = &self.boxes[poly as usize];
+            if (0..3).any(|k| b[k + 3] < lo[k] - eps || b[k] > hi[k] + eps) {
                 continue;
             }
-            near.push((box_distance((bmin, bmax), p), poly));
+            let gap = |k: usize| (b[k] - p[k]).max(p[k] - b[k + 3]).max(0.0) as f64;
+            near.push((
+                (gap(0) * gap(0) + gap(1) * gap(1) + gap(2) * gap(2)).sqrt(),
+                poly,
+            ));
         }
+        // A polygon in several grid cells is listed once per cell: the same (bound, poly).
         near.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        near.dedup_by_key(|e| e.1);
         let mut best: Option<(f64, u32, V3)> = None;
-        let mut pts: Vec<V3> = Vec::with_capacity(16);
-        for (bound, poly) in near {
+        for &(bound, poly) in near.iter() {
             // A margin for rounding (the closest point is computed in f32).
             if best.is_some_and(|(bd, _, _)| bound > bd + 1e-5 * (1.0 + bd)) {
                 break;
             }
-            self.poly_points_into(poly, &mut pts);
-            let q = self.closest_on(poly, &pts, p);
+            self.poly_points_into(poly, pts);
+            let q = self.closest_on(poly, pts, p);
             if (0..3).any(|k| q[k] < lo[k] - eps || q[k] > hi[k] + eps) {
                 continue;
             }
@@ -298,6 +336,14 @@ impl<'a> Query<'a> {
         }
         best.map(|(_, poly, q)| (poly, q))
     }
+}
+
+thread_local! {
+    /// [`Query::nearest`]'s buffers, one set per thread: candidates from the grid, the boxes
+    /// near enough with their distance bounds, a polygon's points.
+    #[allow(clippy::type_complexity)]
+    static NEAREST: std::cell::RefCell<(Vec<u32>, Vec<(f64, u32)>, Vec<V3>)> =
+        std::cell::RefCell::new(Default::default());
 }
 
 /// The plan distance from `p` to the box `(lo, hi)` (0 inside).
