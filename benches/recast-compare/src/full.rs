@@ -1440,6 +1440,20 @@ const TOOL_HEADINGS: [&str; 9] = [
     "tessera under a",
 ];
 
+/// Writes `text` (a tool's part, ending with [`KEEP_MARKER`]) to `out`, followed by the
+/// sections a person added below the marker of the file it replaces.
+pub fn write_keeping(out: &std::path::Path, text: String) -> Result<(), String> {
+    let kept = std::fs::read_to_string(out)
+        .map(|old| kept_sections(&old))
+        .unwrap_or_default();
+    let text = if kept.is_empty() {
+        text
+    } else {
+        format!("{text}\n{kept}")
+    };
+    std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))
+}
+
 /// The hand-written part of a previous results file: everything after [`KEEP_MARKER`] if it
 /// has one; else (a file from before the marker) every `## ` section whose heading is not one
 /// `full` writes, in their order. Lines inside code fences are never taken for headings.

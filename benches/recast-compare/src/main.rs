@@ -776,17 +776,8 @@ fn run_full(args: &[String]) -> Result<(), Box<dyn Error>> {
         warnings: &warnings,
         elapsed: started.elapsed(),
     };
-    let text = full::results_file(&info, &results);
     // The sections a person added below the tool's part are carried over unchanged.
-    let kept = std::fs::read_to_string(&out)
-        .map(|old| full::kept_sections(&old))
-        .unwrap_or_default();
-    let text = if kept.is_empty() {
-        text
-    } else {
-        format!("{text}\n{kept}")
-    };
-    std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
+    full::write_keeping(&out, full::results_file(&info, &results))?;
     println!("written: {}", out.display());
     Ok(())
 }
@@ -926,8 +917,7 @@ fn run_queries(args: &[String]) -> Result<(), Box<dyn Error>> {
         run: &run,
         scenes_note: &scenes_note,
     };
-    std::fs::write(&out, queries::results_file(&info, &rows))
-        .map_err(|e| format!("{}: {e}", out.display()))?;
+    full::write_keeping(&out, queries::results_file(&info, &rows))?;
     println!("written: {}", out.display());
     Ok(())
 }

@@ -600,6 +600,8 @@ pub struct QueryFileInfo<'a> {
     pub scenes_note: &'a str,
 }
 
+/// The tool's part of the results file, ending with [`crate::full::KEEP_MARKER`] (the
+/// sections written by hand below it are kept: [`crate::full::write_keeping`]).
 pub fn results_file(info: &QueryFileInfo, rows: &[SceneQueries]) -> String {
     let run = info.run;
     let mut s = String::from("# Path queries: tessera vs Detour, side by side\n\n");
@@ -635,6 +637,9 @@ pub fn results_file(info: &QueryFileInfo, rows: &[SceneQueries]) -> String {
     s += "\n";
     s += &format!("**Scenes.** {}\n\n", info.scenes_note);
     s += METHOD;
+    s += "\n";
+    s += crate::full::KEEP_MARKER;
+    s.push('\n');
     s
 }
 
