@@ -216,12 +216,14 @@ impl SceneSource for Counted<'_> {
 
 /// Up to `max` triangles of the scene whose plan centre lies in one of `rects` (Z-up world
 /// `[x0, y0, x1, y1]`), each as `FILE line N at (x, y, z)` (a triangle's first corner in the
-/// scene's own axes; glTF: its number in file order), for a warning. Reads the scene again:
-/// only for the rare warning that needs it. Nothing when it cannot (an in-memory scene, a
-/// read that fails or is stopped).
+/// scene's own axes; glTF: its number in file order), for a warning. Reads the scene again,
+/// on `threads` and within the budget as ingest does: only for the rare warning that needs
+/// it. Nothing when it cannot (an in-memory scene, a read that fails or is stopped, no room
+/// in the budget).
 pub(crate) fn locate(
     scene: &SceneInput,
     layout: &BakeLayout,
+    (budget, threads): (&Arc<MemoryBudget>, usize),
     rects: &[[f64; 4]],
     max: usize,
     interrupt: Option<&Arc<AtomicBool>>,
@@ -242,10 +244,19 @@ pub(crate) fn locate(
             .any(|r| x >= r[0] && x <= r[2] && y >= r[1] && y <= r[3])
     };
     let stop = interrupt.cloned().map_or_else(Stop::default, Stop::on);
-    let limits = ReadLimits::default().with_stop(stop);
+    let buffers = (budget.total() / 4).min(crate::grid::STAGE_BUFFER_CAP);
+    let (Ok(_reservation), Ok(pool)) = (
+        budget.reserve(buffers, "scene reading buffers"),
+        crate::error::thread_pool(threads, STAGE),
+    ) else {
+        return Vec::new();
+    };
+    let limits = ReadLimits::new(buffers as usize).with_stop(stop);
     let scratch = layout.scratch();
-    let found = tessera_ingest::open_scene_with(path, up, &scratch, limits)
-        .and_then(|mut source| source.locate(&inside, max));
+    let found = pool.install(|| {
+        tessera_ingest::open_scene_with(path, up, &scratch, limits)
+            .and_then(|mut source| source.locate(&inside, max))
+    });
     let _ = std::fs::remove_dir_all(&scratch);
     let name = path.file_name().map_or_else(
         || path.display().to_string(),

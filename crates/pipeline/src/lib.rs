@@ -189,7 +189,14 @@ fn bake_with(
         // Name a few of the triangles that stretch the world, so they can be found.
         let weighed = keys.iter().map(|&k| (k, binned.tiles.raw_len(k)));
         let far = grid::outlying_clusters(&frame, weighed, 3);
-        let named = ingest::locate(&req.scene, &layout, &far, 5, req.interrupt.as_ref());
+        let named = ingest::locate(
+            &req.scene,
+            &layout,
+            (&budget, req.threads),
+            &far,
+            5,
+            req.interrupt.as_ref(),
+        );
         if named.is_empty() {
             progress.warn(&w);
         } else {
