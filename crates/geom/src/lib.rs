@@ -17,6 +17,7 @@ mod point;
 pub use point::{parse_point, PointError};
 
 pub mod predicates;
+pub mod union_find;
 
 use serde::{Deserialize, Serialize};
 

@@ -7,10 +7,11 @@
 
 use bytemuck::Pod;
 use tessera_artifacts::DETAIL;
+use tessera_geom::union_find;
 use tessera_navmesh::{Component, Frame, Poly, NONE};
 use tessera_spill::Spill;
 
-use crate::assemble::{say, tick, to_world, Report, Spilled, Step, REPORT_EVERY_RECORD};
+use crate::assemble::{say, tick, tick_record, to_world, Report, Spilled, Step};
 use crate::links::GridLink;
 use crate::BuildError;
 
@@ -307,20 +308,10 @@ impl<'a> Graph<'a> {
     ) -> Result<Components, BuildError> {
         let (polys, neis, patches) = (self.polys.get(), self.neis.get(), self.patches.get());
         let mut parent: Vec<u32> = (0..np).collect();
-        fn root(parent: &mut [u32], mut i: u32) -> u32 {
-            while parent[i as usize] != i {
-                let up = parent[parent[i as usize] as usize];
-                parent[i as usize] = up;
-                i = up;
-            }
-            i
-        }
         let join = |parent: &mut Vec<u32>, a: u32, b: u32| {
-            if b == NONE || !keep.get(a as usize) || !keep.get(b as usize) {
-                return;
+            if b != NONE && keep.get(a as usize) && keep.get(b as usize) {
+                union_find::join(parent, a, b);
             }
-            let (ra, rb) = (root(parent, a), root(parent, b));
-            parent[ra.max(rb) as usize] = ra.min(rb);
         };
         // Patches are sorted by edge, and edges are numbered polygon after polygon.
         let mut patch = 0;
@@ -348,7 +339,7 @@ impl<'a> Graph<'a> {
             if !keep.get(p as usize) {
                 continue;
             }
-            let r = root(&mut parent, p);
+            let r = union_find::root(&mut parent, p);
             let id = if r == p {
                 table.push(Component::default());
                 (table.len() - 1) as u32
@@ -365,7 +356,7 @@ impl<'a> Graph<'a> {
     }
 
     /// Marks in `mark` every polygon connected to `starts` and not marked yet, handing each
-    /// to `visit`. A flood may cover most of the world: every [`REPORT_EVERY_RECORD`]
+    /// to `visit`. A flood may cover most of the world: every [`crate::REPORT_EVERY_RECORD`]
     /// polygons it repeats `Done(at)` (where the pass's sweep stands) to `report`.
     fn flood(
         &self,
@@ -390,10 +381,7 @@ impl<'a> Graph<'a> {
             }
         };
         while let Some(p) = stack.pop() {
-            visited += 1;
-            if visited.is_multiple_of(REPORT_EVERY_RECORD) {
-                say(report, Step::Done(u64::from(at)))?;
-            }
+            tick_record(report, &mut visited, Some(u64::from(at)))?;
             let poly = polys[p as usize];
             visit(&poly);
             for e in poly.first..poly.first + poly.count {

@@ -4,6 +4,7 @@
 
 use tessera_artifacts::{GridFrame, TileCoord};
 use tessera_config::VoxelParams;
+use tessera_geom::union_find;
 use tessera_ingest::cache::SceneCache;
 
 use crate::BakeError;
@@ -79,15 +80,9 @@ pub(crate) fn outlying_clusters(
         .enumerate()
         .map(|(i, (c, _))| ((c.x, c.y), i))
         .collect();
-    // Union-find over the tiles, joined to the neighbours before them in row order.
-    let mut parent: Vec<usize> = (0..tiles.len()).collect();
-    fn root(parent: &mut [usize], mut i: usize) -> usize {
-        while parent[i] != i {
-            parent[i] = parent[parent[i]];
-            i = parent[i];
-        }
-        i
-    }
+    // Union-find over the tiles (fewer than 2^32: tiles are numbered by u32), joined to the
+    // neighbours before them in row order.
+    let mut parent: Vec<u32> = (0..tiles.len() as u32).collect();
     for (i, (c, _)) in tiles.iter().enumerate() {
         let (x, y) = (c.x as i64, c.y as i64);
         for (dx, dy) in [(-1, 0), (-1, -1), (0, -1), (1, -1)] {
@@ -96,16 +91,14 @@ pub(crate) fn outlying_clusters(
                 continue;
             }
             if let Some(&j) = at.get(&(nx as u32, ny as u32)) {
-                let (a, b) = (root(&mut parent, i), root(&mut parent, j));
-                parent[a.max(b)] = a.min(b);
+                union_find::join(&mut parent, i as u32, j as u32);
             }
         }
     }
     // Per cluster (by its root): bytes, tile bounds [x0, y0, x1, y1] and first tile.
-    let mut clusters: std::collections::BTreeMap<usize, (u64, [u32; 4], usize)> =
-        Default::default();
+    let mut clusters: std::collections::BTreeMap<u32, (u64, [u32; 4], usize)> = Default::default();
     for (i, (c, bytes)) in tiles.iter().enumerate() {
-        let r = root(&mut parent, i);
+        let r = union_find::root(&mut parent, i as u32);
         let e = clusters.entry(r).or_insert((0, [c.x, c.y, c.x, c.y], i));
         e.0 += bytes;
         e.1 = [

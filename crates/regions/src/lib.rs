@@ -19,6 +19,7 @@ use tessera_artifacts::{
     BorderLink, LinkKey, LocalRegion, SpanField, TileCoord, TileRegions, NO_LEVEL, NO_REGION,
 };
 pub use tessera_artifacts::{Levels, SpanKey};
+use tessera_geom::union_find;
 
 /// The 8 neighbours (dx, dy).
 const NEIGHBOURS: [(i32, i32); 8] = [
@@ -130,7 +131,7 @@ pub fn segment_tile_in(
                     if labels[n] == id {
                         continue;
                     }
-                    let root = find(parent, labels[n]);
+                    let root = union_find::root(parent, labels[n]);
                     if id == NO_REGION {
                         id = root;
                     } else if root != id {
@@ -160,7 +161,7 @@ pub fn segment_tile_in(
                 if labels[k] == NO_REGION {
                     continue;
                 }
-                let root = find(parent, labels[k]) as usize;
+                let root = union_find::root(parent, labels[k]) as usize;
                 let z = field.spans[k].zmax;
                 if number[root] == NO_REGION {
                     number[root] = regions.len() as u32;
@@ -190,17 +191,6 @@ pub fn segment_tile_in(
         regions,
         links,
     }
-}
-
-/// The root of provisional id `id`, halving the path on the way.
-#[inline]
-fn find(parent: &mut [u32], mut id: u32) -> u32 {
-    while parent[id as usize] != id {
-        let up = parent[parent[id as usize] as usize];
-        parent[id as usize] = up;
-        id = up;
-    }
-    id
 }
 
 /// Every connection between a span of the core's outermost cells and a span of the ring at
