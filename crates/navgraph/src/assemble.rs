@@ -606,24 +606,18 @@ pub(crate) fn tick(report: &mut Report, p: u32) -> Result<(), BuildError> {
     Ok(())
 }
 
-/// Counts one more record copied before a counted pass's first polygon, repeating its
-/// `Done(0)` every [`REPORT_EVERY_RECORD`]: a heartbeat, and a point where it may stop.
+/// Counts one more record of work between two of a pass's own reports and, every
+/// [`REPORT_EVERY_RECORD`], reports `Done(at)`, or the count itself when `at` is None (a
+/// sort's merge, an uncounted pass): a heartbeat, and a point where the work may stop.
 #[inline]
-pub(crate) fn tick_before(report: &mut Report, records: &mut u64) -> Result<(), BuildError> {
+pub(crate) fn tick_record(
+    report: &mut Report,
+    records: &mut u64,
+    at: Option<u64>,
+) -> Result<(), BuildError> {
     *records += 1;
     if records.is_multiple_of(REPORT_EVERY_RECORD) {
-        say(report, Step::Done(0))?;
-    }
-    Ok(())
-}
-
-/// Counts one more record of a sort's merge (an uncounted pass), reporting the count every
-/// [`REPORT_EVERY_RECORD`].
-#[inline]
-pub(crate) fn tick_record(report: &mut Report, records: &mut u64) -> Result<(), BuildError> {
-    *records += 1;
-    if records.is_multiple_of(REPORT_EVERY_RECORD) {
-        say(report, Step::Done(*records))?;
+        say(report, Step::Done(at.unwrap_or(*records)))?;
     }
     Ok(())
 }

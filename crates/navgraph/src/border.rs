@@ -41,7 +41,7 @@ pub(crate) fn match_border_edges(
     let mut group: Vec<BorderEdge> = Vec::new();
     let mut records = 0;
     while let Some(e) = sorted.next_record()? {
-        tick_record(report, &mut records)?;
+        tick_record(report, &mut records, None)?;
         if group.last().is_some_and(|g| g.key != e.key) {
             pair_group(&mut group, climb, &mut patches)?;
         }
@@ -51,7 +51,7 @@ pub(crate) fn match_border_edges(
     drop(sorted);
     let mut w = SpillWriter::<[u32; 2]>::create(dir.join("patches.spill"))?;
     for p in patches.finish()? {
-        tick_record(report, &mut records)?;
+        tick_record(report, &mut records, None)?;
         w.push(&p?)?;
     }
     Ok(w.finish()?)

@@ -91,7 +91,7 @@ pub(crate) fn build_grid(
     let mut next_cell = 0u64;
     let mut records = 0;
     for rec in items.finish()? {
-        tick_record(report, &mut records)?;
+        tick_record(report, &mut records, None)?;
         let [c, p] = rec?;
         while next_cell <= c as u64 {
             g_start.push(&(g_items.len() as u32))?;

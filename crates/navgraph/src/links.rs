@@ -156,7 +156,7 @@ impl StairLinks {
         let mut sorted = self.sorted.finish()?;
         let mut records = 0;
         loop {
-            tick_record(report, &mut records)?;
+            tick_record(report, &mut records, None)?;
             let rec = sorted.next_record()?;
             let y = rec.map(|r| r.cell[0]);
             if y.is_none() || rows.back().is_none_or(|(ry, _, _)| Some(*ry) != y) {

@@ -11,7 +11,7 @@ use tessera_artifacts::DETAIL;
 use tessera_navmesh::{Frame, Link, Poly, NONE};
 use tessera_spill::{Spill, SpillWriter};
 
-use crate::assemble::{say, tick, tick_before, to_world, RegionStart, Report, Spilled, Step};
+use crate::assemble::{say, tick, tick_record, to_world, RegionStart, Report, Spilled, Step};
 use crate::links::GridLink;
 use crate::reach::{Bits, Ranks};
 use crate::BuildError;
@@ -190,7 +190,7 @@ pub(crate) fn write_kept_arrays(
         let mut v_it = input.verts.iter()?;
         for r in 0..regions.len() - 1 {
             for _ in regions[r].vert..regions[r + 1].vert {
-                tick_before(report, &mut copied)?;
+                tick_record(report, &mut copied, Some(0))?;
                 let v = v_it.next_record()?.expect("counted");
                 if keep_region[r] {
                     let w = to_world(&input.frame, v);
@@ -212,7 +212,7 @@ pub(crate) fn write_kept_arrays(
         let mut d_it = input.detail.iter()?;
         for r in 0..regions.len() - 1 {
             for _ in regions[r].detail..regions[r + 1].detail {
-                tick_before(report, &mut copied)?;
+                tick_record(report, &mut copied, Some(0))?;
                 let d = d_it.next_record()?.expect("counted");
                 if keep_region[r] {
                     f_detail.push(&d)?;
