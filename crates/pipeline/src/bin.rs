@@ -175,7 +175,14 @@ fn bin(
             }
         }
     }
-    let mut spill = |chunks: Spill| write_chunks(&mut pack, chunks, compress_group, progress);
+    // What is left is compressed in one parallel pass when room for it was reserved
+    // (groups of the whole buffers), else in groups as above.
+    let last_group = if beside.is_some() {
+        bin_limit as usize
+    } else {
+        compress_group
+    };
+    let mut spill = |chunks: Spill| write_chunks(&mut pack, chunks, last_group, progress);
     spill(spilled)?;
     let placements = binner.finish(&mut spill)?;
     pack.finish()?;
