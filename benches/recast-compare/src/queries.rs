@@ -672,12 +672,11 @@ const METHOD: &str = "## Method\n\n\
   and descends more in 3D; the column *plan lengths within 5 %* applies the same test to \
   the plan lengths, as a reading aid. The path-quality bar of issue 15 (97 % within 5 %, \
   mean ratio at most 1.0) is read on the 3D columns (*lengths within 5 %*, *mean length \
-  ratio*). Neither A* is exactly shortest (both reopen a polygon reached again at a lower \
-  cost): Detour costs a polygon from the midpoint of the edge it was entered by; tessera \
-  costs the string pulled along the way searched (each node keeps the last corner and the \
-  wedge of directions through the portals since), which on few large polygons is what \
-  picks the shorter corridor, but one node per polygon keeps one such string only. The \
-  meshes differ, so some pairs take different corridors.\n\n\
+  ratio*). Detour's A* is not exactly shortest: it costs a polygon from the midpoint of the \
+  edge it was entered by. tessera's is (in plan, links aside): an any-angle search over \
+  intervals of edges seen from mesh corners (Polyanya), so where tessera is shorter by more \
+  than 5 % the difference is Detour's search or the meshes, and where it is longer, the \
+  meshes. The meshes differ, so some pairs take different corridors.\n\n\
 ## Caveats\n\n\
 * **Spatial lookup.** Detour finds candidate polygons for `findNearestPoly` through its tile \
   grid and each tile's bounding-volume tree (`buildBvTree`); tessera through one uniform \
@@ -687,8 +686,10 @@ const METHOD: &str = "## Method\n\n\
   time) and have at most 6 vertices; tessera's cross tile borders and have no vertex limit. \
   The polygon counts differ, so A* expands different numbers of nodes for the same pair.\n\
 * **Node pool.** Detour's A* allocates nothing per query but clears a node pool and hash \
-  table sized for the pool; tessera's uses a hash map and a heap allocated per query, with no \
-  node limit. A search that runs out of Detour's nodes returns a partial corridor (counted \
+  table sized for the pool; tessera's keeps its node list, heap and tables per thread from \
+  query to query, with no node limit on a valid mesh. Its nodes are intervals seen from \
+  corners, several per polygon: on a city of long streets and many corners it expands about \
+  ten times as many nodes as polygons reached, most of them ways of nearly the same length. A search that runs out of Detour's nodes returns a partial corridor (counted \
   as not found; the count is in the last column). A search that does not reach the end \
   leads, on tessera's side, to the polygon reached whose closest point is nearest the end \
   (a pass over the polygons reached), on Detour's to the node with the smallest heuristic.\n\

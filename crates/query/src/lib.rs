@@ -30,6 +30,7 @@ mod geom;
 mod path;
 mod random;
 mod raycast;
+mod search;
 
 pub use path::{Corridor, PathAnswer, StraightPath};
 pub use random::Rng;
@@ -49,6 +50,10 @@ pub struct Query<'a> {
     boxes: Vec<[f32; 6]>,
     /// Plan distance under which two points are the same and a point on an edge is inside.
     eps: f32,
+    /// Per entry of the mesh's polygon vertex table: whether that corner of that polygon is
+    /// a corner of the mesh (in plan, the end of some edge with no polygon across), where a
+    /// shortest path may bend (see [`Query::find_path`]).
+    corner_slots: Vec<bool>,
 }
 
 impl<'a> Query<'a> {
@@ -102,13 +107,41 @@ impl<'a> Query<'a> {
                 b
             })
             .collect();
+        // Corners by plan position first: polygons need not share their corners' entries.
+        let mut corners = rustc_hash::FxHashSet::default();
+        for p in 0..mesh.polys.len() as u32 {
+            let ids: Vec<u32> = mesh.poly_vert_ids(p).collect();
+            for (k, nb) in mesh.poly_neighbours(p).enumerate() {
+                if nb == tessera_navmesh::NONE || nb as usize >= mesh.polys.len() {
+                    for v in [ids[k], ids[(k + 1) % ids.len()]] {
+                        corners.insert(plan_key(mesh.vert(v)));
+                    }
+                }
+            }
+        }
+        let corner_slots = mesh
+            .poly_verts
+            .iter()
+            .map(|v| {
+                let v = v.to_native();
+                (v as usize) < mesh.verts.len() && corners.contains(&plan_key(mesh.vert(v)))
+            })
+            .collect();
         Query {
             mesh,
             frame,
             area_prefix,
             boxes,
             eps,
+            corner_slots,
         }
+    }
+
+    /// Whether each corner of polygon `p`, in order, is a corner of the mesh.
+    pub(crate) fn corner_flags(&self, p: u32) -> &[bool] {
+        let poly = &self.mesh.polys[p as usize];
+        let first = poly.first.to_native() as usize;
+        &self.corner_slots[first..first + poly.count.to_native() as usize]
     }
 
     /// The mesh queried.
@@ -347,6 +380,11 @@ thread_local! {
 }
 
 /// The plan distance from `p` to the box `(lo, hi)` (0 inside).
+/// A point's plan position as a key: its exact x and y.
+fn plan_key(p: V3) -> [u32; 2] {
+    [p[0].to_bits(), p[1].to_bits()]
+}
+
 fn box_distance((lo, hi): ([f32; 2], [f32; 2]), p: V3) -> f64 {
     let gap = |k: usize| (lo[k] - p[k]).max(p[k] - hi[k]).max(0.0) as f64;
     gap(0).hypot(gap(1))

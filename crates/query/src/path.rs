@@ -1,14 +1,11 @@
 //! A* over polygons, string pulling, and the scene-coordinates convenience.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
-use rustc_hash::FxHashMap;
 use tessera_navmesh::NONE;
 
 use crate::geom::{
     closest_on_segment, cross2, dist3, finite3, lerp3, mid3, plan_dist2, plan_len, V3,
 };
+use crate::search::Search;
 use crate::Query;
 
 /// The polygons a path crosses, start polygon first.
@@ -74,49 +71,6 @@ struct Gates {
     links: Vec<usize>,
 }
 
-/// A search node: one per polygon reached.
-///
-/// Besides its entry point, a node keeps the end of a string pulled from the start to it: the
-/// last corner (`apex`) with its cost, and the wedge of directions from the apex that pass
-/// through every portal since the apex (bounded by the rays `apex -> left` and
-/// `apex -> right`). Costs measured from the apex through the wedge are those of the pulled
-/// path, not of a chain of entry points, so a large polygon crossed at an angle costs what
-/// walking across it costs.
-#[derive(Clone, Copy)]
-struct Node {
-    /// The cost from the start to `pos` plus the distance from `pos` to the end: the heap key.
-    /// Never lower than the parent's (see [`Query::find_path`]).
-    f: f64,
-    parent: u32,
-    /// Where the search entered the polygon: the start point, or the point of the entry
-    /// portal on the way from the apex to the end (see [`through`]).
-    pos: V3,
-    /// The last corner of the pulled path to `pos` (the start, a portal end or a link point).
-    apex: V3,
-    /// Cost from the start to `apex`.
-    apex_g: f64,
-    /// Points on the left and right rays of the wedge seen from `apex` (equal to `apex` when
-    /// the apex lies on this polygon: every direction into it is open).
-    left: V3,
-    right: V3,
-    closed: bool,
-}
-
-/// A* buffers kept per thread between queries ([`Query::find_path`]).
-#[derive(Default)]
-struct Search {
-    nodes: FxHashMap<u32, Node>,
-    open: BinaryHeap<Open>,
-    ways: WayScratch,
-}
-
-thread_local! {
-    static SEARCH: std::cell::RefCell<Search> = std::cell::RefCell::new(Search::default());
-}
-
-/// Node tables larger than this are dropped after a query rather than kept for the next.
-const KEEP_NODES: usize = 1 << 16;
-
 /// Buffers for [`Query::ways_into`].
 #[derive(Default)]
 struct WayScratch {
@@ -125,29 +79,12 @@ struct WayScratch {
     out: Vec<Way>,
 }
 
-/// A heap entry; ordered so that `BinaryHeap` pops the smallest `f`, then the smallest id.
-#[derive(Clone, Copy, PartialEq)]
-struct Open {
-    f: f64,
-    poly: u32,
+thread_local! {
+    static SEARCH: std::cell::RefCell<Search> = std::cell::RefCell::new(Search::default());
 }
 
-impl Eq for Open {}
-
-impl Ord for Open {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .f
-            .total_cmp(&self.f)
-            .then_with(|| other.poly.cmp(&self.poly))
-    }
-}
-
-impl PartialOrd for Open {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
+/// Search buffers larger than this many nodes are dropped after a query rather than kept.
+const KEEP_NODES: usize = 1 << 16;
 
 impl Query<'_> {
     /// Every way out of polygon `p`: each portal, then each link, with left and right as seen
@@ -270,30 +207,24 @@ impl Query<'_> {
         }
     }
 
-    /// A* from `start` (on `start_poly`) to `end` (on `end_poly`) over polygons, portals and
-    /// links.
+    /// The corridor of the shortest path in plan from `start` (on `start_poly`) to `end` (on
+    /// `end_poly`) over polygons, portals and links.
     ///
-    /// Costs are those of the string pulled along the way searched, not of a chain of one
-    /// point per polygon (Detour's portal midpoints): a node keeps the last corner of that
-    /// string (the apex, with its cost from the start) and the wedge of directions from the
-    /// apex that pass through every portal since. Entering a neighbour, the part of the portal
-    /// inside the wedge is seen from the apex; a part outside it is reached by bending at the
-    /// wedge's corner on that side, which becomes the new apex (see [`enter`]). A node's f is
-    /// the cost to its apex plus the shortest way from there through its part of the portal to
-    /// `end` (3D distances), so on few large polygons, where
-    /// a point per portal misjudges a crossing by many metres, the search still compares the
-    /// corridors by their pulled lengths. A link is a jump: the string is pulled to the point
-    /// of its segment on the way, which becomes the apex.
+    /// An any-angle A* over intervals of polygon edges, each seen from a root (the start or a
+    /// mesh corner) whose cost is known: Polyanya (see the `search` module). Its first path to
+    /// the end is the shortest in plan, so the same pair asked either way gives a path of the
+    /// same plan length, and [`Query::straight_path`] along the corridor pulls that path. A
+    /// path bends only at corners of the mesh (ends of edges with no polygon across). A link
+    /// is a jump: the string is pulled to the point of its segment on the way to the end, and
+    /// the search goes on from its landing (the one place where the path found may be longer
+    /// than the shortest: the point taken on a link's segment is chosen, not searched).
     ///
-    /// One node per polygon holds one apex and wedge, the best found so far; a polygon
-    /// reached again at a lower f is updated and, if it was expanded already, reopened (as
-    /// Detour does). f never decreases from a node to its children, so an update can never
-    /// make a polygon the parent of its own ancestor.
-    /// Ties in the open list go to the smaller polygon id, so the answer is deterministic.
-    /// When `end_poly` cannot be reached, `found` is false and the corridor leads to the
-    /// polygon reached that comes closest to `end`; when it lies in another connected
-    /// component ([`tessera_navmesh::Poly::component`]), nothing is searched: `found` is false
-    /// and the corridor is the start polygon alone.
+    /// Ties in the open list go to the node made last, so the answer is deterministic. When
+    /// `end_poly` cannot be reached, `found` is false and the corridor leads to the polygon
+    /// reached that comes closest to `end`; when it lies in another connected component
+    /// ([`tessera_navmesh::Poly::component`]), nothing is searched: `found` is false and the
+    /// corridor is the start polygon alone. A hostile mesh (polygons not convex, crossed or
+    /// overlapping) makes the search give up after a bounded number of expansions.
     pub fn find_path(
         &self,
         start_poly: u32,
@@ -317,130 +248,10 @@ impl Query<'_> {
         }
         SEARCH.with(|search| {
             let mut search = search.borrow_mut();
-            let Search { nodes, open, ways } = &mut *search;
-            nodes.clear();
-            open.clear();
-            let corridor = self.search(start_poly, start, end_poly, end, nodes, open, ways);
-            // Keep the buffers for the next query on this thread, but not a huge search's.
-            if nodes.capacity() > KEEP_NODES {
-                *nodes = FxHashMap::default();
-                *open = BinaryHeap::new();
-            }
+            let corridor = self.polyanya(start_poly, start, end_poly, end, &mut search);
+            search.shrink(KEEP_NODES);
             corridor
         })
-    }
-
-    /// The A* of [`Query::find_path`] over the given (empty) buffers.
-    #[allow(clippy::too_many_arguments)]
-    fn search(
-        &self,
-        start_poly: u32,
-        start: [f32; 3],
-        end_poly: u32,
-        end: [f32; 3],
-        nodes: &mut FxHashMap<u32, Node>,
-        open: &mut BinaryHeap<Open>,
-        scratch: &mut WayScratch,
-    ) -> Corridor {
-        let h0 = dist3(start, end);
-        nodes.insert(
-            start_poly,
-            Node {
-                f: h0,
-                parent: NONE,
-                pos: start,
-                apex: start,
-                apex_g: 0.0,
-                left: start,
-                right: start,
-                closed: false,
-            },
-        );
-        open.push(Open {
-            f: h0,
-            poly: start_poly,
-        });
-        let eps2 = (self.eps as f64) * (self.eps as f64);
-        while let Some(Open { f, poly }) = open.pop() {
-            let node = nodes[&poly];
-            if node.closed || node.f != f {
-                continue; // a stale entry
-            }
-            nodes.get_mut(&poly).expect("node exists").closed = true;
-            if poly == end_poly {
-                return Corridor {
-                    polys: trace_back(nodes, poly),
-                    found: true,
-                };
-            }
-            self.ways_into(poly, scratch);
-            for &Way {
-                to: nb,
-                left,
-                right,
-                link,
-            } in &scratch.out
-            {
-                // A step never lowers f: a polygon already at or below this node's f (its
-                // parent, the polygons expanded before it) cannot be improved from here.
-                if nodes.get(&nb).is_some_and(|n| n.f <= node.f) {
-                    continue;
-                }
-                let mut next = enter(&node, (left, right), end, eps2);
-                if link {
-                    // A link is a jump: the string is pulled to the point where it is taken,
-                    // and every direction is open from there.
-                    next.apex_g += dist3(next.apex, next.pos);
-                    next.apex = next.pos;
-                    (next.left, next.right) = (next.pos, next.pos);
-                }
-                // Costs only grow along the parents (a step never lowers f), so a polygon is
-                // updated only for a strictly lower f and can never become the parent of one
-                // of its ancestors: parents never form a loop.
-                next.f = next.f.max(node.f);
-                next.parent = poly;
-                let f = next.f;
-                match nodes.get_mut(&nb) {
-                    // A cheaper way to a polygon updates it and reopens it if it was expanded
-                    // (as Detour does): costs depend on where a polygon is entered, so the
-                    // first way found to a large polygon is not always the best.
-                    Some(n) if n.f <= f => continue,
-                    Some(n) => *n = next,
-                    None => {
-                        nodes.insert(nb, next);
-                    }
-                }
-                open.push(Open { f, poly: nb });
-            }
-        }
-        // Not reached: lead to the polygon reached that comes closest to `end` (by its closest
-        // point, not its entry point), ties to the smaller id. The node entered nearest `end`
-        // gives a first bound; a polygon whose plan box is farther than the best so far is
-        // not measured.
-        let exact = |poly: u32| {
-            self.closest_point(poly, end)
-                .map_or(f64::INFINITY, |c| dist3(c, end))
-        };
-        let first = nodes
-            .iter()
-            .map(|(&poly, n)| (dist3(n.pos, end), poly))
-            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
-            .map_or(start_poly, |(_, poly)| poly);
-        let mut closest = (exact(first), first);
-        for &poly in nodes.keys() {
-            if poly == first || self.plan_box_distance(poly, end) > closest.0 * (1.0 + 1e-6) + 1e-6
-            {
-                continue;
-            }
-            let d = exact(poly);
-            if (d, poly) < closest {
-                closest = (d, poly);
-            }
-        }
-        Corridor {
-            polys: trace_back(nodes, closest.1),
-            found: false,
-        }
     }
 
     /// String pulling: the shortest path in plan from `start` to `end` through the portals of
@@ -661,128 +472,10 @@ impl Query<'_> {
     }
 }
 
-/// The polygons from the search's start to `last`, following parents.
-fn trace_back(nodes: &FxHashMap<u32, Node>, last: u32) -> Vec<u32> {
-    let mut out = vec![last];
-    let mut cur = last;
-    while let Some(n) = nodes.get(&cur) {
-        if n.parent == NONE || out.len() > nodes.len() {
-            break;
-        }
-        cur = n.parent;
-        out.push(cur);
-    }
-    out.reverse();
-    out
-}
-
-/// The node for the polygon across the portal `(l, r)` (left and right walking out of `from`'s
-/// polygon) on the way to `end`: its apex, wedge, entry point and f (`parent` unset).
-///
-/// The part of the portal inside `from`'s wedge is seen from `from`'s apex, and a path to it
-/// keeps that apex. A part outside the wedge on the left is reached by bending at the wedge's
-/// left point, which becomes the apex (with the portal's part outside as the wedge); likewise
-/// on the right. Of these (at most three) the one with the lowest f is kept: f is the cost to
-/// the apex, then the shortest way from it through its part of the portal to `end`.
-fn enter(from: &Node, (l, r): (V3, V3), end: V3, eps2: f64) -> Node {
-    let a = from.apex;
-    // The portal as `l + t (r - l)`, `t` in [0, 1]; the seen part is `lo..=hi`.
-    let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    // Where each ray of the wedge crosses the portal's line, when part of it lies outside.
-    let mut out_left = None;
-    let mut out_right = None;
-    // Which wedge ray bounds the seen part at each end (else the portal's own end).
-    let (mut lo_ray, mut hi_ray) = (false, false);
-    if plan_dist2(a, from.left) > eps2 {
-        // Inside: on or right of `a -> left`.
-        let (c0, c1) = (cross2(a, from.left, l), cross2(a, from.left, r));
-        if c0 > 0.0 || c1 > 0.0 {
-            let tc = if c0 > 0.0 && c1 > 0.0 {
-                1.0
-            } else {
-                c0 / (c0 - c1)
-            };
-            out_left = Some(tc);
-            if c0 > 0.0 && c1 > 0.0 {
-                lo = f64::INFINITY;
-            } else if c0 > 0.0 {
-                if tc > lo {
-                    (lo, lo_ray) = (tc, true);
-                }
-            } else if tc < hi {
-                hi = tc;
-            }
-        }
-    }
-    if plan_dist2(a, from.right) > eps2 {
-        // Inside: on or left of `a -> right`.
-        let (d0, d1) = (cross2(a, from.right, l), cross2(a, from.right, r));
-        if d0 < 0.0 || d1 < 0.0 {
-            let tc = if d0 < 0.0 && d1 < 0.0 {
-                0.0
-            } else {
-                d0 / (d0 - d1)
-            };
-            out_right = Some(tc);
-            if d0 < 0.0 && d1 < 0.0 {
-                hi = f64::NEG_INFINITY;
-            } else if d1 < 0.0 {
-                if tc < hi {
-                    (hi, hi_ray) = (tc, true);
-                }
-            } else if tc > lo {
-                lo = tc;
-            }
-        }
-    }
-    let candidate = |apex: V3, apex_g: f64, left: V3, right: V3| {
-        let pos = through(apex, end, (left, right));
-        Node {
-            f: apex_g + dist3(apex, pos) + dist3(pos, end),
-            parent: NONE,
-            pos,
-            apex,
-            apex_g,
-            left,
-            right,
-            closed: false,
-        }
-    };
-    let mut best: Option<Node> = None;
-    let mut keep = |n: Node| {
-        if best.is_none_or(|b| n.f < b.f) {
-            best = Some(n);
-        }
-    };
-    if lo <= hi {
-        let (pl, pr) = (lerp3(l, r, lo), lerp3(l, r, hi));
-        let mut n = candidate(a, from.apex_g, pl, pr);
-        // The wedge's rays keep the points that define them (corners nearer the apex).
-        n.left = if lo_ray { from.left } else { pl };
-        n.right = if hi_ray { from.right } else { pr };
-        keep(n);
-    }
-    if let Some(tc) = out_left {
-        let corner = from.left;
-        let g = from.apex_g + dist3(a, corner);
-        keep(candidate(corner, g, l, lerp3(l, r, tc.clamp(0.0, 1.0))));
-    }
-    if let Some(tc) = out_right {
-        let corner = from.right;
-        let g = from.apex_g + dist3(a, corner);
-        keep(candidate(corner, g, lerp3(l, r, tc.clamp(0.0, 1.0)), r));
-    }
-    // A degenerate wedge that sees nothing and has nothing outside (rounding): bend at its left.
-    best.unwrap_or_else(|| {
-        let g = from.apex_g + dist3(a, from.left);
-        candidate(from.left, g, l, r)
-    })
-}
-
 /// Where a walk from `p` towards `q` crosses the portal `l..r`: where the plan line `p -> q`
 /// passes between the portal's ends, else the end with the shorter way `p -> end -> q` (`l`
 /// on a tie).
-fn through(p: V3, q: V3, (l, r): (V3, V3)) -> V3 {
+pub(crate) fn through(p: V3, q: V3, (l, r): (V3, V3)) -> V3 {
     let (dl, dr) = (cross2(p, q, l), cross2(p, q, r));
     if (dl < 0.0 && dr > 0.0) || (dl > 0.0 && dr < 0.0) {
         // The line passes between the ends: where it crosses is the shortest way in plan.

@@ -139,21 +139,50 @@ fn a_star_over_large_triangles_finds_the_shortest_corridor() {
             }
         }
     }
-    // Almost every path is the shortest (to a centimetre per kilometre), and none is more than
-    // 3 % longer. (One node per polygon cannot hold every way into it, so a rare pair is not.)
-    assert!(
-        longer * 100 <= pairs,
-        "{longer} of {pairs} paths longer than the shortest; the worst, pair {} -> {}, {:.4} \
+    // Every path is the shortest (to a centimetre per hundred kilometres).
+    assert_eq!(
+        longer, 0,
+        "{longer} of {pairs} paths longer than the shortest; the worst, pair {} -> {}, {:.6} \
          times",
-        worst.1,
-        worst.2,
-        worst.0
+        worst.1, worst.2, worst.0
     );
-    assert!(
-        worst.0 <= 1.03,
-        "pair {} -> {}: {:.4} times the shortest",
-        worst.1,
-        worst.2,
-        worst.0
-    );
+}
+
+#[test]
+fn a_path_is_as_long_both_ways() {
+    // Smaller cells, more holes, both diagonals: many corridors of nearly equal length.
+    let holes = [
+        (1, 1),
+        (4, 1),
+        (2, 3),
+        (5, 3),
+        (3, 5),
+        (1, 6),
+        (6, 6),
+        (4, 4),
+    ];
+    let bytes = field(8, 10, &holes, |x, y| (x * 5 + y * 11) % 3 == 0).bytes(frame());
+    let q = Query::new(bytes.mesh());
+    let points = spread(&q, 40, 80.0);
+    let mut joined = 0;
+    for (i, &(sp, s)) in points.iter().enumerate() {
+        for &(ep, e) in &points[i + 1..] {
+            let there = q.find_path(sp, s, ep, e);
+            let back = q.find_path(ep, e, sp, s);
+            assert_eq!(there.found, back.found, "{s:?} -> {e:?}");
+            if !there.found {
+                continue;
+            }
+            joined += 1;
+            let (a, b) = (
+                length(&q.straight_path(s, e, &there.polys)),
+                length(&q.straight_path(e, s, &back.polys)),
+            );
+            assert!(
+                (a - b).abs() <= 1e-5 * a.max(b),
+                "{s:?} -> {e:?}: {a} there, {b} back"
+            );
+        }
+    }
+    assert!(joined > 500, "{joined} pairs joined");
 }

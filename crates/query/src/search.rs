@@ -1,0 +1,625 @@
+//! The search of [`Query::find_path`]: an any-angle A* over intervals of polygon edges
+//! (Polyanya: D. Harabor, M. Cui, A. Grastien, "Compromise-free Pathfinding on a Navigation
+//! Mesh", IJCAI 2017), which finds the shortest path in plan, and the corridor it crosses.
+//!
+//! A search node is an interval of an edge, the polygon it opens into, and a root: the start
+//! or a mesh corner from which every point of the interval is seen in a straight line, the
+//! path from the start to the root being known (its cost `g`). Expanding a node projects the
+//! interval from its root across the polygon beyond: the part of that polygon's other edges
+//! inside the cone (root, interval) keeps the root; a part outside the cone is reached by
+//! bending round an end of the interval, which must then be a corner of the mesh (the end of
+//! an edge with nothing across: a shortest path bends nowhere else), and which becomes the
+//! root. A node's `f` is `g` plus the shortest way from the root through the interval to the
+//! end (the end mirrored across the interval's line when it lies on the root's side), a lower
+//! bound, so the first time the end is taken from the open list its path is the shortest. A
+//! corner reached again at a higher cost than before is not expanded again as a root, and a
+//! polygon seen whole from a root is expanded once from it.
+//!
+//! The mesh is f32 and polygons need not share their corners' vertex entries, so corners are
+//! told by position, and a cut within the query tolerance of an edge's end, or a root within
+//! it of an edge's line, counts as exactly there: otherwise a cone through a corner leaves a
+//! sliver beside it, and the sliver bends round the wrong end.
+//!
+//! Costs are plan distances, as the funnel that pulls the corridor's string measures them. A
+//! link is a jump: the string is pulled to the point of its segment nearest the way to the
+//! end, and the search goes on from its landing as a new root that sees all of the polygon
+//! landed on.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
+use tessera_navmesh::NONE;
+
+use crate::geom::{cross2, lerp3, plan_dist2, plan_len, V3};
+use crate::path::Corridor;
+use crate::Query;
+
+/// A search node: an interval `left..right` of an edge (as seen from `root`), the polygon it
+/// opens into, and the root.
+#[derive(Clone, Copy)]
+struct Node {
+    /// Cost to the root plus the lower bound through the interval to the end.
+    f: f64,
+    /// Cost from the start to the root (plan length).
+    g: f64,
+    root: V3,
+    /// The root is a mesh corner (else the start or a link's landing).
+    root_corner: bool,
+    left: V3,
+    right: V3,
+    /// The interval's ends are mesh corners, which a path may bend round.
+    left_corner: bool,
+    right_corner: bool,
+    /// The root lies on the interval's line (it is a vertex of the edge, the start or a
+    /// landing): every point of `poly` is seen from it.
+    sees_all: bool,
+    /// The polygon the interval opens into.
+    poly: u32,
+    /// The polygon the interval was crossed from (`NONE` for the start).
+    from: u32,
+    /// The node this one was made from (`NONE` for the start).
+    parent: u32,
+    /// This node is the end itself (reached from its parent's root, or by bending at one of
+    /// the parent's interval ends: `root`).
+    end: bool,
+}
+
+/// An open-list entry: smallest `f` first, then the node made last (deeper first on ties).
+#[derive(Clone, Copy, PartialEq)]
+struct Open {
+    f: f64,
+    node: u32,
+}
+
+impl Eq for Open {}
+
+impl Ord for Open {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .f
+            .total_cmp(&self.f)
+            .then_with(|| self.node.cmp(&other.node))
+    }
+}
+
+impl PartialOrd for Open {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The buffers of one search, kept per thread between queries.
+#[derive(Default)]
+pub(crate) struct Search {
+    nodes: Vec<Node>,
+    open: BinaryHeap<Open>,
+    /// The lowest cost at which each mesh corner was made a root, by position (polygons of
+    /// a mesh need not share their corners' vertex entries).
+    root_g: FxHashMap<[u32; 3], f64>,
+    /// Polygons expanded whole from a root on their boundary (a corner turned round, a
+    /// landing): by root position and polygon, the lowest cost. Such an expansion does not
+    /// depend on how the polygon was entered, so one at the lowest cost is enough (and the
+    /// polygons round a corner are not walked round and round).
+    whole: FxHashMap<([u32; 3], u32), f64>,
+    pts: Vec<V3>,
+    corners: Vec<bool>,
+    neis: Vec<u32>,
+    pieces: Vec<Piece>,
+}
+
+impl Search {
+    fn clear(&mut self) {
+        self.nodes.clear();
+        self.open.clear();
+        self.root_g.clear();
+        self.whole.clear();
+    }
+
+    /// Drops buffers grown past `keep` nodes, so one huge search does not hold its memory.
+    pub(crate) fn shrink(&mut self, keep: usize) {
+        if self.nodes.capacity() > keep {
+            *self = Search::default();
+        }
+    }
+}
+
+/// A piece of an edge to turn into a node: its ends as parameters along the edge.
+#[derive(Clone, Copy)]
+struct Piece {
+    t0: f64,
+    t1: f64,
+    /// The root it keeps (`None`) or the interval end it bends round (left or right).
+    bend: Option<Side>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Left,
+    Right,
+}
+
+/// The way from `root` through the segment `a..b` to `goal`, in plan: straight when the
+/// line crosses the segment, else round the nearer end. `goal` on the root's side of the
+/// segment's line is mirrored across it first (a way through the segment must come back).
+fn through_cost(root: V3, a: V3, b: V3, goal: V3) -> f64 {
+    let goal = mirror_if_same_side(root, a, b, goal);
+    let (da, db) = (cross2(root, goal, a), cross2(root, goal, b));
+    if (da <= 0.0 && db >= 0.0) || (da >= 0.0 && db <= 0.0) {
+        // The line root -> goal passes between the ends (or through one of them).
+        return plan_len(root, goal);
+    }
+    let via = |p: V3| plan_len(root, p) + plan_len(p, goal);
+    via(a).min(via(b))
+}
+
+/// A corner's key among roots: its exact position.
+fn key(p: V3) -> [u32; 3] {
+    p.map(f32::to_bits)
+}
+
+/// `p` mirrored across the line `a..b` when it lies strictly on the same side as `root`.
+fn mirror_if_same_side(root: V3, a: V3, b: V3, p: V3) -> V3 {
+    let (sr, sp) = (cross2(a, b, root), cross2(a, b, p));
+    let len2 = plan_dist2(a, b);
+    if len2 == 0.0 || sr * sp <= 0.0 {
+        return p;
+    }
+    let (ax, ay) = (a[0] as f64, a[1] as f64);
+    let (dx, dy) = (b[0] as f64 - ax, b[1] as f64 - ay);
+    let s = ((p[0] as f64 - ax) * dx + (p[1] as f64 - ay) * dy) / len2;
+    let (fx, fy) = (ax + s * dx, ay + s * dy);
+    [
+        (2.0 * fx - p[0] as f64) as f32,
+        (2.0 * fy - p[1] as f64) as f32,
+        p[2],
+    ]
+}
+
+impl Query<'_> {
+    /// The any-angle search of [`Query::find_path`] (see the module documentation), over the
+    /// buffers `s`; `start_poly != end_poly`, both valid, both points finite.
+    pub(crate) fn polyanya(
+        &self,
+        start_poly: u32,
+        start: V3,
+        end_poly: u32,
+        end: V3,
+        s: &mut Search,
+    ) -> Corridor {
+        s.clear();
+        // A hostile mesh (polygons that are not convex, overlapping or crossed) must not
+        // make the search run forever: it gives up after a number of expansions no valid
+        // mesh of this size needs.
+        let limit = 1_000_000usize.max(self.mesh.polys.len().saturating_mul(64));
+        s.open.push(Open {
+            f: plan_len(start, end),
+            node: 0,
+        });
+        self.push(
+            s,
+            Node {
+                f: plan_len(start, end),
+                g: 0.0,
+                root: start,
+                root_corner: false,
+                left: start,
+                right: start,
+                left_corner: false,
+                right_corner: false,
+                sees_all: true,
+                poly: start_poly,
+                from: NONE,
+                parent: NONE,
+                end: false,
+            },
+        );
+        let mut expanded = 0usize;
+        while let Some(Open { node, .. }) = s.open.pop() {
+            if s.nodes[node as usize].end {
+                return Corridor {
+                    polys: self.trace(s, node),
+                    found: true,
+                };
+            }
+            // A node whose expansion makes a single successor (a cone passing down a row of
+            // polygons) has that successor expanded at once, without the open list: it
+            // would be taken from it anyway, and the end is only ever taken from the list.
+            let mut next = Some(node);
+            while let Some(id) = next.take() {
+                if !self.worth_expanding(s, id) {
+                    break;
+                }
+                expanded += 1;
+                if expanded > limit {
+                    return self.nearest_reached(s, start_poly, end);
+                }
+                let first = s.nodes.len();
+                self.expand(s, id, end_poly, end);
+                let made = s.nodes.len() - first;
+                if made == 1 && !s.nodes[first].end {
+                    next = Some(first as u32);
+                } else {
+                    for k in first..s.nodes.len() {
+                        s.open.push(Open {
+                            f: s.nodes[k].f,
+                            node: k as u32,
+                        });
+                    }
+                }
+            }
+        }
+        self.nearest_reached(s, start_poly, end)
+    }
+
+    /// Whether node `id` is still worth expanding: its root not reached more cheaply since,
+    /// and, for a polygon seen whole from its root, not expanded from that root as cheaply.
+    fn worth_expanding(&self, s: &mut Search, id: u32) -> bool {
+        let n = s.nodes[id as usize];
+        let eps = self.eps as f64;
+        if n.root_corner && s.root_g.get(&key(n.root)).is_some_and(|&g| g < n.g - eps) {
+            return false;
+        }
+        if n.sees_all && n.parent != NONE {
+            match s.whole.entry((key(n.root), n.poly)) {
+                std::collections::hash_map::Entry::Occupied(mut e) => {
+                    if *e.get() <= n.g + eps {
+                        return false;
+                    }
+                    e.insert(n.g);
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(n.g);
+                }
+            }
+        }
+        true
+    }
+
+    /// Adds a node made by an expansion (the caller puts it on the open list).
+    fn push(&self, s: &mut Search, node: Node) {
+        s.nodes.push(node);
+    }
+
+    /// The polygons from the start to node `last`, following parents.
+    fn trace(&self, s: &Search, last: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut cur = last;
+        while cur != NONE && out.len() <= s.nodes.len() {
+            let n = &s.nodes[cur as usize];
+            if out.last() != Some(&n.poly) {
+                out.push(n.poly);
+            }
+            cur = n.parent;
+        }
+        out.reverse();
+        out
+    }
+
+    /// The end not reached: a corridor to the polygon reached whose closest point comes
+    /// nearest `end` (ties to the smaller id), found: false.
+    fn nearest_reached(&self, s: &Search, start_poly: u32, end: V3) -> Corridor {
+        let exact = |poly: u32| {
+            self.closest_point(poly, end)
+                .map_or(f64::INFINITY, |c| crate::geom::dist3(c, end))
+        };
+        // The first node that opened into each polygon reached.
+        let mut reached: FxHashMap<u32, u32> = FxHashMap::default();
+        for (id, n) in s.nodes.iter().enumerate() {
+            reached.entry(n.poly).or_insert(id as u32);
+        }
+        let mut polys: Vec<u32> = reached.keys().copied().collect();
+        polys.sort_unstable();
+        let mut closest = (exact(start_poly), start_poly);
+        for poly in polys {
+            if poly == closest.1
+                || self.plan_box_distance(poly, end) > closest.0 * (1.0 + 1e-6) + 1e-6
+            {
+                continue;
+            }
+            let d = exact(poly);
+            if (d, poly) < closest {
+                closest = (d, poly);
+            }
+        }
+        let last = reached.get(&closest.1).copied().unwrap_or(0);
+        Corridor {
+            polys: if s.nodes.is_empty() {
+                vec![start_poly]
+            } else {
+                self.trace(s, last)
+            },
+            found: false,
+        }
+    }
+
+    /// Expands node `id`: the end if its polygon holds it, then every edge and link of its
+    /// polygon.
+    fn expand(&self, s: &mut Search, id: u32, end_poly: u32, end: V3) {
+        let n = s.nodes[id as usize];
+        let p = n.poly;
+        let mut pts = std::mem::take(&mut s.pts);
+        let mut ids = std::mem::take(&mut s.corners);
+        let mut neis = std::mem::take(&mut s.neis);
+        let mut pieces = std::mem::take(&mut s.pieces);
+        // Round which ends of the interval a path may bend: mesh corners only (a vertex with
+        // polygons all round it never holds a shortest path back).
+        let bends = (!n.sees_all && n.left_corner, !n.sees_all && n.right_corner);
+        self.poly_points_into(p, &mut pts);
+        ids.clear();
+        ids.extend_from_slice(self.corner_flags(p));
+        neis.clear();
+        neis.extend(self.mesh.poly_neighbours(p));
+        if p == end_poly {
+            self.push_end(s, id, &n, end);
+        }
+        let count = pts.len();
+        for k in 0..count {
+            let nb = neis[k];
+            if nb == NONE || nb == p || nb == n.from || !self.valid_poly(nb) {
+                continue;
+            }
+            let (x, y) = (pts[k], pts[(k + 1) % count]);
+            let (vx, vy) = (ids[k], ids[(k + 1) % count]);
+            self.pieces(&n, bends, x, y, &mut pieces);
+            for &piece in &pieces {
+                self.push_piece(s, id, &n, piece, (x, y), (vx, vy), nb, end);
+            }
+        }
+        for l in self.mesh.poly_links(p) {
+            let to = l.to.to_native();
+            if to == p || to == n.from || !self.valid_poly(to) {
+                continue;
+            }
+            let (a, b) = (l.a.map(|c| c.to_native()), l.b.map(|c| c.to_native()));
+            self.pieces(&n, bends, a, b, &mut pieces);
+            for &piece in &pieces {
+                self.push_link(s, id, &n, piece, (a, b), to, end);
+            }
+        }
+        s.pieces = pieces;
+        s.pts = pts;
+        s.corners = ids;
+        s.neis = neis;
+    }
+
+    /// The end as a node, when it is seen from `n`'s root or round one of its interval's
+    /// vertex ends.
+    fn push_end(&self, s: &mut Search, id: u32, n: &Node, end: V3) {
+        let side = if n.sees_all {
+            None
+        } else if cross2(n.root, n.left, end) > 0.0 {
+            Some(Side::Left)
+        } else if cross2(n.root, n.right, end) < 0.0 {
+            Some(Side::Right)
+        } else {
+            None
+        };
+        let (root, g) = match side {
+            None => (n.root, n.g),
+            Some(Side::Left) if n.left_corner => (n.left, n.g + plan_len(n.root, n.left)),
+            Some(Side::Right) if n.right_corner => (n.right, n.g + plan_len(n.root, n.right)),
+            Some(_) => return, // bending there is another node's business
+        };
+        let g = g + plan_len(root, end);
+        self.push(
+            s,
+            Node {
+                f: g.max(n.f),
+                g,
+                root,
+                root_corner: false,
+                left: end,
+                right: end,
+                left_corner: false,
+                right_corner: false,
+                sees_all: true,
+                poly: n.poly,
+                from: n.from,
+                parent: id,
+                end: true,
+            },
+        );
+    }
+
+    /// The pieces of the segment `x..y` (on the boundary of `n`'s polygon) that `n` reaches:
+    /// the part inside its cone, and the parts outside on the left and on the right when the
+    /// interval's end on that side is a corner to bend round (`bends`: left, right); into
+    /// `out` (cleared first).
+    fn pieces(&self, n: &Node, bends: (bool, bool), x: V3, y: V3, out: &mut Vec<Piece>) {
+        out.clear();
+        let tiny = 1e-9;
+        if n.sees_all {
+            out.push(Piece {
+                t0: 0.0,
+                t1: 1.0,
+                bend: None,
+            });
+            return;
+        }
+        // Along the segment, `cross2(root, left, q(t))` and `cross2(root, right, q(t))` are
+        // linear in t: inside the cone the first is at most 0 and the second at least 0.
+        let (l0, l1) = (cross2(n.root, n.left, x), cross2(n.root, n.left, y));
+        let (r0, r1) = (cross2(n.root, n.right, x), cross2(n.root, n.right, y));
+        // The t range where `c0 + t (c1 - c0)` has the sign asked for (`below`: <= 0).
+        let range = |c0: f64, c1: f64, below: bool| -> Option<(f64, f64)> {
+            let (a0, a1) = if below { (c0, c1) } else { (-c0, -c1) };
+            match (a0 <= 0.0, a1 <= 0.0) {
+                (true, true) => Some((0.0, 1.0)),
+                (false, false) => None,
+                (true, false) => Some((0.0, (a0 / (a0 - a1)).clamp(0.0, 1.0))),
+                (false, true) => Some(((a0 / (a0 - a1)).clamp(0.0, 1.0), 1.0)),
+            }
+        };
+        // A cut within the tolerance of an end of the segment is that end: a cone through a
+        // corner must keep the corner as its end (to bend round), not leave a sliver beside it.
+        let near = self.eps as f64 / plan_len(x, y).max(1e-30);
+        let snap = |t: f64| {
+            if t <= near {
+                0.0
+            } else if t >= 1.0 - near {
+                1.0
+            } else {
+                t
+            }
+        };
+        let meet = |a: Option<(f64, f64)>, b: Option<(f64, f64)>| match (a, b) {
+            (Some(a), Some(b)) => {
+                let (t0, t1) = (snap(a.0.max(b.0)), snap(a.1.min(b.1)));
+                (t0 < t1 - tiny).then_some((t0, t1))
+            }
+            _ => None,
+        };
+        let inside_left = range(l0, l1, true);
+        let inside_right = range(r0, r1, false);
+        if let Some((t0, t1)) = meet(inside_left, inside_right) {
+            out.push(Piece { t0, t1, bend: None });
+        }
+        if bends.0 {
+            // Strictly left of root -> left, and not past the other side.
+            if let Some((t0, t1)) = meet(range(l0, l1, false), inside_right) {
+                out.push(Piece {
+                    t0,
+                    t1,
+                    bend: Some(Side::Left),
+                });
+            }
+        }
+        if bends.1 {
+            if let Some((t0, t1)) = meet(range(r0, r1, true), inside_left) {
+                out.push(Piece {
+                    t0,
+                    t1,
+                    bend: Some(Side::Right),
+                });
+            }
+        }
+    }
+
+    /// The root and its cost for a piece of `n`'s expansion: `n`'s own, or the interval end
+    /// bent round; `None` when that vertex was made a root more cheaply before.
+    fn piece_root(&self, s: &mut Search, n: &Node, piece: &Piece) -> Option<(V3, bool, f64)> {
+        let (root, vertex) = match piece.bend {
+            None => return Some((n.root, n.root_corner, n.g)),
+            Some(Side::Left) => (n.left, true),
+            Some(Side::Right) => (n.right, true),
+        };
+        let g = n.g + plan_len(n.root, root);
+        let eps = self.eps as f64;
+        match s.root_g.get_mut(&key(root)) {
+            Some(best) if *best < g - eps => None,
+            Some(best) => {
+                *best = best.min(g);
+                Some((root, vertex, g))
+            }
+            None => {
+                s.root_g.insert(key(root), g);
+                Some((root, vertex, g))
+            }
+        }
+    }
+
+    /// A node for a piece of the edge `x..y` (whether its ends are mesh corners: `vx`, `vy`),
+    /// opening into `nb`.
+    #[allow(clippy::too_many_arguments)]
+    fn push_piece(
+        &self,
+        s: &mut Search,
+        id: u32,
+        n: &Node,
+        piece: Piece,
+        (x, y): (V3, V3),
+        (vx, vy): (bool, bool),
+        nb: u32,
+        end: V3,
+    ) {
+        let Some((root, root_corner, g)) = self.piece_root(s, n, &piece) else {
+            return;
+        };
+        let (mut a, mut b) = (lerp3(x, y, piece.t0), lerp3(x, y, piece.t1));
+        let (mut va, mut vb) = (piece.t0 == 0.0 && vx, piece.t1 == 1.0 && vy);
+        // Seen from the root, the left end is the one with the other on its right.
+        let c = cross2(root, a, b);
+        let mut sees_all = false;
+        // Within the tolerance of the line (the mesh is f32: a corner on an edge's line
+        // rarely computes exactly on it, and a sliver of a cone would bend round the far end).
+        if c.abs() <= self.eps as f64 * plan_len(a, b) {
+            // The root is on the edge's line. On the edge (an end of it included) it sees
+            // all of the polygon beyond; off it, it sees the edge end-on, and the polygon
+            // beyond is reached only by bending round the nearer end.
+            let (da, db, ab) = (plan_len(root, a), plan_len(root, b), plan_len(a, b));
+            if da + db <= ab + self.eps as f64 {
+                sees_all = true;
+            } else if da <= db {
+                (b, vb) = (a, va);
+            } else {
+                (a, va) = (b, vb);
+            }
+        }
+        let ((left, left_corner), (right, right_corner)) = if c <= 0.0 {
+            ((a, va), (b, vb))
+        } else {
+            ((b, vb), (a, va))
+        };
+        let f = (g + through_cost(root, left, right, end)).max(n.f);
+        self.push(
+            s,
+            Node {
+                f,
+                g,
+                root,
+                root_corner,
+                left,
+                right,
+                left_corner,
+                right_corner,
+                sees_all,
+                poly: nb,
+                from: n.poly,
+                parent: id,
+                end: false,
+            },
+        );
+    }
+
+    /// A node for taking a link across a piece of its segment `a..b`: the string is pulled to
+    /// the piece's point on the way to `end`, then steps to the landing, a new root that sees
+    /// all of `to`.
+    #[allow(clippy::too_many_arguments)]
+    fn push_link(
+        &self,
+        s: &mut Search,
+        id: u32,
+        n: &Node,
+        piece: Piece,
+        (a, b): (V3, V3),
+        to: u32,
+        end: V3,
+    ) {
+        let Some((root, _, g)) = self.piece_root(s, n, &piece) else {
+            return;
+        };
+        let (pa, pb) = (lerp3(a, b, piece.t0), lerp3(a, b, piece.t1));
+        let at = crate::path::through(root, end, (pa, pb));
+        let landing = self.closest_point(to, at).unwrap_or(at);
+        let g = g + plan_len(root, at) + plan_len(at, landing);
+        self.push(
+            s,
+            Node {
+                f: (g + plan_len(landing, end)).max(n.f),
+                g,
+                root: landing,
+                root_corner: false,
+                left: landing,
+                right: landing,
+                left_corner: false,
+                right_corner: false,
+                sees_all: true,
+                poly: to,
+                from: n.poly,
+                parent: id,
+                end: false,
+            },
+        );
+    }
+}
