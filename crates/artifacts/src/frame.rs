@@ -96,6 +96,18 @@ pub struct GridFrame {
 }
 
 impl GridFrame {
+    /// The most cells along either side: grid coordinates are `i32`, with room for a tile's
+    /// band beyond the world on both sides. [`GridFrame::new`] clamps to it, so a world wider
+    /// than this many cells must be refused by whoever builds the frame (see
+    /// [`GridFrame::cells_needed`]).
+    pub const MAX_CELLS: u32 = i32::MAX as u32 / 2;
+
+    /// Cells a rebased extent of `extent` metres needs along one side at `cell_size` (as a
+    /// float: it may be far beyond [`GridFrame::MAX_CELLS`]).
+    pub fn cells_needed(extent: f64, cell_size: f64) -> f64 {
+        (extent / cell_size).floor() + 1.0
+    }
+
     /// The frame covering rebased extent `extent` (metres from the origin) with the given cells.
     pub fn new(
         world_origin: [f64; 3],
@@ -105,8 +117,12 @@ impl GridFrame {
         tile_size: u32,
         band: u32,
     ) -> GridFrame {
-        let cells_along =
-            |e: f64| ((e / cell_size).floor() as u64 + 1).min(i32::MAX as u64 / 2) as u32;
+        // Saturating: an extent of 10^30 m is u64::MAX cells, one more must not wrap to 0.
+        let cells_along = |e: f64| {
+            ((e / cell_size).floor() as u64)
+                .saturating_add(1)
+                .min(GridFrame::MAX_CELLS as u64) as u32
+        };
         GridFrame {
             world_origin,
             cell_size,
@@ -179,22 +195,28 @@ impl GridFrame {
     }
 
     pub fn validate(&self) -> Result<(), ArtifactError> {
-        let ok = self.cell_size.is_finite()
-            && self.cell_size > 0.0
-            && self.cell_height.is_finite()
-            && self.cell_height > 0.0
-            && self.tile_size > 0
-            && self.cells[0] > 0
-            && self.cells[1] > 0
-            && self.world_origin.iter().all(|c| c.is_finite());
-        if ok {
-            Ok(())
-        } else {
-            Err(invalid(
-                "grid frame",
-                format!("inconsistent frame {self:?}"),
-            ))
+        let bad = |what: String| Err(invalid("grid frame", what));
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        if !positive(self.cell_size) || !positive(self.cell_height) {
+            return bad(format!(
+                "cells of {} x {} m (each must be a positive number)",
+                self.cell_size, self.cell_height
+            ));
         }
+        if self.tile_size == 0 {
+            return bad("tiles of 0 cells".into());
+        }
+        let [x, y] = self.cells;
+        if !(1..=GridFrame::MAX_CELLS).contains(&x) || !(1..=GridFrame::MAX_CELLS).contains(&y) {
+            return bad(format!(
+                "{x} x {y} cells (each side must hold 1 to {} cells)",
+                GridFrame::MAX_CELLS
+            ));
+        }
+        if !self.world_origin.iter().all(|c| c.is_finite()) {
+            return bad(format!("origin {:?} is not finite", self.world_origin));
+        }
+        Ok(())
     }
 
     /// The sealed byte encoding (stored in the header of every per-tile pack, so a pack can be
@@ -250,5 +272,23 @@ mod tests {
         }
         assert!(covered.iter().all(|&c| c == 1));
         assert_eq!(GridFrame::decode(&f.encode()).unwrap(), f);
+    }
+
+    #[test]
+    fn an_enormous_extent_clamps_to_the_largest_grid_instead_of_wrapping_to_none() {
+        // 10^30 m at 10 cm cells is more cells than a u64 holds: the count saturated, and the
+        // one added to it wrapped to zero cells.
+        let f = GridFrame::new([0.0; 3], [1e30, 5.0, 1.0], 0.1, 0.05, 256, 7);
+        assert_eq!(f.cells, [GridFrame::MAX_CELLS, 51]);
+        assert!(f.validate().is_ok());
+        assert!(GridFrame::cells_needed(1e30, 0.1) > GridFrame::MAX_CELLS as f64);
+        // A frame that is not sound says which field is wrong, in words, not as a dump.
+        let broken = GridFrame {
+            cells: [0, 3],
+            ..f.clone()
+        };
+        let e = broken.validate().unwrap_err().to_string();
+        assert!(e.contains("0 x 3 cells"), "{e}");
+        assert!(!e.contains("GridFrame"), "{e}");
     }
 }

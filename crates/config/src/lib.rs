@@ -137,7 +137,12 @@ impl<'de> Deserialize<'de> for TileSize {
         }
         // Only `voxel.tile_size` has this type: its errors name the field.
         let fail = |m: String| serde::de::Error::custom(format!("voxel.tile_size: {m}"));
-        match Raw::deserialize(d)? {
+        // An untagged enum's own error names the enum ("data did not match any variant of
+        // untagged enum Raw"): replaced by what the field takes.
+        let raw = Raw::deserialize(d).map_err(|_: D::Error| {
+            fail("expected \"auto\" or a whole number of cells (1 ..= 8192)".to_string())
+        })?;
+        match raw {
             Raw::Cells(n) => u32::try_from(n).map(TileSize::Cells).map_err(|_| {
                 fail(format!(
                     "{n} is out of range (1 ..= 8192 cells, or \"auto\")"
@@ -324,6 +329,28 @@ impl BakeConfig {
     /// Loads `spec`: an existing file path, else a preset name.
     pub fn load(spec: &str) -> Result<BakeConfig, ConfigError> {
         let path = Path::new(spec);
+        let read_error = |error| ConfigError::Read {
+            path: spec.to_string(),
+            error,
+        };
+        if path.exists() && !path.is_file() {
+            return Err(read_error(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a folder, not a config file",
+            )));
+        }
+        // A name no preset has that looks like a file (a folder in it, or `.toml`) is a file
+        // that is not there, not an unknown preset.
+        let looks_like_a_file = spec.contains(std::path::MAIN_SEPARATOR)
+            || path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+        if !path.exists() && looks_like_a_file && BakeConfig::preset(spec).is_none() {
+            return Err(read_error(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no such file",
+            )));
+        }
         if path.is_file() {
             let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
                 path: spec.to_string(),
@@ -789,6 +816,30 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("recast-demo"));
+    }
+
+    #[test]
+    fn a_config_that_is_a_folder_a_missing_file_or_a_fraction_of_a_tile_says_so() {
+        // A folder is not an unknown preset.
+        let dir = std::env::temp_dir();
+        let spec = dir.to_str().unwrap();
+        let err = BakeConfig::load(spec).unwrap_err().to_string();
+        assert!(err.contains(spec) && err.contains("a folder"), "{err}");
+        assert!(!err.contains("preset"), "{err}");
+        // A path to no file, or a `.toml` name, is a missing file.
+        for spec in ["/no/such/dir/bake.toml", "mine.toml"] {
+            let err = BakeConfig::load(spec).unwrap_err().to_string();
+            assert!(err.contains(spec) && err.contains("no such file"), "{err}");
+        }
+        // A tile size that is neither: said without serde's internal type names.
+        let err = BakeConfig::from_toml("[voxel]\ntile_size = 12.5", "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("voxel.tile_size") && err.contains("whole number"),
+            "{err}"
+        );
+        assert!(!err.contains("untagged") && !err.contains("Raw"), "{err}");
     }
 
     #[test]

@@ -36,6 +36,12 @@ impl SourceKey {
     /// The key of a scene file: its size, mtime and a hash of its bytes (and of the external
     /// buffers a `.gltf` names): xxh3 over the xxh3 of each 1 MiB piece, the pieces hashed in
     /// parallel on the current thread pool. A raised `stop` ends it at the next 64 MiB.
+    ///
+    /// Only buffer files the glTF reader would read count: regular files at relative paths
+    /// inside the scene's folder. Any other URI (`/etc/passwd`, `../x.bin`, a missing file, a
+    /// device) is left out here and refused by the reader, which names the scene and the
+    /// buffer; hashing it first would read what the reader refuses to, and fail without
+    /// naming either.
     #[allow(unsafe_code)] // maps the input file read-only to hash it: see the SAFETY comment inside
     pub fn of_file(path: &Path, up: UpAxis, stop: &Stop) -> Result<SourceKey, IngestError> {
         let mut files = vec![path.to_path_buf()];
@@ -51,9 +57,16 @@ impl SourceKey {
                     .into_iter()
                     .flatten()
                 {
-                    if let Some(uri) = b.get("uri").and_then(|u| u.as_str()) {
-                        if !uri.starts_with("data:") {
-                            files.push(path.parent().unwrap_or(Path::new(".")).join(uri));
+                    let Some(uri) = b.get("uri").and_then(|u| u.as_str()) else {
+                        continue;
+                    };
+                    if uri.starts_with("data:") {
+                        continue;
+                    }
+                    let base = path.parent().unwrap_or(Path::new("."));
+                    if let Some(file) = crate::gltf_scene::buffer_file(base, uri) {
+                        if std::fs::metadata(&file).is_ok_and(|m| m.is_file()) {
+                            files.push(file);
                         }
                     }
                 }
@@ -496,6 +509,38 @@ mod tests {
             positions: p,
             triangles: t,
         }
+    }
+
+    #[test]
+    fn the_key_reads_only_the_buffer_files_the_reader_would() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tri.bin"), [7u8; 36]).unwrap();
+        std::fs::create_dir(dir.path().join("folder.bin")).unwrap();
+        let gltf = dir.path().join("scene.gltf");
+        let uris = [
+            "tri.bin",
+            "/etc/passwd",
+            "../outside.bin",
+            "missing.bin",
+            "folder.bin",
+        ];
+        let buffers: Vec<String> = uris
+            .iter()
+            .map(|u| format!(r#"{{"byteLength":36,"uri":"{u}"}}"#))
+            .collect();
+        let text = format!(
+            r#"{{"asset":{{"version":"2.0"}},"buffers":[{}]}}"#,
+            buffers.join(",")
+        );
+        std::fs::write(&gltf, &text).unwrap();
+        // Neither a failure (the reader names the scene and the buffer) nor a read of a
+        // file outside the folder: only the scene and tri.bin are hashed.
+        let key = SourceKey::of_file(&gltf, UpAxis::Y, &Stop::default()).unwrap();
+        assert_eq!(key.size, text.len() as u64 + 36);
+        // tri.bin's bytes are part of the key.
+        std::fs::write(dir.path().join("tri.bin"), [8u8; 36]).unwrap();
+        let changed = SourceKey::of_file(&gltf, UpAxis::Y, &Stop::default()).unwrap();
+        assert_ne!(key.content_hash, changed.content_hash);
     }
 
     #[test]

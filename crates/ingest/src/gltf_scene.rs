@@ -203,14 +203,38 @@ impl GltfScene {
             message,
         };
         let is_glb = bytes.starts_with(b"glTF");
+        let named_glb = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("glb"));
+        if named_glb && !is_glb {
+            // Read as JSON, a binary file would only say "expected value at line 1 column 1".
+            let start = &bytes[..bytes.len().min(4)];
+            return Err(err(
+                "container",
+                format!(
+                    "not a .glb: it starts with {:?}, a GLB file with \"glTF\"",
+                    String::from_utf8_lossy(start)
+                ),
+            ));
+        }
         let (json_bytes, blob): (Vec<u8>, Option<Vec<u8>>) = if is_glb {
-            // The `gltf` crate takes the 12-byte header off the declared length unchecked.
+            // The `gltf` crate takes the 12-byte header off the declared length unchecked, and
+            // says only "could not completely read the object" of a file shorter than it.
             if let Some(declared) = bytes.get(8..12) {
                 let declared = u32::from_le_bytes(declared.try_into().expect("4 bytes"));
                 if declared < 12 {
                     return Err(err(
                         "container",
                         format!("invalid .glb: declares {declared} bytes, less than its header"),
+                    ));
+                }
+                if declared as usize > bytes.len() {
+                    return Err(err(
+                        "container",
+                        format!(
+                            "truncated .glb: its header declares {declared} bytes, the file holds {}",
+                            bytes.len()
+                        ),
                     ));
                 }
             }
@@ -613,17 +637,9 @@ impl GltfScene {
 /// `/dev/zero` (read until memory runs out) are refused, not read.
 fn read_buffer_file(base: &Path, uri: &str, declared: usize) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    use std::path::Component;
-    let relative = Path::new(uri);
-    if !relative
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
-    {
-        return Err(format!(
-            "refers to `{uri}`: buffer files must be relative paths inside the scene's folder"
-        ));
-    }
-    let file = base.join(relative);
+    let file = buffer_file(base, uri).ok_or_else(|| {
+        format!("refers to `{uri}`: buffer files must be relative paths inside the scene's folder")
+    })?;
     let open =
         std::fs::File::open(&file).map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
     let meta = open
@@ -644,6 +660,17 @@ fn read_buffer_file(base: &Path, uri: &str, declared: usize) -> Result<Vec<u8>, 
         .read_to_end(&mut data)
         .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
     Ok(data)
+}
+
+/// The file a buffer's `uri` names in the scene's folder `base`, when it is a relative path
+/// that stays inside it (no root, no `..`); `None` for any other path, which is never read.
+pub(crate) fn buffer_file(base: &Path, uri: &str) -> Option<PathBuf> {
+    use std::path::Component;
+    let relative = Path::new(uri);
+    relative
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+        .then(|| base.join(relative))
 }
 
 /// Runs `f`, turning a panic inside the `gltf` crate (an input its validation lets through)
@@ -850,6 +877,29 @@ mod tests {
         std::fs::write(dir.join("short.bin"), &bin()[..20]).unwrap();
         let e = read(&dir, &one_triangle("short.bin", None)).unwrap_err();
         assert!(e.to_string().contains("truncated"), "{e}");
+    }
+
+    #[test]
+    fn a_glb_that_is_not_one_or_is_cut_short_says_so() {
+        let open = |name: &str, bytes: Vec<u8>| {
+            GltfScene::from_bytes(Path::new(name), bytes, UpAxis::Y, None)
+                .err()
+                .expect("refused")
+                .to_string()
+        };
+        // Another magic: not parsed as JSON ("expected value at line 1 column 1").
+        let e = open("level.glb", b"glTX\x02\0\0\0\x40\0\0\0garbage".to_vec());
+        assert!(e.contains("level.glb") && e.contains("not a .glb"), "{e}");
+        assert!(!e.contains("line 1 column 1"), "{e}");
+        // A header declaring 1000 bytes over a file of 100.
+        let mut cut = b"glTF\x02\0\0\0".to_vec();
+        cut.extend_from_slice(&1000u32.to_le_bytes());
+        cut.resize(100, 0);
+        let e = open("level.glb", cut);
+        assert!(
+            e.contains("truncated .glb") && e.contains("1000") && e.contains("100"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -384,11 +384,27 @@ fn parse_coordinate(tok: &[u8]) -> Result<f64, String> {
     let text = std::str::from_utf8(tok).map_err(|_| "coordinate is not valid UTF-8".to_string())?;
     let v: f64 = text
         .parse()
-        .map_err(|_| format!("non-numeric coordinate `{text}`"))?;
+        .map_err(|_| format!("non-numeric coordinate `{}`", shown(tok)))?;
     if !v.is_finite() {
-        return Err(format!("coordinate `{text}` is not finite"));
+        return Err(format!("coordinate `{}` is not finite", shown(tok)));
     }
     Ok(v)
+}
+
+/// Longest token quoted whole in a message.
+const SHOWN_BYTES: usize = 40;
+
+/// A token as a message quotes it: control characters escaped (a NUL or an escape sequence
+/// would be invisible, or act on the terminal), and cut after [`SHOWN_BYTES`] bytes (a
+/// hostile line may be megabytes long).
+fn shown(tok: &[u8]) -> String {
+    let cut = &tok[..tok.len().min(SHOWN_BYTES)];
+    let text: String = String::from_utf8_lossy(cut).escape_debug().collect();
+    if tok.len() > SHOWN_BYTES {
+        format!("{text}... ({} bytes)", tok.len())
+    } else {
+        text
+    }
 }
 
 /// The value of `-?[0-9]+(.[0-9]+)?` text with at most 19 digits whose digits, read as one
@@ -433,12 +449,8 @@ fn plain_decimal(tok: &[u8]) -> Option<f64> {
 /// `seen` vertices defined so far, to a 0-based index.
 fn resolve_index(tok: &[u8], seen: u64) -> Result<u64, String> {
     let head = tok.split(|&b| b == b'/').next().unwrap_or(tok);
-    let i = parse_i64(head).ok_or_else(|| {
-        format!(
-            "face vertex `{}` is not an index",
-            String::from_utf8_lossy(tok)
-        )
-    })?;
+    let i =
+        parse_i64(head).ok_or_else(|| format!("face vertex `{}` is not an index", shown(tok)))?;
     if i == 0 {
         return Err("face vertex index 0 (OBJ indices start at 1)".into());
     }
@@ -818,6 +830,22 @@ mod tests {
         // Only a mark at the very start is one: elsewhere the bytes are text as before.
         let err = triangles("v 0 0 0\nv 1 0 0\n\u{feff}v 1 1 0\nf 1 2 3\n").unwrap_err();
         assert!(err.to_string().contains("out of range"), "{err}");
+    }
+
+    #[test]
+    fn bad_tokens_are_quoted_visibly_and_briefly() {
+        // A NUL glued to an index printed as `3`, which looks like a fine index.
+        let err = triangles("v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 3\0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(":4:") && err.contains("`3\\0`"), "{err}");
+        // An escape sequence is shown, not sent to the terminal.
+        let err = triangles("v 0 0 \x1b[2J\n").unwrap_err().to_string();
+        assert!(err.contains("\\u{1b}[2J") && !err.contains('\x1b'), "{err}");
+        // A long token is cut, with its length said.
+        let long = format!("v 0 0 {}x\n", "9".repeat(10_000));
+        let err = triangles(&long).unwrap_err().to_string();
+        assert!(err.len() < 200 && err.contains("10001 bytes"), "{err}");
     }
 
     #[test]

@@ -20,9 +20,15 @@ pub enum NavMeshError {
     },
     #[error("{what}: not a tessera navmesh (bad magic)")]
     Magic { what: String },
+    /// Not a regular file (a folder, a device): nothing to map.
+    #[error("{path}: not a navmesh file but a {kind}")]
+    NotAFile { path: PathBuf, kind: &'static str },
+    /// Fewer bytes than the header, which they begin like.
+    #[error("{what}: {found} bytes, too short for a navmesh header ({HEADER_LEN} bytes)")]
+    Short { what: String, found: u64 },
     #[error("{what}: navmesh format version {found}, this build reads {VERSION}")]
     Version { what: String, found: u32 },
-    #[error("{what}: truncated (header says {expected} payload bytes, {found} present)")]
+    #[error("{what}: {}", length_mismatch(*expected, *found))]
     Truncated {
         what: String,
         expected: u64,
@@ -34,6 +40,34 @@ pub enum NavMeshError {
     Archive { what: String, detail: String },
     #[error("{what}: invalid navmesh: {source}")]
     Invalid { what: String, source: InvalidMesh },
+}
+
+/// A payload of `found` bytes where the header says `expected`: cut short, or with bytes
+/// after its end (the file was appended to, or two were joined).
+fn length_mismatch(expected: u64, found: u64) -> String {
+    if found < expected {
+        format!("truncated (the header says {expected} payload bytes, {found} present)")
+    } else {
+        format!(
+            "{} bytes past the end of the navmesh (the header says {expected} payload bytes, \
+             {found} present)",
+            found - expected
+        )
+    }
+}
+
+/// The error for a file of `bytes` too short to hold a header: cut short when what there is
+/// begins like a header (an empty file included), otherwise not a navmesh at all.
+fn short(bytes: &[u8], what: &str) -> NavMeshError {
+    let n = bytes.len().min(crate::MAGIC.len());
+    if bytes[..n] == crate::MAGIC[..n] {
+        NavMeshError::Short {
+            what: what.into(),
+            found: bytes.len() as u64,
+        }
+    } else {
+        NavMeshError::Magic { what: what.into() }
+    }
 }
 
 /// The file's bytes: header, then the archive.
@@ -58,10 +92,11 @@ pub fn encode_parts(mesh: &NavMesh, key: u64) -> (Header, AlignedVec) {
 
 /// The header read from the start of `file`; a file too short to hold one is no navmesh.
 fn read_header(file: &mut impl Read, what: &str) -> Result<Header, NavMeshError> {
-    let mut bytes = [0u8; HEADER_LEN];
-    file.read_exact(&mut bytes)
+    let mut bytes = Vec::with_capacity(HEADER_LEN);
+    file.take(HEADER_LEN as u64)
+        .read_to_end(&mut bytes)
         .map_err(|_| NavMeshError::Magic { what: what.into() })?;
-    Ok(Header::from_bytes(&bytes).expect("a whole header"))
+    Header::from_bytes(&bytes).ok_or_else(|| short(&bytes, what))
 }
 
 /// The key in a file's header (see [`encode_keyed`]), read without checking the rest.
@@ -111,8 +146,7 @@ pub fn check_file(path: &Path) -> Result<u64, NavMeshError> {
 
 /// Checks the header and checksum; returns the header and the archive bytes.
 fn payload<'a>(bytes: &'a [u8], what: &str) -> Result<(Header, &'a [u8]), NavMeshError> {
-    let header =
-        Header::from_bytes(bytes).ok_or_else(|| NavMeshError::Magic { what: what.into() })?;
+    let header = Header::from_bytes(bytes).ok_or_else(|| short(bytes, what))?;
     header.check_kind(what)?;
     let body = &bytes[HEADER_LEN..];
     header.check_payload(body.len() as u64, xxhash_rust::xxh3::xxh3_64(body), what)?;
@@ -168,6 +202,18 @@ impl NavMeshFile {
             source,
         };
         let file = File::open(&path).map_err(io)?;
+        // A folder opens, but cannot be mapped ("No such device"): say what it is instead.
+        let kind = file.metadata().map_err(io)?.file_type();
+        if !kind.is_file() {
+            return Err(NavMeshError::NotAFile {
+                path,
+                kind: if kind.is_dir() {
+                    "folder"
+                } else {
+                    "special file"
+                },
+            });
+        }
         // SAFETY: the map is read-only and private to this process. A file changed underneath
         // it would be a concurrent writer ignoring tessera's atomic-rename protocol; the bake
         // never rewrites a navmesh in place.

@@ -308,6 +308,47 @@ fn another_version_or_kind_of_file_is_named_as_such() {
 }
 
 #[test]
+fn a_file_of_the_wrong_length_or_kind_says_which() {
+    let bytes = encode(&mesh());
+    // Cut inside the header: too short, not "bad magic" (its bytes are a navmesh's).
+    for n in [0, 30, HEADER_LEN - 1] {
+        let e = access(&aligned(&bytes[..n]), "t").err().unwrap();
+        assert!(
+            matches!(e, NavMeshError::Short { found, .. } if found == n as u64),
+            "{n}: {e}"
+        );
+        assert!(e.to_string().contains("too short"), "{e}");
+    }
+    // Something else that is short is not a navmesh at all.
+    let e = access(&aligned(b"v 1 2 3\n"), "t").err().unwrap();
+    assert!(matches!(e, NavMeshError::Magic { .. }), "{e}");
+    // Bytes after the payload are not a truncation.
+    let longer = aligned(&[&bytes[..], &[0u8; 64]].concat());
+    let e = access(&longer, "t").err().unwrap().to_string();
+    assert!(e.contains("64 bytes past the end"), "{e}");
+    assert!(!e.contains("truncated"), "{e}");
+    let cut = aligned(&bytes[..bytes.len() - 8]);
+    let e = access(&cut, "t").err().unwrap().to_string();
+    assert!(e.contains("truncated"), "{e}");
+    // The streaming check reads the same way.
+    let dir = tempfile::tempdir().unwrap();
+    let short = dir.path().join("short.tsn");
+    std::fs::write(&short, &bytes[..30]).unwrap();
+    assert!(matches!(
+        check_file(&short),
+        Err(NavMeshError::Short { found: 30, .. })
+    ));
+    // A folder is named as one, not "No such device" from the map.
+    let e = NavMeshFile::open(dir.path())
+        .err()
+        .expect("a folder is refused");
+    assert!(
+        matches!(e, NavMeshError::NotAFile { kind: "folder", .. }),
+        "{e}"
+    );
+}
+
+#[test]
 fn scene_coordinates_round_trip_through_the_frame() {
     let mut f = frame();
     f.up = b'y';

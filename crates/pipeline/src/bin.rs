@@ -80,7 +80,18 @@ pub(crate) fn run(
                 }
             }
         }
-        _ => false,
+        Ok(_) => false,
+        // No pack yet: nothing to say. One that is there but does not open (cut short,
+        // overwritten) was damaged after it was written: said, as a failed check is.
+        Err(tessera_store::StoreError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            false
+        }
+        Err(e) => {
+            progress.warn(&format!("tile pack recomputed: {e}"));
+            false
+        }
     };
     let placements = if reused {
         0

@@ -17,6 +17,11 @@ pub enum BakeError {
     /// The scene voxelized into nothing an agent can walk on: bad input (or settings).
     #[error("{0}")]
     NoWalkable(String),
+    /// The world is too large for the grid or for the navmesh format at these settings (a
+    /// stray triangle far away, or cells too fine for its size): refused, naming the limit,
+    /// as soon as it is known. Bad input (or settings), not a bug.
+    #[error("{0}")]
+    TooLarge(String),
     /// The memory budget is too small for the bake's smallest unit of work.
     #[error("out of memory budget: {0}")]
     OverBudget(String),

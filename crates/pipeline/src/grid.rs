@@ -18,10 +18,29 @@ pub(crate) const MIN_BIN_BUFFER: u64 = 1 << 20;
 /// budget gets a quarter (ingest, bin) or half (polygons) of itself instead.
 pub(crate) const STAGE_BUFFER_CAP: u64 = 16 << 20;
 
-/// The grid over the cached scene: its corner on the world origin, tiles of the configured
-/// size.
-pub(crate) fn frame_of(cache: &SceneCache, params: &VoxelParams) -> Result<GridFrame, BakeError> {
+/// The grid over the cached scene (`name`, for messages): its corner on the world origin,
+/// tiles of the configured size.
+pub(crate) fn frame_of(
+    name: &str,
+    cache: &SceneCache,
+    params: &VoxelParams,
+) -> Result<GridFrame, BakeError> {
     let info = cache.info();
+    // Wider than the grid can number (its coordinates are i32): the frame would clamp it and
+    // drop what lies beyond, so the scene is refused here, by axis, before any tile.
+    for (axis, extent) in ["x", "y"].into_iter().zip(info.bounds_max) {
+        let cells = GridFrame::cells_needed(f64::from(extent.max(0.0)), params.cell_size);
+        if cells.is_nan() || cells > GridFrame::MAX_CELLS as f64 {
+            return Err(BakeError::TooLarge(format!(
+                "{name}: the scene spans {} along {axis}: {cells:.3e} cells of {} m, \
+                 more than the grid's {}; look for stray triangles far from the rest, or use \
+                 larger cells",
+                kilometres(f64::from(extent)),
+                params.cell_size,
+                GridFrame::MAX_CELLS
+            )));
+        }
+    }
     let frame = tessera_voxel::grid_frame(info.origin, info.bounds_max, params);
     frame.validate().map_err(|e| BakeError::Corrupt {
         path: cache.path().to_path_buf(),
@@ -29,8 +48,8 @@ pub(crate) fn frame_of(cache: &SceneCache, params: &VoxelParams) -> Result<GridF
     })?;
     // Tiles are keyed by a u32 row-major index in every pack and journal.
     if frame.tile_count() as u64 > u32::MAX as u64 {
-        return Err(BakeError::NoWalkable(format!(
-            "the scene spans {}: {} tiles of {} cells, more than a bake can number; look for \
+        return Err(BakeError::TooLarge(format!(
+            "{name}: the scene spans {}: {} tiles of {} cells, more than a bake can number; look for \
              stray triangles far from the rest, or use larger tiles",
             extent_km(&frame),
             frame.tile_count(),
@@ -38,6 +57,16 @@ pub(crate) fn frame_of(cache: &SceneCache, params: &VoxelParams) -> Result<GridF
         )));
     }
     Ok(frame)
+}
+
+/// `metres` as kilometres for a message: `1234 km`, or `1.000e27 km` past a billion.
+fn kilometres(metres: f64) -> String {
+    let km = metres / 1000.0;
+    if km < 1e9 {
+        format!("{km:.0} km")
+    } else {
+        format!("{km:.3e} km")
+    }
 }
 
 /// The grid's extent, as `W x H km`.

@@ -173,7 +173,7 @@ fn bake_with(
         progress,
         req.interrupt.as_ref(),
     )?;
-    let frame = grid::frame_of(&ingested.cache, &voxel)?;
+    let frame = grid::frame_of(&ingested.name, &ingested.cache, &voxel)?;
     grid::check_minimum(&frame, req.memory_budget, overhead)?;
     let binned = bin::run(
         &ingested.cache,

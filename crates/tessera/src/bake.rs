@@ -76,7 +76,7 @@ pub struct Args {
     #[arg(long, value_name = "I")]
     process: Option<usize>,
     /// Seconds to wait for every process to answer before giving up (exit 7).
-    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 120.0, value_parser = seconds, allow_negative_numbers = true)]
     startup_timeout: f64,
     /// With --cluster slurm: the first port a task listens on (the next tasks of a node take
     /// the next ports).
@@ -136,15 +136,31 @@ impl Args {
     }
 }
 
+/// A timeout in seconds: a positive number of at most a day (NaN, infinities, zero and
+/// negative numbers said as such, where a `Duration` could not be made of them).
+fn seconds(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of seconds"))?;
+    if v.is_finite() && v > 0.0 && v <= 86_400.0 {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{text} is out of range (more than 0, at most 86400 seconds)"
+        ))
+    }
+}
+
 /// The exit code of a failed bake.
 fn bake_failure(e: BakeError) -> Failure {
     let code = match &e {
         BakeError::Input(e) if e.is_io_failure() => exit::IO,
-        BakeError::Input(_) | BakeError::NoWalkable(_) => exit::BAD_INPUT,
+        BakeError::Input(_) | BakeError::NoWalkable(_) | BakeError::TooLarge(_) => exit::BAD_INPUT,
         BakeError::OverBudget(_) => exit::OVER_BUDGET,
         BakeError::Interrupted => exit::INTERRUPTED,
         BakeError::Polygons { .. } | BakeError::Assembly(_) => exit::INTERNAL,
         BakeError::Cluster(_) => tessera_distributed::EXIT_CLUSTER,
+        // Io, Corrupt, ThreadPool: the machine, not the scene.
         _ => exit::IO,
     };
     Failure::new(code, e)
@@ -189,8 +205,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         LogArg::Quiet => LogFormat::Quiet,
     };
     let cluster = args.cluster()?;
-    let startup_timeout = std::time::Duration::try_from_secs_f64(args.startup_timeout)
-        .map_err(|e| Failure::new(exit::USAGE, anyhow::anyhow!("--startup-timeout: {e}")))?;
+    let startup_timeout = std::time::Duration::from_secs_f64(args.startup_timeout);
     let progress = Progress::of_process(log_format, cluster.as_ref().map(|c| c.index as u32));
 
     // One bake at a time in a folder, taken before anything in it is touched. The processes

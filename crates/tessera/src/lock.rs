@@ -37,7 +37,17 @@ pub fn lock_process(dir: &Path, index: usize, wait: bool) -> Result<FolderLock, 
 fn lock_file(dir: &Path, name: &str, wait: bool) -> Result<FolderLock, Failure> {
     let path = dir.join(name);
     let io = |e: std::io::Error| Failure::new(exit::IO, anyhow::anyhow!("{}: {e}", path.display()));
-    std::fs::create_dir_all(dir).map_err(io)?;
+    // The folder first, named as the folder: its lock file is not what failed.
+    let folder = |why: String| {
+        Failure::new(
+            exit::IO,
+            anyhow::anyhow!("cannot create the output folder {}: {why}", dir.display()),
+        )
+    };
+    if dir.exists() && !dir.is_dir() {
+        return Err(folder("a file of that name is in the way".to_string()));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| folder(e.to_string()))?;
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)

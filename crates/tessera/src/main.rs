@@ -12,9 +12,11 @@
 //!
 //! Exit codes (stable, for scripts): 0 success (a path query that finds no path included, and
 //! a reader of stdout that closes it early, as `| head` does);
-//! 2 bad command line; 3 bad input (unreadable or malformed scene, empty scene, nothing
-//! walkable; a navmesh that is not one, is corrupt or fails validation); 4 bad config; 5 memory
-//! budget too small; 6 I/O failure (a navmesh that cannot be opened or read included),
+//! 2 bad command line; 3 bad input (a missing, malformed or empty scene, nothing walkable, a
+//! world too large for the grid or the navmesh format at these settings; a navmesh path that
+//! names nothing or a folder, or a file that is not a navmesh, is corrupt or fails validation;
+//! a `path --batch` line that is not a pair); 4 bad config; 5 memory budget too small; 6 I/O
+//! failure (a navmesh that exists but cannot be read included; a full disk),
 //! corrupt artifact, or worker threads the system refused; 7 internal error (polygonizing or
 //! assembling the navmesh failed: a bug, please report it); 75 the bake folder is in use by
 //! another bake (`--wait-lock` waits instead); 130 interrupted (SIGINT or SIGTERM; checkpoints

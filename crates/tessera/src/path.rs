@@ -56,6 +56,14 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    // clap does not enforce `requires = "batch"` once --from or --random-pairs, which
+    // conflict with --batch, are given: a --threads that would do nothing is refused here.
+    if args.threads.is_some() && args.batch.is_none() {
+        return Err(Failure::new(
+            exit::USAGE,
+            anyhow::anyhow!("--threads sets the threads of a --batch; give --batch PAIRS.jsonl"),
+        ));
+    }
     let file = crate::navmesh::open(&args.navmesh)?;
     let query = Query::new(file.mesh());
     if let Some(n) = args.random_pairs {
@@ -166,6 +174,33 @@ struct Pair {
     to: [f64; 3],
 }
 
+/// Line `number` of batch `name` as a pair; otherwise bad input naming the line and the column
+/// where it went wrong (`name:line:column:`) (serde's own position counts the line alone as line 1, so it is left
+/// out of its message).
+fn parse_pair(line: &[u8], name: &str, number: usize) -> Result<Pair, Failure> {
+    let bad = |column: Option<usize>, why: String| {
+        let at = column.map_or(String::new(), |c| format!(":{c}"));
+        Failure::new(
+            exit::BAD_INPUT,
+            anyhow::anyhow!(
+                "{name}:{number}{at}: not a pair {{\"from\": [x, y, z], \"to\": [x, y, z]}}: {why}"
+            ),
+        )
+    };
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let text = std::str::from_utf8(line)
+        .map_err(|e| bad(Some(e.valid_up_to() + 1), "not UTF-8 text".to_string()))?;
+    if text.trim().is_empty() {
+        return Err(bad(None, "the line is empty".to_string()));
+    }
+    serde_json::from_str::<Pair>(text).map_err(|e| {
+        let full = e.to_string();
+        let position = format!(" at line {} column {}", e.line(), e.column());
+        let why = full.strip_suffix(&position).unwrap_or(&full).to_string();
+        bad((e.column() > 0).then_some(e.column()), why)
+    })
+}
+
 /// `tessera path NAV --batch PAIRS.jsonl`: each line answered as `--json` answers one pair,
 /// in input order, on `threads` threads (each with its own search buffers: `Query` is
 /// shared). A line that is not a pair stops the batch with its line number, after the
@@ -177,14 +212,22 @@ fn batch(pairs: &std::path::Path, threads: Option<u16>, query: &Query) -> Result
     let reader: Box<dyn BufRead> = if pairs.as_os_str() == "-" {
         Box::new(std::io::stdin().lock())
     } else {
-        let file = std::fs::File::open(pairs).map_err(|e| {
+        let io = |e: std::io::Error| {
             let code = if e.kind() == std::io::ErrorKind::NotFound {
                 exit::BAD_INPUT
             } else {
                 exit::IO
             };
             Failure::new(code, anyhow::anyhow!("{name}: {e}"))
-        })?;
+        };
+        let file = std::fs::File::open(pairs).map_err(io)?;
+        // A folder opens, and fails only when read ("Is a directory"): named as what it is.
+        if file.metadata().map_err(io)?.is_dir() {
+            return Err(Failure::new(
+                exit::BAD_INPUT,
+                anyhow::anyhow!("{name}: a folder, not a file of pairs"),
+            ));
+        }
         Box::new(std::io::BufReader::new(file))
     };
     let threads = threads.map_or_else(
@@ -196,9 +239,11 @@ fn batch(pairs: &std::path::Path, threads: Option<u16>, query: &Query) -> Result
         .thread_name(|i| format!("path-{i}"))
         .build()
         .map_err(|e| Failure::new(exit::IO, anyhow::anyhow!("cannot start threads: {e}")))?;
-    let mut lines = reader.lines().enumerate();
+    // Lines as bytes: a line that is not UTF-8 is a bad line, named by its number, not a
+    // failure to read the file.
+    let mut lines = reader.split(b'\n').enumerate();
     out::print(|out| loop {
-        let mut group: Vec<(usize, String)> = Vec::with_capacity(BATCH_LINES);
+        let mut group: Vec<(usize, Vec<u8>)> = Vec::with_capacity(BATCH_LINES);
         for (i, line) in lines.by_ref().take(BATCH_LINES) {
             let line = line.map_err(|e| Failure::new(exit::IO, anyhow::anyhow!("{name}: {e}")))?;
             group.push((i + 1, line));
@@ -207,18 +252,9 @@ fn batch(pairs: &std::path::Path, threads: Option<u16>, query: &Query) -> Result
             return Ok(());
         }
         let parsed: Vec<Pair> = group
-                .iter()
-                .map(|(number, line)| {
-                    serde_json::from_str::<Pair>(line).map_err(|e| {
-                        Failure::new(
-                            exit::BAD_INPUT,
-                            anyhow::anyhow!(
-                                "{name}:{number}: not a pair {{\"from\": [x, y, z], \"to\": [x, y, z]}}: {e}"
-                            ),
-                        )
-                    })
-                })
-                .collect::<Result<_, _>>()?;
+            .iter()
+            .map(|(number, line)| parse_pair(line, &name, *number))
+            .collect::<Result<_, _>>()?;
         let answers: Vec<String> = pool.install(|| {
             parsed
                 .par_iter()

@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use tessera_navmesh::NavMeshError;
 use tessera_viewer::ViewerError;
 
 use crate::exit::{self, Failure};
@@ -24,9 +23,8 @@ pub fn run(args: Args) -> Result<(), Failure> {
     let server =
         tessera_viewer::serve(&args.navmesh, args.scene.as_deref(), args.port).map_err(|e| {
             let code = match &e {
-                ViewerError::NavMesh(NavMeshError::Io { .. }) | ViewerError::Bind { .. } => {
-                    exit::IO
-                }
+                ViewerError::NavMesh(e) => crate::navmesh::exit_code(e),
+                ViewerError::Bind { .. } => exit::IO,
                 _ => exit::BAD_INPUT,
             };
             Failure::new(code, e)

@@ -1085,7 +1085,7 @@ fn navmesh_that_fails_to_open_is_refused_with_the_reason() {
         stderr(&o)
     );
     let o = tessera(&["info", "missing.tsn"], dir.path());
-    assert_eq!(o.status.code(), Some(6));
+    assert_eq!(o.status.code(), Some(3));
     assert!(stderr(&o).contains("missing.tsn"), "{}", stderr(&o));
     // A malformed point is a command-line error.
     let o = tessera(
@@ -1297,7 +1297,7 @@ fn export_gltf_and_obj_overlay_the_scene() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("--format"), "{}", stderr(&o));
     let o = tessera(&["export", "missing.tsn", "--out", "x.glb"], dir.path());
-    assert_eq!(o.status.code(), Some(6));
+    assert_eq!(o.status.code(), Some(3));
     let o = tessera(
         &["export", "nav.tsn", "--out", "no/such/dir/x.glb"],
         dir.path(),
@@ -1531,9 +1531,9 @@ fn view_prints_its_loopback_address_and_serves_the_navmesh() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.contains("\"polygons\":7"), "{answer}");
 
-    // A missing navmesh is an I/O failure, as for the other commands.
+    // A missing navmesh is bad input, as a missing scene is, for every command.
     let o = tessera(&["view", "missing.tsn", "--port", "0"], dir.path());
-    assert_eq!(o.status.code(), Some(6), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("missing.tsn"), "{}", stderr(&o));
 }
 
