@@ -567,6 +567,21 @@ pub(crate) fn check_limits(had: &Totals, add: &Totals) -> Result<(), BuildError>
     Ok(())
 }
 
+/// Refuses a world whose merged regions outgrow the navmesh's region table, before any of
+/// them is polygonized: each merged region becomes one entry of that table, so `regions`
+/// (counted by the merge, `at` saying where, made only for the error) is exactly what the
+/// table would hold.
+pub fn check_merged_regions(regions: u64, at: impl FnOnce() -> String) -> Result<(), BuildError> {
+    if regions > LIMITS.regions {
+        return Err(BuildError::Limit {
+            what: "regions",
+            limit: LIMITS.regions,
+            at: at(),
+        });
+    }
+    Ok(())
+}
+
 /// What [`Assembler::finish_reporting`] reports as it goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {

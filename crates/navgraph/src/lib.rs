@@ -37,7 +37,9 @@ use std::path::PathBuf;
 
 use tessera_navmesh::NavMeshError;
 
-pub use assemble::{Assembled, Assembler, Report, Step, REPORT_EVERY, REPORT_EVERY_RECORD};
+pub use assemble::{
+    check_merged_regions, Assembled, Assembler, Report, Step, REPORT_EVERY, REPORT_EVERY_RECORD,
+};
 pub use build::{build, build_pruned, Pruned};
 pub use reach::Pruning;
 

@@ -28,6 +28,22 @@ pub enum BakeError {
     /// Reading or writing a file of the bake folder failed (a full disk, a missing folder).
     #[error(transparent)]
     Io(#[from] StoreError),
+    /// The file system of the bake folder has less free space than the work files still to
+    /// be written take at the least ([`crate::disk`]): refused before binning.
+    #[error(
+        "not enough free disk space for the work files in {}: {} free, they take at least {} \
+         (about {} for this scene); free some space or bake into a folder on another disk",
+        dir.display(),
+        crate::disk::bytes(*free),
+        crate::disk::bytes(*least),
+        crate::disk::bytes(*typical)
+    )]
+    DiskSpace {
+        dir: PathBuf,
+        free: u64,
+        least: u64,
+        typical: u64,
+    },
     /// The interrupt flag was raised; every checkpoint is intact.
     #[error("interrupted: checkpoints are intact; run the same command again to resume")]
     Interrupted,

@@ -106,21 +106,23 @@ impl BakeLayout {
 
     /// Bytes of every file in the folder.
     pub fn disk_bytes(&self) -> u64 {
-        fn walk(p: &Path) -> u64 {
-            let Ok(entries) = std::fs::read_dir(p) else {
-                return 0;
-            };
-            entries
-                .flatten()
-                .map(|e| match e.metadata() {
-                    Ok(m) if m.is_dir() => walk(&e.path()),
-                    Ok(m) => m.len(),
-                    Err(_) => 0,
-                })
-                .sum()
-        }
-        walk(&self.root)
+        bytes_under(&self.root)
     }
+}
+
+/// Bytes of every file under `p` (0 for what cannot be read).
+pub(crate) fn bytes_under(p: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(p) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => bytes_under(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@
 //!   [`BakeRequest::interrupt`].
 
 mod bin;
+mod disk;
 mod error;
 mod grid;
 mod ingest;
@@ -175,6 +176,8 @@ fn bake_with(
     )?;
     let frame = grid::frame_of(&ingested.name, &ingested.cache, &voxel)?;
     grid::check_minimum(&frame, req.memory_budget, overhead)?;
+    // The work files' disk, before binning writes the first of them.
+    disk::check(&layout, &frame, ingested.cache.info().triangles, progress)?;
     let binned = bin::run(
         &ingested.cache,
         &frame,
@@ -230,6 +233,7 @@ fn bake_with(
             params: &req.config.polygon_params(),
             agent: &req.config.agent,
             regions_reused: voxelized.reused,
+            merged: (voxelized.merged.regions, voxelized.merged.contours),
             interrupt: req.interrupt.as_ref(),
         },
         &budget,

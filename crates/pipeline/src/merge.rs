@@ -103,6 +103,11 @@ impl Merge {
             .iter()
             .map(|c| c.points.len() as u64)
             .sum::<u64>();
+        // The counts only grow: past a table's limit here, the world cannot fit, and the
+        // bake stops now rather than after the rest of the tiles.
+        crate::polygons::check_merged(c.regions, c.contours, || {
+            format!("tile {key} of the merge")
+        })?;
         if let Some(out) = out {
             let encoded = batch.encode();
             out.append_compressed(key, &tessera_store::compress(&encoded), encoded.len())?;

@@ -61,6 +61,40 @@ pub(crate) fn key(
         .finish()
 }
 
+/// The most contours the stage indexes: [`JournalRegions`] numbers them with 32 bits.
+pub(crate) const MAX_CONTOURS: u64 = u32::MAX as u64;
+
+/// The merge's counts against the tables they fill, so that a world too large for them is
+/// refused as soon as the merge has counted that far, not when the polygon stage reaches the
+/// region past the limit (hours later on a world that size): the navmesh's region table (one
+/// entry per merged region, exactly) and the stage's contour index. `at` says where the counts
+/// were taken. Only these two are certain before polygonizing: how many polygons, vertices
+/// or detail points a region makes is known once it is polygonized, and the assembler checks
+/// those region by region.
+pub(crate) fn check_merged(
+    regions: u64,
+    contours: u64,
+    at: impl Fn() -> String,
+) -> Result<(), BakeError> {
+    // Made only for a refusal (the merge checks after every tile).
+    let at = || {
+        format!(
+            "{}, with {regions} merged regions and {contours} contours",
+            at()
+        )
+    };
+    tessera_navgraph::check_merged_regions(regions, at)
+        .map_err(|e| BakeError::TooLarge(e.to_string()))?;
+    if contours > MAX_CONTOURS {
+        return Err(BakeError::TooLarge(format!(
+            "the polygon stage would index more than {MAX_CONTOURS} contours, its limit \
+             (reached at {}); larger cells make fewer",
+            at()
+        )));
+    }
+    Ok(())
+}
+
 /// What the stage reads.
 pub(crate) struct PolygonInputs<'a> {
     pub scene: &'a tessera_ingest::cache::CacheInfo,
@@ -71,6 +105,8 @@ pub(crate) struct PolygonInputs<'a> {
     pub agent: &'a AgentSettings,
     /// The region journal was reused whole, so a navmesh made from it may be too.
     pub regions_reused: bool,
+    /// Merged regions and contours in the region journal, as the merge counted them.
+    pub merged: (u64, u64),
     /// Raised to stop the bake (between windows of regions, and before the file is committed).
     pub interrupt: Option<&'a std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
@@ -189,6 +225,8 @@ fn assembly_error(path: &std::path::Path) -> impl Fn(BuildError) -> BakeError + 
         BuildError::Io { source } => BakeError::Io(StoreError::io(path, source)),
         // The report asked to stop: the bake was interrupted.
         BuildError::Stopped => BakeError::Interrupted,
+        // A world too large for the format at these settings: not a bug.
+        e @ BuildError::Limit { .. } => BakeError::TooLarge(e.to_string()),
         e => BakeError::Assembly(e),
     }
 }
@@ -237,6 +275,10 @@ fn build(
     let scratch = layout.polygon_scratch();
     let _ = std::fs::remove_dir_all(&scratch);
     progress.stage_start(STAGE, 0);
+    // A world that cannot fit is refused before its contours are even copied.
+    check_merged(input.merged.0, input.merged.1, || {
+        "the start of the polygon stage".into()
+    })?;
     // Working memory of the stage: windows of regions (their contours expand about twentyfold
     // while polygonized), the assembler's sort buffers and the tiles of floors height detail
     // reads (polygons of large regions reach far across the world, and a tile read twice is
@@ -403,6 +445,38 @@ mod tests {
 
     fn key_of(c: &BakeConfig) -> u64 {
         key(&scene(), &c.voxel_params(), &c.polygon_params(), &c.agent)
+    }
+
+    #[test]
+    fn merged_counts_past_a_table_are_refused_naming_it_and_the_count() {
+        // Issue 21, class 11: known from the merge, checked before any region is polygonized.
+        let regions = u64::from(u32::MAX);
+        assert!(check_merged(regions, MAX_CONTOURS, || "here".into()).is_ok());
+        match check_merged(regions + 1, 5, || "tile 9 of the merge".into()) {
+            Err(BakeError::TooLarge(m)) => {
+                assert!(
+                    m.contains("regions") && m.contains(&regions.to_string()),
+                    "{m}"
+                );
+                assert!(
+                    m.contains("tile 9 of the merge") && m.contains("4294967296"),
+                    "{m}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        match check_merged(3, MAX_CONTOURS + 1, || "there".into()) {
+            Err(BakeError::TooLarge(m)) => assert!(m.contains("contours"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        // The assembler's own refusal is the same kind of failure, not an internal error.
+        let limit = BuildError::Limit {
+            what: "polygons",
+            limit: 7,
+            at: "region 3".into(),
+        };
+        let e = assembly_error(std::path::Path::new("n"))(limit);
+        assert!(matches!(e, BakeError::TooLarge(_)), "{e:?}");
     }
 
     #[test]

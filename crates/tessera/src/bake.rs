@@ -160,7 +160,7 @@ fn bake_failure(e: BakeError) -> Failure {
         BakeError::Interrupted => exit::INTERRUPTED,
         BakeError::Polygons { .. } | BakeError::Assembly(_) => exit::INTERNAL,
         BakeError::Cluster(_) => tessera_distributed::EXIT_CLUSTER,
-        // Io, Corrupt, ThreadPool: the machine, not the scene.
+        // Io, Corrupt, DiskSpace, ThreadPool: the machine, not the scene.
         _ => exit::IO,
     };
     Failure::new(code, e)

@@ -16,7 +16,8 @@
 //! world too large for the grid or the navmesh format at these settings; a navmesh path that
 //! names nothing or a folder, or a file that is not a navmesh, is corrupt or fails validation;
 //! a `path --batch` line that is not a pair); 4 bad config; 5 memory budget too small; 6 I/O
-//! failure (a navmesh that exists but cannot be read included; a full disk),
+//! failure (a navmesh that exists but cannot be read included; a full disk, or too little free
+//! space for the bake's work files),
 //! corrupt artifact, or worker threads the system refused; 7 internal error (polygonizing or
 //! assembling the navmesh failed: a bug, please report it); 75 the bake folder is in use by
 //! another bake (`--wait-lock` waits instead); 130 interrupted (SIGINT or SIGTERM; checkpoints
