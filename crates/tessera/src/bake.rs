@@ -43,14 +43,14 @@ pub struct Args {
     #[arg(long, short)]
     out: Option<PathBuf>,
     /// Tile edge in cells, or auto (overrides the config's voxel.tile_size).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     tile_size: Option<tessera_config::TileSize>,
     /// Worker threads, 1 to 4096 [default: the machine's cores]; a small memory budget runs
     /// fewer (an eighth of it for their stacks, a MiB each).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096), allow_negative_numbers = true)]
     threads: Option<u32>,
     /// Memory budget, e.g. 256MiB, 2GiB [default: half the available memory].
-    #[arg(long, value_parser = tessera_config::parse_size)]
+    #[arg(long, value_parser = tessera_config::parse_size, allow_negative_numbers = true)]
     memory_budget: Option<u64>,
     /// Up axis of the scene [default: z for OBJ, y for glTF].
     #[arg(long, value_enum)]
@@ -59,7 +59,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "auto")]
     log_format: LogArg,
     /// Seed of the generated demo world (when no scene is given).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     demo_seed: u64,
     /// Ignore (and remove) existing checkpoints: bake everything again.
     #[arg(long)]
@@ -73,14 +73,14 @@ pub struct Args {
     #[arg(long, value_name = "HOSTFILE|slurm")]
     cluster: Option<String>,
     /// This process's index in the hostfile (with --cluster HOSTFILE).
-    #[arg(long, value_name = "I")]
+    #[arg(long, value_name = "I", allow_negative_numbers = true)]
     process: Option<usize>,
     /// Seconds to wait for every process to answer before giving up (exit 7).
     #[arg(long, value_name = "SECS", default_value_t = 120.0, value_parser = seconds, allow_negative_numbers = true)]
     startup_timeout: f64,
     /// With --cluster slurm: the first port a task listens on (the next tasks of a node take
     /// the next ports).
-    #[arg(long, default_value_t = 7800)]
+    #[arg(long, default_value_t = 7800, allow_negative_numbers = true)]
     base_port: u16,
 }
 

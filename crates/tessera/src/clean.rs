@@ -15,6 +15,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .dir
         .unwrap_or_else(|| PathBuf::from("tessera-out").join("demo"));
     let work = tessera_pipeline::BakeLayout::new(&dir).work();
+    // A file is no bake folder ("DIR/work: Not a directory" said so only sideways).
+    if dir.exists() && !dir.is_dir() {
+        return Err(Failure::new(
+            exit::BAD_INPUT,
+            anyhow::anyhow!("{}: a file, not a bake folder", dir.display()),
+        ));
+    }
     // Not under a bake at work in the folder.
     let _lock = if dir.is_dir() {
         Some(crate::lock::lock(&dir, false)?)

@@ -33,7 +33,7 @@ pub struct Args {
     )]
     to: Option<[f64; 3]>,
     /// Instead of --from/--to: answer N pairs of random points on the mesh (area-weighted).
-    #[arg(long, value_name = "N", conflicts_with_all = ["from", "to"])]
+    #[arg(long, value_name = "N", conflicts_with_all = ["from", "to"], allow_negative_numbers = true)]
     random_pairs: Option<u32>,
     /// Instead of --from/--to: answer every line of PAIRS.jsonl (`{"from": [x,y,z], "to":
     /// [x,y,z]}`, scene coordinates; `-` reads standard input) with one JSON line, the
@@ -45,10 +45,10 @@ pub struct Args {
     )]
     batch: Option<PathBuf>,
     /// Threads answering a --batch (default: the machine's cores).
-    #[arg(long, value_name = "N", requires = "batch", value_parser = clap::value_parser!(u16).range(1..=4096))]
+    #[arg(long, value_name = "N", requires = "batch", value_parser = clap::value_parser!(u16).range(1..=4096), allow_negative_numbers = true)]
     threads: Option<u16>,
     /// Seed of the random pairs: the same seed gives the same pairs.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     seed: u64,
     /// Print JSON: one object for a path, one array for random pairs.
     #[arg(long)]

@@ -23,7 +23,7 @@ pub struct Args {
     to: Option<[f64; 3]>,
     /// Longest side of the image in pixels (a large world is scaled down to fit).
     #[arg(long, value_name = "PX", default_value_t = tessera_export::render::DEFAULT_MAX_SIZE,
-          value_parser = clap::value_parser!(u32).range(16..=16384))]
+          value_parser = clap::value_parser!(u32).range(16..=16384), allow_negative_numbers = true)]
     max_size: u32,
 }
 

@@ -15,7 +15,7 @@ pub struct Args {
     #[arg(long)]
     scene: Option<PathBuf>,
     /// Port on 127.0.0.1 (0: any free port).
-    #[arg(long, default_value_t = 8370)]
+    #[arg(long, default_value_t = 8370, allow_negative_numbers = true)]
     port: u16,
 }
 

@@ -224,3 +224,21 @@ fn navmesh_and_batch_inputs_say_what_is_wrong_and_where() {
         &["pairs: a folder"],
     );
 }
+
+#[test]
+fn negative_numbers_and_a_file_to_clean_are_refused_for_what_they_are() {
+    let dir = tempfile::tempdir().unwrap();
+    grid_obj(&dir.path().join("g.obj"));
+    // clap read `-5` as a flag and suggested `-- -5`, which passes it as the scene.
+    for (flag, says) in [
+        ("--memory-budget", "is not a size"),
+        ("--threads", "is not in 1..=4096"),
+        ("--demo-seed", "invalid value '-5'"),
+    ] {
+        let got = run(dir.path(), &["bake", "g.obj", flag, "-5"]);
+        assert!(!got.1.contains("unexpected argument"), "{}", got.1);
+        refused(got, 2, &[says]);
+    }
+    let got = run(dir.path(), &["clean", "g.obj"]);
+    refused(got, 3, &["g.obj: a file, not a bake folder"]);
+}
