@@ -749,6 +749,13 @@ pub fn mem_available() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Writes every dirty page of the system to disk and waits for it (`sync(2)`), so that no
+/// write-back runs beside the timed runs that follow.
+pub fn flush_disk_writes() {
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+}
+
 /// Runs `citygen --size SIZE --seed SEED --out FILE` (with `--terrain` for terrain alone).
 pub fn generate_city(
     citygen: &Path,

@@ -543,12 +543,13 @@ impl Query<'_> {
         let mut sees_all = false;
         // Within the tolerance of the line (the mesh is f32: a corner on an edge's line
         // rarely computes exactly on it, and a sliver of a cone would bend round the far end).
-        if c.abs() <= self.eps as f64 * plan_len(a, b) {
+        let eps = self.eps as f64;
+        if c * c <= eps * eps * plan_dist2(a, b) {
             // The root is on the edge's line. On the edge (an end of it included) it sees
             // all of the polygon beyond; off it, it sees the edge end-on, and the polygon
             // beyond is reached only by bending round the nearer end.
             let (da, db, ab) = (plan_len(root, a), plan_len(root, b), plan_len(a, b));
-            if da + db <= ab + self.eps as f64 {
+            if da + db <= ab + eps {
                 sees_all = true;
             } else if da <= db {
                 (b, vb) = (a, va);
