@@ -65,6 +65,29 @@ struct Node {
     end: bool,
 }
 
+impl Node {
+    /// A node at one point that sees all of `poly` from it: the start, a link's landing, or
+    /// (`end`) the end reached.
+    #[allow(clippy::too_many_arguments)]
+    fn at(point: V3, g: f64, f: f64, poly: u32, from: u32, parent: u32, end: bool) -> Node {
+        Node {
+            f,
+            g,
+            root: point,
+            root_corner: false,
+            left: point,
+            right: point,
+            left_corner: false,
+            right_corner: false,
+            sees_all: true,
+            poly,
+            from,
+            parent,
+            end,
+        }
+    }
+}
+
 /// An open-list entry: smallest `f` first, then the node made last (deeper first on ties).
 #[derive(Clone, Copy, PartialEq)]
 struct Open {
@@ -103,7 +126,6 @@ pub(crate) struct Search {
     /// polygons round a corner are not walked round and round).
     whole: FxHashMap<([u32; 3], u32), f64>,
     pts: Vec<V3>,
-    corners: Vec<bool>,
     neis: Vec<u32>,
     pieces: Vec<Piece>,
 }
@@ -192,28 +214,10 @@ impl Query<'_> {
         // make the search run forever: it gives up after a number of expansions no valid
         // mesh of this size needs.
         let limit = 1_000_000usize.max(self.mesh.polys.len().saturating_mul(64));
-        s.open.push(Open {
-            f: plan_len(start, end),
-            node: 0,
-        });
-        self.push(
-            s,
-            Node {
-                f: plan_len(start, end),
-                g: 0.0,
-                root: start,
-                root_corner: false,
-                left: start,
-                right: start,
-                left_corner: false,
-                right_corner: false,
-                sees_all: true,
-                poly: start_poly,
-                from: NONE,
-                parent: NONE,
-                end: false,
-            },
-        );
+        let f = plan_len(start, end);
+        s.nodes
+            .push(Node::at(start, 0.0, f, start_poly, NONE, NONE, false));
+        s.open.push(Open { f, node: 0 });
         let mut expanded = 0usize;
         while let Some(Open { node, .. }) = s.open.pop() {
             if s.nodes[node as usize].end {
@@ -276,11 +280,6 @@ impl Query<'_> {
         true
     }
 
-    /// Adds a node made by an expansion (the caller puts it on the open list).
-    fn push(&self, s: &mut Search, node: Node) {
-        s.nodes.push(node);
-    }
-
     /// The polygons from the start to node `last`, following parents.
     fn trace(&self, s: &Search, last: u32) -> Vec<u32> {
         let mut out = Vec::new();
@@ -324,11 +323,7 @@ impl Query<'_> {
         }
         let last = reached.get(&closest.1).copied().unwrap_or(0);
         Corridor {
-            polys: if s.nodes.is_empty() {
-                vec![start_poly]
-            } else {
-                self.trace(s, last)
-            },
+            polys: self.trace(s, last),
             found: false,
         }
     }
@@ -339,15 +334,13 @@ impl Query<'_> {
         let n = s.nodes[id as usize];
         let p = n.poly;
         let mut pts = std::mem::take(&mut s.pts);
-        let mut ids = std::mem::take(&mut s.corners);
         let mut neis = std::mem::take(&mut s.neis);
         let mut pieces = std::mem::take(&mut s.pieces);
         // Round which ends of the interval a path may bend: mesh corners only (a vertex with
         // polygons all round it never holds a shortest path back).
         let bends = (!n.sees_all && n.left_corner, !n.sees_all && n.right_corner);
         self.poly_points_into(p, &mut pts);
-        ids.clear();
-        ids.extend_from_slice(self.corner_flags(p));
+        let ids = self.corner_flags(p);
         neis.clear();
         neis.extend(self.mesh.poly_neighbours(p));
         if p == end_poly {
@@ -379,7 +372,6 @@ impl Query<'_> {
         }
         s.pieces = pieces;
         s.pts = pts;
-        s.corners = ids;
         s.neis = neis;
     }
 
@@ -402,24 +394,9 @@ impl Query<'_> {
             Some(_) => return, // bending there is another node's business
         };
         let g = g + plan_len(root, end);
-        self.push(
-            s,
-            Node {
-                f: g.max(n.f),
-                g,
-                root,
-                root_corner: false,
-                left: end,
-                right: end,
-                left_corner: false,
-                right_corner: false,
-                sees_all: true,
-                poly: n.poly,
-                from: n.from,
-                parent: id,
-                end: true,
-            },
-        );
+        let mut node = Node::at(end, g, g.max(n.f), n.poly, n.from, id, true);
+        node.root = root;
+        s.nodes.push(node);
     }
 
     /// The pieces of the segment `x..y` (on the boundary of `n`'s polygon) that `n` reaches:
@@ -475,22 +452,20 @@ impl Query<'_> {
         if let Some((t0, t1)) = meet(inside_left, inside_right) {
             out.push(Piece { t0, t1, bend: None });
         }
-        if bends.0 {
-            // Strictly left of root -> left, and not past the other side.
-            if let Some((t0, t1)) = meet(range(l0, l1, false), inside_right) {
-                out.push(Piece {
-                    t0,
-                    t1,
-                    bend: Some(Side::Left),
-                });
+        // Strictly outside one side of the cone, and not past the other side.
+        let outside = [
+            (bends.0, range(l0, l1, false), inside_right, Side::Left),
+            (bends.1, range(r0, r1, true), inside_left, Side::Right),
+        ];
+        for (bend, beyond, within, side) in outside {
+            if !bend {
+                continue;
             }
-        }
-        if bends.1 {
-            if let Some((t0, t1)) = meet(range(r0, r1, true), inside_left) {
+            if let Some((t0, t1)) = meet(beyond, within) {
                 out.push(Piece {
                     t0,
                     t1,
-                    bend: Some(Side::Right),
+                    bend: Some(side),
                 });
             }
         }
@@ -563,24 +538,21 @@ impl Query<'_> {
             ((b, vb), (a, va))
         };
         let f = (g + through_cost(root, left, right, end)).max(n.f);
-        self.push(
-            s,
-            Node {
-                f,
-                g,
-                root,
-                root_corner,
-                left,
-                right,
-                left_corner,
-                right_corner,
-                sees_all,
-                poly: nb,
-                from: n.poly,
-                parent: id,
-                end: false,
-            },
-        );
+        s.nodes.push(Node {
+            f,
+            g,
+            root,
+            root_corner,
+            left,
+            right,
+            left_corner,
+            right_corner,
+            sees_all,
+            poly: nb,
+            from: n.poly,
+            parent: id,
+            end: false,
+        });
     }
 
     /// A node for taking a link across a piece of its segment `a..b`: the string is pulled to
@@ -604,23 +576,7 @@ impl Query<'_> {
         let at = crate::path::through(root, end, (pa, pb));
         let landing = self.closest_point(to, at).unwrap_or(at);
         let g = g + plan_len(root, at) + plan_len(at, landing);
-        self.push(
-            s,
-            Node {
-                f: (g + plan_len(landing, end)).max(n.f),
-                g,
-                root: landing,
-                root_corner: false,
-                left: landing,
-                right: landing,
-                left_corner: false,
-                right_corner: false,
-                sees_all: true,
-                poly: to,
-                from: n.poly,
-                parent: id,
-                end: false,
-            },
-        );
+        let f = (g + plan_len(landing, end)).max(n.f);
+        s.nodes.push(Node::at(landing, g, f, to, n.poly, id, false));
     }
 }
