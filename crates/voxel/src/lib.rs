@@ -247,9 +247,9 @@ pub fn assemble(core: CellRect, parts: &[SpanField]) -> SpanField {
 
 /// Working memory of voxelizing one tile, by the sizes of its structures.
 pub mod memory {
-    /// Bytes per cell of the voxelized rectangle: column heads, column offsets of the field
-    /// and of its cropped copy.
-    pub const PER_CELL: u64 = 4 + 4 + 4;
+    /// Bytes per cell of the voxelized rectangle: the rasterizer's head node of each column
+    /// (16), column offsets of the field and of its cropped copy.
+    pub const PER_CELL: u64 = 16 + 4 + 4;
     /// Bytes per rasterized span: the linked pool (16) and the packed field (12) alive together
     /// while packing, erosion's links, distance, queue entry and span-to-column map (16), the
     /// cropped copy (12) and its encoding (13), then what segmentation and contour tracing keep

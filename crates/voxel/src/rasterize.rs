@@ -15,28 +15,37 @@ struct Node {
     next: u32,
 }
 
-/// Columns as linked lists in one pool (like a heightfield under construction).
+/// `Node::zmin` of a column's head slot while the column is empty (never a span's: see
+/// [`voxels`]).
+const EMPTY: u32 = u32::MAX;
+
+/// Columns as linked lists in one pool (like a heightfield under construction), each
+/// column's lowest span kept in place: node `c` of the pool is column `c`'s head, and nodes
+/// past the columns hold the spans above. Most columns hold one span, and a row's columns sit
+/// side by side, so adding to a column rarely leaves the cache lines of its neighbours.
 struct Columns {
-    heads: Vec<u32>,
     pool: Vec<Node>,
+    cells: usize,
     free: u32,
     merge_threshold: u32,
 }
 
 impl Columns {
-    /// Columns over `cells` cells, in the buffers given (cleared first).
-    fn new(
-        mut heads: Vec<u32>,
-        mut pool: Vec<Node>,
-        cells: usize,
-        merge_threshold: u32,
-    ) -> Columns {
-        heads.clear();
-        heads.resize(cells, NONE);
+    /// Columns over `cells` cells, in the buffer given (cleared first).
+    fn new(mut pool: Vec<Node>, cells: usize, merge_threshold: u32) -> Columns {
         pool.clear();
+        pool.resize(
+            cells,
+            Node {
+                zmin: EMPTY,
+                zmax: 0,
+                walkable: false,
+                next: NONE,
+            },
+        );
         Columns {
-            heads,
             pool,
+            cells,
             free: NONE,
             merge_threshold,
         }
@@ -62,6 +71,7 @@ impl Columns {
     /// Adds `[zmin, zmax]` to column `col`, merging every span it overlaps or touches. The
     /// merged span is walkable as the higher of the two tops was; when the tops are within the
     /// climb threshold, walkable if either was.
+    #[inline]
     fn add(&mut self, col: usize, zmin: u32, zmax: u32, walkable: bool) {
         let mut s = Node {
             zmin,
@@ -69,30 +79,37 @@ impl Columns {
             walkable,
             next: NONE,
         };
+        let head = self.pool[col];
+        if head.zmin == EMPTY {
+            self.pool[col] = s;
+            return;
+        }
+        if head.zmin > s.zmax {
+            // Wholly below the lowest span: the head moves up into a node of its own.
+            s.next = self.alloc(head);
+            self.pool[col] = s;
+            return;
+        }
         // Past the spans wholly below (columns are sorted and their spans apart).
         let mut prev = NONE;
-        let mut cur = self.heads[col];
+        let mut cur = col as u32;
         while cur != NONE && self.pool[cur as usize].zmax < s.zmin {
             prev = cur;
             cur = self.pool[cur as usize].next;
         }
-        // Merge every span it overlaps or touches; the first one's node takes the result.
+        // Merge every span it overlaps or touches; the first one's node takes the result (the
+        // head's slot when the head is among them, so the head never moves).
         let mut slot = NONE;
         while cur != NONE {
             let c = self.pool[cur as usize];
             if c.zmin > s.zmax {
                 break;
             }
-            let within = c.zmax.abs_diff(s.zmax) <= self.merge_threshold;
-            s.walkable = if within {
-                s.walkable || c.walkable
-            } else if c.zmax > s.zmax {
-                c.walkable
-            } else {
-                s.walkable
-            };
-            s.zmin = s.zmin.min(c.zmin);
-            s.zmax = s.zmax.max(c.zmax);
+            (s.zmin, s.zmax, s.walkable) = merged(
+                (s.zmin, s.zmax, s.walkable),
+                (c.zmin, c.zmax, c.walkable),
+                self.merge_threshold,
+            );
             if slot == NONE {
                 slot = cur;
             } else {
@@ -107,9 +124,8 @@ impl Columns {
             self.pool[slot as usize] = s;
             slot
         };
-        if prev == NONE {
-            self.heads[col] = i;
-        } else {
+        // `prev` is set: the head is below the new span or was merged into `slot`.
+        if slot == NONE {
             self.pool[prev as usize].next = i;
         }
     }
@@ -119,12 +135,16 @@ impl Columns {
         field.rect = rect;
         field.core = core;
         field.column_start.clear();
-        field.column_start.reserve(self.heads.len() + 1);
+        field.column_start.reserve(self.cells + 1);
         field.spans.clear();
         field.spans.reserve(self.pool.len());
         field.column_start.push(0);
-        for &head in &self.heads {
-            let mut cur = head;
+        for col in 0..self.cells {
+            let mut cur = if self.pool[col].zmin == EMPTY {
+                NONE
+            } else {
+                col as u32
+            };
             while cur != NONE {
                 let n = self.pool[cur as usize];
                 field.spans.push(Span {
@@ -137,6 +157,21 @@ impl Columns {
             field.column_start.push(field.spans.len() as u32);
         }
     }
+}
+
+/// Span `s` (floor, top, walkable) grown over span `c`, which it overlaps or touches: walkable
+/// as the higher of the two tops was; when the tops are within `threshold`, walkable if
+/// either was.
+#[inline]
+fn merged(s: (u32, u32, bool), c: (u32, u32, bool), threshold: u32) -> (u32, u32, bool) {
+    let walkable = if c.1.abs_diff(s.1) <= threshold {
+        s.2 || c.2
+    } else if c.1 > s.1 {
+        c.2
+    } else {
+        s.2
+    };
+    (s.0.min(c.0), s.1.max(c.1), walkable)
 }
 
 /// A vertex in global cell units: x, y in cells, z in voxels.
@@ -268,7 +303,6 @@ impl Range {
 /// Reusable buffers of [`rasterize`]: the linked columns and the per-row ranges.
 #[derive(Default)]
 pub struct Scratch {
-    heads: Vec<u32>,
     pool: Vec<Node>,
     /// Height range of the row polygon on each vertical grid line `c0 ..= c1 + 1`.
     lines: Vec<Range>,
@@ -279,8 +313,7 @@ pub struct Scratch {
 impl Scratch {
     /// Bytes the buffers hold.
     pub fn byte_size(&self) -> usize {
-        self.heads.capacity() * 4
-            + self.pool.capacity() * std::mem::size_of::<Node>()
+        self.pool.capacity() * std::mem::size_of::<Node>()
             + (self.lines.capacity() + self.cells.capacity()) * std::mem::size_of::<Range>()
     }
 }
@@ -354,7 +387,6 @@ fn rasterize_with(
     fast_paths: bool,
 ) {
     let mut cols = Columns::new(
-        std::mem::take(&mut scratch.heads),
         std::mem::take(&mut scratch.pool),
         rect.area(),
         params.walkable_climb,
@@ -473,7 +505,6 @@ fn rasterize_with(
         }
     }
     cols.pack_into(field, rect, core);
-    scratch.heads = cols.heads;
     scratch.pool = cols.pool;
 }
 
@@ -668,7 +699,7 @@ mod tests {
 
     #[test]
     fn merging_spans() {
-        let mut c = Columns::new(Vec::new(), Vec::new(), 1, 1);
+        let mut c = Columns::new(Vec::new(), 1, 1);
         c.add(0, 10, 12, false);
         c.add(0, 0, 3, true);
         c.add(0, 20, 25, true);
@@ -707,9 +738,61 @@ mod tests {
             ]
         );
         // Tops within the threshold: walkable if either is.
-        let mut c = Columns::new(Vec::new(), Vec::new(), 1, 2);
+        let mut c = Columns::new(Vec::new(), 1, 2);
         c.add(0, 0, 10, false);
         c.add(0, 5, 11, true);
-        assert!(c.pool[c.heads[0] as usize].walkable);
+        assert!(c.pool[0].walkable);
+    }
+
+    /// The columns against a plain sorted list per column (the same rule for two spans that
+    /// meet, [`merged`]), over many random adds (below, between, over and above what is there), with nodes reused.
+    #[test]
+    fn columns_agree_with_sorted_lists() {
+        let cells = 5;
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u32| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as u32
+        };
+        for round in 0..200 {
+            let mut columns = Columns::new(Vec::new(), cells, 2);
+            let mut lists: Vec<Vec<Span>> = vec![Vec::new(); cells];
+            for _ in 0..(round % 40) {
+                let (col, zmin) = (next(cells as u32) as usize, next(60));
+                let (zmax, walkable) = (zmin + 1 + next(6), next(2) == 1);
+                columns.add(col, zmin, zmax, walkable);
+                let list = &mut lists[col];
+                let mut s = Span {
+                    zmin,
+                    zmax,
+                    walkable,
+                };
+                list.retain(|c| {
+                    if c.zmax < s.zmin || c.zmin > s.zmax {
+                        return true;
+                    }
+                    (s.zmin, s.zmax, s.walkable) = merged(
+                        (s.zmin, s.zmax, s.walkable),
+                        (c.zmin, c.zmax, c.walkable),
+                        2,
+                    );
+                    false
+                });
+                list.push(s);
+                list.sort_by_key(|c| c.zmin);
+            }
+            let rect = CellRect {
+                x0: 0,
+                y0: 0,
+                width: cells as u32,
+                height: 1,
+            };
+            let mut f = SpanField::empty(CellRect::default(), CellRect::default());
+            columns.pack_into(&mut f, rect, rect);
+            let expected: Vec<Span> = lists.concat();
+            assert_eq!(f.spans, expected, "round {round}");
+        }
     }
 }
