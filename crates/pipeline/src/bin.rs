@@ -31,6 +31,18 @@ use crate::{BakeError, BakeLayout, Progress};
 const STAGE: &str = "bin";
 /// Pack kind of the tile pack.
 pub const TILES_KIND: &[u8; 8] = b"TSTILES\0";
+/// Scenes of at most this many bytes of triangles (1.9 million triangles) get a tile pack of
+/// raw chunks, at most about 75 MB: there compressing costs more CPU (a quarter of the stage on
+/// citygen M, and the voxelize reader's decompression) than the disk it saves is worth. Larger
+/// scenes get lz4, about a third of the bytes, so that a huge world's pack stays small and its
+/// writes do not queue behind the disk.
+const RAW_PACK_MAX: u64 = 64 << 20;
+
+/// Whether the tile pack of a scene of `triangles` triangles stores its chunks raw.
+pub(crate) fn stores_raw(triangles: u64) -> bool {
+    triangles.saturating_mul(std::mem::size_of::<Triangle>() as u64) <= RAW_PACK_MAX
+}
+
 /// Triangles between two page releases of the scene cache (8 MiB of them), progress reports
 /// and interrupt checks.
 const RELEASE_EVERY: usize = (8 << 20) / std::mem::size_of::<Triangle>();
@@ -132,7 +144,10 @@ fn bin(
         .reserve(bin_limit, "binning buffers being compressed")
         .ok();
     let run_len = (slack as usize / 2 / Placements::MAX_BYTES_PER_TRIANGLE).clamp(1, RELEASE_EVERY);
-    let compress_group = slack as usize;
+    let chunking = Chunking {
+        group: slack as usize,
+        lz4: !stores_raw(triangles.len() as u64),
+    };
     let mut pack = PackWriter::create(layout.tiles_pack(), TILES_KIND, header)?;
     let mut binner = Binner::new(frame, bin_limit as usize);
     let runs: Vec<Range<usize>> = (0..triangles.len())
@@ -159,7 +174,7 @@ fn bin(
                         out.extend(chunks);
                         Ok(())
                     } else {
-                        write_chunks(&mut pack, chunks, compress_group, progress)
+                        write_chunks(&mut pack, chunks, chunking, progress)
                     }
                 };
                 let added = current.iter().try_for_each(|(piece, p)| {
@@ -170,7 +185,7 @@ fn bin(
             || {
                 rayon::join(
                     || runs.get(k + 1).map(place),
-                    || compress_chunks(waiting, compress_group),
+                    || compress_chunks(waiting, chunking),
                 )
             },
         );
@@ -188,12 +203,15 @@ fn bin(
     }
     // What is left is compressed in one parallel pass when room for it was reserved
     // (groups of the whole buffers), else in groups as above.
-    let last_group = if beside.is_some() {
-        bin_limit as usize
+    let last = if beside.is_some() {
+        Chunking {
+            group: bin_limit as usize,
+            ..chunking
+        }
     } else {
-        compress_group
+        chunking
     };
-    let mut spill = |chunks: Spill| write_chunks(&mut pack, chunks, last_group, progress);
+    let mut spill = |chunks: Spill| write_chunks(&mut pack, chunks, last, progress);
     spill(spilled)?;
     let placements = binner.finish(&mut spill)?;
     pack.finish()?;
@@ -229,34 +247,55 @@ fn place_run(
 /// scene's last spill is, compress on every thread.
 const PIECE: usize = 1 << 20;
 
+/// How spilled buffers become chunks of the pack.
+#[derive(Clone, Copy)]
+struct Chunking {
+    /// Bytes of buffers compressed at a time, at most.
+    group: usize,
+    /// Compressed (in pieces), or each buffer stored raw as one chunk.
+    lz4: bool,
+}
+
 /// Appends spilled buffers to the pack in their order, each in pieces of at most [`PIECE`]
-/// bytes, compressed in parallel a group of at most `group` bytes (or one piece) at a time;
-/// each buffer is freed once compressed.
+/// bytes, compressed in parallel a group of at most `chunking.group` bytes (or one piece) at
+/// a time; each buffer is freed once compressed.
 fn write_chunks(
     pack: &mut PackWriter,
     chunks: Spill,
-    group: usize,
+    chunking: Chunking,
     progress: &Progress,
 ) -> Result<(), BakeError> {
     let mut chunks = chunks.into_iter().peekable();
     while chunks.peek().is_some() {
         let mut raw = 0;
         let mut taken = Vec::new();
-        while let Some(chunk) = chunks.next_if(|c| taken.is_empty() || raw + c.1.len() <= group) {
+        while let Some(chunk) =
+            chunks.next_if(|c| taken.is_empty() || raw + c.1.len() <= chunking.group)
+        {
             raw += chunk.1.len();
             taken.push(chunk);
         }
-        append_chunks(pack, compress_chunks(taken, group), progress)?;
+        append_chunks(pack, compress_chunks(taken, chunking), progress)?;
     }
     Ok(())
 }
 
 /// Spilled buffers compressed on the pool in pieces of at most [`PIECE`] bytes (and half of
-/// `group`), whole triangles in each (though readers concatenate a tile's chunks anyway):
-/// (tile, stored bytes, raw length) in order. Each buffer is freed once compressed.
-fn compress_chunks(chunks: Spill, group: usize) -> Vec<(u32, Vec<u8>, usize)> {
+/// the group), whole triangles in each (though readers concatenate a tile's chunks anyway),
+/// or taken as they are when stored raw: (tile, stored bytes, raw length) in order. Each
+/// buffer is freed once compressed.
+fn compress_chunks(chunks: Spill, chunking: Chunking) -> Vec<(u32, Vec<u8>, usize)> {
+    if !chunking.lz4 {
+        return chunks
+            .into_iter()
+            .map(|(tile, bytes)| {
+                let n = bytes.len();
+                (tile, bytes, n)
+            })
+            .collect();
+    }
     let triangle = std::mem::size_of::<Triangle>();
-    let piece = (PIECE.min(group / 2) / triangle).max(1) * triangle;
+    let piece = (PIECE.min(chunking.group / 2) / triangle).max(1) * triangle;
     let pieces: Vec<(u32, &[u8])> = chunks
         .iter()
         .flat_map(|(tile, bytes)| bytes.chunks(piece).map(move |p| (*tile, p)))
@@ -275,7 +314,7 @@ fn append_chunks(
 ) -> Result<(), BakeError> {
     for (tile, stored, raw_len) in compressed {
         progress.add_bytes(raw_len as u64);
-        pack.append_compressed(tile, &stored, raw_len)?;
+        pack.append_stored(tile, &stored, raw_len)?;
     }
     Ok(())
 }

@@ -11,6 +11,7 @@
 //! | file | demo | city S | terrain | unit |
 //! |---|---|---|---|---|
 //! | `tiles.pack` (lz4 of 36-byte triangles) | 12.5 | 11.5 | 15.6 | bytes per triangle copy |
+//! | `tiles.pack` of a small scene (raw, see `bin::stores_raw`) | 36 | 36 | 36 | bytes per triangle copy |
 //! | spans, floors and regions journals | 1.09 | 1.03 | 0.75 | bytes per cell of the grid |
 //! | polygon scratch at its peak, and the navmesh | 0.2 | 0.5 | 0.03 | bytes per cell of the grid |
 //!
@@ -29,6 +30,8 @@ const TILE_PACK_PER_COPY: f64 = 16.0;
 /// The least a triangle copy takes in the tile pack: a quarter of the least measured, for
 /// meshes lz4 compresses far better than these (flat grids).
 const TILE_PACK_PER_COPY_LEAST: f64 = 3.0;
+/// Bytes per triangle copy in a tile pack stored raw: the triangle itself.
+const RAW_TILE_PACK_PER_COPY: f64 = std::mem::size_of::<tessera_artifacts::Triangle>() as f64;
 /// Bytes per grid cell in the voxelize journals, a little above the largest measured.
 const JOURNALS_PER_CELL: f64 = 1.2;
 /// Bytes per grid cell of the polygon stage's scratch and the navmesh, likewise.
@@ -37,7 +40,8 @@ const POLYGONS_PER_CELL: f64 = 0.6;
 const TIGHT: f64 = 1.5;
 
 /// What the work files still to be written take: `typical` as measured, `least` what they
-/// take at the very least (the tile pack alone, at its best compression).
+/// take at the very least (the tile pack alone: a copy of every triangle, at its best
+/// compression when it is compressed).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Estimate {
     pub typical: u64,
@@ -56,8 +60,13 @@ impl Estimate {
         // outlier stretches the grid, not the files).
         let cells =
             (f64::from(frame.cells[0]) * f64::from(frame.cells[1])).min(copies * tile * tile);
-        let typical = copies * TILE_PACK_PER_COPY + cells * (JOURNALS_PER_CELL + POLYGONS_PER_CELL);
-        let least = triangles as f64 * TILE_PACK_PER_COPY_LEAST;
+        let (per_copy, least_per_copy) = if crate::bin::stores_raw(triangles) {
+            (RAW_TILE_PACK_PER_COPY, RAW_TILE_PACK_PER_COPY)
+        } else {
+            (TILE_PACK_PER_COPY, TILE_PACK_PER_COPY_LEAST)
+        };
+        let typical = copies * per_copy + cells * (JOURNALS_PER_CELL + POLYGONS_PER_CELL);
+        let least = triangles as f64 * least_per_copy;
         Estimate {
             typical: (typical as u64).saturating_sub(written),
             least: (least as u64).saturating_sub(written),
@@ -152,12 +161,19 @@ mod tests {
     #[test]
     fn the_estimate_covers_the_measured_bakes_and_follows_the_geometry() {
         // City S: 364 660 triangles, 2501 x 2501 cells in tiles of 251 with a band of 7;
-        // the work files after ingest took 11.4 MB, and 13 MB at the polygon stage's peak.
+        // the work files after ingest took 11.4 MB with an lz4 tile pack of 4 992 378 bytes,
+        // and 13 MB at the polygon stage's peak; its tile pack is now stored raw, 15 700 252
+        // bytes.
         let city = Estimate::after_ingest(&frame(2501, 251, 7), 364_660, 0);
-        let measured = 26_126_939 - 13_127_880;
+        let measured = 26_126_939 - 13_127_880 - 4_992_378 + 15_700_252;
         assert!(city.typical >= measured, "{city:?}");
         assert!(city.typical < 2 * measured, "{city:?}");
-        assert!(city.least < measured / 4, "{city:?}");
+        assert!(city.least < measured, "{city:?}");
+        // A scene too large for a raw pack: the lz4 figures (with 4 992 378 bytes for the
+        // 436 036 copies of city S, scaled to a scene 1000 times larger).
+        let large = Estimate::after_ingest(&frame(25010, 251, 7), 364_660_000, 0);
+        assert!(large.typical as f64 >= 4_992_378.0 * 1000.0, "{large:?}");
+        assert!(large.least < 4_992_378 * 1000 / 4, "{large:?}");
         // A far outlier stretches the grid to 10^9 cells a side, not the estimate.
         let sparse = Estimate::after_ingest(&frame(1 << 30, 256, 7), 2, 0);
         assert!(sparse.typical < 1 << 20, "{sparse:?}");

@@ -110,7 +110,7 @@ impl Merge {
         })?;
         if let Some(out) = out {
             let encoded = batch.encode();
-            out.append_compressed(key, &tessera_store::compress(&encoded), encoded.len())?;
+            out.append_stored(key, &tessera_store::compress(&encoded), encoded.len())?;
         }
         let held = self.merger.held_bytes() + self.joiner.held_bytes();
         c.frontier_bytes = c.frontier_bytes.max(held);

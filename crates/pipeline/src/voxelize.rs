@@ -526,12 +526,10 @@ fn write_tile(
     merge: &mut Merge,
 ) -> Result<(u64, u64), BakeError> {
     if !done.recovered {
-        journals.spans.append_compressed(
-            key,
-            &done.spans_packed.bytes,
-            done.spans_packed.raw_len,
-        )?;
-        journals.floors.append_compressed(
+        journals
+            .spans
+            .append_stored(key, &done.spans_packed.bytes, done.spans_packed.raw_len)?;
+        journals.floors.append_stored(
             key,
             &done.floors_packed.bytes,
             done.floors_packed.raw_len,

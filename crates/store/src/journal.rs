@@ -12,8 +12,8 @@ use crate::StoreError;
 /// An append-only, resumable file of keyed chunks: a per-tile output that survives being killed.
 ///
 /// ```text
-/// header   "TSJRNL01" | kind [8] | stage key u64 | header blob length u64 | blob | xxh3 of all before
-/// record   "TSREC\0\0\0" | key u32 | raw length u32 | stored length u32 | xxh3 of stored u64 | stored (lz4)
+/// header   "TSJRNL02" | kind [8] | stage key u64 | header blob length u64 | blob | xxh3 of all before
+/// record   "TSREC\0\0\0" | key u32 | raw length u32 | stored length u32 | xxh3 of stored u64 | stored (lz4, or raw when as long)
 /// end      "TSEND\0\0\0" | record count u64 | xxh3 of the record checksums u64
 /// ```
 ///
@@ -109,7 +109,7 @@ impl JournalReader {
     }
 }
 
-const JOURNAL_MAGIC: &[u8; 8] = b"TSJRNL01";
+const JOURNAL_MAGIC: &[u8; 8] = b"TSJRNL02";
 const RECORD_MAGIC: &[u8; 8] = b"TSREC\0\0\0";
 const END_MAGIC: &[u8; 8] = b"TSEND\0\0\0";
 const RECORD_HEAD: usize = 8 + 4 + 4 + 4 + 8;
@@ -277,8 +277,9 @@ impl Journal {
         self.entries.entries.iter().map(|e| e.key).collect()
     }
 
-    /// Appends one record (compressed by [`compress`](crate::compress)).
-    pub fn append_compressed(
+    /// Appends one record, stored by [`compress`](crate::compress) (or raw: `stored` is then
+    /// the `raw_len` bytes themselves).
+    pub fn append_stored(
         &mut self,
         key: u32,
         stored: &[u8],
@@ -419,7 +420,7 @@ mod tests {
         let mut j = Journal::open(&path, b"TESTKIND", 7, b"frame").unwrap();
         for k in 0..5u32 {
             let raw = vec![k as u8; 100 + k as usize];
-            j.append_compressed(k, &compress(&raw), raw.len()).unwrap();
+            j.append_stored(k, &compress(&raw), raw.len()).unwrap();
         }
         j.sync().unwrap();
         drop(j);
@@ -432,16 +433,14 @@ mod tests {
         assert!(!j.is_complete());
         assert_eq!(j.read(2).unwrap(), vec![2u8; 102]);
         let raw = vec![4u8; 104];
-        j.append_compressed(4, &compress(&raw), raw.len()).unwrap();
+        j.append_stored(4, &compress(&raw), raw.len()).unwrap();
         j.finish().unwrap();
         drop(j);
         // The resumed file is byte-identical to one written in one go.
         let mut again = Journal::open(dir.path().join("k"), b"TESTKIND", 7, b"frame").unwrap();
         for k in 0..5u32 {
             let raw = vec![k as u8; 100 + k as usize];
-            again
-                .append_compressed(k, &compress(&raw), raw.len())
-                .unwrap();
+            again.append_stored(k, &compress(&raw), raw.len()).unwrap();
         }
         again.finish().unwrap();
         assert_eq!(

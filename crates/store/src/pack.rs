@@ -1,9 +1,12 @@
-//! Packs: many lz4-compressed chunks in one file, each keyed by a tile index and checked by
-//! its own xxh3 checksum, the index at the end; written once through an [`AtomicFile`].
+//! Packs: many chunks in one file, each keyed by a tile index and checked by its own xxh3
+//! checksum, the index at the end; written once through an [`AtomicFile`].
+//!
+//! A chunk is stored as an lz4 block, shorter than its raw bytes, or as the raw bytes
+//! themselves: a stored length equal to the raw length means raw (see [`compress`]).
 //!
 //! ```text
-//! header   "TSPACK\0\x01" | kind [8] | header blob length u64 | xxh3 of the blob u64 | blob
-//! chunks   lz4 blocks, back to back
+//! header   "TSPACK\0\x02" | kind [8] | header blob length u64 | xxh3 of the blob u64 | blob
+//! chunks   stored chunks, back to back
 //! index    per chunk: key u32 | offset u64 | stored len u32 | raw len u32 | xxh3 of stored u64
 //! footer   index offset u64 | chunk count u64 | xxh3 of the index u64 | "TSPACKIX"
 //! ```
@@ -15,7 +18,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::{AtomicFile, StoreError};
 
-const PACK_MAGIC: &[u8; 8] = b"TSPACK\0\x01";
+const PACK_MAGIC: &[u8; 8] = b"TSPACK\0\x02";
 const FOOTER_MAGIC: &[u8; 8] = b"TSPACKIX";
 const ENTRY_LEN: usize = 4 + 8 + 4 + 4 + 8;
 const FOOTER_LEN: usize = 8 + 8 + 8 + 8;
@@ -61,12 +64,12 @@ impl PackWriter {
 
     /// Appends one chunk for `key`, compressed.
     pub fn append(&mut self, key: u32, raw: &[u8]) -> Result<(), StoreError> {
-        self.append_compressed(key, &compress(raw), raw.len())
+        self.append_stored(key, &compress(raw), raw.len())
     }
 
-    /// Appends a chunk already compressed by [`compress`] (so that workers, not the one writer
-    /// thread, pay for compression). `raw_len` is its uncompressed size.
-    pub fn append_compressed(
+    /// Appends a chunk already stored by [`compress`] (so that workers, not the one writer
+    /// thread, pay for compression), or raw (`stored` is then the `raw_len` bytes themselves).
+    pub fn append_stored(
         &mut self,
         key: u32,
         stored: &[u8],
@@ -113,9 +116,10 @@ impl PackWriter {
     }
 }
 
-/// Compresses one chunk the way packs store it (lz4 block).
+/// Compresses one chunk the way packs and journals store it: an lz4 block when that is
+/// shorter, else the raw bytes (which readers tell apart by their length).
 pub fn compress(raw: &[u8]) -> Vec<u8> {
-    lz4_flex::compress(raw)
+    compress_with(raw, &mut Vec::new())
 }
 
 /// [`compress`] through the reusable buffer `scratch`: the same bytes, returned in a vector
@@ -123,7 +127,11 @@ pub fn compress(raw: &[u8]) -> Vec<u8> {
 pub fn compress_with(raw: &[u8], scratch: &mut Vec<u8>) -> Vec<u8> {
     scratch.resize(lz4_flex::block::get_maximum_output_size(raw.len()), 0);
     let n = lz4_flex::block::compress_into(raw, scratch).expect("the buffer fits the worst case");
-    scratch[..n].to_vec()
+    if n < raw.len() {
+        scratch[..n].to_vec()
+    } else {
+        raw.to_vec()
+    }
 }
 
 /// Reads chunks back from a pack, verifying every checksum.
@@ -318,12 +326,26 @@ fn read_entries_into<'a>(
                 what: format!("chunks of key {key} hold more than {} bytes", out.len()),
             });
         }
-        let n = lz4_flex::decompress_into(&stored, &mut out[start..end]).map_err(|err| {
-            StoreError::Corrupt {
+        let n = if e.stored_len == e.raw_len {
+            // Stored raw.
+            out[start..end].copy_from_slice(&stored);
+            stored.len()
+        } else if e.stored_len > e.raw_len {
+            return Err(StoreError::Corrupt {
                 path: path.to_path_buf(),
-                what: format!("chunk of key {key} does not decompress: {err}"),
-            }
-        })?;
+                what: format!(
+                    "chunk of key {key} is stored in {} bytes, more than its {} raw bytes",
+                    e.stored_len, e.raw_len
+                ),
+            });
+        } else {
+            lz4_flex::decompress_into(&stored, &mut out[start..end]).map_err(|err| {
+                StoreError::Corrupt {
+                    path: path.to_path_buf(),
+                    what: format!("chunk of key {key} does not decompress: {err}"),
+                }
+            })?
+        };
         if n != e.raw_len as usize {
             return Err(StoreError::Corrupt {
                 path: path.to_path_buf(),
@@ -388,5 +410,44 @@ mod tests {
         // Truncation.
         std::fs::write(&path, &good[..good.len() - 5]).unwrap();
         assert!(PackReader::open(&path, b"TESTKIND").is_err());
+    }
+
+    #[test]
+    fn raw_chunks_and_incompressible_ones_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.pack");
+        // Bytes lz4 cannot shorten are stored raw by `compress`; a caller may store any raw.
+        let mut noise = Vec::new();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..4096 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            noise.push(x as u8);
+        }
+        let stored = compress(&noise);
+        assert_eq!(stored, noise);
+        let plain = vec![7u8; 5000];
+        assert!(compress(&plain).len() < plain.len());
+        let mut w = PackWriter::create(&path, b"TESTKIND", b"").unwrap();
+        w.append_stored(1, &stored, noise.len()).unwrap();
+        w.append_stored(1, &plain, plain.len()).unwrap();
+        w.append(2, &plain).unwrap();
+        w.finish().unwrap();
+        let r = PackReader::open(&path, b"TESTKIND").unwrap();
+        assert_eq!(r.read(1).unwrap(), [noise.as_slice(), &plain].concat());
+        assert_eq!(r.read(2).unwrap(), plain);
+    }
+
+    #[test]
+    fn a_chunk_stored_longer_than_raw_is_corrupt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.pack");
+        let mut w = PackWriter::create(&path, b"TESTKIND", b"").unwrap();
+        w.append_stored(3, b"abcdef", 4).unwrap();
+        w.finish().unwrap();
+        let r = PackReader::open(&path, b"TESTKIND").unwrap();
+        let e = r.read(3).unwrap_err().to_string();
+        assert!(e.contains("more than its 4 raw bytes"), "{e}");
     }
 }
