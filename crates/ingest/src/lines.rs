@@ -29,12 +29,17 @@ pub(crate) fn text_start(file: &[u8]) -> usize {
 #[inline]
 fn terminator(data: &[u8], from: usize) -> Option<(usize, usize)> {
     let at = from + memchr::memchr2(b'\n', b'\r', data.get(from..)?)?;
-    let end = if data[at] == b'\r' && data.get(at + 1) == Some(&b'\n') {
+    Some((at, past_terminator(data, at)))
+}
+
+/// Just past the line end starting at `data[at]` (a `\n` or a `\r`).
+#[inline]
+fn past_terminator(data: &[u8], at: usize) -> usize {
+    if data[at] == b'\r' && data.get(at + 1) == Some(&b'\n') {
         at + 2
     } else {
         at + 1
-    };
-    Some((at, end))
+    }
 }
 
 /// Logical lines with their 1-based number (of their first physical line) in the text given:
@@ -65,11 +70,20 @@ impl<'a> Lines<'a> {
             return None;
         }
         let start = self.pos;
-        let (text_end, next) =
-            terminator(self.data, start).unwrap_or((self.data.len(), self.data.len()));
+        let len = self.data.len();
+        // One scan for the line end or a comment, whichever comes first (most lines have no
+        // comment: one search, not two).
+        let (text_end, next) = match memchr::memchr3(b'\n', b'\r', b'#', &self.data[start..]) {
+            Some(i) if self.data[start + i] == b'#' => (
+                start + i,
+                terminator(self.data, start + i).map_or(len, |(_, end)| end),
+            ),
+            Some(i) => (start + i, past_terminator(self.data, start + i)),
+            None => (len, len),
+        };
         self.pos = next;
         self.line += 1;
-        Some(content(&self.data[start..text_end]))
+        Some(&self.data[start..text_end])
     }
 }
 
