@@ -210,6 +210,13 @@ impl Query<'_> {
         s: &mut Search,
     ) -> Corridor {
         s.clear();
+        // An end within the tolerance of its polygon's boundary is searched from the boundary
+        // itself: elsewhere the search takes it as on that edge's line (a cone grazing the
+        // line from a point a hair off it), so its cones must run along that line exactly.
+        let (start, end) = (
+            self.onto_boundary(start_poly, start),
+            self.onto_boundary(end_poly, end),
+        );
         // A hostile mesh (polygons that are not convex, overlapping or crossed) must not
         // make the search run forever: it gives up after a number of expansions no valid
         // mesh of this size needs.
@@ -253,7 +260,83 @@ impl Query<'_> {
                 }
             }
         }
-        self.nearest_reached(s, start_poly, end)
+        // Every way was searched and none reached the end: on a valid mesh only the tolerance
+        // can do that (a cone cut a hair short of the corner it had to bend round). The
+        // polygons still join, so a corridor over them stands in, its string pulled as any.
+        self.corridor_over_polygons(start_poly, end_poly)
+            .unwrap_or_else(|| self.nearest_reached(s, start_poly, end))
+    }
+
+    /// `p` moved onto the boundary of `poly` when it lies within the tolerance of it (onto a
+    /// corner within the tolerance of one, else onto the nearest edge), else `p`.
+    fn onto_boundary(&self, poly: u32, p: V3) -> V3 {
+        let pts = self.poly_points(poly);
+        let eps2 = (self.eps as f64).powi(2);
+        if let Some(&c) = pts.iter().find(|&&c| plan_dist2(c, p) <= eps2) {
+            return [c[0], c[1], p[2]];
+        }
+        let n = pts.len();
+        (0..n)
+            .map(|k| (pts[k], pts[(k + 1) % n]))
+            .map(|(a, b)| (crate::geom::closest_on_segment(p, a, b), a, b))
+            .filter(|&((_, d2), _, _)| d2 <= eps2)
+            .min_by(|x, y| x.0 .1.total_cmp(&y.0 .1))
+            .map_or(p, |((t, _), a, b)| {
+                let q = lerp3(a, b, t);
+                [q[0], q[1], p[2]]
+            })
+    }
+
+    /// A corridor from `start_poly` to `end_poly` over portals and links, by a search over
+    /// polygons (the plan distance between their centres); None when none joins them.
+    fn corridor_over_polygons(&self, start_poly: u32, end_poly: u32) -> Option<Corridor> {
+        let centre = |p: u32| {
+            let pts = self.poly_points(p);
+            let k = pts.len().max(1) as f64;
+            let (x, y) = pts.iter().fold((0.0, 0.0), |(x, y), q| {
+                (x + q[0] as f64 / k, y + q[1] as f64 / k)
+            });
+            [x as f32, y as f32, 0.0]
+        };
+        let goal = centre(end_poly);
+        let mut best: FxHashMap<u32, (f64, u32)> = FxHashMap::default();
+        let mut open = BinaryHeap::new();
+        best.insert(start_poly, (0.0, NONE));
+        open.push(Open {
+            f: plan_len(centre(start_poly), goal),
+            node: start_poly,
+        });
+        while let Some(Open { node: p, .. }) = open.pop() {
+            if p == end_poly {
+                let mut polys = vec![p];
+                while let Some(&(_, from)) = best.get(polys.last().expect("not empty")) {
+                    if from == NONE {
+                        break;
+                    }
+                    polys.push(from);
+                }
+                polys.reverse();
+                return Some(Corridor { polys, found: true });
+            }
+            let (g, here) = (best[&p].0, centre(p));
+            let links = self.mesh.poly_links(p).iter().map(|l| l.to.to_native());
+            for nb in self.mesh.poly_neighbours(p).chain(links) {
+                if nb == NONE || nb == p || !self.valid_poly(nb) {
+                    continue;
+                }
+                let there = centre(nb);
+                let g = g + plan_len(here, there);
+                if best.get(&nb).is_some_and(|&(b, _)| b <= g) {
+                    continue;
+                }
+                best.insert(nb, (g, p));
+                open.push(Open {
+                    f: g + plan_len(there, goal),
+                    node: nb,
+                });
+            }
+        }
+        None
     }
 
     /// Whether node `id` is still worth expanding: its root not reached more cheaply since,
@@ -578,5 +661,65 @@ impl Query<'_> {
         let g = g + plan_len(root, at) + plan_len(at, landing);
         let f = (g + plan_len(landing, end)).max(n.f);
         s.nodes.push(Node::at(landing, g, f, to, n.poly, id, false));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tessera_artifacts::{InputPoly, MeshInput};
+
+    use crate::Query;
+
+    /// Squares of 2 m at `cells` (x, y), each its own polygon, in that order.
+    fn squares(cells: &[(i32, i32)]) -> Vec<u8> {
+        let mut input = MeshInput {
+            climb: 2,
+            ..MeshInput::default()
+        };
+        for &(x, y) in cells {
+            let (x0, y0) = (2 * x, 2 * y);
+            let first = input.verts.len() as u32;
+            input.verts.extend([
+                [x0, y0, 0],
+                [x0 + 2, y0, 0],
+                [x0 + 2, y0 + 2, 0],
+                [x0, y0 + 2, 0],
+            ]);
+            input.polys.push(InputPoly {
+                verts: (first..first + 4).collect(),
+                tris: vec![[first, first + 1, first + 2], [first, first + 2, first + 3]],
+                ..InputPoly::default()
+            });
+        }
+        input.regions = 1;
+        let frame = tessera_test_support::mesh::unit_frame([0.0; 3]);
+        let mesh = tessera_navgraph::build(frame, &input).expect("valid test mesh");
+        tessera_navmesh::encode(&mesh)
+    }
+
+    #[test]
+    fn the_corridor_over_polygons_joins_what_portals_join() {
+        // An L of three squares, and one apart.
+        let bytes = tessera_navmesh::aligned(&squares(&[(0, 0), (1, 0), (1, 1), (5, 5)]));
+        let mesh = tessera_navmesh::access(&bytes, "test.tsn").unwrap();
+        let q = Query::new(mesh);
+        let c = q.corridor_over_polygons(0, 2).expect("joined");
+        assert!(c.found);
+        assert_eq!(c.polys, [0, 1, 2]);
+        assert!(q.corridor_over_polygons(0, 3).is_none());
+    }
+
+    #[test]
+    fn an_end_within_the_tolerance_of_the_boundary_is_moved_onto_it() {
+        let bytes = tessera_navmesh::aligned(&squares(&[(0, 0)]));
+        let mesh = tessera_navmesh::access(&bytes, "test.tsn").unwrap();
+        let q = Query::new(mesh);
+        let eps = q.eps;
+        let near_edge = [1.0, 2.0 - eps / 2.0, 0.5];
+        assert_eq!(q.onto_boundary(0, near_edge), [1.0, 2.0, 0.5]);
+        let near_corner = [2.0 - eps / 2.0, 2.0 - eps / 3.0, 0.5];
+        assert_eq!(q.onto_boundary(0, near_corner), [2.0, 2.0, 0.5]);
+        let inside = [1.0, 2.0 - 4.0 * eps, 0.5];
+        assert_eq!(q.onto_boundary(0, inside), inside);
     }
 }

@@ -291,3 +291,27 @@ proptest! {
         }
     }
 }
+
+/// Found by the property above: a start 0.7 mm below its square's top edge (within the
+/// tolerance), whose way to the far side runs along that edge's line and round two corners on
+/// it. The search took the start as on the line where a cone grazed it and as off it where a
+/// cone's side ran along it, lost the corners, and answered "no path".
+#[test]
+fn a_start_a_hair_off_an_edge_line_still_finds_its_way_round_the_corners_on_it() {
+    let (w, h) = (6, 3);
+    let open = [
+        true, true, true, false, true, true, true, true, false, false, true, false, true, true,
+        true, true, true, false,
+    ];
+    let (b, ids) = grid_mesh(w, h, &open, false);
+    let bytes = b.bytes(frame());
+    let q = Query::new(bytes.mesh());
+    let (start, end) = ([1.0663749, 3.9992988, 0.0], [8.996598, 1.7037439, 0.0]);
+    let (s, e) = (ids[w].unwrap(), ids[4].unwrap());
+    let c = q.find_path(s, start, e, end);
+    assert!(c.found, "{c:?}");
+    let pts = q.straight_path(start, end, &c.polys);
+    // Round the corners (4, 4) and (8, 4), the shortest way.
+    let shortest = length(&[start, [4.0, 4.0, 0.0], [8.0, 4.0, 0.0], end]);
+    assert!((length(&pts) - shortest).abs() < 1e-3, "{pts:?}");
+}

@@ -755,16 +755,7 @@ fn an_unwritable_output_is_a_clear_io_error() {
 /// origin at (1000, 2000, 10), Z up.
 fn query_navmesh(path: &Path) {
     use tessera_artifacts::{InputPoly, MeshInput};
-    use tessera_navmesh::Frame;
-    let frame = Frame {
-        origin: [1000.0, 2000.0, 10.0],
-        up: b'z',
-        cell_size: 1.0,
-        cell_height: 0.25,
-        agent_height: 2.0,
-        agent_radius: 0.5,
-        agent_climb: 0.5,
-    };
+    let frame = tessera_test_support::mesh::unit_frame([1000.0, 2000.0, 10.0]);
     let mut input = MeshInput {
         regions: 4,
         climb: 2,

@@ -66,3 +66,18 @@ pub fn triangles_obj(tris: &[[[f64; 3]; 3]]) -> String {
     }
     s
 }
+
+/// The frame of the hand-made navmeshes of the query and CLI tests: cells of 1 m (grid units
+/// are metres in plan), heights in quarter metres, an agent 2 m tall with a 0.5 m radius and
+/// climb, Z up, the grid's origin at `origin` in the scene.
+pub fn unit_frame(origin: [f64; 3]) -> tessera_navmesh::Frame {
+    tessera_navmesh::Frame {
+        origin,
+        up: b'z',
+        cell_size: 1.0,
+        cell_height: 0.25,
+        agent_height: 2.0,
+        agent_radius: 0.5,
+        agent_climb: 0.5,
+    }
+}

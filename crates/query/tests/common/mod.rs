@@ -9,15 +9,7 @@ use tessera_navmesh::{ArchivedNavMesh, Frame};
 
 /// Cell size 1 m (grid units are metres in plan), heights in quarter metres.
 pub fn frame() -> Frame {
-    Frame {
-        origin: [1000.0, 2000.0, 10.0],
-        up: b'z',
-        cell_size: 1.0,
-        cell_height: 0.25,
-        agent_height: 2.0,
-        agent_radius: 0.5,
-        agent_climb: 0.5,
-    }
+    tessera_test_support::mesh::unit_frame([1000.0, 2000.0, 10.0])
 }
 
 /// The encoded file's bytes, aligned for zero-copy access.
