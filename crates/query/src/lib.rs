@@ -26,6 +26,7 @@
 //!
 //! This crate reads navmesh files only; it depends on no builder crate.
 
+pub mod audit;
 mod geom;
 mod path;
 mod random;

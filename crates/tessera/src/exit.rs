@@ -4,6 +4,8 @@
 use std::io;
 use std::process::ExitCode;
 
+/// `tessera validate` ran and a check failed.
+pub const CHECKS_FAILED: u8 = 1;
 pub const USAGE: u8 = 2;
 pub const BAD_INPUT: u8 = 3;
 pub const BAD_CONFIG: u8 = 4;

@@ -4,14 +4,15 @@
 //! kind of failure to its exit code. After a bake the `bake` module writes the preview image
 //! and the HTML report (the pipeline does not know about them).
 //!
-//! Modules: [`bake`], [`clean`], [`path`], [`export`], [`render`], [`view`], [`info`] (one per
+//! Modules: [`bake`], [`clean`], [`path`], [`export`], [`render`], [`view`], [`info`],
+//! [`validate`] (one per
 //! subcommand, each with its arguments and its `run`); [`exit`] (exit codes, the failure type,
 //! how a failure is printed); [`lock`] (one bake at a time in a bake folder); [`navmesh`] (opening a navmesh file for a command); [`out`] (stdout
 //! for what a command prints, a closed pipe ending it quietly); [`summary`]
 //! (the text a bake and `info` print).
 //!
 //! Exit codes (stable, for scripts): 0 success (a path query that finds no path included, and
-//! a reader of stdout that closes it early, as `| head` does);
+//! a reader of stdout that closes it early, as `| head` does); 1 `validate` found a failure;
 //! 2 bad command line; 3 bad input (a missing, malformed or empty scene, nothing walkable, a
 //! world too large for the grid or the navmesh format at these settings; a navmesh path that
 //! names nothing or a folder, or a file that is not a navmesh, is corrupt or fails validation;
@@ -34,6 +35,7 @@ mod out;
 mod path;
 mod render;
 mod summary;
+mod validate;
 mod view;
 
 use clap::{Parser, Subcommand};
@@ -68,6 +70,10 @@ enum Command {
     View(view::Args),
     /// Describe a baked navmesh: bounds, counts, walkable area, file size.
     Info(info::Args),
+    /// Check a baked navmesh: the file, polygons, portals, open edges between polygons that
+    /// touch, and seeded random paths searched both ways. Exits 1 with the list of failures
+    /// when any check fails.
+    Validate(validate::Args),
 }
 
 fn main() -> ExitCode {
@@ -82,5 +88,6 @@ fn main() -> ExitCode {
         Command::Render(args) => exit::report(render::run(args), exit::Style::Text),
         Command::View(args) => exit::report(view::run(args), exit::Style::Text),
         Command::Info(args) => exit::report(info::run(args), exit::Style::Text),
+        Command::Validate(args) => exit::report(validate::run(args), exit::Style::Text),
     }
 }

@@ -754,6 +754,11 @@ fn an_unwritable_output_is_a_clear_io_error() {
 /// and a 2 m square island at x 20..22 that nothing reaches. Cell size 1 m, the scene's
 /// origin at (1000, 2000, 10), Z up.
 fn query_navmesh(path: &Path) {
+    std::fs::write(path, tessera_navmesh::encode(&query_mesh())).unwrap();
+}
+
+/// The mesh [`query_navmesh`] writes.
+fn query_mesh() -> tessera_navmesh::NavMesh {
     use tessera_artifacts::{InputPoly, MeshInput};
     let frame = tessera_test_support::mesh::unit_frame([1000.0, 2000.0, 10.0]);
     let mut input = MeshInput {
@@ -783,8 +788,79 @@ fn query_navmesh(path: &Path) {
     poly(&rect(8, 2, 10, 6), 2);
     poly(&rect(8, 6, 10, 10), 2);
     poly(&rect(20, 0, 22, 2), 3);
-    let mesh = tessera_navgraph::build(frame, &input).expect("a valid mesh");
-    std::fs::write(path, tessera_navmesh::encode(&mesh)).unwrap();
+    tessera_navgraph::build(frame, &input).expect("a valid mesh")
+}
+
+#[test]
+fn validate_passes_a_sound_navmesh_and_lists_what_fails_in_a_broken_one() {
+    let dir = tempfile::tempdir().unwrap();
+    query_navmesh(&dir.path().join("nav.tsn"));
+    let o = tessera(
+        &["validate", "nav.tsn", "--json", "--pairs", "200"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = stdout_json(&o);
+    assert_eq!(v["ok"], true, "{v}");
+    let names: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    let all = [
+        "file",
+        "degenerate_polygons",
+        "one_way_portals",
+        "open_edges",
+        "paths",
+    ];
+    assert_eq!(names, all);
+    assert!(v["checks"][4]["found"].as_u64().unwrap() > 0, "{v}");
+
+    // Edited through the builder's output: polygon 1 forgets its portal back to polygon 0.
+    let mut mesh = query_mesh();
+    let first = mesh.polys[1].first as usize;
+    let count = mesh.polys[1].count as usize;
+    let k = (0..count)
+        .find(|&k| mesh.poly_neis[first + k] == 0)
+        .expect("polygon 1 borders polygon 0");
+    mesh.poly_neis[first + k] = tessera_navmesh::NONE;
+    std::fs::write(
+        dir.path().join("broken.tsn"),
+        tessera_navmesh::encode(&mesh),
+    )
+    .unwrap();
+    let o = tessera(
+        &["validate", "broken.tsn", "--json", "--pairs", "200"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("one_way_portals"), "{}", stderr(&o));
+    let v = stdout_json(&o);
+    assert_eq!(v["ok"], false);
+    let portals = &v["checks"][2];
+    assert_eq!(portals["failed"], 1, "{v}");
+    assert_eq!(portals["failures"][0]["polygon"], 0, "{v}");
+    assert_eq!(portals["failures"][0]["neighbour"], 1, "{v}");
+    // Its place in scene coordinates: on the shared edge x = 4 (scene x 1004).
+    let at = portals["failures"][0]["at"][0].as_f64().unwrap();
+    assert!((at - 1004.0).abs() < 1e-3, "{v}");
+    // Searches from either side now disagree about the pairs across that edge.
+    assert_eq!(v["checks"][4]["ok"], false, "{v}");
+
+    // A damaged file fails the first check; a missing one is not a navmesh to validate.
+    let mut bytes = std::fs::read(dir.path().join("nav.tsn")).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(dir.path().join("damaged.tsn"), bytes).unwrap();
+    let o = tessera(&["validate", "damaged.tsn", "--json"], dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = stdout_json(&o);
+    assert_eq!(v["checks"][0]["name"], "file", "{v}");
+    assert_eq!(v["checks"][0]["ok"], false, "{v}");
+    let o = tessera(&["validate", "missing.tsn"], dir.path());
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
 }
 
 fn stdout_json(o: &Output) -> serde_json::Value {
