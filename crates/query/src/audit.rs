@@ -274,3 +274,94 @@ fn off_corridor(q: &Query, path: &crate::StraightPath, corridor: &[u32]) -> Opti
     }
     None
 }
+
+/// What [`audit_heights`] found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HeightAudit {
+    /// Points drawn on the mesh.
+    pub samples: u64,
+    /// Each point's smallest height difference to a scene surface within reach, ascending
+    /// (points with none left out).
+    pub differences: Vec<f64>,
+    /// `(point, the smallest height difference to a scene surface within reach, if any)`:
+    /// the points with none within the tolerance (internal coordinates, metres).
+    pub off_surface: Vec<([f32; 3], Option<f64>)>,
+}
+
+impl HeightAudit {
+    /// Whether every point lay on the scene's surface.
+    pub fn ok(&self) -> bool {
+        self.off_surface.is_empty()
+    }
+}
+
+/// `samples` seeded random points on the mesh (area-weighted), each checked against the scene's
+/// triangles (internal coordinates; walls, flat in plan, left out): some triangle within
+/// `reach` of it in plan must pass within `tolerance` of its height there. The mesh's surface
+/// lies above the voxelized one by up to a voxel and the height detail's error, and its edges
+/// beyond the walkable area by up to the simplification's: `reach` and `tolerance` allow for
+/// both.
+pub fn audit_heights(
+    q: &Query,
+    triangles: &[[V3; 3]],
+    samples: u64,
+    seed: u64,
+    reach: f64,
+    tolerance: f64,
+) -> HeightAudit {
+    let cell = (4.0 * reach).max(1.0);
+    let key = |x: f64, y: f64| ((x / cell).floor() as i64, (y / cell).floor() as i64);
+    let mut grid: FxHashMap<(i64, i64), Vec<u32>> = FxHashMap::default();
+    for (i, t) in triangles.iter().enumerate() {
+        if cross2(t[0], t[1], t[2]).abs() <= 1e-9 {
+            continue;
+        }
+        let lo = key(
+            t.iter().map(|v| v[0] as f64).fold(f64::INFINITY, f64::min),
+            t.iter().map(|v| v[1] as f64).fold(f64::INFINITY, f64::min),
+        );
+        let hi = key(
+            t.iter()
+                .map(|v| v[0] as f64)
+                .fold(f64::NEG_INFINITY, f64::max),
+            t.iter()
+                .map(|v| v[1] as f64)
+                .fold(f64::NEG_INFINITY, f64::max),
+        );
+        for x in lo.0..=hi.0 {
+            for y in lo.1..=hi.1 {
+                grid.entry((x, y)).or_default().push(i as u32);
+            }
+        }
+    }
+    let mut out = HeightAudit::default();
+    let mut rng = Rng::new(seed);
+    for _ in 0..samples {
+        let Some((_, p)) = q.random_point(&mut rng) else {
+            break;
+        };
+        out.samples += 1;
+        let (lo, hi) = (
+            key(p[0] as f64 - reach, p[1] as f64 - reach),
+            key(p[0] as f64 + reach, p[1] as f64 + reach),
+        );
+        let mut nearest: Option<f64> = None;
+        for x in lo.0..=hi.0 {
+            for y in lo.1..=hi.1 {
+                for &i in grid.get(&(x, y)).map_or(&[][..], Vec::as_slice) {
+                    let (d2, z) = crate::geom::triangle_probe(&triangles[i as usize], p);
+                    if d2 <= reach * reach {
+                        let dz = (z as f64 - p[2] as f64).abs();
+                        nearest = Some(nearest.map_or(dz, |n| n.min(dz)));
+                    }
+                }
+            }
+        }
+        if nearest.is_none_or(|dz| dz > tolerance) {
+            out.off_surface.push((p, nearest));
+        }
+        out.differences.extend(nearest);
+    }
+    out.differences.sort_unstable_by(f64::total_cmp);
+    out
+}

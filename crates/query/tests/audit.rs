@@ -5,7 +5,7 @@ mod common;
 
 use common::{frame, Builder};
 use tessera_navmesh::NONE;
-use tessera_query::audit::{audit_mesh, audit_paths, MeshAudit};
+use tessera_query::audit::{audit_heights, audit_mesh, audit_paths, MeshAudit};
 use tessera_query::Query;
 
 /// `mesh` encoded and read back, audited.
@@ -103,4 +103,38 @@ fn a_polygon_flattened_to_a_sliver_is_degenerate() {
     let archived = tessera_navmesh::access(&bytes, "test.tsn").expect("still loads");
     let found = audit_mesh(&Query::new(archived));
     assert_eq!(found.degenerate, [3], "{found:?}");
+}
+
+#[test]
+fn points_on_the_mesh_must_lie_on_the_scene_surface() {
+    // The row of squares lies at z = 0 (internal metres) over x 0..6, y 0..2.
+    let mesh = tessera_navgraph::build(frame(), &row().input).unwrap();
+    let bytes = tessera_navmesh::aligned(&tessera_navmesh::encode(&mesh));
+    let q = Query::new(tessera_navmesh::access(&bytes, "test.tsn").unwrap());
+    let floor = |z: f32| {
+        vec![
+            [[-1.0, -1.0, z], [7.0, -1.0, z], [7.0, 3.0, z]],
+            [[-1.0, -1.0, z], [7.0, 3.0, z], [-1.0, 3.0, z]],
+        ]
+    };
+    let on = audit_heights(&q, &floor(0.1), 500, 5, 0.5, 0.5);
+    assert!(
+        on.ok(),
+        "{:?}",
+        &on.off_surface[..3.min(on.off_surface.len())]
+    );
+    assert_eq!(on.samples, 500);
+    assert!(on.differences.iter().all(|&d| (d - 0.1).abs() < 1e-4));
+    // The scene's floor 3 m above the mesh: every point is off it, by 3 m.
+    let off = audit_heights(&q, &floor(3.0), 500, 5, 0.5, 0.5);
+    assert_eq!(off.off_surface.len(), 500);
+    assert!(off
+        .off_surface
+        .iter()
+        .all(|(_, d)| d.is_some_and(|d| (d - 3.0).abs() < 1e-4)));
+    // A wall (flat in plan) is no surface; nothing within reach is reported as such.
+    let wall = vec![[[3.0, -1.0, 0.0], [3.0, 3.0, 0.0], [3.0, 3.0, 2.0]]];
+    let none = audit_heights(&q, &wall, 100, 5, 0.5, 0.5);
+    assert!(none.off_surface.iter().all(|(_, d)| d.is_none()));
+    assert_eq!(none.off_surface.len(), 100);
 }

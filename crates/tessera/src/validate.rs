@@ -3,13 +3,14 @@
 //!
 //! The checks, in order: the file (magic, version, checksum, structure, indices, convex
 //! polygons, components: what loading it validates), degenerate polygons, one-way portals,
-//! open edges (`tessera_query::audit`), and seeded random paths searched both ways. Places
-//! are given in the scene's coordinates.
+//! open edges (`tessera_query::audit`), seeded random paths searched both ways, and with
+//! `--scene` seeded random points against the scene's surface. Places are given in the
+//! scene's coordinates.
 
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
-use tessera_query::audit::{audit_mesh, audit_paths};
+use tessera_query::audit::{audit_heights, audit_mesh, audit_paths};
 use tessera_query::Query;
 
 use crate::exit::{self, Failure};
@@ -31,6 +32,22 @@ pub struct Args {
     /// Forward and backward paths may differ in plan length by this fraction of the longer.
     #[arg(long, default_value_t = 0.001)]
     tolerance: f64,
+    /// The scene the navmesh was baked from: random points on the mesh must lie on its
+    /// surface (read with the up axis the navmesh records).
+    #[arg(long, value_name = "SCENE")]
+    scene: Option<PathBuf>,
+    /// Random points checked against the scene's surface.
+    #[arg(long, default_value_t = 10_000)]
+    height_samples: u64,
+    /// How far a point's height may be from the scene's surface [m] (default: twice the
+    /// agent's climb: a mesh over a flight of steps is a ramp, up to about a climb off the
+    /// steps beside and below it, on top of a voxel and the height detail's error).
+    #[arg(long)]
+    height_tolerance: Option<f64>,
+    /// How far in plan the surface is looked for around a point [m] (default: the agent's
+    /// radius plus a cell, beyond the simplification's error at any preset).
+    #[arg(long)]
+    reach: Option<f64>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -71,11 +88,18 @@ impl Check {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
-    if args.tolerance.is_nan() || args.tolerance < 0.0 {
-        return Err(Failure::new(
-            exit::USAGE,
-            anyhow::anyhow!("--tolerance must be 0 or more, got {}", args.tolerance),
-        ));
+    let given = [
+        ("--tolerance", Some(args.tolerance)),
+        ("--height-tolerance", args.height_tolerance),
+        ("--reach", args.reach),
+    ];
+    for (flag, value) in given {
+        if let Some(v) = value.filter(|v| v.is_nan() || *v < 0.0 || v.is_infinite()) {
+            return Err(Failure::new(
+                exit::USAGE,
+                anyhow::anyhow!("{flag} must be a finite number, 0 or more, got {v}"),
+            ));
+        }
     }
     let path = args.navmesh.as_path();
     let checks = match crate::navmesh::open(path) {
@@ -88,7 +112,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             )]
         }
         Err(failure) => return Err(failure),
-        Ok(file) => checks(&Query::new(file.mesh()), &args),
+        Ok(file) => checks(&Query::new(file.mesh()), &args)?,
     };
     let failed: Vec<&str> = checks
         .iter()
@@ -125,7 +149,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
 }
 
 /// The checks after the file's own.
-fn checks(q: &Query, args: &Args) -> Vec<Check> {
+fn checks(q: &Query, args: &Args) -> Result<Vec<Check>, Failure> {
     let scene = |p: [f32; 3]| q.to_scene(p);
     let mesh = q.mesh();
     let corner = |poly: u32, edge: u32| {
@@ -169,5 +193,73 @@ fn checks(q: &Query, args: &Args) -> Vec<Check> {
         check.extra = json!({"pairs": paths.pairs, "found": paths.found, "seed": args.seed});
         checks.push(check);
     }
-    checks
+    if let Some(scene_file) = &args.scene {
+        let frame = q.frame();
+        let triangles = scene_triangles(scene_file, frame)?;
+        let reach = args
+            .reach
+            .unwrap_or((frame.agent_radius + frame.cell_size) as f64);
+        let tolerance = args
+            .height_tolerance
+            .unwrap_or(2.0 * frame.agent_climb as f64);
+        let heights = audit_heights(
+            q,
+            &triangles,
+            args.height_samples,
+            args.seed,
+            reach,
+            tolerance,
+        );
+        let failures = heights
+            .off_surface
+            .iter()
+            .map(|&(p, dz)| json!({"at": scene(p), "nearest_height_difference_m": dz}));
+        let mut check = Check::new("heights", failures.collect::<Vec<_>>().into_iter());
+        let d = &heights.differences;
+        let at = |q: f64| {
+            d.get(((d.len() as f64 - 1.0) * q).round() as usize)
+                .copied()
+        };
+        check.extra = json!({
+            "samples": heights.samples,
+            "height_difference_m": {"p50": at(0.5), "p90": at(0.9), "p99": at(0.99), "max": d.last()},
+            "scene_triangles": triangles.len(),
+            "reach_m": reach,
+            "tolerance_m": tolerance,
+        });
+        checks.push(check);
+    }
+    Ok(checks)
+}
+
+/// The triangles of `scene` in `frame`'s internal coordinates (Z up, rebased), read with the
+/// up axis the navmesh records.
+fn scene_triangles(
+    scene: &std::path::Path,
+    frame: &tessera_navmesh::Frame,
+) -> Result<Vec<[[f32; 3]; 3]>, Failure> {
+    let bad = |e: tessera_ingest::IngestError| {
+        Failure::new(
+            exit::BAD_INPUT,
+            anyhow::anyhow!("cannot read the scene: {e}"),
+        )
+    };
+    let scratch = tempfile::tempdir().map_err(|e| Failure::new(exit::IO, e))?;
+    let mut source =
+        tessera_ingest::open_scene(scene, frame.up_axis(), scratch.path()).map_err(bad)?;
+    let mut out = Vec::new();
+    let o = frame.origin;
+    source
+        .for_each_triangle(&mut |t| {
+            out.push(t.map(|v| {
+                [
+                    (v[0] - o[0]) as f32,
+                    (v[1] - o[1]) as f32,
+                    (v[2] - o[2]) as f32,
+                ]
+            }));
+            Ok(())
+        })
+        .map_err(bad)?;
+    Ok(out)
 }

@@ -863,6 +863,56 @@ fn validate_passes_a_sound_navmesh_and_lists_what_fails_in_a_broken_one() {
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
 }
 
+#[test]
+fn validate_with_the_scene_checks_heights_against_it() {
+    let dir = tempfile::tempdir().unwrap();
+    bake_small(dir.path());
+    let args = |scene: &'static str| {
+        [
+            "validate",
+            "b/navmesh.tsn",
+            "--json",
+            "--pairs",
+            "50",
+            "--height-samples",
+            "300",
+            "--scene",
+            scene,
+        ]
+    };
+    let o = tessera(&args("s.obj"), dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = stdout_json(&o);
+    let heights = &v["checks"][5];
+    assert_eq!(heights["name"], "heights", "{v}");
+    assert_eq!(heights["samples"], 300, "{v}");
+    assert!(
+        heights["height_difference_m"]["max"].as_f64().unwrap() < 0.5,
+        "{v}"
+    );
+    // The same scene 3 m higher: every point of the mesh lies 3 m under its floor.
+    let raised: String = std::fs::read_to_string(dir.path().join("s.obj"))
+        .unwrap()
+        .lines()
+        .map(|l| match l.strip_prefix("v ") {
+            Some(xyz) => {
+                let c: Vec<f64> = xyz.split(' ').map(|t| t.parse().unwrap()).collect();
+                format!("v {} {} {}\n", c[0], c[1], c[2] + 3.0)
+            }
+            None => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(dir.path().join("raised.obj"), raised).unwrap();
+    let o = tessera(&args("raised.obj"), dir.path());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v = stdout_json(&o);
+    assert_eq!(v["checks"][5]["ok"], false, "{v}");
+    assert!(v["checks"][5]["failed"].as_u64().unwrap() > 250, "{v}");
+    // A scene that cannot be read is bad input.
+    let o = tessera(&args("nothing.obj"), dir.path());
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+}
+
 fn stdout_json(o: &Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!(
