@@ -354,8 +354,10 @@ impl<'a> Query<'a> {
         near.dedup_by_key(|e| e.1);
         let mut best: Option<(f64, u32, V3)> = None;
         for &(bound, poly) in near.iter() {
-            // A margin for rounding (the closest point is computed in f32).
-            if best.is_some_and(|(bd, _, _)| bound > bd + 1e-5 * (1.0 + bd)) {
+            // A margin for rounding (the closest point is computed in f32), and the tolerance:
+            // a point within it outside a polygon counts as inside, its closest point itself,
+            // nearer than the polygon's box by up to the tolerance.
+            if best.is_some_and(|(bd, _, _)| bound - eps as f64 > bd + 1e-5 * (1.0 + bd)) {
                 break;
             }
             self.poly_points_into(poly, pts);

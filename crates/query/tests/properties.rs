@@ -292,7 +292,8 @@ proptest! {
     }
 }
 
-/// Found by the property above: a start 0.7 mm below its square's top edge (within the
+/// Found by `straight_paths_are_short_clear_and_found_exactly_when_connected`: a start 0.7 mm
+/// below its square's top edge (within the
 /// tolerance), whose way to the far side runs along that edge's line and round two corners on
 /// it. The search took the start as on the line where a cone grazed it and as off it where a
 /// cone's side ran along it, lost the corners, and answered "no path".
