@@ -22,11 +22,14 @@ const FORMAT_VERSION: u32 = 7;
 
 /// (scene, payload length, xxh3 of the payload), recorded with format 7 (each polygon's
 /// connected component and the table of components: the same mesh otherwise, its paths and
-/// counts checked equal to format 6's) and surface regions by default.
+/// counts checked equal to format 6's) and surface regions by default. dungeon and nav_test
+/// re-recorded when a ground polygon's edge heights came to be walked to from its corners
+/// (`tessera validate --scene` on them: 6 and 43 of 10 000 points off the scene by up to 7.8
+/// and 5.2 m before, 0 and 12, up to 2.2 m, after); the demo world and undulating unchanged.
 const GOLDEN: [(&str, u64, u64); 4] = [
     ("demo", 154768, 0x450c418e4bdc01b6),
-    ("dungeon.obj", 30984, 0xe0d4aa5948d39250),
-    ("nav_test.obj", 50576, 0x7dc3a06230c801ae),
+    ("dungeon.obj", 30728, 0x89aadb13f044d02d),
+    ("nav_test.obj", 49496, 0xc4bf8870303cb9bf),
     ("undulating.obj", 169320, 0xb00560fd4849be4e),
 ];
 

@@ -700,7 +700,8 @@ pub struct DetailParams {
     /// clearance, so never the floor above or below.
     pub floor_reach: u32,
     /// Surface regions: polygons of ground regions read each column's lowest walkable floor
-    /// (their own, however far the polygon's plane is from it on a hill).
+    /// inside (their own, however far the polygon's plane is from it on a hill), and along
+    /// their edges the floor walked to from the corners.
     pub ground: bool,
 }
 

@@ -9,7 +9,10 @@
 //! 1. Each edge is cut into equal pieces no longer than the sample distance; the piece ends get
 //!    their height from the heightfield, and the one farthest (in height) from the edge as it
 //!    stands is added while it deviates by more than the tolerance. Edges are sampled from
-//!    their smaller end, so two polygons sharing an edge sample it alike.
+//!    their smaller end, so two polygons sharing an edge sample it alike. A ground polygon's
+//!    edge is walked from its corners in steps of a cell, each to the floor nearest the last
+//!    (a column's lowest walkable floor may be a deck overhead where the ground beneath it
+//!    has no headroom).
 //! 2. The corners and the edge points are Delaunay-triangulated (the polygon is convex, so the
 //!    triangulation covers exactly the polygon).
 //! 3. A grid of interior points at the sample distance gets heights; the one farthest from the
@@ -119,16 +122,22 @@ pub fn detail(
     };
     // The cell under a point, nudged towards the centre so that points on an edge or a corner
     // read the polygon's own side.
-    let sample = |x: f64, y: f64, near: f64| -> Option<f64> {
+    let read = |x: f64, y: f64, floor: Floor| -> Option<f64> {
         let (dx, dy) = (centre[0] - x, centre[1] - y);
         let d = (dx * dx + dy * dy).sqrt().max(1e-9);
         let (x, y) = (x + dx / d * 1e-3, y + dy / d * 1e-3);
-        let floor = if ground {
-            Floor::Ground
-        } else {
-            Floor::Near(near)
-        };
         height(x.floor() as i32, y.floor() as i32, floor)
+    };
+    let sample = |x: f64, y: f64, near: f64| -> Option<f64> {
+        read(
+            x,
+            y,
+            if ground {
+                Floor::Ground
+            } else {
+                Floor::Near(near)
+            },
+        )
     };
     let tol = params.max_error.max(0.0);
     let mut points: Vec<[f64; 3]> = Vec::new();
@@ -144,12 +153,20 @@ pub fn detail(
         if pieces < 2 {
             continue;
         }
+        // On the ground, the floor under an edge is walked to from its ends, cell by cell
+        // (each step to the floor nearest the last): the column's lowest walkable floor
+        // could be a deck overhead where the ground under it has no headroom.
+        let walked = ground.then(|| walk_edge(&p, &q, pieces, &read));
         let samples: Vec<[f64; 3]> = (0..=pieces)
             .map(|i| {
                 let t = i as f64 / pieces as f64;
                 let (x, y) = (p[0] + (q[0] - p[0]) * t, p[1] + (q[1] - p[1]) * t);
                 let near = p[2] + (q[2] - p[2]) * t;
-                [x, y, sample(x, y, near).unwrap_or(near)]
+                let h = match &walked {
+                    Some(w) => w[i],
+                    None => sample(x, y, near),
+                };
+                [x, y, h.unwrap_or(near)]
             })
             .collect();
         // Kept sample positions, ends first; insert the worst until all are within tolerance.
@@ -416,6 +433,53 @@ fn orient_f64(a: &[f64], b: &[f64], c: &[f64]) -> f64 {
 }
 
 /// `p` inside the convex counter-clockwise polygon, at least `margin` from every edge.
+/// The floor at each of the `pieces + 1` evenly spaced points of the edge `p..q`, walked to
+/// from `p` and, where that walk finds none, from `q`: steps of at most a cell, each reading
+/// the floor nearest the last height (`read` with [`Floor::Near`]). `None` where neither walk
+/// finds one.
+fn walk_edge(
+    p: &[f64; 3],
+    q: &[f64; 3],
+    pieces: usize,
+    read: &dyn Fn(f64, f64, Floor) -> Option<f64>,
+) -> Vec<Option<f64>> {
+    let len = ((q[0] - p[0]).powi(2) + (q[1] - p[1]).powi(2)).sqrt();
+    let per_piece = (len / pieces as f64).ceil().max(1.0) as usize;
+    let steps = pieces * per_piece;
+    // The heights reached at every piece end walking from `from` towards `to`.
+    let walk = |from: &[f64; 3], to: &[f64; 3]| -> Vec<Option<f64>> {
+        let mut out = vec![None; pieces + 1];
+        let mut h = from[2];
+        out[0] = Some(h);
+        for k in 1..=steps {
+            let t = k as f64 / steps as f64;
+            let (x, y) = (
+                from[0] + (to[0] - from[0]) * t,
+                from[1] + (to[1] - from[1]) * t,
+            );
+            // A column with no floor within reach (a post, a bank too steep) is stepped over,
+            // the walk going on from the last floor.
+            let found = read(x, y, Floor::Near(h));
+            if let Some(next) = found {
+                h = next;
+            }
+            if k % per_piece == 0 {
+                out[k / per_piece] = found;
+            }
+        }
+        out
+    };
+    let mut forward = walk(p, q);
+    if forward.iter().any(Option::is_none) {
+        let mut backward = walk(q, p);
+        backward.reverse();
+        for (f, b) in forward.iter_mut().zip(backward) {
+            *f = f.or(b);
+        }
+    }
+    forward
+}
+
 fn inside(poly: &[[f64; 3]], p: [f64; 2], margin: f64) -> bool {
     let n = poly.len();
     (0..n).all(|k| {
@@ -463,6 +527,32 @@ mod tests {
                 0.5 * orient_f64(&a, &b, &c)
             })
             .sum()
+    }
+
+    /// A ground polygon's edge passing under a deck: there the ground has no headroom, so a
+    /// column's lowest walkable floor is the deck, 40 voxels up. Walked from the corners, the
+    /// edge keeps to the ground and steps over the columns under the deck.
+    #[test]
+    fn a_ground_edge_under_a_deck_keeps_to_the_ground() {
+        let deck = |x: i32, y: i32, floor: Floor| {
+            let under = y < 1 && (8..12).contains(&x);
+            match floor {
+                Floor::Ground => Some(if under { 40.0 } else { 0.0 }),
+                Floor::Near(near) => {
+                    let z = if under { 40.0 } else { 0.0 };
+                    ((z - near).abs() <= 5.0).then_some(z)
+                }
+            }
+        };
+        let poly = square(20.0, 0.0);
+        let on_the_ground = |d: &Option<Detail>| {
+            d.as_ref()
+                .is_none_or(|d| d.points.iter().all(|p| p[2].abs() < 1e-9))
+        };
+        assert!(on_the_ground(&detail(&poly, &PARAMS, true, &deck)));
+        // Read column by column as before, the edge points would have climbed onto the deck.
+        let lowest = |x: i32, y: i32, _: Floor| deck(x, y, Floor::Ground);
+        assert!(!on_the_ground(&detail(&poly, &PARAMS, true, &lowest)));
     }
 
     #[test]
