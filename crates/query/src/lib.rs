@@ -27,6 +27,7 @@
 //! This crate reads navmesh files only; it depends on no builder crate.
 
 pub mod audit;
+pub mod diff;
 mod geom;
 mod path;
 mod random;

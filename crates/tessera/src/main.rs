@@ -5,7 +5,7 @@
 //! and the HTML report (the pipeline does not know about them).
 //!
 //! Modules: [`bake`], [`clean`], [`path`], [`export`], [`render`], [`view`], [`info`],
-//! [`validate`] (one per
+//! [`validate`], [`diff`] (one per
 //! subcommand, each with its arguments and its `run`); [`exit`] (exit codes, the failure type,
 //! how a failure is printed); [`lock`] (one bake at a time in a bake folder); [`navmesh`] (opening a navmesh file for a command); [`out`] (stdout
 //! for what a command prints, a closed pipe ending it quietly); [`summary`]
@@ -26,6 +26,7 @@
 
 mod bake;
 mod clean;
+mod diff;
 mod exit;
 mod export;
 mod info;
@@ -74,6 +75,9 @@ enum Command {
     /// touch, and seeded random paths searched both ways. Exits 1 with the list of failures
     /// when any check fails.
     Validate(validate::Args),
+    /// Compare two bakes of one world: walkable area added and removed, polygons, regions and
+    /// components that changed, and where (--out draws the changes over the new mesh).
+    Diff(diff::Args),
 }
 
 fn main() -> ExitCode {
@@ -89,5 +93,6 @@ fn main() -> ExitCode {
         Command::View(args) => exit::report(view::run(args), exit::Style::Text),
         Command::Info(args) => exit::report(info::run(args), exit::Style::Text),
         Command::Validate(args) => exit::report(validate::run(args), exit::Style::Text),
+        Command::Diff(args) => exit::report(diff::run(args), exit::Style::Text),
     }
 }

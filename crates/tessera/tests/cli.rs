@@ -1772,3 +1772,89 @@ fn a_batch_of_pairs_is_answered_in_input_order_as_single_paths_are() {
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).contains("bad.jsonl:3"), "{}", stderr(&o));
 }
+
+#[test]
+fn diff_tells_what_an_edit_of_the_scene_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let floor = "v 0 0 0\nv 20 0 0\nv 20 20 0\nv 0 20 0\nf 1 2 3 4\n";
+    // A 4 m block standing on it, and a wall across it (x 9.75..10.25, 3 m high).
+    let block = |x0: f64, y0: f64, x1: f64, y1: f64| {
+        let mut b = tessera_test_support::mesh::MeshBuilder::default();
+        b.block(x0, y0, x1, y1, 3.0);
+        b.obj()
+            .lines()
+            .map(|l| match l.strip_prefix("f ") {
+                Some(ids) => {
+                    let shifted: Vec<String> = ids
+                        .split(' ')
+                        .map(|i| (i.parse::<u32>().unwrap() + 4).to_string())
+                        .collect();
+                    format!("f {}\n", shifted.join(" "))
+                }
+                None => format!("{l}\n"),
+            })
+            .collect::<String>()
+    };
+    std::fs::write(dir.path().join("a.obj"), floor).unwrap();
+    let b = format!("{floor}{}", block(5.0, 5.0, 9.0, 9.0));
+    std::fs::write(dir.path().join("b.obj"), b).unwrap();
+    let c = format!("{floor}{}", block(9.75, -1.0, 10.25, 21.0));
+    std::fs::write(dir.path().join("c.obj"), c).unwrap();
+    for name in ["a", "b", "c"] {
+        let scene = format!("{name}.obj");
+        let o = tessera(
+            &["bake", &scene, "--out", name, "--log-format", "quiet"],
+            dir.path(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let diff = |old: &str, new: &str, more: &[&str]| {
+        let (old, new) = (format!("{old}/navmesh.tsn"), format!("{new}/navmesh.tsn"));
+        let args = [&["diff", old.as_str(), new.as_str(), "--json"], more].concat();
+        let o = tessera(&args, dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout_json(&o)
+    };
+    // The same bake: nothing changed.
+    let v = diff("a", "a", &[]);
+    assert_eq!(v["area_added_m2"], 0.0, "{v}");
+    assert_eq!(v["area_removed_m2"], 0.0, "{v}");
+    assert_eq!(v["polygons"]["added"], 0, "{v}");
+    assert_eq!(v["places_in_all"], 0, "{v}");
+    // The block takes its footprint and the agent's radius around it (4.8 m square, less the
+    // rounded corners), in one place around it; and back the other way.
+    let v = diff("a", "b", &["--out", "d.png"]);
+    let removed = v["area_removed_m2"].as_f64().unwrap();
+    assert!((20.0..26.0).contains(&removed), "{v}");
+    assert_eq!(v["area_added_m2"], 0.0, "{v}");
+    assert_eq!(v["places_in_all"], 1, "{v}");
+    let (min, max) = (&v["places"][0]["min"], &v["places"][0]["max"]);
+    assert!(
+        min[0].as_f64().unwrap() > 4.0 && max[0].as_f64().unwrap() < 10.0,
+        "{v}"
+    );
+    assert!(v["polygons"]["removed"].as_u64().unwrap() >= 1, "{v}");
+    let png = std::fs::read(dir.path().join("d.png")).unwrap();
+    let img = tessera_export::RgbImage::from_png(&png).unwrap();
+    let red = (0..img.height)
+        .flat_map(|y| (0..img.width).map(move |x| (x, y)))
+        .filter(|&(x, y)| img.get(x, y).0 == [220, 40, 40])
+        .count();
+    assert!(red > 100, "{red} red pixels");
+    let back = diff("b", "a", &[]);
+    assert_eq!(back["area_added_m2"], v["area_removed_m2"], "{back}");
+    // The wall cuts the floor in two: its one component splits.
+    let v = diff("a", "c", &[]);
+    assert_eq!(v["components"]["split"][0]["component"], 0, "{v}");
+    assert_eq!(
+        v["components"]["split"][0]["into"],
+        serde_json::json!([0, 1]),
+        "{v}"
+    );
+    let v = diff("c", "a", &[]);
+    assert_eq!(
+        v["components"]["joined"][0]["into"],
+        serde_json::json!([0, 1]),
+        "{v}"
+    );
+}
