@@ -309,16 +309,11 @@ fn read_entries_into<'a>(
     use std::os::unix::fs::FileExt;
     let mut stored = Vec::new();
     let mut start = 0;
+    let checksum_mismatch = || StoreError::Corrupt {
+        path: path.to_path_buf(),
+        what: format!("checksum mismatch in a chunk of key {key}"),
+    };
     for e in entries {
-        stored.resize(e.stored_len as usize, 0);
-        file.read_exact_at(&mut stored, e.offset)
-            .map_err(|err| StoreError::io(path, err))?;
-        if xxh3_64(&stored) != e.checksum {
-            return Err(StoreError::Corrupt {
-                path: path.to_path_buf(),
-                what: format!("checksum mismatch in a chunk of key {key}"),
-            });
-        }
         let end = start + e.raw_len as usize;
         if end > out.len() {
             return Err(StoreError::Corrupt {
@@ -327,9 +322,14 @@ fn read_entries_into<'a>(
             });
         }
         let n = if e.stored_len == e.raw_len {
-            // Stored raw.
-            out[start..end].copy_from_slice(&stored);
-            stored.len()
+            // Stored raw: read straight into place, then checked there.
+            let place = &mut out[start..end];
+            file.read_exact_at(place, e.offset)
+                .map_err(|err| StoreError::io(path, err))?;
+            if xxh3_64(place) != e.checksum {
+                return Err(checksum_mismatch());
+            }
+            place.len()
         } else if e.stored_len > e.raw_len {
             return Err(StoreError::Corrupt {
                 path: path.to_path_buf(),
@@ -339,6 +339,12 @@ fn read_entries_into<'a>(
                 ),
             });
         } else {
+            stored.resize(e.stored_len as usize, 0);
+            file.read_exact_at(&mut stored, e.offset)
+                .map_err(|err| StoreError::io(path, err))?;
+            if xxh3_64(&stored) != e.checksum {
+                return Err(checksum_mismatch());
+            }
             lz4_flex::decompress_into(&stored, &mut out[start..end]).map_err(|err| {
                 StoreError::Corrupt {
                     path: path.to_path_buf(),
@@ -437,6 +443,31 @@ mod tests {
         let r = PackReader::open(&path, b"TESTKIND").unwrap();
         assert_eq!(r.read(1).unwrap(), [noise.as_slice(), &plain].concat());
         assert_eq!(r.read(2).unwrap(), plain);
+    }
+
+    #[test]
+    fn a_flipped_byte_in_a_raw_chunk_is_caught_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.pack");
+        let raw: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut w = PackWriter::create(&path, b"TESTKIND", b"").unwrap();
+        w.append_stored(5, &raw, raw.len()).unwrap();
+        w.append_stored(5, &raw, raw.len()).unwrap();
+        w.finish().unwrap();
+        let r = PackReader::open(&path, b"TESTKIND").unwrap();
+        let mut out = vec![0u8; 6000];
+        r.read_into(5, &mut out).unwrap();
+        assert_eq!(out, [raw.as_slice(), &raw].concat());
+        // The second chunk's last byte: read straight into the caller's buffer, then refused.
+        let mut bad = std::fs::read(&path).unwrap();
+        let at = bad.windows(raw.len()).rposition(|w| w == raw).unwrap() + raw.len() - 1;
+        bad[at] ^= 0x01;
+        std::fs::write(&path, &bad).unwrap();
+        let r = PackReader::open(&path, b"TESTKIND").unwrap();
+        let e = r.read_into(5, &mut out).unwrap_err().to_string();
+        assert!(e.contains("checksum mismatch in a chunk of key 5"), "{e}");
+        // A buffer of the wrong size is refused before anything is read past it.
+        assert!(r.read_into(5, &mut vec![0u8; 4000]).is_err());
     }
 
     #[test]
