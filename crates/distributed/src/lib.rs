@@ -32,8 +32,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use net::{Body, Link, Payload};
-use tessera_pipeline::{BakeError, BakeRequest, BakeSummary, PeerRequest, TileShare};
+use net::{decode_asked, encode_asked, Body, Envelope, Link, Payload};
+use tessera_pipeline::{
+    merge_asked, Asked, BakeError, BakeRequest, BakeSummary, PeerRequest, RegionAssignment,
+    RegionPart, RegionShare, TileShare,
+};
 
 /// Tiles a process other than 0 may send ahead of process 0's writer.
 pub const CREDITS: u32 = 8;
@@ -64,13 +67,140 @@ pub enum ClusterError {
 /// What a process other than 0 did.
 pub struct PeerReport {
     pub tiles: usize,
+    /// Regions polygonized (its share of the polygon stage).
+    pub regions: u64,
     /// Bytes of finished tiles sent to process 0.
     pub sent_bytes: u64,
 }
 
-/// Process 0's [`TileShare`]: the table, the tiles coming in, the credits going back.
+/// Messages taken out of order: a process waiting for one kind of message keeps the others
+/// (a round's asks may come before the regions they follow, another round's before this
+/// one's) until it waits for them.
+struct Mailbox<'a> {
+    link: &'a Link,
+    kept: std::sync::Mutex<Vec<Envelope>>,
+    interrupt: Arc<AtomicBool>,
+}
+
+impl<'a> Mailbox<'a> {
+    fn new(link: &'a Link, interrupt: Arc<AtomicBool>) -> Mailbox<'a> {
+        Mailbox {
+            link,
+            kept: std::sync::Mutex::new(Vec::new()),
+            interrupt,
+        }
+    }
+
+    /// The first message, kept or arriving, that `want` takes (others are kept). A process
+    /// that failed, a bake that process 0 ended, an interrupt or a lost link end the wait.
+    fn take<T>(&self, mut want: impl FnMut(&Envelope) -> Option<T>) -> Result<T, BakeError> {
+        let wait = Duration::from_millis(100);
+        {
+            let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(i) = kept.iter().position(|e| want(e).is_some()) {
+                let e = kept.remove(i);
+                return Ok(want(&e).expect("taken once, taken again"));
+            }
+        }
+        loop {
+            if self.interrupt.load(Ordering::Relaxed) {
+                return Err(BakeError::Interrupted);
+            }
+            let Some(e) = self
+                .link
+                .recv(wait)
+                .map_err(|e| BakeError::Cluster(e.to_string()))?
+            else {
+                continue;
+            };
+            if let Some(t) = want(&e) {
+                return Ok(t);
+            }
+            match &e.body {
+                Body::Failed { message } => {
+                    return Err(BakeError::Cluster(format!(
+                        "process {} failed: {message}",
+                        e.from
+                    )))
+                }
+                Body::End { ok, message } => {
+                    return Err(BakeError::Cluster(if *ok {
+                        "process 0 ended the bake early".to_string()
+                    } else {
+                        format!("process 0 failed: {message}")
+                    }))
+                }
+                _ => self.kept.lock().unwrap_or_else(|p| p.into_inner()).push(e),
+            }
+        }
+    }
+
+    /// Sends this process's asks of `round` to every other process and gathers theirs.
+    fn share_asked(&self, round: u32, asked: Asked) -> Result<Asked, BakeError> {
+        let points = encode_asked(&asked);
+        for p in (0..self.link.processes).filter(|&p| p != self.link.index) {
+            self.link.send(
+                p,
+                Body::Asked {
+                    round,
+                    points: points.clone(),
+                },
+            );
+        }
+        let mut all = vec![asked];
+        for _ in 1..self.link.processes {
+            let (from, theirs) = self.take(|e| match &e.body {
+                Body::Asked { round: r, points } if *r == round => {
+                    Some((e.from, decode_asked(points)))
+                }
+                _ => None,
+            })?;
+            all.push(theirs.ok_or_else(|| {
+                BakeError::Cluster(format!("process {from} sent asks that do not decode"))
+            })?);
+        }
+        Ok(merge_asked(all))
+    }
+}
+
+/// Process 0's [`TileShare`] and [`RegionShare`]: the table, the tiles coming in, the credits
+/// going back; the regions given out, the rounds' asks, the parts written.
 struct Farm<'a> {
     link: &'a Link,
+    mail: Mailbox<'a>,
+}
+
+impl RegionShare for Farm<'_> {
+    fn processes(&self) -> u32 {
+        self.link.processes
+    }
+
+    fn assign_regions(&self, regions_key: u64, parts: &[RegionPart]) -> Result<(), BakeError> {
+        let id = |k: tessera_artifacts::SpanKey| (k.y, k.x, k.zmax);
+        for (p, part) in parts.iter().enumerate().skip(1) {
+            self.link.send(
+                p as u32,
+                Body::Regions {
+                    regions_key,
+                    first: part.first.map(id),
+                    end: part.end.map(id),
+                    empty: part.empty,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn share_asked(&self, round: u32, asked: Asked) -> Result<Asked, BakeError> {
+        self.mail.share_asked(round, asked)
+    }
+
+    fn wait_part(&self, p: u32) -> Result<u64, BakeError> {
+        self.mail.take(|e| match e.body {
+            Body::PartWritten { regions } if e.from == p => Some(regions),
+            _ => None,
+        })
+    }
 }
 
 impl TileShare for Farm<'_> {
@@ -116,6 +246,26 @@ impl TileShare for Farm<'_> {
     }
 }
 
+/// Connects to every other process (the startup barrier) and starts the link, whose loss
+/// raises the bake's interrupt flag (a new one when the bake has none).
+fn start(
+    cluster: &Cluster,
+    startup_timeout: Duration,
+    interrupt: Option<&Arc<AtomicBool>>,
+) -> Result<(Link, Arc<AtomicBool>), ClusterError> {
+    let interrupt = interrupt
+        .cloned()
+        .unwrap_or_else(|| Arc::new(AtomicBool::new(false)));
+    let sockets = connect(cluster, startup_timeout)?;
+    let link = Link::start(
+        cluster.index,
+        &cluster.addresses,
+        sockets,
+        Arc::clone(&interrupt),
+    )?;
+    Ok((link, interrupt))
+}
+
 /// Process 0: connects to the others, runs the bake sharing its tiles, and tells them how it
 /// ended. Returns the summary and the bytes of tiles received.
 pub fn run_process0(
@@ -123,13 +273,12 @@ pub fn run_process0(
     startup_timeout: Duration,
     req: BakeRequest,
 ) -> Result<(BakeSummary, u64), ClusterError> {
-    let interrupt = req
-        .interrupt
-        .clone()
-        .unwrap_or_else(|| Arc::new(AtomicBool::new(false)));
-    let sockets = connect(cluster, startup_timeout)?;
-    let link = Link::start(cluster.index, &cluster.addresses, sockets, interrupt)?;
-    let result = tessera_pipeline::bake_shared(req, &Farm { link: &link });
+    let (link, interrupt) = start(cluster, startup_timeout, req.interrupt.as_ref())?;
+    let farm = Farm {
+        link: &link,
+        mail: Mailbox::new(&link, interrupt),
+    };
+    let result = tessera_pipeline::bake_shared(req, &farm, &farm);
     let (ok, message) = match &result {
         Ok(_) => (true, String::new()),
         Err(e) => (false, e.to_string()),
@@ -163,17 +312,7 @@ pub fn run_peer(
     startup_timeout: Duration,
     mut req: PeerRequest,
 ) -> Result<PeerReport, ClusterError> {
-    let interrupt = req
-        .interrupt
-        .clone()
-        .unwrap_or_else(|| Arc::new(AtomicBool::new(false)));
-    let sockets = connect(cluster, startup_timeout)?;
-    let link = Link::start(
-        cluster.index,
-        &cluster.addresses,
-        sockets,
-        Arc::clone(&interrupt),
-    )?;
+    let (link, interrupt) = start(cluster, startup_timeout, req.interrupt.as_ref())?;
     let result = peer_work(&link, &interrupt, &mut req);
     if let Err(e) = &result {
         link.send(
@@ -192,7 +331,7 @@ pub fn run_peer(
 
 fn peer_work(
     link: &Link,
-    interrupt: &AtomicBool,
+    interrupt: &Arc<AtomicBool>,
     req: &mut PeerRequest,
 ) -> Result<PeerReport, ClusterError> {
     let wait = Duration::from_millis(100);
@@ -222,6 +361,7 @@ fn peer_work(
                 ended(ok, message)?;
                 return Ok(PeerReport {
                     tiles: 0,
+                    regions: 0,
                     sent_bytes: 0,
                 });
             }
@@ -230,17 +370,7 @@ fn peer_work(
     };
     let tiles = req.tiles.len();
     let mut end = None;
-    let request = PeerRequest {
-        config: req.config.clone(),
-        out_dir: req.out_dir.clone(),
-        threads: req.threads,
-        memory_budget: req.memory_budget,
-        progress: req.progress.clone(),
-        interrupt: req.interrupt.clone(),
-        tiles_key: req.tiles_key,
-        tiles: std::mem::take(&mut req.tiles),
-    };
-    let sent_bytes = tessera_pipeline::voxelize_for_peer(request, &mut |key, bytes| {
+    let sent_bytes = tessera_pipeline::voxelize_for_peer(req, &mut |key, bytes| {
         while credits == 0 {
             match link.recv(wait) {
                 Ok(Some(e)) => match e.body {
@@ -271,14 +401,52 @@ fn peer_work(
         ended(ok, message)?;
     }
     let sent_bytes = sent_bytes?;
-    // Done here; the bake is over when process 0 says so.
-    loop {
-        match link.recv(wait)?.map(|e| e.body) {
-            Some(Body::End { ok, message }) => {
-                ended(ok, message)?;
-                return Ok(PeerReport { tiles, sent_bytes });
-            }
-            _ => continue,
+    // Then a share of the regions to polygonize, or the end (a navmesh process 0 reused).
+    let mail = Mailbox::new(link, Arc::clone(interrupt));
+    let next = mail.take(|e| match &e.body {
+        Body::Regions {
+            regions_key,
+            first,
+            end,
+            empty,
+        } => Some(Ok((*regions_key, *first, *end, *empty))),
+        Body::End { ok, message } => Some(Err((*ok, message.clone()))),
+        _ => None,
+    })?;
+    let (regions_key, first, end, empty) = match next {
+        Ok(part) => part,
+        Err((ok, message)) => {
+            ended(ok, message)?;
+            return Ok(PeerReport {
+                tiles,
+                regions: 0,
+                sent_bytes,
+            });
         }
-    }
+    };
+    let key = |(y, x, zmax)| tessera_artifacts::SpanKey { y, x, zmax };
+    let assigned = RegionAssignment {
+        process: link.index,
+        regions_key,
+        part: RegionPart {
+            first: first.map(key),
+            end: end.map(key),
+            empty,
+        },
+    };
+    let regions = tessera_pipeline::polygons_for_peer(req, assigned, &mut |round, asked| {
+        mail.share_asked(round, asked)
+    })?;
+    link.send(0, Body::PartWritten { regions });
+    // Done here; the bake is over when process 0 says so.
+    let (ok, message) = mail.take(|e| match &e.body {
+        Body::End { ok, message } => Some((*ok, message.clone())),
+        _ => None,
+    })?;
+    ended(ok, message)?;
+    Ok(PeerReport {
+        tiles,
+        regions,
+        sent_bytes,
+    })
 }

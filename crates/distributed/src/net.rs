@@ -67,10 +67,52 @@ pub(crate) enum Body {
     Tile { key: u32, bytes: Payload },
     /// Process 0 to a tile's sender: it is written; one more may come.
     Credit,
+    /// Process 0 to another: polygonize the regions of `part` of the region journal made
+    /// under `regions_key` (region ids as `(y, x, zmax)`).
+    Regions {
+        regions_key: u64,
+        first: Option<(i32, i32, u32)>,
+        end: Option<(i32, i32, u32)>,
+        empty: bool,
+    },
+    /// To every other process: the points this one's regions asked back in a round of
+    /// simplification ([`encode_asked`]).
+    Asked { round: u32, points: Payload },
+    /// A process other than 0 to process 0: its part of the regions is written.
+    PartWritten { regions: u64 },
     /// A process other than 0 failed.
     Failed { message: String },
     /// Process 0 to the others: the bake is over (its result).
     End { ok: bool, message: String },
+}
+
+/// A round's asked points as bytes: per point its section name (16 bytes) and index (4),
+/// little-endian.
+pub(crate) fn encode_asked(asked: &[(u128, u32)]) -> Payload {
+    let mut bytes = Vec::with_capacity(asked.len() * 20);
+    for (name, k) in asked {
+        bytes.extend_from_slice(&name.to_le_bytes());
+        bytes.extend_from_slice(&k.to_le_bytes());
+    }
+    Payload(bytes)
+}
+
+/// [`encode_asked`] read back; None when the bytes are not whole points.
+pub(crate) fn decode_asked(p: &Payload) -> Option<Vec<(u128, u32)>> {
+    if !p.0.len().is_multiple_of(20) {
+        return None;
+    }
+    Some(
+        p.0.chunks_exact(20)
+            .map(|c| {
+                let name = u128::from_le_bytes(c[..16].try_into().expect("16 bytes"));
+                (
+                    name,
+                    u32::from_le_bytes(c[16..].try_into().expect("4 bytes")),
+                )
+            })
+            .collect(),
+    )
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -87,6 +87,17 @@ impl BakeLayout {
     pub fn contours_spill(&self) -> PathBuf {
         self.polygon_scratch().join("contours.spill")
     }
+    /// Process `p`'s scratch in a distributed polygon stage (process 0 uses the stage's own).
+    pub fn polygon_scratch_of(&self, p: u32) -> PathBuf {
+        match p {
+            0 => self.polygon_scratch(),
+            p => self.polygon_scratch().join(format!("process-{p}")),
+        }
+    }
+    /// The polygons process `p` (other than 0) made in a distributed polygon stage.
+    pub fn polygon_part(&self, p: u32) -> PathBuf {
+        self.polygon_scratch().join(format!("part-{p}.pack"))
+    }
 
     pub fn navmesh(&self) -> PathBuf {
         self.root.join("navmesh.tsn")

@@ -33,6 +33,7 @@ mod keys;
 mod layout;
 mod merge;
 mod polygon_inputs;
+mod polygon_parts;
 mod polygons;
 mod progress;
 mod summary;
@@ -44,8 +45,11 @@ pub use error::BakeError;
 pub use grid::minimum_budget;
 pub use layout::BakeLayout;
 pub use merge::REGIONS_KIND;
+pub use polygon_inputs::RegionPart;
+pub use polygons::RegionShare;
 pub use progress::{LogFormat, Progress};
 pub use summary::{BakeSummary, NotchGroup};
+pub use tessera_polygons::{merge_asked, Asked};
 pub use voxelize::{TileShare, SPANS_KIND};
 
 use std::path::{Path, PathBuf};
@@ -114,10 +118,15 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
 }
 
 /// Runs a whole bake as process 0 of a distributed bake: as [`bake`], but the voxelize stage
-/// computes only the tiles `share` assigns to this process and takes the others' from it.
-/// Every file is the same as [`bake`]'s.
-pub fn bake_shared(req: BakeRequest, share: &dyn TileShare) -> Result<BakeSummary, BakeError> {
-    bake_with(req, Some(share))
+/// computes only the tiles `tiles` assigns to this process and takes the others' from it,
+/// and the polygon stage polygonizes only this process's share of the regions (`regions`)
+/// and reads the others' back. Every file is the same as [`bake`]'s.
+pub fn bake_shared(
+    req: BakeRequest,
+    tiles: &dyn TileShare,
+    regions: &dyn RegionShare,
+) -> Result<BakeSummary, BakeError> {
+    bake_with(req, Some((tiles, regions)))
 }
 
 /// The threads a bake runs (asked for, at most what the budget pays for) and the budget the
@@ -149,7 +158,7 @@ fn threads_and_budget(
 
 fn bake_with(
     mut req: BakeRequest,
-    share: Option<&dyn TileShare>,
+    share: Option<(&dyn TileShare, &dyn RegionShare)>,
 ) -> Result<BakeSummary, BakeError> {
     let started = Instant::now();
     let sampler = req
@@ -215,7 +224,7 @@ fn bake_with(
         &layout,
         progress,
         interrupt,
-        share,
+        share.map(|s| s.0),
     )?;
     if voxelized.walkable_spans == 0 {
         return Err(BakeError::NoWalkable(format!(
@@ -235,6 +244,7 @@ fn bake_with(
             regions_reused: voxelized.reused,
             merged: (voxelized.merged.regions, voxelized.merged.contours),
             interrupt: req.interrupt.as_ref(),
+            share: share.map(|s| s.1),
         },
         &budget,
         req.threads,
@@ -283,7 +293,7 @@ pub struct PeerRequest {
 /// tiles with the same per-tile work as [`bake`], and hands each, in tile order, to `send`
 /// (which may wait). Writes nothing to the bake folder. Returns the bytes sent.
 pub fn voxelize_for_peer(
-    req: PeerRequest,
+    req: &PeerRequest,
     send: &mut dyn FnMut(u32, Vec<u8>) -> Result<(), BakeError>,
 ) -> Result<u64, BakeError> {
     let layout = BakeLayout::new(&req.out_dir);
@@ -311,6 +321,45 @@ pub fn voxelize_for_peer(
         interrupt: req.interrupt.as_deref(),
     };
     voxelize::stream_for_peer(&shared, &req.tiles, threads, &req.progress, send)
+}
+
+/// What a process other than 0 of a distributed bake polygonizes: its share of the regions of
+/// the region journal process 0 wrote in the shared bake folder.
+#[derive(Clone, Copy, Debug)]
+pub struct RegionAssignment {
+    /// This process's index (from 1).
+    pub process: u32,
+    /// The key of the region journal process 0 announced: the journal read must be that one.
+    pub regions_key: u64,
+    pub part: RegionPart,
+}
+
+/// Polygonizes `assigned` with the settings of `req` (its tiles aside), in the same rounds of
+/// simplification as every other process (`share` gives back every process's asks of a
+/// round), and writes their polygons to the part file process 0 reads
+/// (`work/polygons/part-P.pack`). Returns how many regions the part holds.
+pub fn polygons_for_peer(
+    req: &PeerRequest,
+    assigned: RegionAssignment,
+    share: &mut (dyn FnMut(u32, Asked) -> Result<Asked, BakeError> + Send),
+) -> Result<u64, BakeError> {
+    let layout = BakeLayout::new(&req.out_dir);
+    let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
+    let params = req.config.polygon_params();
+    polygons::polygonize_part(
+        &polygons::PeerPart {
+            layout: &layout,
+            params: &params,
+            process: assigned.process,
+            regions_key: assigned.regions_key,
+            part: assigned.part,
+            interrupt: req.interrupt.as_ref(),
+        },
+        share,
+        &budget,
+        threads,
+        &req.progress,
+    )
 }
 
 /// Reads every span field of a finished bake, in tile order (tests and tools).

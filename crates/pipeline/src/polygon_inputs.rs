@@ -58,13 +58,16 @@ pub(crate) struct JournalRegions {
 }
 
 impl JournalRegions {
-    /// Indexes `journal_path` (a complete region journal), copying its contours to `path`.
+    /// Indexes `journal_path` (a complete region journal), copying its contours to `path`:
+    /// those of every region, or with `part`, those of the regions whose ids lie in it (one
+    /// process's share of a distributed polygon stage, [`RegionPart`]).
     pub(crate) fn open(
         journal_path: &Path,
         path: &Path,
         window_bytes: u64,
         progress: &Progress,
         interrupt: Option<Arc<AtomicBool>>,
+        part: Option<&RegionPart>,
     ) -> Result<JournalRegions, BakeError> {
         let journal = Journal::open_complete(journal_path, crate::REGIONS_KIND)?;
         let corrupt = |message: String| BakeError::Corrupt {
@@ -146,7 +149,9 @@ impl JournalRegions {
                     .to_string(),
                 ));
             };
-            placed.push((id, at, words));
+            if part.is_none_or(|p| p.holds(id)) {
+                placed.push((id, at, words));
+            }
         }
         drop(owner);
         placed.sort_unstable();
@@ -173,6 +178,44 @@ impl JournalRegions {
             interrupted: false,
             whole: None,
         })
+    }
+
+    /// Splits the regions into `parts` runs of consecutive regions with about as many contour
+    /// points each (what polygonizing a region costs grows with them), for the processes of a
+    /// distributed polygon stage; keeps the first run and returns every run's bounds (each
+    /// process opens the journal with its own). A run may be empty.
+    pub(crate) fn split(&mut self, parts: usize) -> Vec<RegionPart> {
+        let parts = parts.max(1);
+        let words = |r: &(SpanKey, u32, u32)| -> u64 {
+            self.locations[r.1 as usize..(r.1 + r.2) as usize]
+                .iter()
+                .map(|&(_, w)| u64::from(w))
+                .sum()
+        };
+        let total: u64 = self.regions.iter().map(words).sum();
+        // Run k starts at the first region past k/parts of the points.
+        let mut starts = vec![0usize];
+        let mut seen = 0u64;
+        for (i, r) in self.regions.iter().enumerate() {
+            while starts.len() < parts && seen * parts as u64 >= total * starts.len() as u64 {
+                starts.push(i);
+            }
+            seen += words(r);
+        }
+        while starts.len() < parts {
+            starts.push(self.regions.len());
+        }
+        let id_at = |i: usize| self.regions.get(i).map(|r| r.0);
+        let bounds: Vec<RegionPart> = (0..parts)
+            .map(|k| RegionPart {
+                first: if k == 0 { None } else { id_at(starts[k]) },
+                end: starts.get(k + 1).and_then(|&i| id_at(i)),
+                empty: starts.get(k + 1).copied().unwrap_or(self.regions.len()) == starts[k],
+            })
+            .collect();
+        self.regions
+            .truncate(starts.get(1).copied().unwrap_or(self.regions.len()));
+        bounds
     }
 
     /// The read that stopped the stream, if one did (the path is [`JournalRegions::open`]'s).
@@ -281,6 +324,22 @@ impl RegionSource for JournalRegions {
         }
         self.progress.advance(STAGE, self.regions.len() as u64);
         Ok(())
+    }
+}
+
+/// One process's share of the regions in a distributed polygon stage: the regions whose ids
+/// are at least `first` (None: from the first) and below `end` (None: to the last), or none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegionPart {
+    pub first: Option<SpanKey>,
+    pub end: Option<SpanKey>,
+    pub empty: bool,
+}
+
+impl RegionPart {
+    /// Whether the region `id` is in this part.
+    pub fn holds(&self, id: SpanKey) -> bool {
+        !self.empty && self.first.is_none_or(|f| id >= f) && self.end.is_none_or(|e| id < e)
     }
 }
 

@@ -29,11 +29,12 @@ use tessera_config::{AgentSettings, PartitionParams, PolygonParams, VoxelParams}
 use tessera_geom::UpAxis;
 use tessera_navgraph::{Assembled, Assembler, BuildError, Step};
 use tessera_navmesh::{ArchivedNavMesh, NavMeshFile};
-use tessera_polygons::PolygonError;
+use tessera_polygons::{Asked, PolygonError};
 use tessera_store::StoreError;
 
 use crate::keys::{SceneIdentity, StageKey};
-use crate::polygon_inputs::{JournalRegions, SpanHeights};
+use crate::polygon_inputs::{JournalRegions, RegionPart, SpanHeights};
+use crate::polygon_parts::{read_part, PartWriter};
 use crate::{BakeError, BakeLayout, Progress};
 
 const STAGE: &str = "polygons";
@@ -95,6 +96,25 @@ pub(crate) fn check_merged(
     Ok(())
 }
 
+/// The regions of a polygon stage shared with other processes (a distributed bake; the
+/// `tessera-distributed` crate implements it over timely dataflow). Process 0 runs the stage
+/// with it; the others run [`crate::polygons_for_peer`] on the share it gives them. Every
+/// process simplifies its regions in the same rounds, sharing what each round asked back
+/// ([`tessera_polygons::polygonize_stream_shared`]), so every region is polygonized as in a
+/// single process.
+pub trait RegionShare: Send + Sync {
+    /// Processes of the bake, this one included.
+    fn processes(&self) -> u32;
+    /// Process 0: process `p` (from 1) polygonizes the regions of `parts[p]` of the region
+    /// journal made under `regions_key`.
+    fn assign_regions(&self, regions_key: u64, parts: &[RegionPart]) -> Result<(), BakeError>;
+    /// After round `round` of simplification: this process's asked points out, every
+    /// process's back (merged: sorted, each once).
+    fn share_asked(&self, round: u32, asked: Asked) -> Result<Asked, BakeError>;
+    /// Process 0: waits until process `p` has written its part; returns its region count.
+    fn wait_part(&self, p: u32) -> Result<u64, BakeError>;
+}
+
 /// What the stage reads.
 pub(crate) struct PolygonInputs<'a> {
     pub scene: &'a tessera_ingest::cache::CacheInfo,
@@ -109,6 +129,8 @@ pub(crate) struct PolygonInputs<'a> {
     pub merged: (u64, u64),
     /// Raised to stop the bake (between windows of regions, and before the file is committed).
     pub interrupt: Option<&'a std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Other processes polygonizing a share of the regions (a distributed bake).
+    pub share: Option<&'a dyn RegionShare>,
 }
 
 /// What the summary reports about the navmesh.
@@ -298,8 +320,17 @@ fn build(
             work / 32,
             progress,
             input.interrupt.cloned(),
+            None,
         )
     })?;
+    // A distributed bake: this process keeps the first share of the regions, the others
+    // polygonize theirs at the same time and write them to parts, read back after its own.
+    let share = input.share.filter(|s| s.processes() > 1);
+    if let Some(share) = share {
+        let parts = source.split(share.processes() as usize);
+        let regions_key = tessera_store::Journal::stage_key_of(&regions_path)?;
+        share.assign_regions(regions_key, &parts)?;
+    }
     let agent = input.agent;
     let nav_frame = tessera_navmesh::Frame {
         origin: input.scene.origin,
@@ -326,39 +357,56 @@ fn build(
     let stream = stream_params(params, frame);
     // The heightfield for height detail: each tile's walkable floors, from the floor journal
     // a budgeted few tiles at a time.
-    let heights = match params.detail {
-        Some(d) => Some(SpanHeights::open(
-            &layout.floors_pack(),
-            frame,
-            d.floor_reach,
-            work / 4,
-        )?),
-        None => None,
-    };
+    let heights = floor_heights(layout, frame, params, work / 4)?;
     let height_at = |x: i32, y: i32, floor: tessera_polygons::detail::Floor| {
         heights.as_ref().and_then(|h| h.height(x, y, floor))
     };
     let mut done = 0u64;
     let mut sink_failure = None;
+    let mut share_failure = None;
+    let mut add = |out: tessera_polygons::RegionOutput| -> Result<(), BuildError> {
+        asm.add_outline(out.notches, out.polys.len() as u64);
+        asm.add_region(&out.verts, &out.detail, &out.polys)?;
+        done += 1;
+        Ok(())
+    };
     let streamed = pool.install(|| {
         let height: Option<&tessera_polygons::detail::HeightAt> =
             heights.is_some().then_some(&height_at);
-        tessera_polygons::polygonize_stream(&mut source, stream, height, &mut |out| {
-            asm.add_outline(out.notches, out.polys.len() as u64);
-            if let Err(e) = asm.add_region(&out.verts, &out.detail, &out.polys) {
-                let message = e.to_string();
-                sink_failure = Some(e);
-                return Err(PolygonError::Source(message));
-            }
-            done += 1;
-            Ok(())
-        })
+        tessera_polygons::polygonize_stream_shared(
+            &mut source,
+            stream,
+            height,
+            &mut |round, asked| shared_asks(share, round, asked, &mut share_failure),
+            &mut |out| {
+                add(out).map_err(|e| {
+                    let message = e.to_string();
+                    sink_failure = Some(e);
+                    PolygonError::Source(message)
+                })
+            },
+        )
     });
+    if let Some(e) = share_failure {
+        return Err(e);
+    }
     if source.interrupted || matches!(streamed, Err(PolygonError::Stopped)) {
         return Err(BakeError::Interrupted);
     }
     if let Some(e) = sink_failure {
         return Err(assembly_error(&scratch)(e));
+    }
+    // The other processes' regions follow this one's, process by process.
+    if let (Some(share), Ok(_)) = (share, &streamed) {
+        for p in 1..share.processes() {
+            let regions = share.wait_part(p)?;
+            read_part(&layout.polygon_part(p), regions, &mut |out| {
+                add(out).map_err(assembly_error(&scratch))
+            })?;
+            if interrupted() {
+                return Err(BakeError::Interrupted);
+            }
+        }
     }
     if let Some(e) = source.take_failure() {
         return Err(BakeError::Io(StoreError::io(&layout.contours_spill(), e)));
@@ -427,6 +475,145 @@ fn build(
     }
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(assembled)
+}
+
+/// The walkable floors height detail reads (None: no height detail), through a cache of
+/// `cache` bytes.
+fn floor_heights(
+    layout: &BakeLayout,
+    frame: &GridFrame,
+    params: &PolygonParams,
+    cache: u64,
+) -> Result<Option<SpanHeights>, BakeError> {
+    params
+        .detail
+        .map(|d| SpanHeights::open(&layout.floors_pack(), frame, d.floor_reach, cache))
+        .transpose()
+}
+
+/// What a round's asks become: every process's, through `share`; this process's alone
+/// without one. A failure to share is kept in `failure` (the stream ends on it).
+fn shared_asks(
+    share: Option<&dyn RegionShare>,
+    round: u32,
+    asked: Asked,
+    failure: &mut Option<BakeError>,
+) -> Result<Asked, PolygonError> {
+    let Some(share) = share else {
+        return Ok(asked);
+    };
+    share.share_asked(round, asked).map_err(|e| {
+        let message = e.to_string();
+        *failure = Some(e);
+        PolygonError::Source(message)
+    })
+}
+
+/// What a process other than 0 polygonizes: its part of the regions of the region journal
+/// process 0 wrote in the shared bake folder.
+pub(crate) struct PeerPart<'a> {
+    pub layout: &'a BakeLayout,
+    pub params: &'a PolygonParams,
+    pub process: u32,
+    pub regions_key: u64,
+    pub part: RegionPart,
+    pub interrupt: Option<&'a std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+/// Polygonizes `peer.part` of the regions with the same rounds as every other process
+/// (`share`) and writes them to its part file; returns how many regions it holds.
+pub(crate) fn polygonize_part(
+    peer: &PeerPart,
+    share: &mut (dyn FnMut(u32, Asked) -> Result<Asked, BakeError> + Send),
+    budget: &Arc<MemoryBudget>,
+    threads: usize,
+    progress: &Progress,
+) -> Result<u64, BakeError> {
+    let layout = peer.layout;
+    let regions_path = layout.regions_pack();
+    if tessera_store::Journal::stage_key_of(&regions_path)? != peer.regions_key {
+        return Err(BakeError::Corrupt {
+            path: regions_path,
+            message: "not the region journal process 0 announced (is the bake folder shared?)"
+                .into(),
+        });
+    }
+    let frame = GridFrame::decode(&tessera_store::Journal::blob(&regions_path)?).map_err(|e| {
+        BakeError::Corrupt {
+            path: regions_path.clone(),
+            message: e.to_string(),
+        }
+    })?;
+    let scratch = layout.polygon_scratch_of(peer.process);
+    let _ = std::fs::remove_dir_all(&scratch);
+    progress.stage_start(STAGE, 0);
+    let work = (budget.total() / 2).clamp(4 << 20, 256 << 20);
+    let _reservation = budget.reserve(work, "polygon stage")?;
+    let pool = crate::error::thread_pool(threads, STAGE)?;
+    let mut source = pool.install(|| {
+        JournalRegions::open(
+            &regions_path,
+            &scratch.join("contours.spill"),
+            work / 32,
+            progress,
+            peer.interrupt.cloned(),
+            Some(&peer.part),
+        )
+    })?;
+    let heights = floor_heights(layout, &frame, peer.params, work / 4)?;
+    let height_at = |x: i32, y: i32, floor: tessera_polygons::detail::Floor| {
+        heights.as_ref().and_then(|h| h.height(x, y, floor))
+    };
+    let part_path = layout.polygon_part(peer.process);
+    let mut part = PartWriter::create(&part_path)?;
+    let (mut share_failure, mut sink_failure) = (None, None);
+    let streamed = pool.install(|| {
+        let height: Option<&tessera_polygons::detail::HeightAt> =
+            heights.is_some().then_some(&height_at);
+        tessera_polygons::polygonize_stream_shared(
+            &mut source,
+            stream_params(peer.params, &frame),
+            height,
+            &mut |round, asked| {
+                share(round, asked).map_err(|e| {
+                    let message = e.to_string();
+                    share_failure = Some(e);
+                    PolygonError::Source(message)
+                })
+            },
+            &mut |out| {
+                part.add(&out).map_err(|e| {
+                    let message = e.to_string();
+                    sink_failure = Some(e);
+                    PolygonError::Source(message)
+                })
+            },
+        )
+    });
+    if let Some(e) = share_failure.or(sink_failure) {
+        return Err(e);
+    }
+    if source.interrupted || matches!(streamed, Err(PolygonError::Stopped)) {
+        return Err(BakeError::Interrupted);
+    }
+    if let Some(e) = source.take_failure() {
+        return Err(BakeError::Io(StoreError::io(
+            &scratch.join("contours.spill"),
+            e,
+        )));
+    }
+    streamed.map_err(|source| BakeError::Polygons {
+        path: regions_path.clone(),
+        source,
+    })?;
+    if let Some(e) = heights.as_ref().and_then(|h| h.take_failure()) {
+        return Err(e);
+    }
+    let regions = part.finish()?;
+    source.remove();
+    let _ = std::fs::remove_dir_all(&scratch);
+    progress.stage_done(STAGE, regions);
+    Ok(regions)
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ use tessera_artifacts::{
 pub use anavmg::anavmg;
 pub use hertel_mehlhorn::hertel_mehlhorn;
 pub use partition::RegionPolygons;
-pub use stream::{polygonize, polygonize_stream};
+pub use stream::{merge_asked, polygonize, polygonize_stream, polygonize_stream_shared, Asked};
 pub use triangulate::{triangulate, TriangulationError};
 
 /// The convex partition to use.

@@ -12,6 +12,19 @@ use crate::{
     RegionOutput, RegionSource,
 };
 
+/// The points a round of simplification asked back: `(section name, point index)`, sorted,
+/// each once.
+pub type Asked = Vec<(u128, u32)>;
+
+/// The asks of several parts as one: sorted, each once (what a `share` of
+/// [`polygonize_stream_shared`] gives back).
+pub fn merge_asked(parts: impl IntoIterator<Item = Asked>) -> Asked {
+    let mut all: Asked = parts.into_iter().flatten().collect();
+    all.sort_unstable();
+    all.dedup();
+    all
+}
+
 /// Polygonizes every region of `source`, handing each region's polygons to `sink` in region
 /// order. Regions of a window are worked on in parallel (rayon); memory is what a window and
 /// its polygons take, plus the table of restored points.
@@ -20,6 +33,23 @@ pub fn polygonize_stream(
     source: &mut dyn RegionSource,
     params: PolygonParams,
     height: Option<&detail::HeightAt>,
+    sink: &mut dyn FnMut(RegionOutput) -> Result<(), PolygonError>,
+) -> Result<PolygonStats, PolygonError> {
+    polygonize_stream_shared(source, params, height, &mut |_, asked| Ok(asked), sink)
+}
+
+/// [`polygonize_stream`] over one part of the regions, the others being polygonized elsewhere
+/// (other processes of a distributed bake) by the same rounds: after each round of
+/// simplification, `share(round, asked)` gives back what every part asked in that round
+/// (sorted, each once), the parts' asks merged. A section shared by regions of two parts then
+/// gets the same points back in both, and every part applies the same table: each region's
+/// polygons are those of polygonizing all regions at once. With `share` giving back its own
+/// argument this is [`polygonize_stream`].
+pub fn polygonize_stream_shared(
+    source: &mut dyn RegionSource,
+    params: PolygonParams,
+    height: Option<&detail::HeightAt>,
+    share: &mut dyn FnMut(u32, Asked) -> Result<Asked, PolygonError>,
     sink: &mut dyn FnMut(RegionOutput) -> Result<(), PolygonError>,
 ) -> Result<PolygonStats, PolygonError> {
     // Rounds of simplify-and-check until no region asks for a point back. A region whose
@@ -41,6 +71,7 @@ pub fn polygonize_stream(
     };
     if params.max_error > 0.0 {
         let mut grown: Option<rustc_hash::FxHashSet<u128>> = None;
+        let mut round = 0;
         loop {
             let mut asked: Vec<(u128, u32)> = Vec::new();
             source.for_each_window(&mut |window| {
@@ -64,6 +95,8 @@ pub fn polygonize_stream(
             })?;
             asked.sort_unstable();
             asked.dedup();
+            let asked = share(round, asked)?;
+            round += 1;
             let mut names = rustc_hash::FxHashSet::default();
             for (name, k) in asked {
                 let list = restored.entry(name).or_default();

@@ -131,28 +131,32 @@ fn a_raised_stop_flag_ends_the_stream_at_the_next_region() {
     }
 }
 
+/// Regions whose shared borders simplification repairs (the table of restored points is
+/// used across regions).
+const COUPLED: [&str; 16] = [
+    "111112222220000",
+    "111122222220330",
+    "111222222200330",
+    "112222233333333",
+    "122222333333333",
+    "333333333333333",
+    "330333333333333",
+    "303030303030303",
+    "111111111111111",
+    "111111111111111",
+    "111101111111111",
+    "111111111111110",
+    "011111111111100",
+    "001111111111000",
+    "000111111110000",
+    "000011111100000",
+];
+
 #[test]
 fn windows_of_one_region_give_the_same_polygons_as_all_at_once() {
     // Simplification is coupled across regions (shared borders, repairs): streaming regions
     // in small windows must not change a thing.
-    let drawing = [
-        "111112222220000",
-        "111122222220330",
-        "111222222200330",
-        "112222233333333",
-        "122222333333333",
-        "333333333333333",
-        "330333333333333",
-        "303030303030303",
-        "111111111111111",
-        "111111111111111",
-        "111101111111111",
-        "111111111111110",
-        "011111111111100",
-        "001111111111000",
-        "000111111110000",
-        "000011111100000",
-    ];
+    let drawing = COUPLED;
     let regions = regions_of(&drawing, Levels::FLAT);
     assert!(regions.len() >= 3);
     let mut restored = 0;
@@ -185,6 +189,98 @@ fn windows_of_one_region_give_the_same_polygons_as_all_at_once() {
     }
     // Repairs happened, so the table of restored points was exercised across windows.
     assert!(restored > 0);
+}
+
+#[test]
+fn parts_polygonized_apart_with_their_asks_shared_give_the_same_polygons() {
+    // A distributed bake polygonizes consecutive ranges of regions in different processes,
+    // sharing each round's asked points: every region must come out as when all are
+    // polygonized together, including regions whose shared borders were repaired.
+    let drawing = COUPLED;
+    let regions = regions_of(&drawing, Levels::FLAT);
+    // Each region's polygons as their corners' points.
+    type Points = Vec<Vec<[i32; 3]>>;
+    let points_of = |o: &RegionOutput| -> Points {
+        o.polys
+            .iter()
+            .map(|p| p.verts.iter().map(|&v| o.verts[v as usize]).collect())
+            .collect()
+    };
+    for max_error in [0.9, 1.5, 4.0] {
+        let mut whole = Vec::new();
+        let all = polygonize_stream(&mut OneByOne(&regions), params(max_error), None, &mut |o| {
+            whole.push(points_of(&o));
+            Ok(())
+        })
+        .unwrap();
+        for parts in 2..=4usize {
+            // Consecutive ranges, one thread each; every thread sends its asks to the others.
+            let bounds: Vec<usize> = (0..=parts).map(|k| k * regions.len() / parts).collect();
+            let (txs, rxs): (Vec<_>, Vec<_>) = (0..parts)
+                .map(|_| std::sync::mpsc::channel::<(u32, Asked)>())
+                .unzip();
+            let results: Vec<(Vec<Points>, PolygonStats)> = std::thread::scope(|sc| {
+                let handles: Vec<_> = rxs
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, rx)| {
+                        let mine = &regions[bounds[k]..bounds[k + 1]];
+                        let txs = txs.clone();
+                        sc.spawn(move || {
+                            let mut early: Vec<(u32, Asked)> = Vec::new();
+                            let mut share = |round: u32, asked: Asked| {
+                                for (j, tx) in txs.iter().enumerate() {
+                                    if j != k {
+                                        tx.send((round, asked.clone())).unwrap();
+                                    }
+                                }
+                                let mut got = vec![asked];
+                                while got.len() < parts {
+                                    let at = early.iter().position(|(r, _)| *r == round);
+                                    match at {
+                                        Some(i) => got.push(early.remove(i).1),
+                                        None => early.push(rx.recv().unwrap()),
+                                    }
+                                }
+                                Ok(merge_asked(got))
+                            };
+                            let mut out = Vec::new();
+                            let stats = polygonize_stream_shared(
+                                &mut OneByOne(mine),
+                                params(max_error),
+                                None,
+                                &mut share,
+                                &mut |o| {
+                                    out.push(points_of(&o));
+                                    Ok(())
+                                },
+                            )
+                            .unwrap();
+                            (out, stats)
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let joined: Vec<_> = results.iter().flat_map(|r| r.0.clone()).collect();
+            assert_eq!(joined, whole, "max_error {max_error}, {parts} parts");
+            // Every part learnt the same table; the regions and polygons add up.
+            for r in &results {
+                assert_eq!(r.1.restored_vertices, all.restored_vertices);
+            }
+            let sum = |f: fn(&PolygonStats) -> u64| results.iter().map(|r| f(&r.1)).sum::<u64>();
+            assert_eq!(sum(|s| s.regions), all.regions);
+            assert_eq!(sum(|s| s.polygons), all.polygons);
+        }
+    }
+    assert!(
+        polygonize(&regions, params(1.5))
+            .unwrap()
+            .1
+            .restored_vertices
+            > 0,
+        "the drawing exercises repairs"
+    );
 }
 
 /// The plan point of a navmesh input vertex.

@@ -376,6 +376,11 @@ impl Journal {
     pub fn blob(path: impl AsRef<Path>) -> Result<Vec<u8>, StoreError> {
         read_journal_header(path.as_ref()).map(|(_, _, blob)| blob)
     }
+
+    /// The stage key the journal was created under.
+    pub fn stage_key_of(path: impl AsRef<Path>) -> Result<u64, StoreError> {
+        read_journal_header(path.as_ref()).map(|(_, key, _)| key)
+    }
 }
 
 /// A journal's kind, stage key and header blob, read from the front of the file alone (a

@@ -235,11 +235,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         return crate::out::print(|w| {
             writeln!(
                 w,
-                "process {} of {}: {} tiles voxelized and sent to process 0 ({} bytes)",
+                "process {} of {}: {} tiles voxelized and sent to process 0 ({} bytes), {} regions \
+                 polygonized",
                 cluster.index,
                 cluster.processes(),
                 report.tiles,
-                report.sent_bytes
+                report.sent_bytes,
+                report.regions
             )?;
             Ok(())
         });

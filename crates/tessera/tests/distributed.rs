@@ -217,4 +217,38 @@ fn a_process_killed_mid_bake_ends_the_others_and_a_rerun_gives_the_same_bytes() 
     // The same command with two processes resumes from process 0's checkpoints.
     farm(&args, 2, &out, "1");
     same_bake(&one, &out);
+
+    // Again, process 2 killed in the polygon stage, once it has begun its share of the
+    // regions (its scratch folder is there).
+    let out = tmp.path().join("farm-polygons");
+    let mut children: Vec<Child> = (0..3)
+        .map(|i| process(&args, &hosts, i, &out, "1"))
+        .collect();
+    let scratch = out.join("work/polygons/process-2");
+    let part = out.join("work/polygons/part-2.pack");
+    let wait = Instant::now();
+    while !scratch.exists() {
+        assert!(
+            wait.elapsed() < Duration::from_secs(120),
+            "the polygon stage never began"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    children[2].kill().unwrap();
+    let killed = Instant::now();
+    // Killed before its part was written, the others cannot finish; either way none hangs.
+    let in_time = !part.exists();
+    eprintln!(
+        "process 2 killed {} its part was written",
+        if in_time { "before" } else { "after" }
+    );
+    for (i, child) in children.into_iter().enumerate() {
+        let o = finish(child, Duration::from_secs(30));
+        if i != 2 && in_time {
+            assert!(!o.status.success(), "process {i} did not fail");
+        }
+    }
+    assert!(killed.elapsed() < Duration::from_secs(30));
+    farm(&args, 2, &out, "1");
+    same_bake(&one, &out);
 }

@@ -1,0 +1,234 @@
+//! The parts of a distributed polygon stage: a process other than 0 polygonizes its share of
+//! the regions ([`RegionPart`](crate::RegionPart)) and writes their polygons to a part file
+//! in the shared bake folder, `work/polygons/part-P.pack` (a pack: one chunk per region, in
+//! region order, each checked by its checksum); process 0's assembler reads the parts back
+//! in process order after its own share, so the navmesh gets every region in region order.
+//!
+//! A part is scratch of one polygon stage: it is removed with `work/polygons/`, and a rerun
+//! polygonizes again.
+
+use std::path::Path;
+
+use tessera_artifacts::codec::{Reader, Writer};
+use tessera_artifacts::{ArtifactError, InputPoly};
+use tessera_polygons::RegionOutput;
+use tessera_store::{PackReader, PackWriter};
+
+use crate::BakeError;
+
+/// Pack kind of a part file.
+pub(crate) const PART_KIND: &[u8; 8] = b"TSPOLYPT";
+
+const ARTIFACT: &str = "polygon part";
+
+/// A region's polygons as the assembler takes them: its notches, vertices, height-detail
+/// points and polygons.
+fn encode(out: &RegionOutput) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.u64(out.notches);
+    w.u64(out.verts.len() as u64);
+    for v in &out.verts {
+        v.iter().for_each(|&c| w.i32(c));
+    }
+    w.u64(out.detail.len() as u64);
+    for p in &out.detail {
+        p.iter().for_each(|&c| w.u32(c.to_bits()));
+    }
+    w.u64(out.polys.len() as u64);
+    for p in &out.polys {
+        w.u32(p.region);
+        w.u64(p.verts.len() as u64);
+        p.verts.iter().for_each(|&v| w.u32(v));
+        w.u64(p.tris.len() as u64);
+        p.tris.iter().flatten().for_each(|&v| w.u32(v));
+        w.u64(p.blocked.len() as u64);
+        p.blocked.iter().for_each(|&b| w.u8(b as u8));
+    }
+    w.bytes
+}
+
+/// [`encode`] read back into a [`RegionOutput`] (the counts the assembler does not take are
+/// left at zero).
+fn decode(bytes: &[u8]) -> Result<RegionOutput, ArtifactError> {
+    let r = &mut Reader::new(bytes, ARTIFACT);
+    let notches = r.u64()?;
+    let n = r.count(12)?;
+    let verts = (0..n)
+        .map(|_| Ok([r.i32()?, r.i32()?, r.i32()?]))
+        .collect::<Result<Vec<_>, ArtifactError>>()?;
+    let n = r.count(12)?;
+    let detail = (0..n)
+        .map(|_| {
+            Ok([
+                f32::from_bits(r.u32()?),
+                f32::from_bits(r.u32()?),
+                f32::from_bits(r.u32()?),
+            ])
+        })
+        .collect::<Result<Vec<_>, ArtifactError>>()?;
+    let n = r.count(4 + 24)?;
+    let mut polys = Vec::with_capacity(n);
+    for _ in 0..n {
+        let region = r.u32()?;
+        let k = r.count(4)?;
+        let verts = r.u32s(k)?;
+        let k = r.count(12)?;
+        let flat = r.u32s(3 * k)?;
+        let tris = flat.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
+        let k = r.count(1)?;
+        let blocked = r.take(k)?.iter().map(|&b| b != 0).collect();
+        polys.push(InputPoly {
+            verts,
+            region,
+            tris,
+            blocked,
+        });
+    }
+    if r.remaining() != 0 {
+        return Err(ArtifactError::Invalid {
+            artifact: ARTIFACT,
+            what: "trailing bytes".into(),
+        });
+    }
+    Ok(RegionOutput {
+        verts,
+        detail,
+        polys,
+        notches,
+        ..RegionOutput::default()
+    })
+}
+
+/// Writes one process's regions, in order, to a part file.
+pub(crate) struct PartWriter {
+    pack: PackWriter,
+    regions: u32,
+}
+
+impl PartWriter {
+    pub(crate) fn create(path: &Path) -> Result<PartWriter, BakeError> {
+        Ok(PartWriter {
+            pack: PackWriter::create(path, PART_KIND, &[])?,
+            regions: 0,
+        })
+    }
+
+    pub(crate) fn add(&mut self, out: &RegionOutput) -> Result<(), BakeError> {
+        self.pack.append(self.regions, &encode(out))?;
+        self.regions += 1;
+        Ok(())
+    }
+
+    /// Puts the part in place; returns how many regions it holds.
+    pub(crate) fn finish(self) -> Result<u64, BakeError> {
+        self.pack.finish()?;
+        Ok(u64::from(self.regions))
+    }
+}
+
+/// Hands every region of the part file at `path` to `sink`, in order; the part must hold
+/// `regions` of them (as its writer said).
+pub(crate) fn read_part(
+    path: &Path,
+    regions: u64,
+    sink: &mut dyn FnMut(RegionOutput) -> Result<(), BakeError>,
+) -> Result<(), BakeError> {
+    let pack = PackReader::open(path, PART_KIND)?;
+    let corrupt = |message: String| BakeError::Corrupt {
+        path: path.to_path_buf(),
+        message,
+    };
+    let keys = pack.keys();
+    if keys.len() as u64 != regions || keys.iter().enumerate().any(|(i, &k)| k as usize != i) {
+        return Err(corrupt(format!(
+            "holds {} regions, {regions} were written",
+            keys.len()
+        )));
+    }
+    for key in keys {
+        let out = decode(&pack.read(key)?).map_err(|e| corrupt(format!("region {key}: {e}")))?;
+        sink(out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> RegionOutput {
+        RegionOutput {
+            verts: vec![[0, 0, 3], [4, 0, 3], [4, 5, -2], [0, 5, 3]],
+            detail: vec![[1.5, 2.25, 3.0]],
+            polys: vec![
+                InputPoly {
+                    verts: vec![0, 1, 2],
+                    region: 7,
+                    tris: vec![[0, 1, 2]],
+                    blocked: vec![true, false, true],
+                },
+                InputPoly {
+                    verts: vec![0, 2, 3],
+                    region: 7,
+                    tris: vec![[0, 2, 0x8000_0000]],
+                    blocked: Vec::new(),
+                },
+            ],
+            notches: 2,
+            ..RegionOutput::default()
+        }
+    }
+
+    #[test]
+    fn a_part_gives_back_its_regions_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("part-1.pack");
+        let mut w = PartWriter::create(&path).unwrap();
+        let (a, mut b) = (sample(), sample());
+        b.notches = 0;
+        b.polys.pop();
+        w.add(&a).unwrap();
+        w.add(&b).unwrap();
+        w.add(&RegionOutput::default()).unwrap();
+        assert_eq!(w.finish().unwrap(), 3);
+        let mut got = Vec::new();
+        read_part(&path, 3, &mut |o| {
+            got.push(o);
+            Ok(())
+        })
+        .unwrap();
+        let key = |o: &RegionOutput| {
+            (
+                o.notches,
+                o.verts.clone(),
+                o.detail.clone(),
+                o.polys.clone(),
+            )
+        };
+        assert_eq!(got.len(), 3);
+        assert_eq!(key(&got[0]), key(&a));
+        assert_eq!(key(&got[1]), key(&b));
+        assert_eq!(key(&got[2]), key(&RegionOutput::default()));
+        // A part with fewer regions than its writer said is refused, naming the file.
+        let e = read_part(&path, 4, &mut |_| Ok(()))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("part-1.pack") && e.contains("4 were written"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_cut_record_is_refused_not_read_past() {
+        let bytes = encode(&sample());
+        for cut in [0, 8, 20, bytes.len() - 1] {
+            assert!(decode(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(decode(&longer).is_err());
+        let back = decode(&bytes).unwrap();
+        assert_eq!(back.polys, sample().polys);
+    }
+}
