@@ -44,7 +44,7 @@ pub use error::BakeError;
 pub use grid::minimum_budget;
 pub use layout::BakeLayout;
 pub use merge::REGIONS_KIND;
-pub use progress::{LogFormat, Progress};
+pub use progress::{EventKind, LogFormat, Observer, Progress, ProgressEvent};
 pub use summary::{BakeSummary, NotchGroup};
 pub use voxelize::{TileShare, SPANS_KIND};
 
