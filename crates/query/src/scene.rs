@@ -154,8 +154,12 @@ pub struct QueryFile(Opened);
 impl QueryFile {
     /// Maps and validates the file ([`NavMeshFile::open`]) and prepares its queries.
     pub fn open(path: impl AsRef<std::path::Path>) -> Result<QueryFile, NavMeshError> {
-        let file = NavMeshFile::open(path)?;
-        Ok(QueryFile(Opened::new(file, |file| Query::new(file.mesh()))))
+        Ok(QueryFile::new(NavMeshFile::open(path)?))
+    }
+
+    /// Prepares the queries of an opened file.
+    pub fn new(file: NavMeshFile) -> QueryFile {
+        QueryFile(Opened::new(file, |file| Query::new(file.mesh())))
     }
 
     /// The file.
