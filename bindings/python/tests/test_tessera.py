@@ -193,6 +193,23 @@ def test_a_progress_callable_sees_the_stages_and_can_stop_the_bake(tmp_path, sma
     assert {"event", "stage", "done", "total", "message"} == set(seen[0])
 
 
+def test_ctrl_c_stops_a_bake_and_the_same_call_resumes_it(tmp_path, small_scene):
+    import _thread
+
+    out = tmp_path / "out"
+
+    def interrupt(report):
+        if report["event"] == "start" and report["stage"] == "polygons":
+            _thread.interrupt_main()  # what Ctrl-C does
+
+    with pytest.raises(KeyboardInterrupt):
+        tessera.bake(small_scene, out, progress=interrupt)
+    assert not (out / "navmesh.tsn").exists()
+    assert (out / "work").is_dir()  # the checkpoints
+    summary = tessera.bake(small_scene, out, progress=False)
+    assert "voxelize" in summary["stages_reused"] or summary["resumed_tiles"] > 0
+
+
 def test_the_gil_is_released_while_a_bake_runs(tmp_path):
     ticks = []
     done = threading.Event()
