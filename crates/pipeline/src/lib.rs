@@ -47,7 +47,7 @@ pub use layout::BakeLayout;
 pub use merge::REGIONS_KIND;
 pub use polygon_inputs::RegionPart;
 pub use polygons::RegionShare;
-pub use progress::{LogFormat, Progress};
+pub use progress::{EventKind, LogFormat, Observer, Progress, ProgressEvent};
 pub use summary::{BakeSummary, NotchGroup};
 pub use tessera_polygons::{merge_asked, Asked};
 pub use voxelize::{TileShare, SPANS_KIND};

@@ -8,6 +8,9 @@
 //! A stage reports `stage_start`, then `advance` as it goes, then `stage_done`. A stage made
 //! of steps with counts of their own (the polygon stage: contours, floors, passes over the
 //! regions, assembly) announces each with `phase`, which restarts the count.
+//!
+//! A program that embeds the bake (the C API, the Python package) may also watch every report
+//! through an [`Observer`] ([`Progress::observed`]), called on the bake's threads.
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
@@ -30,8 +33,55 @@ pub enum LogFormat {
     Quiet,
 }
 
+/// What a report is: the `event` of a `--log-format json` line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// A stage begins.
+    Start,
+    /// A running stage begins a step of its own (its name in `message`); counts restart.
+    Phase,
+    /// Units of the stage (or of its step) are finished.
+    Progress,
+    /// The stage is finished.
+    Done,
+    /// Something worth knowing that does not stop the bake (`message`; no stage).
+    Warning,
+}
+
+impl EventKind {
+    /// The name a JSON log line gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Start => "start",
+            EventKind::Phase => "phase",
+            EventKind::Progress => "progress",
+            EventKind::Done => "done",
+            EventKind::Warning => "warning",
+        }
+    }
+}
+
+/// One report, as an [`Observer`] receives it: the fields of a `--log-format json` line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProgressEvent<'a> {
+    pub kind: EventKind,
+    /// The stage (`""` for a warning).
+    pub stage: &'a str,
+    /// Units finished (0 at a start or a phase).
+    pub done: u64,
+    /// Units of the stage or of its current step (0 when unknown).
+    pub total: u64,
+    /// A phase's name or a warning's text.
+    pub message: Option<&'a str>,
+}
+
+/// Watches a bake's reports. Called from any of the bake's threads, possibly from two at once
+/// (stages run side by side), and for every unit: keep it short.
+pub type Observer = Arc<dyn Fn(ProgressEvent<'_>) + Send + Sync>;
+
 struct Inner {
     format: LogFormat,
+    observer: Option<Observer>,
     /// This process's index in a distributed bake: every line names it.
     process: Option<u32>,
     /// Bytes the bake has written to its checkpoints so far.
@@ -60,6 +110,15 @@ impl Progress {
     /// A reporter for process `process` of a distributed bake (None: a bake of its own):
     /// JSON lines carry `"process"`, plain lines and warnings start with `[process N]`.
     pub fn of_process(format: LogFormat, process: Option<u32>) -> Progress {
+        Progress::build(format, process, None)
+    }
+
+    /// A reporter in `format` that also hands every report to `observer`.
+    pub fn observed(format: LogFormat, observer: Observer) -> Progress {
+        Progress::build(format, None, Some(observer))
+    }
+
+    fn build(format: LogFormat, process: Option<u32>, observer: Option<Observer>) -> Progress {
         let format = match format {
             LogFormat::Auto if std::io::stderr().is_terminal() => LogFormat::Auto,
             LogFormat::Auto => LogFormat::Plain,
@@ -68,6 +127,7 @@ impl Progress {
         Progress {
             inner: Arc::new(Inner {
                 format,
+                observer,
                 process,
                 bytes: AtomicU64::new(0),
                 started: Instant::now(),
@@ -80,6 +140,29 @@ impl Progress {
                 totals: Mutex::new(HashMap::new()),
             }),
         }
+    }
+
+    /// Hands a report to the observer, if any.
+    fn notify(&self, kind: EventKind, stage: &str, done: u64, total: u64, message: Option<&str>) {
+        if let Some(observer) = &self.inner.observer {
+            observer(ProgressEvent {
+                kind,
+                stage,
+                done,
+                total,
+                message,
+            });
+        }
+    }
+
+    /// The unit count of `stage` (or of its current step), 0 when unknown.
+    fn total(&self, stage: &str) -> u64 {
+        self.inner
+            .totals
+            .lock()
+            .unwrap()
+            .get(stage)
+            .map_or(0, |t| t.0)
     }
 
     /// A reporter that prints nothing (tests, libraries).
@@ -135,6 +218,7 @@ impl Progress {
 
     /// A stage begins; `total` is its unit count (0 when unknown).
     pub fn stage_start(&self, stage: &'static str, total: u64) {
+        self.notify(EventKind::Start, stage, 0, total, None);
         self.inner
             .totals
             .lock()
@@ -166,6 +250,9 @@ impl Progress {
 
     /// `done` units of a stage are finished.
     pub fn advance(&self, stage: &'static str, done: u64) {
+        if self.inner.observer.is_some() {
+            self.notify(EventKind::Progress, stage, done, self.total(stage), None);
+        }
         match self.inner.format {
             LogFormat::Auto => {
                 if let Some(bar) = self.inner.bars.lock().unwrap().get(stage) {
@@ -200,13 +287,8 @@ impl Progress {
 
     /// A stage finished with `done` units.
     pub fn stage_done(&self, stage: &'static str, done: u64) {
-        let total = self
-            .inner
-            .totals
-            .lock()
-            .unwrap()
-            .get(stage)
-            .map_or(0, |t| t.0);
+        let total = self.total(stage);
+        self.notify(EventKind::Done, stage, done, total, None);
         match self.inner.format {
             LogFormat::Auto => {
                 if let Some(bar) = self.inner.bars.lock().unwrap().remove(stage) {
@@ -223,6 +305,7 @@ impl Progress {
     /// A running stage begins its step `what`, of `total` units (0 when unknown); `advance`
     /// counts within the step from here on.
     pub fn phase(&self, stage: &'static str, what: &str, total: u64) {
+        self.notify(EventKind::Phase, stage, 0, total, Some(what));
         if let Some(t) = self.inner.totals.lock().unwrap().get_mut(stage) {
             *t = (total, Instant::now());
         }
@@ -243,6 +326,7 @@ impl Progress {
 
     /// Something worth knowing that does not stop the bake.
     pub fn warn(&self, message: &str) {
+        self.notify(EventKind::Warning, "", 0, 0, Some(message));
         match self.inner.format {
             LogFormat::Json => self.json_line("warning", "", 0, 0, Some(message)),
             LogFormat::Quiet => {}
@@ -252,5 +336,47 @@ impl Progress {
                 .suspend(|| eprintln!("{}warning: {message}", self.tag())),
             LogFormat::Plain => eprintln!("{}warning: {message}", self.tag()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_observer_sees_every_report_in_order_with_its_counts() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let progress = Progress::observed(
+            LogFormat::Quiet,
+            Arc::new(move |e: ProgressEvent<'_>| {
+                let line = format!(
+                    "{} {} {}/{} {}",
+                    e.kind.name(),
+                    e.stage,
+                    e.done,
+                    e.total,
+                    e.message.unwrap_or("-")
+                );
+                log.lock().unwrap().push(line);
+            }),
+        );
+        progress.stage_start("bin", 3);
+        progress.advance("bin", 1);
+        progress.phase("bin", "placing", 2);
+        progress.advance("bin", 1);
+        progress.warn("careful");
+        progress.stage_done("bin", 2);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [
+                "start bin 0/3 -",
+                "progress bin 1/3 -",
+                "phase bin 0/2 placing",
+                "progress bin 1/2 -",
+                "warning  0/0 careful",
+                "done bin 2/2 -",
+            ]
+        );
     }
 }

@@ -11,7 +11,10 @@
 //!   ([`Query::landing`]), and [`Query::centre_line`] is the corridor's centre line;
 //! * [`Query::raycast`]: walks a straight plan segment over the mesh until it leaves it;
 //! * [`Query::random_point`]: area-weighted uniform points, from a seeded [`Rng`];
-//! * [`Query::path`]: all of the above in the scene's own coordinates, as a [`PathAnswer`].
+//! * [`Query::path`]: all of the above in the scene's own coordinates, as a [`PathAnswer`];
+//!   [`Query::route`] adds the corridor, and the `scene` module answers the other queries in
+//!   scene coordinates too, for the C API and the Python package, which hold a navmesh file
+//!   and its queries as one [`QueryFile`].
 //!
 //! **Conventions.** Points are in the mesh's internal frame (Z up, world units, rebased on the
 //! frame's origin) except in [`Query::path`], which converts. Polygons are convex and
@@ -32,11 +35,13 @@ mod geom;
 mod path;
 mod random;
 mod raycast;
+mod scene;
 mod search;
 
 pub use path::{Corridor, PathAnswer, StraightPath};
 pub use random::Rng;
 pub use raycast::Raycast;
+pub use scene::{QueryFile, Route, ScenePoint, SceneRaycast};
 
 use geom::{closest_on_segment, dist3, finite3, inside, lerp3, triangle_probe, V3};
 use tessera_navmesh::{ArchivedNavMesh, Frame};

@@ -6,7 +6,7 @@ use crate::geom::{
     closest_on_segment, cross2, dist3, finite3, lerp3, mid3, plan_dist2, plan_len, V3,
 };
 use crate::search::Search;
-use crate::Query;
+use crate::{Query, Route};
 
 /// The polygons a path crosses, start polygon first.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -438,19 +438,34 @@ impl Query<'_> {
     /// An end that snaps to no polygon, or no path between them, is an answer: `found` false,
     /// length 0, no waypoints.
     pub fn path(&self, from_scene: [f64; 3], to_scene: [f64; 3]) -> PathAnswer {
+        self.route(from_scene, to_scene).answer
+    }
+
+    /// [`Query::path`] with the corridor it was pulled along (see [`Route`]).
+    pub fn route(&self, from_scene: [f64; 3], to_scene: [f64; 3]) -> Route {
         let (a, b) = (
             self.frame.to_internal(from_scene),
             self.frame.to_internal(to_scene),
         );
         let ext = self.snap_extent();
         let (Some((sp, s)), Some((ep, e))) = (self.nearest(a, ext), self.nearest(b, ext)) else {
-            return PathAnswer::default();
+            return Route::default();
         };
         let corridor = self.find_path(sp, s, ep, e);
-        if !corridor.found {
-            return PathAnswer::default();
+        let answer = if corridor.found {
+            self.answer(s, e, &corridor.polys)
+        } else {
+            PathAnswer::default()
+        };
+        Route {
+            answer,
+            corridor: corridor.polys,
         }
-        let straight = self.straight_path_with_links(s, e, &corridor.polys);
+    }
+
+    /// The answer for a corridor found from `s` to `e` (internal points on its ends).
+    fn answer(&self, s: V3, e: V3, corridor: &[u32]) -> PathAnswer {
+        let straight = self.straight_path_with_links(s, e, corridor);
         if straight.points.is_empty() {
             return PathAnswer::default();
         }

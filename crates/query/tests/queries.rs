@@ -2,22 +2,8 @@
 
 mod common;
 
-use common::{centre_line, frame, length, Builder};
+use common::{centre_line, frame, l_corridor, length, Builder};
 use tessera_query::{Query, Rng};
-
-/// An L-shaped corridor 2 m wide: east along y 0..2 from x 0 to 10, then north along x 8..10
-/// up to y 10. Six convex polygons, the corner square cut into two triangles; the inner corner
-/// is (8, 2).
-fn l_corridor() -> Builder {
-    let mut b = Builder::new();
-    b.rect(0, 0, 4, 2, 0, 0); // 0
-    b.rect(4, 0, 8, 2, 0, 0); // 1
-    b.poly(&[[8, 0, 0], [10, 0, 0], [10, 2, 0]], 1); // 2
-    b.poly(&[[8, 0, 0], [10, 2, 0], [8, 2, 0]], 1); // 3
-    b.rect(8, 2, 10, 6, 0, 2); // 4
-    b.rect(8, 6, 10, 10, 0, 2); // 5
-    b
-}
 
 const START: [f32; 3] = [1.0, 1.0, 0.0];
 const END: [f32; 3] = [9.0, 9.0, 0.0];

@@ -1,6 +1,11 @@
 //! `tessera bake`: a scene (or the generated demo world) baked into a bake folder, then the
 //! preview image and the HTML report written beside its navmesh, then the summary printed.
+//!
+//! [`bake`] is the same bake without the printing, for programs that embed tessera (the C
+//! API, the Python package): they describe it with the command line's own arguments
+//! ([`Args::parse`]) and watch and stop it through [`Hooks`].
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -8,12 +13,12 @@ use std::sync::Arc;
 use clap::ValueEnum;
 use tessera_budget::PeakSampler;
 use tessera_config::BakeConfig;
-use tessera_distributed::{Cluster, ClusterError};
+use tessera_distributed::{Cluster, ClusterError, PeerReport};
 use tessera_export::report::ReportInput;
-use tessera_export::RenderOptions;
+use tessera_export::{PlanView, RenderOptions};
 use tessera_geom::UpAxis;
 use tessera_pipeline::{
-    BakeError, BakeLayout, BakeRequest, LogFormat, PeerRequest, Progress, SceneInput,
+    BakeError, BakeLayout, BakeRequest, BakeSummary, LogFormat, PeerRequest, Progress, SceneInput,
 };
 
 use crate::exit::{self, Failure};
@@ -92,6 +97,68 @@ impl Args {
             _ => exit::Style::Text,
         }
     }
+}
+
+/// `tessera bake`'s arguments as a command of their own, for [`Args::parse`].
+#[derive(clap::Parser)]
+#[command(name = "tessera bake", no_binary_name = true)]
+struct BakeCommand {
+    #[command(flatten)]
+    args: Args,
+}
+
+impl Args {
+    /// The arguments of `tessera bake` (without those two words), checked as the command line
+    /// checks them; a bad one is a usage failure whose message names the option.
+    pub fn parse<I, T>(args: I) -> Result<Args, Failure>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        use clap::Parser;
+        BakeCommand::try_parse_from(args)
+            .map(|c| c.args)
+            .map_err(|e| {
+                // clap's text ends with a hint about --help, which means nothing to a caller.
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                let message = first.strip_prefix("error: ").unwrap_or(first).to_string();
+                Failure::new(exit::USAGE, anyhow::anyhow!(message))
+            })
+    }
+}
+
+/// What a program embedding the bake sets instead of the command line's ways.
+#[derive(Default)]
+pub struct Hooks {
+    /// Where progress goes; `None`: the reporter `--log-format` asks for, on stderr.
+    pub progress: Option<Progress>,
+    /// The flag that stops the bake at its next safe point (exit code 130, checkpoints
+    /// intact); `None`: one that SIGINT and SIGTERM raise, as on the command line.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+/// What a finished [`bake`] did.
+pub enum Outcome {
+    /// A bake folder made (or brought up to date) by this process.
+    Baked(Box<Baked>),
+    /// This process (not process 0) of a distributed bake did its share.
+    Peer {
+        index: usize,
+        processes: usize,
+        report: PeerReport,
+    },
+}
+
+/// A bake folder with its outputs.
+pub struct Baked {
+    pub summary: BakeSummary,
+    pub out_dir: PathBuf,
+    pub preview: PathBuf,
+    pub preview_view: PlanView,
+    pub report: PathBuf,
+    /// In a distributed bake: the processes, and the bytes of finished tiles received.
+    pub received: Option<(usize, u64)>,
 }
 
 impl Args {
@@ -176,6 +243,45 @@ fn cluster_failure(e: ClusterError) -> Failure {
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
+    let baked = match bake(args, Hooks::default())? {
+        Outcome::Baked(baked) => baked,
+        Outcome::Peer {
+            index,
+            processes,
+            report,
+        } => {
+            return crate::out::print(|w| {
+                writeln!(
+                    w,
+                    "process {index} of {processes}: {} tiles voxelized and sent to process 0 ({} bytes), \
+                     {} regions polygonized",
+                    report.tiles, report.sent_bytes, report.regions
+                )?;
+                Ok(())
+            })
+        }
+    };
+    let outputs = crate::summary::Outputs {
+        dir: &baked.out_dir,
+        preview: &baked.preview,
+        preview_view: &baked.preview_view,
+        report: &baked.report,
+    };
+    crate::out::print(|w| {
+        crate::summary::print_bake(w, &baked.summary, &outputs)?;
+        if let Some((processes, bytes)) = baked.received {
+            writeln!(
+                w,
+                "distributed over {processes} processes: {bytes} bytes of finished tiles received"
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// `tessera bake` without the printing: the bake, then the preview and the report (or, in a
+/// process other than 0 of a distributed bake, its share of the tiles).
+pub fn bake(args: Args, hooks: Hooks) -> Result<Outcome, Failure> {
     let mut config =
         BakeConfig::load(&args.config).map_err(|e| Failure::new(exit::BAD_CONFIG, e))?;
     if let Some(ts) = args.tile_size {
@@ -206,7 +312,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
     };
     let cluster = args.cluster()?;
     let startup_timeout = std::time::Duration::from_secs_f64(args.startup_timeout);
-    let progress = Progress::of_process(log_format, cluster.as_ref().map(|c| c.index as u32));
+    let progress = hooks.progress.unwrap_or_else(|| {
+        Progress::of_process(log_format, cluster.as_ref().map(|c| c.index as u32))
+    });
 
     // One bake at a time in a folder, taken before anything in it is touched. The processes
     // of a distributed bake other than 0 write nothing there: each takes a lock of its own.
@@ -215,7 +323,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         Some(c) => crate::lock::lock_process(&out_dir, c.index, args.wait_lock)?,
         None => crate::lock::lock(&out_dir, args.wait_lock)?,
     };
-    let interrupt = interrupt_on_signals()?;
+    let interrupt = match hooks.interrupt {
+        Some(flag) => flag,
+        None => interrupt_on_signals()?,
+    };
     if let Some(cluster) = peer {
         let report = tessera_distributed::run_peer(
             cluster,
@@ -232,18 +343,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
             },
         )
         .map_err(cluster_failure)?;
-        return crate::out::print(|w| {
-            writeln!(
-                w,
-                "process {} of {}: {} tiles voxelized and sent to process 0 ({} bytes), {} regions \
-                 polygonized",
-                cluster.index,
-                cluster.processes(),
-                report.tiles,
-                report.sent_bytes,
-                report.regions
-            )?;
-            Ok(())
+        return Ok(Outcome::Peer {
+            index: cluster.index,
+            processes: cluster.processes(),
+            report,
         });
     }
     if args.fresh {
@@ -319,22 +422,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map_err(|e| Failure::new(exit::IO, e))?;
     progress.stage_done(PREVIEW_STAGE, 0);
 
-    let outputs = crate::summary::Outputs {
-        dir: &out_dir,
-        preview: &preview,
-        preview_view: &view,
-        report: &report_path,
-    };
-    crate::out::print(|w| {
-        crate::summary::print_bake(w, &summary, &outputs)?;
-        if let Some((processes, bytes)) = received {
-            writeln!(
-                w,
-                "distributed over {processes} processes: {bytes} bytes of finished tiles received"
-            )?;
-        }
-        Ok(())
-    })
+    Ok(Outcome::Baked(Box::new(Baked {
+        summary,
+        out_dir,
+        preview,
+        preview_view: view,
+        report: report_path,
+        received,
+    })))
 }
 
 /// The log's name for what follows the bake: the navmesh read back, the preview and the report.

@@ -69,11 +69,10 @@ pub enum Style {
     Json(Option<u32>),
 }
 
-/// Prints a failure on stderr and gives its exit code.
 /// The error and its causes, joined by ": ", leaving out a cause whose text the message
 /// already holds (errors that print their source, as `path: {source}` does, would otherwise
 /// say it twice).
-fn message(error: &anyhow::Error) -> String {
+pub fn message(error: &anyhow::Error) -> String {
     let mut message = String::new();
     for cause in error.chain() {
         let text = cause.to_string();
@@ -88,6 +87,7 @@ fn message(error: &anyhow::Error) -> String {
     message
 }
 
+/// Prints a failure on stderr and gives its exit code.
 pub fn report(result: Result<(), Failure>, style: Style) -> ExitCode {
     let Err(failure) = result else {
         return ExitCode::SUCCESS;

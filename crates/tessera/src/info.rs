@@ -1,7 +1,8 @@
 //! `tessera info`: what a baked navmesh holds.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use tessera_navmesh::NavMeshFile;
 use tessera_query::{shortest_decimal, Query};
 
 use crate::exit::Failure;
@@ -17,32 +18,24 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args) -> Result<(), Failure> {
-    let path = args.navmesh.as_path();
-    let file = crate::navmesh::open(path)?;
-    let mesh = file.mesh();
-    let query = Query::new(mesh);
-    let frame = query.frame();
+/// What `info` tells about a navmesh, gathered once for the text and the JSON.
+struct Facts {
+    /// The mesh's box in scene coordinates.
+    min: [f64; 3],
+    max: [f64; 3],
+    /// Connected components, largest area first (then by number): (id, polygons, area).
+    components: Vec<(usize, u64, f64)>,
+    by_notches: Vec<tessera_pipeline::NotchGroup>,
+}
+
+fn facts(query: &Query) -> Facts {
+    let mesh = query.mesh();
     // The internal box's corners in scene coordinates: a Y-up scene swaps and flips axes.
     let (lo, hi) = (
         mesh.bounds_min.map(|c| c.to_native()),
         mesh.bounds_max.map(|c| c.to_native()),
     );
     let (a, b) = (query.to_scene(lo), query.to_scene(hi));
-    let min = [0, 1, 2].map(|k| a[k].min(b[k]));
-    let max = [0, 1, 2].map(|k| a[k].max(b[k]));
-    let stats = &mesh.stats;
-    let (polygons, vertices) = (mesh.polys.len(), mesh.verts.len());
-    let (regions, portals, links) = (
-        stats.regions.to_native(),
-        stats.portals.to_native(),
-        stats.links.to_native(),
-    );
-    let area = stats.walkable_area.to_native();
-    let notches = stats.notches.to_native();
-    let by_notches = tessera_pipeline::NotchGroup::list(&stats.by_notches.to_native());
-    let up = frame.up_axis().to_string();
-    // Connected components, largest area first (then by number).
     let mut components: Vec<(usize, u64, f64)> = mesh
         .components
         .iter()
@@ -50,58 +43,103 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map(|(i, c)| (i, c.polygons.to_native(), c.area.to_native()))
         .collect();
     components.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+    Facts {
+        min: [0, 1, 2].map(|k| a[k].min(b[k])),
+        max: [0, 1, 2].map(|k| a[k].max(b[k])),
+        components,
+        by_notches: tessera_pipeline::NotchGroup::list(&mesh.stats.by_notches.to_native()),
+    }
+}
+
+/// The object `tessera info --json` prints for the navmesh `file` (opened from `path`, with
+/// `query` over it): bounds in scene coordinates, counts, the partition's notches, walkable
+/// area, the connected components (largest first), what was pruned, and the cell and agent
+/// it was baked for.
+pub fn describe(path: &Path, file: &NavMeshFile, query: &Query) -> serde_json::Value {
+    json(path, file, query, &facts(query))
+}
+
+fn json(path: &Path, file: &NavMeshFile, query: &Query, facts: &Facts) -> serde_json::Value {
+    let mesh = query.mesh();
+    let frame = query.frame();
+    let stats = &mesh.stats;
+    serde_json::json!({
+        "file": path.display().to_string(),
+        "file_bytes": file.len(),
+        "bounds": {"min": facts.min, "max": facts.max},
+        "up": frame.up_axis().to_string(),
+        "polygons": mesh.polys.len(),
+        "vertices": mesh.verts.len(),
+        "regions": stats.regions.to_native(),
+        "portals": stats.portals.to_native(),
+        "links": stats.links.to_native(),
+        "notches": stats.notches.to_native(),
+        "by_notches": facts.by_notches,
+        "walkable_area_m2": stats.walkable_area.to_native(),
+        "components": facts.components
+            .iter()
+            .map(|&(id, polygons, area)| serde_json::json!({
+                "id": id,
+                "polygons": polygons,
+                "area_m2": area,
+            }))
+            .collect::<Vec<_>>(),
+        "islands_removed": stats.islands_removed.to_native(),
+        "polygons_removed": stats.polygons_removed.to_native(),
+        "area_removed_m2": stats.area_removed.to_native(),
+        "cell_size": shortest_decimal(frame.cell_size),
+        "cell_height": shortest_decimal(frame.cell_height),
+        "agent": {
+            "height": shortest_decimal(frame.agent_height),
+            "radius": shortest_decimal(frame.agent_radius),
+            "climb": shortest_decimal(frame.agent_climb),
+        },
+    })
+}
+
+pub fn run(args: Args) -> Result<(), Failure> {
+    let path = args.navmesh.as_path();
+    let file = crate::navmesh::open(path)?;
+    let mesh = file.mesh();
+    let query = Query::new(mesh);
+    let facts = facts(&query);
     if args.json {
-        let v = serde_json::json!({
-            "file": path.display().to_string(),
-            "file_bytes": file.len(),
-            "bounds": {"min": min, "max": max},
-            "up": up,
-            "polygons": polygons,
-            "vertices": vertices,
-            "regions": regions,
-            "portals": portals,
-            "links": links,
-            "notches": notches,
-            "by_notches": by_notches,
-            "walkable_area_m2": area,
-            "components": components
-                .iter()
-                .map(|&(id, polygons, area)| serde_json::json!({
-                    "id": id,
-                    "polygons": polygons,
-                    "area_m2": area,
-                }))
-                .collect::<Vec<_>>(),
-            "islands_removed": stats.islands_removed.to_native(),
-            "polygons_removed": stats.polygons_removed.to_native(),
-            "area_removed_m2": stats.area_removed.to_native(),
-            "cell_size": shortest_decimal(frame.cell_size),
-            "cell_height": shortest_decimal(frame.cell_height),
-            "agent": {
-                "height": shortest_decimal(frame.agent_height),
-                "radius": shortest_decimal(frame.agent_radius),
-                "climb": shortest_decimal(frame.agent_climb),
-            },
-        });
+        let v = json(path, &file, &query, &facts);
         return out::print(|out| Ok(writeln!(out, "{v}")?));
     }
+    let frame = query.frame();
+    let stats = &mesh.stats;
+    let (polygons, vertices) = (mesh.polys.len(), mesh.verts.len());
+    let regions = stats.regions.to_native();
+    let area = stats.walkable_area.to_native();
+    let up = frame.up_axis().to_string();
+    let components = &facts.components;
     out::print(|out| {
         writeln!(out, "navmesh {}", path.display())?;
         writeln!(
             out,
             "  bounds           {} to {} (scene coordinates, {up} up)",
-            scene_point(min),
-            scene_point(max)
+            scene_point(facts.min),
+            scene_point(facts.max)
         )?;
         writeln!(
             out,
             "  polygons         {polygons} ({vertices} vertices, {regions} regions)"
         )?;
-        writeln!(out, "  portals          {portals}, links {links}")?;
+        writeln!(
+            out,
+            "  portals          {}, links {}",
+            stats.portals.to_native(),
+            stats.links.to_native()
+        )?;
         writeln!(
             out,
             "  partition        {}",
-            partition_line(polygons as u64, notches, &by_notches)
+            partition_line(
+                polygons as u64,
+                stats.notches.to_native(),
+                &facts.by_notches
+            )
         )?;
         writeln!(out, "  walkable area    {area:.1} m^2")?;
         let largest = components.first().map_or(0.0, |c| c.2);
