@@ -195,6 +195,7 @@ def test_a_progress_callable_sees_the_stages_and_can_stop_the_bake(tmp_path, sma
 
 def test_ctrl_c_stops_a_bake_and_the_same_call_resumes_it(tmp_path, small_scene):
     import _thread
+    import signal
 
     out = tmp_path / "out"
 
@@ -202,8 +203,15 @@ def test_ctrl_c_stops_a_bake_and_the_same_call_resumes_it(tmp_path, small_scene)
         if report["event"] == "start" and report["stage"] == "polygons":
             _thread.interrupt_main()  # what Ctrl-C does
 
-    with pytest.raises(KeyboardInterrupt):
-        tessera.bake(small_scene, out, progress=interrupt)
+    # Python's own Ctrl-C handler, whatever this process inherited: a process started in the
+    # background by a shell without job control ignores SIGINT, and then interrupt_main does
+    # nothing.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            tessera.bake(small_scene, out, progress=interrupt)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert not (out / "navmesh.tsn").exists()
     assert (out / "work").is_dir()  # the checkpoints
     summary = tessera.bake(small_scene, out, progress=False)

@@ -71,6 +71,9 @@ pub enum IngestError {
     /// The reader's [`Stop`] was raised: it stopped at its next window.
     #[error("{path}: stopped while reading")]
     Stopped { path: PathBuf },
+    /// A file that cannot join the others of a scene of several (another up axis).
+    #[error("{path}: {message}")]
+    Scene { path: PathBuf, message: String },
 }
 
 impl IngestError {

@@ -20,11 +20,11 @@ use std::sync::Arc;
 use std::time::Instant;
 use tessera_artifacts::{GridFrame, Triangle};
 use tessera_budget::MemoryBudget;
-use tessera_ingest::cache::SceneCache;
 use tessera_store::{PackReader, PackWriter};
 use tessera_tiler::{Binner, Placements, Spill};
 
 use crate::grid::{MIN_BIN_BUFFER, STAGE_BUFFER_CAP};
+use crate::ingest::Scene;
 use crate::keys::{SceneIdentity, StageKey};
 use crate::{BakeError, BakeLayout, Progress};
 
@@ -69,7 +69,7 @@ pub(crate) struct Binned {
 /// Runs the stage on a pool of `threads`, or reuses the tile pack when it was made from this
 /// scene and grid.
 pub(crate) fn run(
-    cache: &SceneCache,
+    scene: &Scene,
     frame: &GridFrame,
     budget: &Arc<MemoryBudget>,
     threads: usize,
@@ -78,7 +78,7 @@ pub(crate) fn run(
     interrupted: &(dyn Fn() -> bool + Sync),
 ) -> Result<Binned, BakeError> {
     let started = Instant::now();
-    let key = key(&SceneIdentity::of(cache.info()), frame);
+    let key = key(&SceneIdentity::of(scene.info()), frame);
     let header = [key.to_le_bytes().as_slice(), &frame.encode()].concat();
     let reused = match PackReader::open(layout.tiles_pack(), TILES_KIND) {
         Ok(r) if r.header() == header => {
@@ -109,7 +109,7 @@ pub(crate) fn run(
         0
     } else {
         let pool = crate::error::thread_pool(threads, STAGE)?;
-        pool.install(|| bin(cache, frame, &header, budget, layout, progress, interrupted))?
+        pool.install(|| bin(scene, frame, &header, budget, layout, progress, interrupted))?
     };
     Ok(Binned {
         tiles: PackReader::open(layout.tiles_pack(), TILES_KIND)?,
@@ -122,7 +122,7 @@ pub(crate) fn run(
 
 /// Bins every triangle into a new tile pack; returns the copies written.
 fn bin(
-    cache: &SceneCache,
+    scene: &Scene,
     frame: &GridFrame,
     header: &[u8],
     budget: &Arc<MemoryBudget>,
@@ -130,8 +130,8 @@ fn bin(
     progress: &Progress,
     interrupted: &(dyn Fn() -> bool + Sync),
 ) -> Result<u64, BakeError> {
-    let triangles = cache.triangles();
-    progress.stage_start(STAGE, triangles.len() as u64);
+    let total = scene.info().triangles;
+    progress.stage_start(STAGE, total);
     let bin_limit = (budget.total() / 4).clamp(MIN_BIN_BUFFER, STAGE_BUFFER_CAP);
     // Beyond the buffers: two runs of placements (the one being added, the next being
     // placed) and the chunks being compressed, up to an eighth of the buffers each (less when
@@ -146,21 +146,30 @@ fn bin(
     let run_len = (slack as usize / 2 / Placements::MAX_BYTES_PER_TRIANGLE).clamp(1, RELEASE_EVERY);
     let chunking = Chunking {
         group: slack as usize,
-        lz4: !stores_raw(triangles.len() as u64),
+        lz4: !stores_raw(total),
     };
     let mut pack = PackWriter::create(layout.tiles_pack(), TILES_KIND, header)?;
     let mut binner = Binner::new(frame, bin_limit as usize);
-    let runs: Vec<Range<usize>> = (0..triangles.len())
-        .step_by(run_len)
-        .map(|start| start..(start + run_len).min(triangles.len()))
+    // Runs of each part's triangles in scene order (a run never spans two files: where a run
+    // ends changes nothing in the pack, as runs are added exactly as one triangle at a time).
+    let runs: Vec<(usize, Range<usize>)> = scene
+        .parts()
+        .iter()
+        .enumerate()
+        .flat_map(|(p, part)| {
+            let n = part.cache.triangles().len();
+            (0..n)
+                .step_by(run_len)
+                .map(move |start| (p, start..(start + run_len).min(n)))
+        })
         .collect();
-    let place = |r: &Range<usize>| place_run(frame, triangles, r.clone());
+    let place = |(p, r): &(usize, Range<usize>)| place_run(frame, &scene.parts()[*p], r.clone());
     let mut placed = runs.first().map(place);
     // Buffers spilled by the last run, compressed while this one is added.
     let mut spilled: Spill = Vec::new();
-    let mut released = 0;
-    for (k, r) in runs.iter().enumerate() {
-        let current = placed
+    let (mut released, mut binned) = (0, 0);
+    for (k, (p, r)) in runs.iter().enumerate() {
+        let (triangles, current) = placed
             .take()
             .expect("each run is placed before it is added");
         let waiting = std::mem::take(&mut spilled);
@@ -192,10 +201,11 @@ fn bin(
         append_chunks(&mut pack, compressed, progress)?;
         spilled = added?;
         placed = next;
-        if r.end / RELEASE_EVERY > released {
-            released = r.end / RELEASE_EVERY;
-            cache.release_pages();
-            progress.advance(STAGE, r.end as u64);
+        binned += r.len();
+        if binned / RELEASE_EVERY > released || r.end == scene.parts()[*p].cache.triangles().len() {
+            released = binned / RELEASE_EVERY;
+            scene.parts()[*p].cache.release_pages();
+            progress.advance(STAGE, binned as u64);
             if interrupted() {
                 return Err(BakeError::Interrupted);
             }
@@ -215,31 +225,45 @@ fn bin(
     spill(spilled)?;
     let placements = binner.finish(&mut spill)?;
     pack.finish()?;
-    cache.release_pages();
+    for part in scene.parts() {
+        part.cache.release_pages();
+    }
     drop((reservation, beside));
-    progress.stage_done(STAGE, triangles.len() as u64);
+    progress.stage_done(STAGE, total);
     Ok(placements)
 }
 
-/// The tiles of the triangles in `run`, placed in parallel pieces of it.
-fn place_run(
+/// A run of a part's triangles as the scene has them: the cache's own when the part needs no
+/// offset, else moved into the scene's frame.
+type RunTriangles<'a> = std::borrow::Cow<'a, [Triangle]>;
+
+/// The triangles of `run` of `part` (in the scene's frame) and their tiles, placed in
+/// parallel pieces of the run (the pieces' ranges are within the run's triangles).
+fn place_run<'a>(
     frame: &GridFrame,
-    triangles: &[Triangle],
+    part: &'a crate::ingest::ScenePart,
     run: Range<usize>,
-) -> Vec<(Range<usize>, Placements)> {
-    let piece = run.len().div_ceil(4 * rayon::current_num_threads()).max(1);
-    let pieces: Vec<Range<usize>> = run
-        .clone()
+) -> (RunTriangles<'a>, Vec<(Range<usize>, Placements)>) {
+    let stored = &part.cache.triangles()[run];
+    let triangles: RunTriangles = if part.in_place() {
+        RunTriangles::Borrowed(stored)
+    } else {
+        RunTriangles::Owned(stored.par_iter().map(|t| part.placed(t)).collect())
+    };
+    let n = triangles.len();
+    let piece = n.div_ceil(4 * rayon::current_num_threads()).max(1);
+    let pieces: Vec<Range<usize>> = (0..n)
         .step_by(piece)
-        .map(|start| start..(start + piece).min(run.end))
+        .map(|start| start..(start + piece).min(n))
         .collect();
-    pieces
+    let placed = pieces
         .into_par_iter()
         .map(|piece| {
             let placed = Placements::of(frame, &triangles[piece.clone()]);
             (piece, placed)
         })
-        .collect()
+        .collect();
+    (triangles, placed)
 }
 
 /// Bytes of a spilled buffer compressed as one chunk: a large buffer is stored as several

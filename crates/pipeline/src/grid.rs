@@ -5,7 +5,6 @@
 use tessera_artifacts::{GridFrame, TileCoord};
 use tessera_config::VoxelParams;
 use tessera_geom::union_find;
-use tessera_ingest::cache::SceneCache;
 
 use crate::BakeError;
 
@@ -22,10 +21,10 @@ pub(crate) const STAGE_BUFFER_CAP: u64 = 16 << 20;
 /// tiles of the configured size.
 pub(crate) fn frame_of(
     name: &str,
-    cache: &SceneCache,
+    scene: &crate::ingest::Scene,
     params: &VoxelParams,
 ) -> Result<GridFrame, BakeError> {
-    let info = cache.info();
+    let info = scene.info();
     // Wider than the grid can number (its coordinates are i32): the frame would clamp it and
     // drop what lies beyond, so the scene is refused here, by axis, before any tile.
     for (axis, extent) in ["x", "y"].into_iter().zip(info.bounds_max) {
@@ -43,7 +42,7 @@ pub(crate) fn frame_of(
     }
     let frame = tessera_voxel::grid_frame(info.origin, info.bounds_max, params);
     frame.validate().map_err(|e| BakeError::Corrupt {
-        path: cache.path().to_path_buf(),
+        path: scene.path().to_path_buf(),
         message: e.to_string(),
     })?;
     // Tiles are keyed by a u32 row-major index in every pack and journal.

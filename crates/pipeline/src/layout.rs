@@ -8,6 +8,7 @@
 //! OUT/preview.png                    top-down picture of the navmesh (the binary, via export)
 //! OUT/report.html                    the bake's report page (the binary, via export)
 //! OUT/work/scene.cache               the ingested scene (reused by the next bake of the same input)
+//! OUT/work/scenes/NAME-HASH.cache    each file's, for a scene of several files
 //! OUT/work/tiles.pack                triangles binned per tile (lz4 chunks)
 //! OUT/work/spans.pack                voxelized span fields per tile
 //! OUT/work/regions.pack              merged regions and their contours, batched by the tile that closed them
@@ -16,6 +17,8 @@
 //! OUT/work/polygons/                 temporary files of a running polygon stage:
 //! OUT/work/polygons/contours.spill     the regions' contours, copied from regions.pack
 //! OUT/work/polygons/*                  the navmesh assembler's spill files and sort runs
+//! OUT/work/polygons/part-I.pack        process I's polygons in a distributed bake (and its
+//!                                      scratch, process-I/)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -66,6 +69,31 @@ impl BakeLayout {
     }
     pub fn scene_cache(&self) -> PathBuf {
         self.work().join("scene.cache")
+    }
+    /// The caches of a scene of several files, one per file.
+    pub fn part_caches(&self) -> PathBuf {
+        self.work().join("scenes")
+    }
+    /// The cache of one file of a scene of several, named by the file's path (so that a list
+    /// given in another order finds its caches again).
+    pub fn part_cache(&self, scene_file: &Path) -> PathBuf {
+        let canonical = std::fs::canonicalize(scene_file).unwrap_or_else(|_| scene_file.into());
+        let hash = xxhash_rust::xxh3::xxh3_64(canonical.as_os_str().as_encoded_bytes());
+        let stem = scene_file
+            .file_stem()
+            .map_or_else(|| "scene".into(), |s| s.to_string_lossy().into_owned());
+        let stem: String = stem
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .take(40)
+            .collect();
+        self.part_caches().join(format!("{stem}-{hash:016x}.cache"))
     }
     pub fn tiles_pack(&self) -> PathBuf {
         self.work().join("tiles.pack")

@@ -48,7 +48,7 @@ pub use merge::REGIONS_KIND;
 pub use polygon_inputs::RegionPart;
 pub use polygons::RegionShare;
 pub use progress::{EventKind, LogFormat, Observer, Progress, ProgressEvent};
-pub use summary::{BakeSummary, NotchGroup};
+pub use summary::{BakeSummary, NotchGroup, SceneFile};
 pub use tessera_polygons::{merge_asked, Asked};
 pub use voxelize::{TileShare, SPANS_KIND};
 
@@ -70,6 +70,14 @@ pub const STAGES: [&str; 5] = ["ingest", "bin", "voxelize", "merge", "polygons"]
 pub enum SceneInput {
     /// A scene file; `up` None means the format's convention (OBJ: Z, glTF: Y).
     File { path: PathBuf, up: Option<UpAxis> },
+    /// Several scene files baked as one scene, their triangles in the order given (a city
+    /// exported one file per district or asset). Each file has a scene cache of its own
+    /// (`work/scenes/`), so a bake after one file changed reads only that one again; every
+    /// file must have the same up axis. One file is [`SceneInput::File`].
+    Files {
+        paths: Vec<PathBuf>,
+        up: Option<UpAxis>,
+    },
     /// An in-memory Z-up mesh (the built-in demo world).
     Mesh {
         name: String,
@@ -183,12 +191,12 @@ fn bake_with(
         progress,
         req.interrupt.as_ref(),
     )?;
-    let frame = grid::frame_of(&ingested.name, &ingested.cache, &voxel)?;
+    let frame = grid::frame_of(&ingested.name, &ingested.scene, &voxel)?;
     grid::check_minimum(&frame, req.memory_budget, overhead)?;
     // The work files' disk, before binning writes the first of them.
-    disk::check(&layout, &frame, ingested.cache.info().triangles, progress)?;
+    disk::check(&layout, &frame, ingested.scene.info().triangles, progress)?;
     let binned = bin::run(
-        &ingested.cache,
+        &ingested.scene,
         &frame,
         &budget,
         req.threads,
@@ -235,7 +243,7 @@ fn bake_with(
     }
     let polygons = polygons::run(
         &polygons::PolygonInputs {
-            scene: ingested.cache.info(),
+            scene: ingested.scene.info(),
             up: ingested.up,
             frame: &frame,
             voxel: &voxel,

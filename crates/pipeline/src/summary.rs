@@ -41,6 +41,15 @@ impl NotchGroup {
     }
 }
 
+/// One file of the scene in [`BakeSummary::scene_files`].
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SceneFile {
+    pub path: String,
+    pub triangles: u64,
+    /// Its scene cache was made by an earlier bake and reused (the file was not read again).
+    pub cache_reused: bool,
+}
+
 /// What a bake did, written as `summary.json`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct BakeSummary {
@@ -49,6 +58,9 @@ pub struct BakeSummary {
     pub triangles: u64,
     pub degenerate_triangles: u64,
     pub scene_cache_reused: bool,
+    /// The scene's files in order (one for a single file or the built-in world), each with
+    /// whether its cache was reused.
+    pub scene_files: Vec<SceneFile>,
     pub tiles: u64,
     pub tiles_with_geometry: u64,
     pub tile_size: u32,
@@ -167,6 +179,16 @@ impl BakeSummary {
             triangles: ingest.stats.triangles,
             degenerate_triangles: ingest.stats.degenerate,
             scene_cache_reused: ingest.stats.reused,
+            scene_files: ingest
+                .scene
+                .parts()
+                .iter()
+                .map(|part| SceneFile {
+                    path: part.name.clone(),
+                    triangles: part.cache.info().triangles,
+                    cache_reused: part.reused,
+                })
+                .collect(),
             tiles: frame.tile_count() as u64,
             tiles_with_geometry: vox.tiles_with_geometry,
             tile_size: frame.tile_size,

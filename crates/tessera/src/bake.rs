@@ -6,7 +6,7 @@
 //! ([`Args::parse`]) and watch and stop it through [`Hooks`].
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -39,8 +39,14 @@ enum LogArg {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Scene file (.obj, .gltf, .glb). Omit to bake the built-in demo world.
-    scene: Option<PathBuf>,
+    /// Scene files (.obj, .gltf, .glb), baked as one scene in the order given; each keeps a
+    /// cache of its own, so a bake after one changed reads only that one again. Omit (and
+    /// give no --scene-list) to bake the built-in demo world.
+    scene: Vec<PathBuf>,
+    /// A file listing scene files, one path a line (relative to the list's folder; blank
+    /// lines and lines starting with # skipped), baked after those given as arguments.
+    #[arg(long, value_name = "FILE")]
+    scene_list: Option<PathBuf>,
     /// Config file, or a preset: default, def, S2, S3, S4, S5, recast-demo.
     #[arg(long, short, default_value = "default")]
     config: String,
@@ -291,7 +297,7 @@ pub fn bake(args: Args, hooks: Hooks) -> Result<Outcome, Failure> {
         .validate(&format!("{} (with command-line overrides)", args.config))
         .map_err(|e| Failure::new(exit::BAD_CONFIG, e))?;
 
-    let (scene, default_name) = scene(&args);
+    let (scene, default_name) = scene(&args)?;
     let out_dir = args
         .out
         .clone()
@@ -449,27 +455,63 @@ fn interrupt_on_signals() -> Result<Arc<AtomicBool>, Failure> {
     Ok(interrupt)
 }
 
-/// What to bake, and the output folder's default name: the scene file, or the demo world.
-fn scene(args: &Args) -> (SceneInput, String) {
-    match &args.scene {
-        Some(path) => {
-            let name = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "scene".into());
-            let up = args.up.map(|u| match u {
-                Up::Y => UpAxis::Y,
-                Up::Z => UpAxis::Z,
-            });
-            (
-                SceneInput::File {
-                    path: path.clone(),
-                    up,
-                },
-                name,
-            )
+/// The files of `--scene-list FILE`: one path a line, relative to the list's folder; blank
+/// lines and `#` comments skipped. A missing or unreadable list is bad input (exit 3).
+fn scene_list(list: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let text = std::fs::read_to_string(list).map_err(|e| {
+        let code = if e.kind() == std::io::ErrorKind::NotFound {
+            exit::BAD_INPUT
+        } else {
+            exit::IO
+        };
+        Failure::new(code, anyhow::anyhow!("{}: {e}", list.display()))
+    })?;
+    let base = list.parent().unwrap_or(Path::new(""));
+    let files: Vec<PathBuf> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| base.join(l))
+        .collect();
+    if files.is_empty() {
+        return Err(Failure::new(
+            exit::BAD_INPUT,
+            anyhow::anyhow!("{}: lists no scene file", list.display()),
+        ));
+    }
+    Ok(files)
+}
+
+/// What to bake, and the output folder's default name: the scene files, or the demo world.
+fn scene(args: &Args) -> Result<(SceneInput, String), Failure> {
+    let mut paths = args.scene.clone();
+    if let Some(list) = &args.scene_list {
+        paths.extend(scene_list(list)?);
+    }
+    let up = args.up.map(|u| match u {
+        Up::Y => UpAxis::Y,
+        Up::Z => UpAxis::Z,
+    });
+    let stem = |p: &Path| {
+        p.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scene".into())
+    };
+    Ok(match paths.len() {
+        1 => {
+            let path = paths.swap_remove(0);
+            let name = stem(&path);
+            (SceneInput::File { path, up }, name)
         }
-        None => {
+        2.. => {
+            // The folder is named by the list, else by the first file.
+            let name = args
+                .scene_list
+                .as_deref()
+                .map_or_else(|| stem(&paths[0]), stem);
+            (SceneInput::Files { paths, up }, name)
+        }
+        0 => {
             let mesh = citygen::generate(&citygen::CityParams {
                 size: citygen::Size::Demo,
                 seed: args.demo_seed,
@@ -489,5 +531,5 @@ fn scene(args: &Args) -> (SceneInput, String) {
                 "demo".to_string(),
             )
         }
-    }
+    })
 }

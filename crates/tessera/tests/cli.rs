@@ -1858,3 +1858,70 @@ fn diff_tells_what_an_edit_of_the_scene_changed() {
         "{v}"
     );
 }
+
+#[test]
+fn several_scene_files_and_a_scene_list_bake_as_one_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("parts")).unwrap();
+    let mut floor = tessera_test_support::mesh::MeshBuilder::default();
+    floor.floor(0.0, 0.0, 20.0, 20.0, 0.0);
+    floor.write_obj(&dir.path().join("parts/floor.obj"));
+    let mut block = tessera_test_support::mesh::MeshBuilder::default();
+    block.block(5.0, 5.0, 9.0, 9.0, 3.0);
+    block.write_obj(&dir.path().join("parts/block.obj"));
+    // Paths in a list are relative to the list's folder; comments and blank lines skipped.
+    std::fs::write(
+        dir.path().join("parts/city.txt"),
+        "# the district\nfloor.obj\n\nblock.obj\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let o = tessera(args, dir.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let summary: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join(args[args.len() - 2]).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        summary
+    };
+    let listed = run(&[
+        "bake",
+        "--scene-list",
+        "parts/city.txt",
+        "--log-format",
+        "quiet",
+        "--out",
+        "listed",
+        "--fresh",
+    ]);
+    let given = run(&[
+        "bake",
+        "parts/floor.obj",
+        "parts/block.obj",
+        "--log-format",
+        "quiet",
+        "--out",
+        "given",
+        "--fresh",
+    ]);
+    assert_eq!(listed["triangles"], 12);
+    assert_eq!(listed["scene_files"].as_array().unwrap().len(), 2);
+    assert_eq!(listed["polygons"], given["polygons"]);
+    assert_eq!(
+        std::fs::read(dir.path().join("listed/navmesh.tsn")).unwrap(),
+        std::fs::read(dir.path().join("given/navmesh.tsn")).unwrap()
+    );
+    // A list that is not there is bad input, named.
+    let o = tessera(
+        &[
+            "bake",
+            "--scene-list",
+            "nowhere.txt",
+            "--log-format",
+            "quiet",
+        ],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nowhere.txt"), "{}", stderr(&o));
+}

@@ -35,6 +35,7 @@ pub const RUN_FIELDS: &[&str] = &[
     "stages_reused",
     "resumed_tiles",
     "scene_cache_reused",
+    "scene_files",
     "triangle_placements",
 ];
 
