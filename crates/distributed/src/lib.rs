@@ -34,8 +34,8 @@ use std::time::Duration;
 
 use net::{decode_asked, encode_asked, Body, Envelope, Link, Payload};
 use tessera_pipeline::{
-    merge_asked, Asked, BakeError, BakeRequest, BakeSummary, PeerRequest, RegionAssignment,
-    RegionPart, RegionShare, TileShare,
+    merge_asked, Asked, BakeError, BakeRequest, BakeSummary, BinAssignment, BinShare, PeerRequest,
+    RegionAssignment, RegionPart, RegionShare, TileShare,
 };
 
 /// Tiles a process other than 0 may send ahead of process 0's writer.
@@ -170,6 +170,29 @@ struct Farm<'a> {
     mail: Mailbox<'a>,
 }
 
+impl BinShare for Farm<'_> {
+    fn assign_bins(&self, key: u64, caches: &[std::path::PathBuf]) -> Result<(), BakeError> {
+        let caches: Vec<String> = caches.iter().map(|p| p.display().to_string()).collect();
+        for p in 1..self.link.processes {
+            self.link.send(
+                p,
+                Body::Bin {
+                    key,
+                    caches: caches.clone(),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn wait_bins(&self, p: u32) -> Result<u64, BakeError> {
+        self.mail.take(|e| match e.body {
+            Body::Binned { placements } if e.from == p => Some(placements),
+            _ => None,
+        })
+    }
+}
+
 impl RegionShare for Farm<'_> {
     fn processes(&self) -> u32 {
         self.link.processes
@@ -278,7 +301,7 @@ pub fn run_process0(
         link: &link,
         mail: Mailbox::new(&link, interrupt),
     };
-    let result = tessera_pipeline::bake_shared(req, &farm, &farm);
+    let result = tessera_pipeline::bake_shared(req, &farm);
     let (ok, message) = match &result {
         Ok(_) => (true, String::new()),
         Err(e) => (false, e.to_string()),
@@ -342,22 +365,43 @@ fn peer_work(
             Err(ClusterError::Lost(format!("process 0 failed: {message}")))
         }
     };
-    // The barrier: process 0 ingests and bins first.
+    // Process 0 ingests; then every process bins its part of the scene, and process 0 sends
+    // the table of tiles (or ends the bake: a navmesh it could reuse).
+    let mail = Mailbox::new(link, Arc::clone(interrupt));
+    enum Next {
+        Bin(u64, Vec<String>),
+        Plan(u64, Vec<u32>, u32),
+        End(bool, String),
+    }
     let mut credits = loop {
-        if interrupt.load(Ordering::Relaxed) {
-            return Err(BakeError::Interrupted.into());
-        }
-        match link.recv(wait)?.map(|e| e.body) {
-            Some(Body::Plan {
+        let next = mail.take(|e| match &e.body {
+            Body::Bin { key, caches } => Some(Next::Bin(*key, caches.clone())),
+            Body::Plan {
                 tiles_key,
                 tiles,
                 credits,
-            }) => {
+            } => Some(Next::Plan(*tiles_key, tiles.clone(), *credits)),
+            Body::End { ok, message } => Some(Next::End(*ok, message.clone())),
+            _ => None,
+        })?;
+        match next {
+            Next::Bin(key, caches) => {
+                let assigned = BinAssignment {
+                    process: link.index,
+                    parts: link.processes,
+                    key,
+                    caches: caches.into_iter().map(std::path::PathBuf::from).collect(),
+                };
+                let placements = tessera_pipeline::bin_for_peer(req, &assigned)?;
+                link.send(0, Body::Binned { placements });
+                req.bin_parts = link.processes;
+            }
+            Next::Plan(tiles_key, tiles, credits) => {
                 req.tiles_key = tiles_key;
                 req.tiles = tiles;
                 break credits;
             }
-            Some(Body::End { ok, message }) => {
+            Next::End(ok, message) => {
                 ended(ok, message)?;
                 return Ok(PeerReport {
                     tiles: 0,
@@ -365,7 +409,6 @@ fn peer_work(
                     sent_bytes: 0,
                 });
             }
-            _ => {}
         }
     };
     let tiles = req.tiles.len();
@@ -402,7 +445,6 @@ fn peer_work(
     }
     let sent_bytes = sent_bytes?;
     // Then a share of the regions to polygonize, or the end (a navmesh process 0 reused).
-    let mail = Mailbox::new(link, Arc::clone(interrupt));
     let next = mail.take(|e| match &e.body {
         Body::Regions {
             regions_key,

@@ -56,13 +56,18 @@ impl<'de> Deserialize<'de> for Payload {
 /// What processes tell each other.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) enum Body {
-    /// Process 0 to another: the tile pack (by key) is ready; compute these tiles, with this
-    /// many sent ahead of process 0's writer at most.
+    /// Process 0 to another: the tiles are binned (every process's part, under this key);
+    /// compute these tiles, with this many sent ahead of process 0's writer at most.
     Plan {
         tiles_key: u64,
         tiles: Vec<u32>,
         credits: u32,
     },
+    /// Process 0 to another: bin your part of the scene (every process one part, in process
+    /// order) from these scene caches (paths in the bake folder, in order), under `key`.
+    Bin { key: u64, caches: Vec<String> },
+    /// A process other than 0 to process 0: its part of the binning is written.
+    Binned { placements: u64 },
     /// A finished tile, to process 0.
     Tile { key: u32, bytes: Payload },
     /// Process 0 to a tile's sender: it is written; one more may come.

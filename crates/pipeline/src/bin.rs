@@ -16,6 +16,7 @@
 
 use rayon::prelude::*;
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 use tessera_artifacts::{GridFrame, Triangle};
@@ -55,10 +56,94 @@ pub(crate) fn key(scene: &SceneIdentity, frame: &GridFrame) -> u64 {
         .finish()
 }
 
+/// The binned tiles: one tile pack, or (a distributed bake) the packs of the parts of the
+/// scene's triangles the processes binned, whose chunks of a tile, in part order, are the
+/// tile's triangles in scene order.
+pub(crate) struct TilePacks {
+    packs: Vec<PackReader>,
+    path: PathBuf,
+    keys: Vec<u32>,
+}
+
+impl TilePacks {
+    /// The packs at `paths`, in part order; every header must be `header`.
+    pub(crate) fn open(paths: &[PathBuf], header: &[u8]) -> Result<TilePacks, BakeError> {
+        let mut packs = Vec::with_capacity(paths.len());
+        for path in paths {
+            let pack = PackReader::open(path, TILES_KIND)?;
+            if pack.header() != header {
+                return Err(BakeError::Corrupt {
+                    path: path.clone(),
+                    message: "not binned from this scene and grid (is the bake folder shared?)"
+                        .into(),
+                });
+            }
+            packs.push(pack);
+        }
+        let mut keys: Vec<u32> = packs.iter().flat_map(|p| p.keys()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        Ok(TilePacks {
+            packs,
+            path: paths[0].clone(),
+            keys,
+        })
+    }
+
+    /// The tiles holding triangles, in tile order.
+    pub(crate) fn keys(&self) -> Vec<u32> {
+        self.keys.clone()
+    }
+
+    /// The bytes of tile `key`'s triangles.
+    pub(crate) fn raw_len(&self, key: u32) -> u64 {
+        self.packs.iter().map(|p| p.raw_len(key)).sum()
+    }
+
+    /// Tile `key`'s triangles into `out` ([`TilePacks::raw_len`] bytes), part after part.
+    pub(crate) fn read_into(
+        &self,
+        key: u32,
+        out: &mut [u8],
+    ) -> Result<(), tessera_store::StoreError> {
+        let mut at = 0;
+        for p in &self.packs {
+            let n = p.raw_len(key) as usize;
+            if n > 0 {
+                p.read_into(key, &mut out[at..at + n])?;
+            }
+            at += n;
+        }
+        Ok(())
+    }
+
+    /// The first pack's path, for messages.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The binning of a scene shared with other processes (a distributed bake): each process bins
+/// one part of the scene's triangles into a pack of its own (`work/bins/`), in parallel;
+/// every process then reads a tile from all the parts' packs.
+pub trait BinShare: Send + Sync {
+    /// Process 0: every other process `p` bins part `p` of the scene (its files' caches at
+    /// `caches`, paths in the bake folder, in order) into its part pack, under `key`.
+    fn assign_bins(&self, key: u64, caches: &[PathBuf]) -> Result<(), BakeError>;
+    /// Process 0: waits until process `p` has binned its part; the triangle copies it wrote.
+    fn wait_bins(&self, p: u32) -> Result<u64, BakeError>;
+}
+
+/// The triangles of part `k` of `parts` of a scene of `total` triangles (scene order).
+pub(crate) fn part_range(total: u64, k: u32, parts: u32) -> Range<u64> {
+    let at = |k: u32| total * u64::from(k) / u64::from(parts.max(1));
+    at(k)..at(k + 1)
+}
+
 /// What binning did.
 pub(crate) struct Binned {
-    /// The tile pack, open for reading.
-    pub tiles: PackReader,
+    /// The binned tiles, open for reading.
+    pub tiles: TilePacks,
     pub key: u64,
     pub reused: bool,
     /// Triangle copies written (0 when the pack was reused).
@@ -66,28 +151,71 @@ pub(crate) struct Binned {
     pub seconds: f64,
 }
 
-/// Runs the stage on a pool of `threads`, or reuses the tile pack when it was made from this
-/// scene and grid.
-pub(crate) fn run(
-    scene: &Scene,
-    frame: &GridFrame,
-    budget: &Arc<MemoryBudget>,
-    threads: usize,
-    layout: &BakeLayout,
-    progress: &Progress,
-    interrupted: &(dyn Fn() -> bool + Sync),
-) -> Result<Binned, BakeError> {
+/// What binning reads and where it works.
+pub(crate) struct Binning<'a> {
+    pub scene: &'a Scene,
+    pub frame: &'a GridFrame,
+    pub budget: &'a Arc<MemoryBudget>,
+    pub threads: usize,
+    pub layout: &'a BakeLayout,
+    pub progress: &'a Progress,
+    pub interrupted: &'a (dyn Fn() -> bool + Sync),
+}
+
+impl Binning<'_> {
+    /// The triangles `range` of the scene binned into a new pack at `out` (with `header`), on
+    /// a pool of the bake's threads; the triangle copies written.
+    fn pack(&self, range: Range<u64>, header: &[u8], out: &Path) -> Result<u64, BakeError> {
+        let pool = crate::error::thread_pool(self.threads, STAGE)?;
+        pool.install(|| bin(self, range, header, out))
+    }
+}
+
+/// Runs the stage, or reuses the tile pack when it was made from this scene and grid. With
+/// `share` (process 0 of a distributed bake of `parts` processes), every process bins its part
+/// of the scene's triangles at once, this one part 0, and the tiles are read from all the
+/// parts: the parts' packs are the bake's for this number of processes and are made again every
+/// run (binning in parallel is a small share of a bake), while the voxelize checkpoints, keyed
+/// by the scene and grid alone, stay valid whatever the number.
+pub(crate) fn run(b: &Binning, share: Option<(&dyn BinShare, u32)>) -> Result<Binned, BakeError> {
     let started = Instant::now();
-    let key = key(&SceneIdentity::of(scene.info()), frame);
-    let header = [key.to_le_bytes().as_slice(), &frame.encode()].concat();
+    let (key, header) = header(b.scene, b.frame);
+    let layout = b.layout;
+    // The parts of an earlier distributed bake of this folder are not read by this one.
+    let _ = std::fs::remove_dir_all(layout.bin_parts());
+    if let Some((share, parts)) = share {
+        std::fs::create_dir_all(layout.bin_parts())
+            .map_err(|e| tessera_store::StoreError::io(&layout.bin_parts(), e))?;
+        let caches: Vec<PathBuf> = b
+            .scene
+            .parts()
+            .iter()
+            .map(|p| p.cache.path().to_path_buf())
+            .collect();
+        share.assign_bins(key, &caches)?;
+        let own = part_range(b.scene.info().triangles, 0, parts);
+        let mut placements = b.pack(own, &header, &layout.bin_part(0, parts))?;
+        for p in 1..parts {
+            placements += share.wait_bins(p)?;
+        }
+        let paths: Vec<PathBuf> = (0..parts).map(|p| layout.bin_part(p, parts)).collect();
+        return Ok(Binned {
+            tiles: TilePacks::open(&paths, &header)?,
+            key,
+            reused: false,
+            placements,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+    }
     let reused = match PackReader::open(layout.tiles_pack(), TILES_KIND) {
         Ok(r) if r.header() == header => {
-            progress.stage_start(STAGE, 0);
-            progress.phase(STAGE, "checking the tile pack of an earlier bake", 0);
+            b.progress.stage_start(STAGE, 0);
+            b.progress
+                .phase(STAGE, "checking the tile pack of an earlier bake", 0);
             match r.verify() {
                 Ok(()) => true,
                 Err(e) => {
-                    progress.warn(&format!("tile pack recomputed: {e}"));
+                    b.progress.warn(&format!("tile pack recomputed: {e}"));
                     false
                 }
             }
@@ -101,18 +229,17 @@ pub(crate) fn run(
             false
         }
         Err(e) => {
-            progress.warn(&format!("tile pack recomputed: {e}"));
+            b.progress.warn(&format!("tile pack recomputed: {e}"));
             false
         }
     };
     let placements = if reused {
         0
     } else {
-        let pool = crate::error::thread_pool(threads, STAGE)?;
-        pool.install(|| bin(scene, frame, &header, budget, layout, progress, interrupted))?
+        b.pack(0..b.scene.info().triangles, &header, &layout.tiles_pack())?
     };
     Ok(Binned {
-        tiles: PackReader::open(layout.tiles_pack(), TILES_KIND)?,
+        tiles: TilePacks::open(&[layout.tiles_pack()], &header)?,
         key,
         reused,
         placements,
@@ -120,17 +247,41 @@ pub(crate) fn run(
     })
 }
 
-/// Bins every triangle into a new tile pack; returns the copies written.
-fn bin(
-    scene: &Scene,
-    frame: &GridFrame,
-    header: &[u8],
-    budget: &Arc<MemoryBudget>,
-    layout: &BakeLayout,
-    progress: &Progress,
-    interrupted: &(dyn Fn() -> bool + Sync),
-) -> Result<u64, BakeError> {
-    let total = scene.info().triangles;
+/// The tile pack header of a scene and grid: the stage key, then the grid.
+pub(crate) fn header(scene: &Scene, frame: &GridFrame) -> (u64, Vec<u8>) {
+    let key = key(&SceneIdentity::of(scene.info()), frame);
+    (
+        key,
+        [key.to_le_bytes().as_slice(), &frame.encode()].concat(),
+    )
+}
+
+/// Process `p` (from 1) of a distributed bake of `parts` processes: bins its part of the
+/// scene into its part pack, under process 0's `key`; returns the triangle copies written.
+pub(crate) fn run_part(b: &Binning, key: u64, (p, parts): (u32, u32)) -> Result<u64, BakeError> {
+    let (mine, header) = header(b.scene, b.frame);
+    if mine != key {
+        return Err(BakeError::Corrupt {
+            path: b.scene.path().to_path_buf(),
+            message: "not the scene process 0 binned (is the bake folder shared?)".into(),
+        });
+    }
+    let range = part_range(b.scene.info().triangles, p, parts);
+    b.pack(range, &header, &b.layout.bin_part(p, parts))
+}
+
+/// Bins the triangles `range` of the scene (scene order, across its files) into a new tile
+/// pack at `out`; returns the copies written.
+fn bin(b: &Binning, range: Range<u64>, header: &[u8], out: &Path) -> Result<u64, BakeError> {
+    let Binning {
+        scene,
+        frame,
+        budget,
+        progress,
+        interrupted,
+        ..
+    } = *b;
+    let total = range.end - range.start;
     progress.stage_start(STAGE, total);
     let bin_limit = (budget.total() / 4).clamp(MIN_BIN_BUFFER, STAGE_BUFFER_CAP);
     // Beyond the buffers: two runs of placements (the one being added, the next being
@@ -148,19 +299,25 @@ fn bin(
         group: slack as usize,
         lz4: !stores_raw(total),
     };
-    let mut pack = PackWriter::create(layout.tiles_pack(), TILES_KIND, header)?;
+    let mut pack = PackWriter::create(out, TILES_KIND, header)?;
     let mut binner = Binner::new(frame, bin_limit as usize);
-    // Runs of each part's triangles in scene order (a run never spans two files: where a run
-    // ends changes nothing in the pack, as runs are added exactly as one triangle at a time).
+    // Runs of each file's triangles within `range`, in scene order (a run never spans two
+    // files: where a run ends changes nothing in the pack, as runs are added exactly as one
+    // triangle at a time).
+    let mut first = 0u64;
     let runs: Vec<(usize, Range<usize>)> = scene
         .parts()
         .iter()
         .enumerate()
         .flat_map(|(p, part)| {
-            let n = part.cache.triangles().len();
-            (0..n)
+            let n = part.cache.triangles().len() as u64;
+            let (lo, hi) = (range.start.max(first), range.end.min(first + n));
+            let local = (lo.saturating_sub(first) as usize)..(hi.saturating_sub(first) as usize);
+            first += n;
+            local
+                .clone()
                 .step_by(run_len)
-                .map(move |start| (p, start..(start + run_len).min(n)))
+                .map(move |start| (p, start..(start + run_len).min(local.end)))
         })
         .collect();
     let place = |(p, r): &(usize, Range<usize>)| place_run(frame, &scene.parts()[*p], r.clone());

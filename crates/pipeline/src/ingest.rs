@@ -58,9 +58,32 @@ pub(crate) struct Scene {
 }
 
 impl Scene {
-    fn of(parts: Vec<ScenePart>) -> Scene {
+    /// The scene of `parts` in order, each part's offset set from the lowest corner of all.
+    fn of(mut parts: Vec<ScenePart>) -> Scene {
         let info = combined(&parts);
+        for p in &mut parts {
+            let own = p.cache.info().origin;
+            p.offset = [0, 1, 2].map(|k| own[k] - info.origin[k]);
+        }
         Scene { parts, info }
+    }
+
+    /// The scene whose files' caches another process of a distributed bake made (each
+    /// verified by its checksums), in order.
+    pub fn open_caches(paths: &[PathBuf]) -> Result<Scene, BakeError> {
+        let mut parts = Vec::with_capacity(paths.len());
+        for path in paths {
+            parts.push(ScenePart {
+                cache: SceneCache::open(path)?,
+                name: path.display().to_string(),
+                offset: [0.0; 3],
+                reused: true,
+            });
+        }
+        if parts.is_empty() {
+            return Err(BakeError::Cluster("no scene cache to bin from".into()));
+        }
+        Ok(Scene::of(parts))
     }
 
     /// What the scene holds: for one file its cache's trailer; for several, their triangles
@@ -319,12 +342,7 @@ fn read_files(
         let kept: Vec<&std::path::Path> = parts.iter().map(|p| p.cache.path()).collect();
         remove_other_caches(&layout.part_caches(), &kept);
     }
-    let mut scene = Scene::of(parts);
-    let origin = scene.info.origin;
-    for p in &mut scene.parts {
-        let own = p.cache.info().origin;
-        p.offset = [0, 1, 2].map(|k| own[k] - origin[k]);
-    }
+    let scene = Scene::of(parts);
     let name = match paths {
         [one] => one.display().to_string(),
         [first, ..] => format!(

@@ -10,6 +10,7 @@
 //! OUT/work/scene.cache               the ingested scene (reused by the next bake of the same input)
 //! OUT/work/scenes/NAME-HASH.cache    each file's, for a scene of several files
 //! OUT/work/tiles.pack                triangles binned per tile (lz4 chunks)
+//! OUT/work/bins/part-P-of-N.pack     in a distributed bake, process P's part of the binning
 //! OUT/work/spans.pack                voxelized span fields per tile
 //! OUT/work/regions.pack              merged regions and their contours, batched by the tile that closed them
 //! OUT/work/floors.pack               walkable floors per tile, for height detail
@@ -121,6 +122,14 @@ impl BakeLayout {
             0 => self.polygon_scratch(),
             p => self.polygon_scratch().join(format!("process-{p}")),
         }
+    }
+    /// The parts of a distributed bake's binning, one pack per process.
+    pub fn bin_parts(&self) -> PathBuf {
+        self.work().join("bins")
+    }
+    /// Part `p` of `parts` of a distributed bake's binning.
+    pub fn bin_part(&self, p: u32, parts: u32) -> PathBuf {
+        self.bin_parts().join(format!("part-{p}-of-{parts}.pack"))
     }
     /// The polygons process `p` (other than 0) made in a distributed polygon stage.
     pub fn polygon_part(&self, p: u32) -> PathBuf {

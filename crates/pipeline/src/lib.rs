@@ -40,7 +40,7 @@ mod summary;
 mod tile_work;
 mod voxelize;
 
-pub use bin::TILES_KIND;
+pub use bin::{BinShare, TILES_KIND};
 pub use error::BakeError;
 pub use grid::minimum_budget;
 pub use layout::BakeLayout;
@@ -129,13 +129,15 @@ pub fn bake(req: BakeRequest) -> Result<BakeSummary, BakeError> {
 /// computes only the tiles `tiles` assigns to this process and takes the others' from it,
 /// and the polygon stage polygonizes only this process's share of the regions (`regions`)
 /// and reads the others' back. Every file is the same as [`bake`]'s.
-pub fn bake_shared(
-    req: BakeRequest,
-    tiles: &dyn TileShare,
-    regions: &dyn RegionShare,
-) -> Result<BakeSummary, BakeError> {
-    bake_with(req, Some((tiles, regions)))
+pub fn bake_shared(req: BakeRequest, share: &dyn Share) -> Result<BakeSummary, BakeError> {
+    bake_with(req, Some(share))
 }
+
+/// The other processes of a distributed bake, as process 0 sees them: the binning, the
+/// voxelize stage's tiles and the polygon stage's regions shared with them.
+pub trait Share: BinShare + TileShare + RegionShare {}
+
+impl<T: BinShare + TileShare + RegionShare> Share for T {}
 
 /// The threads a bake runs (asked for, at most what the budget pays for) and the budget the
 /// stages share once their overhead is taken off the top; warns when fewer are run.
@@ -164,10 +166,7 @@ fn threads_and_budget(
     (threads, overhead, budget)
 }
 
-fn bake_with(
-    mut req: BakeRequest,
-    share: Option<(&dyn TileShare, &dyn RegionShare)>,
-) -> Result<BakeSummary, BakeError> {
+fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSummary, BakeError> {
     let started = Instant::now();
     let sampler = req
         .sampler
@@ -196,13 +195,18 @@ fn bake_with(
     // The work files' disk, before binning writes the first of them.
     disk::check(&layout, &frame, ingested.scene.info().triangles, progress)?;
     let binned = bin::run(
-        &ingested.scene,
-        &frame,
-        &budget,
-        req.threads,
-        &layout,
-        progress,
-        &interrupted,
+        &bin::Binning {
+            scene: &ingested.scene,
+            frame: &frame,
+            budget: &budget,
+            threads: req.threads,
+            layout: &layout,
+            progress,
+            interrupted: &interrupted,
+        },
+        share
+            .filter(|s| s.processes() > 1)
+            .map(|s| (s as &dyn BinShare, s.processes())),
     )?;
     let keys = binned.tiles.keys();
     if let Some(w) = grid::sparse_world_warning(&frame, keys.len() as u64) {
@@ -232,7 +236,7 @@ fn bake_with(
         &layout,
         progress,
         interrupt,
-        share.map(|s| s.0),
+        share.map(|s| s as &dyn TileShare),
     )?;
     if voxelized.walkable_spans == 0 {
         return Err(BakeError::NoWalkable(format!(
@@ -252,7 +256,7 @@ fn bake_with(
             regions_reused: voxelized.reused,
             merged: (voxelized.merged.regions, voxelized.merged.contours),
             interrupt: req.interrupt.as_ref(),
-            share: share.map(|s| s.1),
+            share: share.map(|s| s as &dyn RegionShare),
         },
         &budget,
         req.threads,
@@ -295,6 +299,9 @@ pub struct PeerRequest {
     pub tiles_key: u64,
     /// The tiles to compute, in tile order.
     pub tiles: Vec<u32>,
+    /// The processes whose parts of the binning hold the tiles (`work/bins/`); 0 or 1: the
+    /// one tile pack (`work/tiles.pack`).
+    pub bin_parts: u32,
 }
 
 /// Runs a [`PeerRequest`]: opens the tile pack read-only, voxelizes (segments, traces) its
@@ -306,19 +313,24 @@ pub fn voxelize_for_peer(
 ) -> Result<u64, BakeError> {
     let layout = BakeLayout::new(&req.out_dir);
     let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
-    let path = layout.tiles_pack();
-    let tiles = tessera_store::PackReader::open(&path, TILES_KIND)?;
+    let paths: Vec<PathBuf> = match req.bin_parts {
+        0 | 1 => vec![layout.tiles_pack()],
+        n => (0..n).map(|p| layout.bin_part(p, n)).collect(),
+    };
     let corrupt = |message: String| BakeError::Corrupt {
-        path: path.clone(),
+        path: paths[0].clone(),
         message,
     };
-    let header = tiles.header();
+    let header = tessera_store::PackReader::open(&paths[0], TILES_KIND)?
+        .header()
+        .to_vec();
     if header.len() < 8 || header[..8] != req.tiles_key.to_le_bytes() {
         return Err(corrupt(
             "not the tile pack process 0 announced (is the bake folder shared?)".into(),
         ));
     }
     let frame = GridFrame::decode(&header[8..]).map_err(|e| corrupt(e.to_string()))?;
+    let tiles = bin::TilePacks::open(&paths, &header)?;
     let voxel = req.config.voxel_params();
     let shared = voxelize::Shared {
         frame: &frame,
@@ -329,6 +341,49 @@ pub fn voxelize_for_peer(
         interrupt: req.interrupt.as_deref(),
     };
     voxelize::stream_for_peer(&shared, &req.tiles, threads, &req.progress, send)
+}
+
+/// What a process other than 0 of a distributed bake bins: its part of the scene process 0
+/// ingested, whose files' caches are `caches` (in the shared bake folder, in order).
+#[derive(Clone, Debug)]
+pub struct BinAssignment {
+    /// This process's index (from 1), and how many processes bin.
+    pub process: u32,
+    pub parts: u32,
+    /// The key process 0 bins under: the scene and grid this process finds must give it.
+    pub key: u64,
+    pub caches: Vec<PathBuf>,
+}
+
+/// Bins `assigned`'s part of the scene (with the settings of `req`, its tiles aside) into its
+/// part pack in the shared bake folder (`work/bins/`); returns the triangle copies written.
+pub fn bin_for_peer(req: &PeerRequest, assigned: &BinAssignment) -> Result<u64, BakeError> {
+    let layout = BakeLayout::new(&req.out_dir);
+    let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
+    let scene = ingest::Scene::open_caches(&assigned.caches)?;
+    let frame = grid::frame_of(
+        &assigned.caches[0].display().to_string(),
+        &scene,
+        &req.config.voxel_params(),
+    )?;
+    let interrupted = || {
+        req.interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    };
+    bin::run_part(
+        &bin::Binning {
+            scene: &scene,
+            frame: &frame,
+            budget: &budget,
+            threads,
+            layout: &layout,
+            progress: &req.progress,
+            interrupted: &interrupted,
+        },
+        assigned.key,
+        (assigned.process, assigned.parts),
+    )
 }
 
 /// What a process other than 0 of a distributed bake polygonizes: its share of the regions of

@@ -8,7 +8,7 @@ use tessera_artifacts::codec::{Reader, Writer};
 use tessera_artifacts::{CellRect, GridFrame, SpanField, TileCoord, Triangle};
 use tessera_budget::{MemoryBudget, Reservation};
 use tessera_config::VoxelParams;
-use tessera_store::{JournalReader, PackReader};
+use tessera_store::JournalReader;
 
 use crate::grid::MIN_BIN_BUFFER;
 use crate::BakeError;
@@ -145,12 +145,12 @@ impl TileDone {
 /// not fit the budget) and the memory that takes, reserved before the job leaves the reader.
 pub(crate) fn read_and_plan(
     frame: &GridFrame,
-    tiles: &PackReader,
+    tiles: &crate::bin::TilePacks,
     budget: &Arc<MemoryBudget>,
     key: u32,
     coord: TileCoord,
-    tiles_path: &Path,
 ) -> Result<TileJob, BakeError> {
+    let tiles_path = tiles.path();
     let raw = tiles.raw_len(key);
     let mut reservation = budget.reserve(raw, "a tile's triangles")?;
     let corrupt = |message: String| BakeError::Corrupt {

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use tessera_artifacts::GridFrame;
 use tessera_budget::MemoryBudget;
 use tessera_config::VoxelParams;
-use tessera_store::{Journal, JournalReader, PackReader};
+use tessera_store::{Journal, JournalReader};
 
 use crate::bin::Binned;
 use crate::keys::StageKey;
@@ -72,7 +72,7 @@ pub(crate) struct Voxelized {
 pub(crate) struct Shared<'a> {
     pub(crate) frame: &'a GridFrame,
     pub(crate) params: &'a VoxelParams,
-    pub(crate) tiles: &'a PackReader,
+    pub(crate) tiles: &'a crate::bin::TilePacks,
     pub(crate) budget: &'a Arc<MemoryBudget>,
     pub(crate) layout: &'a BakeLayout,
     pub(crate) interrupt: Option<&'a AtomicBool>,
@@ -208,7 +208,6 @@ fn spawn_reader_and_workers<'scope, 'env>(
     // next item.
     let (job_tx, job_rx) = bounded::<TileJob>(threads);
     let reader_done = done_tx.clone();
-    let tiles_path = s.layout.tiles_pack();
     let reader = scope.spawn(move || {
         for &(key, recovered) in tiles {
             if s.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
@@ -227,7 +226,7 @@ fn spawn_reader_and_workers<'scope, 'env>(
                         reservation,
                     })
                     .map_err(BakeError::from),
-                _ => read_and_plan(s.frame, s.tiles, s.budget, key, coord, &tiles_path),
+                _ => read_and_plan(s.frame, s.tiles, s.budget, key, coord),
             };
             match job {
                 Ok(job) => {

@@ -346,6 +346,7 @@ pub fn bake(args: Args, hooks: Hooks) -> Result<Outcome, Failure> {
                 interrupt: Some(interrupt),
                 tiles_key: 0,
                 tiles: Vec::new(),
+                bin_parts: 0,
             },
         )
         .map_err(cluster_failure)?;
