@@ -69,15 +69,36 @@ impl Levels {
         if !self.surface {
             return zmax / self.step;
         }
+        self.surface_label(ground, zmax, self.parity_x(x) | self.parity_y(y))
+    }
+
+    /// A surface label from its parts: the band (0 for ground) and the block parity of its
+    /// column ([`Levels::parity_x`] | [`Levels::parity_y`]).
+    #[inline]
+    fn surface_label(&self, ground: bool, zmax: u32, parity: u32) -> u32 {
         let band = if ground { 0 } else { zmax / self.step + 1 };
-        let parity = if self.block == 0 {
-            0
-        } else {
-            let b = self.block as i32;
-            (((x.div_euclid(b) & 1) << 1) | (y.div_euclid(b) & 1)) as u32
-        };
         // Labels are compared between neighbouring cells only; bands that far up alias.
         ((band & 0x0FFF_FFFF) << 2) | parity
+    }
+
+    /// The x half of a column's block parity (0 without blocks).
+    #[inline]
+    fn parity_x(&self, x: i32) -> u32 {
+        if self.block == 0 {
+            0
+        } else {
+            ((x.div_euclid(self.block as i32) & 1) << 1) as u32
+        }
+    }
+
+    /// The y half of a column's block parity (0 without blocks).
+    #[inline]
+    fn parity_y(&self, y: i32) -> u32 {
+        if self.block == 0 {
+            0
+        } else {
+            (y.div_euclid(self.block as i32) & 1) as u32
+        }
     }
 
     /// The label of every span of `field`: [`Levels::label`] for a walkable span,
@@ -102,62 +123,73 @@ impl Levels {
             }));
             return;
         }
-        out.reserve(field.spans.len());
+        // Unwalkable spans keep `NO_LEVEL`; only walkable ones are written below.
+        out.resize(field.spans.len(), NO_LEVEL);
         let rect = field.rect;
         let (width, rows) = (rect.width as usize, rect.height as usize);
-        // Each column's ground (its lowest walkable floor, `NO_LEVEL` where it has none), kept
-        // for three rows at a time: a label reads its own row and the two beside it. A small
-        // ring rather than a table for the tile, which the allocator would hand back to the
-        // system and fault in again for every tile.
-        let ground_of = |i: usize| {
-            field.spans[field.column_start[i] as usize..field.column_start[i + 1] as usize]
-                .iter()
-                .find(|s| s.walkable)
-                .map_or(NO_LEVEL, |s| s.zmax)
-        };
-        let mut ring = vec![NO_LEVEL; 3 * width];
-        let fill = |ring: &mut [u32], row: usize| {
-            let slot = &mut ring[(row % 3) * width..(row % 3 + 1) * width];
-            for (cx, g) in slot.iter_mut().enumerate() {
-                *g = ground_of(row * width + cx);
+        if width == 0 || rows == 0 {
+            return;
+        }
+        let starts = &field.column_start;
+        // Each column's ground (its lowest walkable floor, `NO_LEVEL` where it has none) and
+        // the lowest ground of it and the two columns beside it in its row, kept for three
+        // rows at a time: a label reads its own row and the two beside it. Small rings rather
+        // than tables for the tile, which the allocator would hand back to the system and
+        // fault in again for every tile; then each column's x parity.
+        let mut buf = vec![NO_LEVEL; 7 * width];
+        let (ground, rest) = buf.split_at_mut(3 * width);
+        let (low, xpar) = rest.split_at_mut(3 * width);
+        for (cx, p) in xpar.iter_mut().enumerate() {
+            *p = self.parity_x(rect.x0 + cx as i32);
+        }
+        let fill = |ground: &mut [u32], low: &mut [u32], row: usize| {
+            let slot = (row % 3) * width..(row % 3 + 1) * width;
+            let (g, l) = (&mut ground[slot.clone()], &mut low[slot]);
+            for (cx, g) in g.iter_mut().enumerate() {
+                let i = row * width + cx;
+                *g = field.spans[starts[i] as usize..starts[i + 1] as usize]
+                    .iter()
+                    .find(|s| s.walkable)
+                    .map_or(NO_LEVEL, |s| s.zmax);
+            }
+            for cx in 0..width {
+                let (x0, x1) = (cx.saturating_sub(1), (cx + 1).min(width - 1));
+                l[cx] = g[x0].min(g[cx]).min(g[x1]);
             }
         };
-        if rows > 0 {
-            fill(&mut ring, 0);
-        }
+        fill(ground, low, 0);
         for cy in 0..rows {
             if cy + 1 < rows {
-                fill(&mut ring, cy + 1);
+                fill(ground, low, cy + 1);
             }
-            let near = |r: usize| &ring[(r % 3) * width..(r % 3 + 1) * width];
+            let row = |r: usize| (r % 3) * width..(r % 3 + 1) * width;
             let (y0, y1) = (cy.saturating_sub(1), (cy + 1).min(rows - 1));
+            let (g, l0, l, l1) = (
+                &ground[row(cy)],
+                &low[row(y0)],
+                &low[row(cy)],
+                &low[row(y1)],
+            );
+            let ypar = self.parity_y(rect.y0 + cy as i32);
             for cx in 0..width {
                 let i = cy * width + cx;
-                let z = near(cy)[cx];
-                let (x0, x1) = (cx.saturating_sub(1), (cx + 1).min(width - 1));
+                let (a, b) = (starts[i] as usize, starts[i + 1] as usize);
+                let z = g[cx];
+                if z == NO_LEVEL {
+                    continue; // no walkable span: every label stays NO_LEVEL
+                }
                 // Ground keeps the ground label unless a neighbour's ground lies more than the
                 // climb below it (of two grounds out of each other's climb, the higher is
-                // banded).
-                let level_ground = z != NO_LEVEL
-                    && (y0..=y1).all(|ny| {
-                        near(ny)[x0..=x1]
-                            .iter()
-                            .all(|&n| n == NO_LEVEL || n.saturating_add(self.climb) >= z)
-                    });
-                let (x, y) = (rect.x0 + cx as i32, rect.y0 + cy as i32);
-                let mut first = true;
-                let (a, b) = (
-                    field.column_start[i] as usize,
-                    field.column_start[i + 1] as usize,
-                );
-                out.extend(field.spans[a..b].iter().map(|s| {
-                    if !s.walkable {
-                        return NO_LEVEL;
+                // banded). A column with no ground (NO_LEVEL) never is below.
+                let lowest = l0[cx].min(l[cx]).min(l1[cx]);
+                let mut is_ground = lowest.saturating_add(self.climb) >= z;
+                let parity = xpar[cx] | ypar;
+                for (s, label) in field.spans[a..b].iter().zip(&mut out[a..b]) {
+                    if s.walkable {
+                        *label = self.surface_label(is_ground, s.zmax, parity);
+                        is_ground = false;
                     }
-                    let is_ground = first && level_ground;
-                    first = false;
-                    self.label(x, y, is_ground, s.zmax)
-                }));
+                }
             }
         }
     }

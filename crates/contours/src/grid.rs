@@ -73,7 +73,9 @@ impl<'a> LevelField<'a> {
             return None;
         }
         let i = f.rect.index(x, y);
-        (f.column_start[i] as usize..f.column_start[i + 1] as usize).find(|&k| self.lv[k] == level)
+        let a = f.column_start[i] as usize;
+        let column = &self.lv[a..f.column_start[i + 1] as usize];
+        column.iter().position(|&l| l == level).map(|p| a + p)
     }
 
     /// True when cell (x, y) has a walkable span at `level` (a member of the region at that

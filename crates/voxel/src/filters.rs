@@ -121,6 +121,9 @@ fn ledges<const LINK: bool>(
                         .map(|n| (starts[n] as usize, starts[n + 1] as usize)),
                 )
             };
+            // Per direction, the first neighbour span that can matter to this column's spans
+            // from here up (see `is_ledge`).
+            let mut from = neighbours.map_or([0; 4], |n| n.map(|(a, _)| a));
             for k in a..b {
                 if !spans[k].walkable {
                     continue;
@@ -136,7 +139,15 @@ fn ledges<const LINK: bool>(
                     SKY
                 };
                 let mut found = [NO_LINK; 4];
-                if is_ledge::<LINK>(spans, &neighbours, bot, top, height, climb, &mut found) {
+                if is_ledge::<LINK>(
+                    spans,
+                    &neighbours,
+                    &mut from,
+                    bot,
+                    top,
+                    [height, climb],
+                    &mut found,
+                ) {
                     spans[k].walkable = false;
                 } else if LINK {
                     links[k] = found;
@@ -150,21 +161,27 @@ fn ledges<const LINK: bool>(
 /// (span ranges in `spans`). When `LINK` and the span is no ledge, `found` gets per direction
 /// the last neighbour span it could step to (among the first [`MAX_LINK_OFFSET`] of the
 /// column), which is the only one when `height > climb`.
+///
+/// `from` holds per direction the first neighbour span to look at: the spans below it are
+/// under another span less than `height` above `bot` (no room to stand there from this
+/// floor), which holds for every floor above `bot` too, so the caller keeps `from` for the
+/// next span up the column.
 #[inline]
 fn is_ledge<const LINK: bool>(
     spans: &[tessera_artifacts::Span],
     neighbours: &[(usize, usize); 4],
+    from: &mut [usize; 4],
     bot: i64,
     top: i64,
-    height: i64,
-    climb: i64,
+    [height, climb]: [i64; 2],
     found: &mut [u32; 4],
 ) -> bool {
     let mut reach_min = bot;
     let mut reach_max = bot;
-    // Neighbour floors above this are too close under our ceiling to stand on, and so are all
-    // the floors above them (columns are sorted).
-    let highest = top - height;
+    // Neighbour floors above this change nothing, and neither do the floors above them
+    // (columns are sorted): too close under our ceiling to stand on, or higher than the climb
+    // (neither a drop nor within reach).
+    let highest = (top - height).min(bot + climb);
     for (d, &(a, b)) in neighbours.iter().enumerate() {
         // The space below the neighbour's first span: a drop into nothing (`bot` is never
         // below the field's floor, so the gap starts at `bot`).
@@ -172,7 +189,16 @@ fn is_ledge<const LINK: bool>(
         if top.min(first_bottom) - bot >= height {
             return true;
         }
-        for j in a..b {
+        // A span whose next one starts less than `height` above our floor leaves no room
+        // over the gap (`top.min(ntop) - bot.max(nbot) < height` below): it changes nothing.
+        // (Columns are sorted: a binary search, the columns of stacked floors being long.)
+        let mut first = from[d];
+        let room = bot + height;
+        if first + 1 < b && (spans[first + 1].zmin as i64) < room {
+            first += 1 + spans[first + 2..b].partition_point(|s| (s.zmin as i64) < room);
+        }
+        from[d] = first;
+        for j in first..b {
             let nbot = spans[j].zmax as i64;
             if nbot > highest {
                 break;
