@@ -34,8 +34,8 @@ use std::time::Duration;
 
 use net::{decode_asked, encode_asked, Body, Envelope, Link, Payload};
 use tessera_pipeline::{
-    merge_asked, Asked, BakeError, BakeRequest, BakeSummary, BinAssignment, BinShare, PeerRequest,
-    RegionAssignment, RegionPart, RegionShare, TileShare,
+    merge_asked, Asked, BakeError, BakeRequest, BakeSummary, BinAssignment, BinShare, IngestShare,
+    PeerRequest, RegionAssignment, RegionPart, RegionShare, TileShare,
 };
 
 /// Tiles a process other than 0 may send ahead of process 0's writer.
@@ -66,6 +66,8 @@ pub enum ClusterError {
 
 /// What a process other than 0 did.
 pub struct PeerReport {
+    /// Scene files read (its share of a scene of several files).
+    pub files: usize,
     pub tiles: usize,
     /// Regions polygonized (its share of the polygon stage).
     pub regions: u64,
@@ -168,6 +170,38 @@ impl<'a> Mailbox<'a> {
 struct Farm<'a> {
     link: &'a Link,
     mail: Mailbox<'a>,
+}
+
+impl IngestShare for Farm<'_> {
+    fn ingest_processes(&self) -> u32 {
+        self.link.processes
+    }
+
+    fn assign_files(
+        &self,
+        files: &[Vec<std::path::PathBuf>],
+        up: tessera_geom::UpAxis,
+    ) -> Result<(), BakeError> {
+        for (p, mine) in files.iter().enumerate().skip(1) {
+            if !mine.is_empty() {
+                self.link.send(
+                    p as u32,
+                    Body::Ingest {
+                        files: mine.iter().map(|f| f.display().to_string()).collect(),
+                        up: up.code(),
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn wait_files(&self, p: u32) -> Result<Vec<bool>, BakeError> {
+        self.mail.take(|e| match &e.body {
+            Body::Ingested { reused } if e.from == p => Some(reused.clone()),
+            _ => None,
+        })
+    }
 }
 
 impl BinShare for Farm<'_> {
@@ -369,12 +403,15 @@ fn peer_work(
     // the table of tiles (or ends the bake: a navmesh it could reuse).
     let mail = Mailbox::new(link, Arc::clone(interrupt));
     enum Next {
+        Ingest(Vec<String>, u8),
         Bin(u64, Vec<String>),
         Plan(u64, Vec<u32>, u32),
         End(bool, String),
     }
+    let mut read = 0;
     let mut credits = loop {
         let next = mail.take(|e| match &e.body {
+            Body::Ingest { files, up } => Some(Next::Ingest(files.clone(), *up)),
             Body::Bin { key, caches } => Some(Next::Bin(*key, caches.clone())),
             Body::Plan {
                 tiles_key,
@@ -385,6 +422,16 @@ fn peer_work(
             _ => None,
         })?;
         match next {
+            Next::Ingest(files, up) => {
+                let up = tessera_geom::UpAxis::from_code(up).ok_or_else(|| {
+                    ClusterError::Lost("process 0 sent an unknown up axis".into())
+                })?;
+                let files: Vec<std::path::PathBuf> =
+                    files.into_iter().map(std::path::PathBuf::from).collect();
+                let reused = tessera_pipeline::ingest_for_peer(req, link.index, &files, up)?;
+                link.send(0, Body::Ingested { reused });
+                read += files.len();
+            }
             Next::Bin(key, caches) => {
                 let assigned = BinAssignment {
                     process: link.index,
@@ -404,6 +451,7 @@ fn peer_work(
             Next::End(ok, message) => {
                 ended(ok, message)?;
                 return Ok(PeerReport {
+                    files: read,
                     tiles: 0,
                     regions: 0,
                     sent_bytes: 0,
@@ -411,6 +459,7 @@ fn peer_work(
             }
         }
     };
+    let files = read;
     let tiles = req.tiles.len();
     let mut end = None;
     let sent_bytes = tessera_pipeline::voxelize_for_peer(req, &mut |key, bytes| {
@@ -460,6 +509,7 @@ fn peer_work(
         Err((ok, message)) => {
             ended(ok, message)?;
             return Ok(PeerReport {
+                files,
                 tiles,
                 regions: 0,
                 sent_bytes,
@@ -487,6 +537,7 @@ fn peer_work(
     })?;
     ended(ok, message)?;
     Ok(PeerReport {
+        files,
         tiles,
         regions,
         sent_bytes,

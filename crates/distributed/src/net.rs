@@ -63,6 +63,12 @@ pub(crate) enum Body {
         tiles: Vec<u32>,
         credits: u32,
     },
+    /// Process 0 to another: read these scene files (paths as the command line gave them; the
+    /// scene's up axis by its code) into their caches in the bake folder.
+    Ingest { files: Vec<String>, up: u8 },
+    /// A process other than 0 to process 0: its files are read; whether each cache was
+    /// reused.
+    Ingested { reused: Vec<bool> },
     /// Process 0 to another: bin your part of the scene (every process one part, in process
     /// order) from these scene caches (paths in the bake folder, in order), under `key`.
     Bin { key: u64, caches: Vec<String> },

@@ -167,6 +167,7 @@ pub(crate) fn run(
     threads: usize,
     progress: &Progress,
     interrupt: Option<&Arc<AtomicBool>>,
+    share: Option<&dyn IngestShare>,
 ) -> Result<Ingested, BakeError> {
     let started = Instant::now();
     // The reader also looks at the flag between windows of the scene's hash and vertex pass.
@@ -183,7 +184,7 @@ pub(crate) fn run(
     // A raised interrupt flag stops the reading at its next batch of triangles (as an error
     // of the source, which the cache discards): reported as an interruption.
     let mut ingested = pool
-        .install(|| read(scene, layout, limits, progress, interrupted))
+        .install(|| read(scene, layout, limits, progress, interrupted, share))
         .map_err(|e| {
             if interrupted() {
                 BakeError::Interrupted
@@ -213,6 +214,7 @@ fn read(
     limits: ReadLimits,
     progress: &Progress,
     interrupted: &(dyn Fn() -> bool + Sync),
+    share: Option<&dyn IngestShare>,
 ) -> Result<Ingested, BakeError> {
     let warn = &mut |e: &IngestError| progress.warn(&format!("scene cache rebuilt: {e}"));
     let reading = Reading {
@@ -222,8 +224,10 @@ fn read(
         interrupted,
     };
     match scene {
-        SceneInput::File { path, up } => read_files(std::slice::from_ref(path), *up, &reading),
-        SceneInput::Files { paths, up } => read_files(paths, *up, &reading),
+        SceneInput::File { path, up } => {
+            read_files(std::slice::from_ref(path), *up, &reading, None)
+        }
+        SceneInput::Files { paths, up } => read_files(paths, *up, &reading, share),
         SceneInput::Mesh {
             name,
             positions,
@@ -260,81 +264,167 @@ fn read(
     }
 }
 
-/// Each scene file into its cache (`work/scene.cache` for one file; one per file in
-/// `work/scenes/` for several, whose caches of files no longer listed are removed).
-fn read_files(
-    paths: &[PathBuf],
-    up: Option<UpAxis>,
-    reading: &Reading,
-) -> Result<Ingested, BakeError> {
-    let Reading {
-        layout,
-        limits,
-        progress,
-        interrupted,
-    } = reading;
-    let (progress, interrupted) = (*progress, *interrupted);
-    let warn = &mut |e: &IngestError| progress.warn(&format!("scene cache rebuilt: {e}"));
-    let many = paths.len() > 1;
-    let mut parts = Vec::with_capacity(paths.len());
-    let mut stats = IngestStats::default();
-    let mut scene_up: Option<(UpAxis, &PathBuf)> = None;
+/// The ingest of a scene of several files shared with other processes (a distributed bake):
+/// each process reads its share of the files into their caches in the shared bake folder.
+pub trait IngestShare: Send + Sync {
+    /// Processes of the bake, this one included.
+    fn ingest_processes(&self) -> u32;
+    /// Process 0: process `p` (from 1) reads `files[p]` (each with the scene's up axis `up`)
+    /// into their caches.
+    fn assign_files(&self, files: &[Vec<PathBuf>], up: UpAxis) -> Result<(), BakeError>;
+    /// Process 0: waits until process `p` has read its files; whether each cache was reused.
+    fn wait_files(&self, p: u32) -> Result<Vec<bool>, BakeError>;
+}
+
+/// The up axis every file of `paths` has (`up` when given, else each format's own), or the
+/// refusal naming two files that differ.
+fn scene_up(paths: &[PathBuf], up: Option<UpAxis>) -> Result<UpAxis, BakeError> {
+    let mut first: Option<(UpAxis, &PathBuf)> = None;
     for path in paths {
-        let up = match up {
+        let this = match up {
             Some(u) => u,
             None => SceneFormat::of(path)?.default_up(),
         };
-        match scene_up {
-            Some((first, first_path)) if first != up => {
+        match first {
+            Some((axis, first_path)) if axis != this => {
                 return Err(BakeError::Input(IngestError::Scene {
                     path: path.clone(),
                     message: format!(
-                        "its up axis is {up}, {}'s is {first}: a scene's files must share one \
+                        "its up axis is {this}, {}'s is {axis}: a scene's files must share one \
                          (give --up)",
                         first_path.display()
                     ),
                 }))
             }
-            None => scene_up = Some((up, path)),
+            None => first = Some((this, path)),
             _ => {}
         }
-        let shown = path.display().to_string();
-        let what = |step: &str| match many {
-            true => format!("{step} ({shown})"),
-            false => step.to_string(),
-        };
-        progress.phase(STAGE, &what("hashing the scene file"), 0);
-        let key = SourceKey::of_file(path, up, limits.stop())?;
-        let scratch = layout.scratch();
-        let cache_path = match many {
-            true => layout.part_cache(path),
-            false => layout.scene_cache(),
-        };
-        if cache_path.exists() {
-            progress.phase(
-                STAGE,
-                &what("checking the scene cache of an earlier bake"),
-                0,
-            );
+    }
+    Ok(first.map_or(UpAxis::Z, |f| f.0))
+}
+
+/// One scene file into its cache at `cache_path` (reused when made from this file), its OBJ
+/// vertex tables in `scratch`; `many`: one file of several (its phases name it).
+fn read_file(
+    path: &std::path::Path,
+    up: UpAxis,
+    cache_path: &std::path::Path,
+    scratch: &std::path::Path,
+    many: bool,
+    reading: &Reading,
+) -> Result<(SceneCache, IngestStats), BakeError> {
+    let (limits, progress, interrupted) = (&reading.limits, reading.progress, reading.interrupted);
+    let warn = &mut |e: &IngestError| progress.warn(&format!("scene cache rebuilt: {e}"));
+    let shown = path.display().to_string();
+    let what = |step: &str| match many {
+        true => format!("{step} ({shown})"),
+        false => step.to_string(),
+    };
+    progress.phase(STAGE, &what("hashing the scene file"), 0);
+    let key = SourceKey::of_file(path, up, limits.stop())?;
+    if cache_path.exists() {
+        progress.phase(
+            STAGE,
+            &what("checking the scene cache of an earlier bake"),
+            0,
+        );
+    }
+    Ok(ensure_cache(
+        cache_path,
+        key,
+        &mut || {
+            progress.phase(STAGE, &what("opening the scene (OBJ: its vertex pass)"), 0);
+            let source = tessera_ingest::open_scene_with(path, up, scratch, limits.clone())?;
+            progress.phase(STAGE, &what("triangles"), 0);
+            Ok(counted(source, progress, interrupted))
+        },
+        warn,
+    )?)
+}
+
+/// Each scene file into its cache (`work/scene.cache` for one file; one per file in
+/// `work/scenes/` for several, whose caches of files no longer listed are removed). With
+/// `share` (process 0 of a distributed bake) and several files, every process reads a share of
+/// them (balanced by file size) and this one opens the others' caches, each checked by its
+/// checksums.
+fn read_files(
+    paths: &[PathBuf],
+    up: Option<UpAxis>,
+    reading: &Reading,
+    share: Option<&dyn IngestShare>,
+) -> Result<Ingested, BakeError> {
+    let layout = reading.layout;
+    let up = scene_up(paths, up)?;
+    let many = paths.len() > 1;
+    // Which process reads each file (0: this one).
+    let processes = share.map_or(1, |s| s.ingest_processes()).max(1);
+    let owner = match (share, many && processes > 1) {
+        (Some(share), true) => {
+            let sizes: Vec<u64> = paths
+                .iter()
+                .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+                .collect();
+            let owner = balance(&sizes, processes);
+            let files: Vec<Vec<PathBuf>> = (0..processes)
+                .map(|p| {
+                    paths
+                        .iter()
+                        .zip(&owner)
+                        .filter(|(_, &o)| o == p)
+                        .map(|(f, _)| f.clone())
+                        .collect()
+                })
+                .collect();
+            share.assign_files(&files, up)?;
+            owner
         }
-        let (cache, got) = ensure_cache(
-            &cache_path,
-            key,
-            &mut || {
-                progress.phase(STAGE, &what("opening the scene (OBJ: its vertex pass)"), 0);
-                let source = tessera_ingest::open_scene_with(path, up, &scratch, limits.clone())?;
-                progress.phase(STAGE, &what("triangles"), 0);
-                Ok(counted(source, progress, interrupted))
-            },
-            warn,
-        )?;
-        stats.triangles += got.triangles;
-        stats.degenerate += got.degenerate;
+        _ => vec![0; paths.len()],
+    };
+    let mut mine = Vec::with_capacity(paths.len());
+    for (path, &o) in paths.iter().zip(&owner) {
+        mine.push(if o == 0 {
+            let cache_path = match many {
+                true => layout.part_cache(path),
+                false => layout.scene_cache(),
+            };
+            Some(read_file(
+                path,
+                up,
+                &cache_path,
+                &layout.scratch(),
+                many,
+                reading,
+            )?)
+        } else {
+            None
+        });
+    }
+    let mut theirs: Vec<std::vec::IntoIter<bool>> = vec![Vec::new().into_iter()];
+    for p in 1..processes {
+        if owner.contains(&p) {
+            let reused = share.expect("files were shared").wait_files(p)?;
+            theirs.push(reused.into_iter());
+        } else {
+            theirs.push(Vec::new().into_iter());
+        }
+    }
+    let mut parts = Vec::with_capacity(paths.len());
+    let mut stats = IngestStats::default();
+    for ((path, read), &o) in paths.iter().zip(mine).zip(&owner) {
+        let (cache, reused) = match read {
+            Some((cache, got)) => (cache, got.reused),
+            None => (
+                SceneCache::open(&layout.part_cache(path))?,
+                theirs[o as usize].next().unwrap_or(false),
+            ),
+        };
+        stats.triangles += cache.info().triangles;
+        stats.degenerate += cache.info().degenerate;
         parts.push(ScenePart {
             cache,
-            name: shown,
+            name: path.display().to_string(),
             offset: [0.0; 3],
-            reused: got.reused,
+            reused,
         });
     }
     stats.reused = parts.iter().all(|p| p.reused);
@@ -356,9 +446,72 @@ fn read_files(
         scene,
         stats,
         name,
-        up: scene_up.map_or(UpAxis::Z, |u| u.0),
+        up,
         seconds: 0.0,
     })
+}
+
+/// The process of each file of `sizes` among `processes`: the largest files first, each to the
+/// process with the least bytes so far (the lowest index on a tie). The same every time.
+fn balance(sizes: &[u64], processes: u32) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(sizes[i]), i));
+    let mut load = vec![0u64; processes.max(1) as usize];
+    let mut owner = vec![0u32; sizes.len()];
+    for i in order {
+        let p = (0..load.len()).min_by_key(|&p| (load[p], p)).unwrap_or(0);
+        load[p] += sizes[i].max(1);
+        owner[i] = p as u32;
+    }
+    owner
+}
+
+/// Process `p` (from 1) of a distributed bake: reads `files` (with the scene's up axis) into
+/// their caches in the shared bake folder, its OBJ vertex tables in a scratch folder of its
+/// own; whether each cache was reused.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn read_files_for_peer(
+    files: &[PathBuf],
+    up: UpAxis,
+    p: u32,
+    layout: &BakeLayout,
+    budget: &Arc<MemoryBudget>,
+    threads: usize,
+    progress: &Progress,
+    interrupt: Option<&Arc<AtomicBool>>,
+) -> Result<Vec<bool>, BakeError> {
+    let stop = interrupt.cloned().map_or_else(Stop::default, Stop::on);
+    let interrupted = &|| stop.is_raised();
+    progress.stage_start(STAGE, 0);
+    let buffers = (budget.total() / 4).min(crate::grid::STAGE_BUFFER_CAP);
+    let _reservation = budget.reserve(buffers, "scene reading buffers")?;
+    let reading = Reading {
+        layout,
+        limits: ReadLimits::new(buffers as usize).with_stop(stop.clone()),
+        progress,
+        interrupted,
+    };
+    let scratch = layout.scratch().join(format!("process-{p}"));
+    let pool = crate::error::thread_pool(threads, STAGE)?;
+    let read = pool.install(|| {
+        files
+            .iter()
+            .map(|f| {
+                read_file(f, up, &layout.part_cache(f), &scratch, true, &reading)
+                    .map(|(_, got)| got.reused)
+            })
+            .collect::<Result<Vec<bool>, BakeError>>()
+    });
+    let _ = std::fs::remove_dir_all(&scratch);
+    let reused = read.map_err(|e| {
+        if interrupted() {
+            BakeError::Interrupted
+        } else {
+            e
+        }
+    })?;
+    progress.stage_done(STAGE, files.len() as u64);
+    Ok(reused)
 }
 
 /// Removes the caches in `dir` other than `kept` (files no longer in the scene's list).

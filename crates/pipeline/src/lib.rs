@@ -43,6 +43,7 @@ mod voxelize;
 pub use bin::{BinShare, TILES_KIND};
 pub use error::BakeError;
 pub use grid::minimum_budget;
+pub use ingest::IngestShare;
 pub use layout::BakeLayout;
 pub use merge::REGIONS_KIND;
 pub use polygon_inputs::RegionPart;
@@ -133,11 +134,11 @@ pub fn bake_shared(req: BakeRequest, share: &dyn Share) -> Result<BakeSummary, B
     bake_with(req, Some(share))
 }
 
-/// The other processes of a distributed bake, as process 0 sees them: the binning, the
-/// voxelize stage's tiles and the polygon stage's regions shared with them.
-pub trait Share: BinShare + TileShare + RegionShare {}
+/// The other processes of a distributed bake, as process 0 sees them: the scene files, the
+/// binning, the voxelize stage's tiles and the polygon stage's regions shared with them.
+pub trait Share: IngestShare + BinShare + TileShare + RegionShare {}
 
-impl<T: BinShare + TileShare + RegionShare> Share for T {}
+impl<T: IngestShare + BinShare + TileShare + RegionShare> Share for T {}
 
 /// The threads a bake runs (asked for, at most what the budget pays for) and the budget the
 /// stages share once their overhead is taken off the top; warns when fewer are run.
@@ -189,6 +190,7 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
         req.threads,
         progress,
         req.interrupt.as_ref(),
+        share.map(|s| s as &dyn IngestShare),
     )?;
     let frame = grid::frame_of(&ingested.name, &ingested.scene, &voxel)?;
     grid::check_minimum(&frame, req.memory_budget, overhead)?;
@@ -341,6 +343,29 @@ pub fn voxelize_for_peer(
         interrupt: req.interrupt.as_deref(),
     };
     voxelize::stream_for_peer(&shared, &req.tiles, threads, &req.progress, send)
+}
+
+/// Process `process` (from 1) of a distributed bake: reads `files` of the scene (whose up
+/// axis is `up`) into their caches in the shared bake folder, with the settings of `req`;
+/// whether each cache was reused.
+pub fn ingest_for_peer(
+    req: &PeerRequest,
+    process: u32,
+    files: &[PathBuf],
+    up: UpAxis,
+) -> Result<Vec<bool>, BakeError> {
+    let layout = BakeLayout::new(&req.out_dir);
+    let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
+    ingest::read_files_for_peer(
+        files,
+        up,
+        process,
+        &layout,
+        &budget,
+        threads,
+        &req.progress,
+        req.interrupt.as_ref(),
+    )
 }
 
 /// What a process other than 0 of a distributed bake bins: its part of the scene process 0

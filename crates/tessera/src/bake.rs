@@ -259,9 +259,9 @@ pub fn run(args: Args) -> Result<(), Failure> {
             return crate::out::print(|w| {
                 writeln!(
                     w,
-                    "process {index} of {processes}: {} tiles voxelized and sent to process 0 ({} bytes), \
-                     {} regions polygonized",
-                    report.tiles, report.sent_bytes, report.regions
+                    "process {index} of {processes}: {} scene files read, {} tiles voxelized and sent to \
+                     process 0 ({} bytes), {} regions polygonized",
+                    report.files, report.tiles, report.sent_bytes, report.regions
                 )?;
                 Ok(())
             })

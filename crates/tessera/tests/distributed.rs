@@ -183,6 +183,45 @@ fn a_recast_scene_bakes_the_same_on_two_processes() {
 }
 
 #[test]
+fn a_scene_of_several_files_is_read_by_several_processes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = |name: &str| {
+        format!(
+            "{}/../../tests/data/recast/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    };
+    let (dungeon, nav_test) = (scene("dungeon.obj"), scene("nav_test.obj"));
+    let args = [
+        dungeon.as_str(),
+        nav_test.as_str(),
+        "--up",
+        "y",
+        "--config",
+        "recast-demo",
+    ];
+    let one = tmp.path().join("one");
+    ok(&finish(
+        bake(&args, &one, "2").spawn().unwrap(),
+        Duration::from_secs(120),
+    ));
+    let out = tmp.path().join("farm");
+    let hosts = hostfile(tmp.path(), 2);
+    let children: Vec<Child> = (0..2)
+        .map(|i| process(&args, &hosts, i, &out, "1"))
+        .collect();
+    let outputs: Vec<Output> = children
+        .into_iter()
+        .map(|c| finish(c, Duration::from_secs(120)))
+        .collect();
+    outputs.iter().for_each(ok);
+    // The larger file is process 0's, the other process 1's.
+    let said = String::from_utf8_lossy(&outputs[1].stdout);
+    assert!(said.contains("1 scene files read"), "{said}");
+    same_bake(&one, &out);
+}
+
+#[test]
 fn a_process_that_never_starts_ends_the_bake_with_exit_7_naming_it() {
     let tmp = tempfile::tempdir().unwrap();
     let hosts = hostfile(tmp.path(), 3);
