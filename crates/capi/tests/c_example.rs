@@ -6,10 +6,16 @@ use std::process::Command;
 
 use tessera_query::{QueryFile, Rng};
 
-/// The folder cargo put this test's build in (`target/debug`), where `libtessera.a` is.
-fn build_dir() -> PathBuf {
+/// The static library cargo built beside this test: `cargo test` leaves it in `target/debug/deps`
+/// (only `cargo build` copies it up to `target/debug`).
+fn static_library() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    exe.parent().and_then(Path::parent).unwrap().to_path_buf()
+    let deps = exe.parent().unwrap();
+    [deps, deps.parent().unwrap()]
+        .iter()
+        .map(|dir| dir.join("libtessera.a"))
+        .find(|lib| lib.is_file())
+        .unwrap_or_else(|| panic!("no libtessera.a in {} or above", deps.display()))
 }
 
 fn run(command: &mut Command) -> String {
@@ -47,8 +53,7 @@ fn assert_same_answer(printed: &str, answer: &tessera_query::PathAnswer) {
 #[ignore = "slow: builds examples/c/path.c with the system cc against libtessera.a and runs it"]
 fn the_c_example_bakes_and_answers_as_tessera_path() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let lib = build_dir().join("libtessera.a");
-    assert!(lib.is_file(), "{} was not built", lib.display());
+    let lib = static_library();
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("path");
     run(Command::new("cc")
