@@ -12,7 +12,7 @@ mod replay;
 
 use tessera_navmesh::fuzzing::{load, load_resealed};
 use tessera_navmesh::{
-    encode_keyed, Component, Frame, Grid, Link, NavMesh, Poly, Stats, DETAIL, NONE,
+    encode_keyed, Component, Frame, Grid, Hierarchy, Link, NavMesh, Poly, Stats, DETAIL, NONE,
 };
 
 /// Two squares joined by a portal (the second a step higher, one detail vertex) and a third on
@@ -77,6 +77,7 @@ fn three_squares() -> NavMesh {
             polygons: 3,
             area: 48.0,
         }],
+        hierarchy: Hierarchy::default(),
         links: vec![
             Link {
                 from: 0,

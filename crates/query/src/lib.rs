@@ -29,11 +29,13 @@
 pub mod audit;
 pub mod diff;
 mod geom;
+mod hier;
 mod path;
 mod random;
 mod raycast;
 mod search;
 
+pub use hier::Planner;
 pub use path::{Corridor, PathAnswer, StraightPath};
 pub use random::Rng;
 pub use raycast::Raycast;
@@ -56,6 +58,10 @@ pub struct Query<'a> {
     /// a corner of the mesh (in plan, the end of some edge with no polygon across), where a
     /// shortest path may bend (see [`Query::find_path`]).
     corner_slots: Vec<bool>,
+    /// The clusters round each vertex on a border between clusters of the hierarchy.
+    borders: hier::Borders,
+    /// Ends closer than this in plan are searched flat (see [`Query::find_path_with`]).
+    flat_within: f64,
 }
 
 impl<'a> Query<'a> {
@@ -121,7 +127,7 @@ impl<'a> Query<'a> {
                 }
             }
         }
-        let corner_slots = mesh
+        let corner_slots: Vec<bool> = mesh
             .poly_verts
             .iter()
             .map(|v| {
@@ -129,6 +135,8 @@ impl<'a> Query<'a> {
                 (v as usize) < mesh.verts.len() && corners.contains(&plan_key(mesh.vert(v)))
             })
             .collect();
+        let borders = hier::Borders::new(mesh, &corner_slots);
+        let flat_within = hier::flat_within(mesh);
         Query {
             mesh,
             frame,
@@ -136,6 +144,8 @@ impl<'a> Query<'a> {
             boxes,
             eps,
             corner_slots,
+            borders,
+            flat_within,
         }
     }
 
@@ -213,7 +223,7 @@ impl<'a> Query<'a> {
         box_distance(self.plan_box(poly), p)
     }
 
-    fn valid_poly(&self, p: u32) -> bool {
+    pub(crate) fn valid_poly(&self, p: u32) -> bool {
         (p as usize) < self.mesh.polys.len()
     }
 

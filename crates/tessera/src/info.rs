@@ -50,6 +50,13 @@ pub fn run(args: Args) -> Result<(), Failure> {
         .map(|(i, c)| (i, c.polygons.to_native(), c.area.to_native()))
         .collect();
     components.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+    let h = &mesh.hierarchy;
+    let (clusters, entrances, lengths) = (h.clusters.len(), h.entrances.len(), h.costs.len());
+    // The hierarchy's tables as stored (their records' sizes; the archive adds a few bytes).
+    let hierarchy_bytes = 4 * h.poly_cluster.len()
+        + std::mem::size_of::<tessera_navmesh::Cluster>() * clusters
+        + std::mem::size_of::<tessera_navmesh::Entrance>() * entrances
+        + 4 * lengths;
     if args.json {
         let v = serde_json::json!({
             "file": path.display().to_string(),
@@ -72,6 +79,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
                     "area_m2": area,
                 }))
                 .collect::<Vec<_>>(),
+            "hierarchy": {
+                "clusters": clusters,
+                "entrances": entrances,
+                "lengths": lengths,
+                "bytes": hierarchy_bytes,
+            },
             "islands_removed": stats.islands_removed.to_native(),
             "polygons_removed": stats.polygons_removed.to_native(),
             "area_removed_m2": stats.area_removed.to_native(),
@@ -109,6 +122,11 @@ pub fn run(args: Args) -> Result<(), Failure> {
             out,
             "  components       {} (the largest {largest:.1} m^2; no path joins two)",
             components.len()
+        )?;
+        writeln!(
+            out,
+            "  hierarchy        {clusters} clusters, {entrances} entrances, {lengths} lengths \
+             ({hierarchy_bytes} bytes)"
         )?;
         writeln!(
             out,
