@@ -71,6 +71,7 @@ pub struct Assembler {
     notches: u64,
     by_notches: NotchGroups,
     clusters: ClusterSettings,
+    threads: usize,
 }
 
 /// Every region's data in the order added, the spill files closed; what the passes read.
@@ -172,7 +173,14 @@ impl Assembler {
             notches: 0,
             by_notches: NotchGroups::default(),
             clusters: ClusterSettings::default(),
+            threads: 1,
         })
+    }
+
+    /// Threads the passes may use (the hierarchy's measures of its clusters; 1 by default).
+    /// The file is the same for any number.
+    pub fn threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
     }
 
     /// How the hierarchy groups polygons into clusters (see [`ClusterSettings`]).
@@ -433,6 +441,7 @@ impl Assembler {
             notches,
             by_notches,
             clusters,
+            threads,
         } = self;
         let mut input = Spilled {
             frame,
@@ -482,7 +491,8 @@ impl Assembler {
                 neis: neis.get(),
                 links: &links,
             };
-            build_hierarchy(&view, &clusters, &input.dir, input.memory, report)?
+            let scratch = (input.dir.as_path(), input.memory, threads);
+            build_hierarchy(&view, &clusters, scratch, report)?
         };
 
         let stats = Stats {

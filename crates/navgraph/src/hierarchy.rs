@@ -137,12 +137,11 @@ struct LinkGroup {
 }
 
 /// Pass 6 (see the module documentation), its scratch files in `dir`, sorting in about
-/// `memory` bytes.
+/// `memory` bytes, measuring lengths on `threads` threads.
 pub(crate) fn build_hierarchy(
     mesh: &MeshView,
     settings: &ClusterSettings,
-    dir: &Path,
-    memory: usize,
+    (dir, memory, threads): (&Path, usize, usize),
     report: &mut Report,
 ) -> Result<HierarchyColumns, BuildError> {
     let np = mesh.polys.len() as u32;
@@ -282,12 +281,10 @@ pub(crate) fn build_hierarchy(
     let mut w_entrances = SpillWriter::<Entrance>::create(scratch("entrances"))?;
     let mut w_costs = SpillWriter::<f32>::create(scratch("costs"))?;
     let mut cost_first = 0u64;
-    let mut mine: Vec<Entrance> = Vec::new();
-    for c in 0..nc {
-        tick_cluster(report, &starts, c)?;
-        mine.clear();
-        let base = entrance_first[c as usize] as u32;
-        let by_neighbour = portal_crossings(mesh, &cluster_of, members_of(c), c, &mut crossings);
+    // Cluster `c`'s entrances: by neighbour, then its links out, then its landings.
+    let entrances_of = |c: u32, crossings: &mut Vec<Crossing>| {
+        let mut mine = Vec::new();
+        let by_neighbour = portal_crossings(mesh, &cluster_of, members_of(c), c, crossings);
         for (d, run) in by_neighbour {
             let twin = twin_base(d, c);
             let cut = pieces(&crossings[run], piece_len(c, d));
@@ -329,19 +326,38 @@ pub(crate) fn build_hierarchy(
             });
         }
         debug_assert_eq!(
-            base as u64 + mine.len() as u64,
+            entrance_first[c as usize] + mine.len() as u64,
             entrance_first[c as usize + 1]
         );
-        let table = lengths(mesh, &cluster_of, members_of(c), c, &mine)?;
-        w_entrances.extend(&mine)?;
-        w_costs.extend(&table)?;
-        w_clusters.push(&Cluster {
-            entrance_first: base,
-            entrance_count: mine.len() as u32,
-            cost_first: cost_first as u32,
-            polygons: members_of(c).len() as u32,
-        })?;
-        cost_first += table.len() as u64;
+        mine
+    };
+    // Clusters a batch at a time: their entrances in order, their tables on `threads`
+    // threads (each cluster's alone: the same bytes for any number), written in order.
+    let batch = 64 * threads.max(1) as u32;
+    for first in (0..nc).step_by(batch as usize) {
+        let last = (first + batch).min(nc);
+        let mut entrances = Vec::with_capacity((last - first) as usize);
+        for c in first..last {
+            tick_cluster(report, &starts, c)?;
+            entrances.push(entrances_of(c, &mut crossings));
+        }
+        let tables = on_threads(threads, &entrances, |k, mine| {
+            let c = first + k as u32;
+            lengths(mesh, &cluster_of, members_of(c), c, mine)
+        });
+        for (k, (mine, table)) in entrances.iter().zip(tables).enumerate() {
+            let table = table?;
+            let c = first + k as u32;
+            w_entrances.extend(mine)?;
+            w_costs.extend(&table)?;
+            w_clusters.push(&Cluster {
+                entrance_first: entrance_first[c as usize] as u32,
+                entrance_count: mine.len() as u32,
+                cost_first: cost_first as u32,
+                polygons: members_of(c).len() as u32,
+            })?;
+            cost_first += table.len() as u64;
+        }
     }
     say(report, Step::Done(u64::from(np)))?;
     Ok(HierarchyColumns {
@@ -350,6 +366,45 @@ pub(crate) fn build_hierarchy(
         entrances: w_entrances.finish()?,
         costs: w_costs.finish()?,
     })
+}
+
+/// `work` applied to every item of `items` (with its index) on up to `threads` threads, each
+/// taking every `threads`-th item; the results in the items' order.
+fn on_threads<T: Sync, R: Send>(
+    threads: usize,
+    items: &[T],
+    work: impl Fn(usize, &T) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.iter().enumerate().map(|(k, x)| work(k, x)).collect();
+    }
+    let mut parts: Vec<Vec<(usize, R)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let work = &work;
+                scope.spawn(move || {
+                    (t..items.len())
+                        .step_by(threads)
+                        .map(|k| (k, work(k, &items[k])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a hierarchy thread panicked"))
+            .collect()
+    });
+    let mut out: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
+    for part in parts.drain(..) {
+        for (k, r) in part {
+            out[k] = Some(r);
+        }
+    }
+    out.into_iter()
+        .map(|r| r.expect("every item done"))
+        .collect()
 }
 
 /// Reports the polygons before cluster `c` done when its polygons reach a new stretch of
@@ -951,7 +1006,8 @@ pub fn hierarchy_of(mesh: &NavMesh, settings: &ClusterSettings) -> Result<Hierar
         neis: &mesh.poly_neis,
         links: &mesh.links,
     };
-    let columns = build_hierarchy(&view, settings, dir.path(), 1 << 20, &mut |_| {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let columns = build_hierarchy(&view, settings, (dir.path(), 1 << 20, threads), &mut |_| {
         std::ops::ControlFlow::Continue(())
     })?;
     fn read<T: bytemuck::Pod>(spill: &Spill<T>) -> Result<Vec<T>, BuildError> {
