@@ -623,3 +623,42 @@ fn a_broken_hierarchy_is_refused_when_the_file_is_read() {
     m.hierarchy.costs.push(0.0);
     assert!(matches!(refused(&m), InvalidMesh::HierarchyPolygons { .. }));
 }
+
+#[test]
+fn links_between_clusters_are_an_exit_and_a_landing() {
+    // Two floors of 4 x 4 squares, 8 m apart in plan (each in its half of the quadtree),
+    // joined by a link each way between facing squares: with clusters of 16 polygons, each
+    // floor a cluster.
+    let mut cells: Vec<(i32, i32)> = (0..4).flat_map(|y| (0..4).map(move |x| (x, y))).collect();
+    cells.extend((0..4).flat_map(|y| (8..12).map(move |x| (x, y))));
+    let mut input = tessera_test_support::mesh::squares(&cells, 4);
+    // Square (3, 1) is polygon 7, square (8, 1) polygon 20; their facing edges x = 16 and 32.
+    input.links = vec![
+        (7, 20, [16, 4, 0], [16, 8, 0]),
+        (20, 7, [32, 8, 0], [32, 4, 0]),
+    ];
+    let mesh = build(frame(), &input).unwrap();
+    let h = hierarchy_of(&mesh, &SMALL_CLUSTERS).unwrap();
+    assert_eq!(h.clusters.len(), 2);
+    assert_ne!(h.poly_cluster[7], h.poly_cluster[20]);
+    // Each cluster: its exit, then the landing of the other's link.
+    assert_eq!(h.entrances.len(), 4);
+    for c in &h.clusters {
+        let [exit, landing] = [0, 1].map(|k| h.entrances[c.entrance_first as usize + k]);
+        assert_ne!(exit.across, NONE);
+        assert_eq!(landing.across, NONE);
+        let to = h.entrances[exit.across as usize];
+        assert_ne!(to.cluster, exit.cluster);
+        assert_eq!(to.across, NONE, "an exit leads to a landing");
+        // The jump: 8 m (16 cells of 0.5 m) in plan.
+        assert!((exit.cost - 8.0).abs() < 1e-4, "{}", exit.cost);
+        // From the exit to the landing of the way back, inside the cluster: on the same edge,
+        // at the same point here.
+        let n = c.entrance_count as usize;
+        assert_eq!(h.costs[c.cost_first as usize + 1], 0.0);
+        assert_eq!(n, 2);
+    }
+    let mut with = mesh.clone();
+    with.hierarchy = h;
+    access(&aligned(&encode(&with)), "linked floors").unwrap();
+}
