@@ -265,9 +265,14 @@ impl Query<'_> {
     /// of different clusters: the plan, then the search within the clusters it crosses;
     /// `None` when either finds nothing (the caller then searches every polygon).
     pub(crate) fn find_path_planned(&self, ends: Ends, s: &mut Search) -> Option<Corridor> {
-        let clusters = PLAN.with(|plan| self.plan(ends, s, &mut plan.borrow_mut()))?;
+        let (clusters, length) = PLAN.with(|plan| self.plan(ends, s, &mut plan.borrow_mut()))?;
         self.set_scope(s, Some(&clusters));
+        // The plan is a way within those clusters: the shortest one is no longer, and nodes
+        // beyond it (with a margin for rounding, and for a link's point, which the search
+        // chooses rather than searches) need not be kept.
+        s.bound = Some(length * 1.01 + f64::from(self.eps));
         let node = self.polyanya_to(ends, s);
+        s.bound = None;
         self.set_scope(s, None);
         Some(Corridor {
             polys: self.trace(s, node?),
@@ -276,8 +281,9 @@ impl Query<'_> {
     }
 
     /// The plan: the clusters the shortest way through entrances crosses, start's first
-    /// (see the module documentation); `None` when no way joins the two.
-    fn plan(&self, ends: Ends, s: &mut Search, plan: &mut Plan) -> Option<Vec<u32>> {
+    /// (see the module documentation), and that way's length; `None` when no way joins the
+    /// two.
+    fn plan(&self, ends: Ends, s: &mut Search, plan: &mut Plan) -> Option<(Vec<u32>, f64)> {
         let Ends {
             start_poly,
             start,
@@ -409,7 +415,7 @@ impl Query<'_> {
             clusters.push(cs);
         }
         clusters.reverse();
-        Some(clusters)
+        Some((clusters, plan.cost(goal)))
     }
 }
 

@@ -137,6 +137,9 @@ pub(crate) struct Search {
     flags: Vec<bool>,
     /// [`Goal::Many`]: per target, its length once reached (`INFINITY` until then).
     pub(crate) lengths: Vec<f64>,
+    /// A length no way searched for is longer than: nodes whose `f` passes it are dropped
+    /// (a scoped search given the length of a way known within its scope).
+    pub(crate) bound: Option<f64>,
 }
 
 impl Search {
@@ -391,14 +394,17 @@ impl Query<'_> {
                 let first = s.nodes.len();
                 self.expand(s, id, goal);
                 let made = s.nodes.len() - first;
+                let bound = s.bound.unwrap_or(f64::INFINITY);
                 if made == 1 && !s.nodes[first].end {
-                    next = Some(first as u32);
+                    next = (s.nodes[first].f <= bound).then_some(first as u32);
                 } else {
                     for k in first..s.nodes.len() {
-                        s.open.push(Open {
-                            f: s.nodes[k].f,
-                            node: k as u32,
-                        });
+                        if s.nodes[k].f <= bound {
+                            s.open.push(Open {
+                                f: s.nodes[k].f,
+                                node: k as u32,
+                            });
+                        }
                     }
                 }
             }
