@@ -6,26 +6,30 @@
 //!    most [`ClusterSettings::max_polygons`] polygons, or are the smallest square allowed
 //!    ([`ClusterSettings::min_side_cells`]).
 //! 2. **Clusters.** The polygons of one leaf joined by portals and links (either way) form a
-//!    cluster (union-find; numbered by their first polygon). A leaf over two floors, or cut
-//!    by walls, gives several.
+//!    part (union-find); a leaf over two floors, or cut by walls, gives several. Parts of
+//!    fewer than a quarter of the most a leaf holds are merged, in order, into the
+//!    neighbouring part they share the most portals with, up to that most. Numbered by
+//!    their first polygon.
 //! 3. **Entrances.** The portals between two clusters, seen from the cluster with the smaller
 //!    number, are chained end to end (a border may cross a street, leave it and cross the
-//!    next); each chain is cut into pieces of at most half the smaller square's side, and each
-//!    piece gets an entrance on both sides, at its middle. Links between clusters are grouped
-//!    by plan distance (half a side again): each group gets an entrance at the first link's
-//!    middle and one at its landing on the far side, a step of the jump's plan length. Each
-//!    cluster lists its entrances by neighbour, then its links out, then its landings: both
-//!    sides compute every piece from the same edges in the same order, so they agree.
+//!    next); each chain is cut into equal pieces of at most
+//!    [`ClusterSettings::entrance_spacing`] times the smaller cluster's extent, and each piece
+//!    gets an entrance on both sides, at its middle. Links between clusters are grouped by
+//!    plan distance (half that spacing): each group gets an exit at its first link's middle
+//!    and a landing on the far side, a step of the jump's plan length. Each cluster lists its
+//!    entrances by neighbour, then its exits, then its landings: both sides compute every
+//!    piece from the same edges in the same order, so they agree.
 //! 4. **Lengths.** For each cluster, its polygons (neighbours outside it cut off, links
 //!    inside it kept) are written as a small navmesh of their own and searched from each
 //!    entrance with the query crate's exact any-angle search towards all the others: the
-//!    table of shortest plan lengths within the cluster.
+//!    table of shortest plan lengths within the cluster. Clusters are measured a batch at a
+//!    time on the caller's threads and written in order.
 //!
 //! Memory: the kept arrays are memory-mapped (clean pages), the sort takes the caller's
 //! buffer, and per polygon 8 bytes (its leaf, then union-find, then its cluster and the
 //! cluster's member list) while the pass runs, as the components pass takes; per cluster and
-//! per entrance a few words. Deterministic: every step depends on the polygons alone, in
-//! their order.
+//! per entrance a few words; per thread one cluster's navmesh. Deterministic: every step
+//! depends on the polygons alone, in their order, whatever the threads.
 
 use std::path::Path;
 

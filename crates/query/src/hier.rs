@@ -8,16 +8,18 @@
 //!
 //! 1. **plans**: an A* over the entrances, from the start to every entrance of its cluster
 //!    and from every entrance of the end's cluster to the end (lengths from the search
-//!    below, confined to that one cluster), through the clusters' tables of lengths and the
-//!    steps across. The heuristic is the plan distance to the end, which no step beats, so
-//!    the plan is the shortest way through entrances;
+//!    below, confined to that one cluster, measured only when the A* takes them: first they
+//!    count at their plan distance, a bound they cannot beat), through the clusters' tables
+//!    of lengths and the steps across. The heuristic is the plan distance to the end, which
+//!    no step beats, so the plan is the shortest way through entrances;
 //! 2. **refines**: the exact any-angle search of [`Query::find_path`]'s flat form, confined
 //!    to the clusters the plan crosses (the *scope*): a shortest path within them, which may
 //!    pass the borders anywhere, not only at entrances. Within a scope, a vertex on its
 //!    boundary is a corner a path may bend round, as a mesh corner is;
 //! 3. the corridor is string-pulled as any.
 //!
-//! Both ends in one cluster: the flat search (so the answer is the flat one). A plan that
+//! Both ends in one cluster, or nearer each other than a plan pays for (see [`flat_within`]):
+//! the flat search (so the answer is the flat one). A plan that
 //! finds no way, or a refinement that does not reach the end (neither happens on a mesh the
 //! builder wrote), falls back to the flat search, so the hierarchical answer is found exactly
 //! when the flat one is.
