@@ -4,7 +4,9 @@
 //!
 //! * [`Query::nearest`]: the polygon closest to a point, within a search box (spatial grid);
 //! * [`Query::height`]: the surface height of a plan point on a polygon (detail triangles);
-//! * [`Query::find_path`]: A* over polygons, their portals and links, giving a [`Corridor`];
+//! * [`Query::find_path`]: A* over polygons, their portals and links, giving a [`Corridor`]:
+//!   planned over the mesh's hierarchy of clusters first, then searched within the clusters
+//!   planned (or flat, over every polygon: [`Query::find_path_with`], [`Planner`]);
 //! * [`Query::straight_path`]: string pulling (the funnel algorithm) along a corridor;
 //!   [`Query::straight_path_with_links`] also marks where it steps across a link, from the
 //!   link's segment on one side ([`Query::portal`]) to its landing on the other
