@@ -15,22 +15,22 @@ use std::path::Path;
 use tessera_config::BakeConfig;
 use tessera_geom::UpAxis;
 use tessera_pipeline::{BakeRequest, Progress, SceneInput};
-use tessera_tests::{file, recast_scenes};
+use tessera_tests::{demo_world, file, recast_scenes};
 
 /// The format version the digests were recorded with.
-const FORMAT_VERSION: u32 = 7;
+const FORMAT_VERSION: u32 = 8;
 
-/// (scene, payload length, xxh3 of the payload), recorded with format 7 (each polygon's
-/// connected component and the table of components: the same mesh otherwise, its paths and
-/// counts checked equal to format 6's) and surface regions by default. dungeon and nav_test
-/// re-recorded when a ground polygon's edge heights came to be walked to from its corners
-/// (`tessera validate --scene` on them: 6 and 43 of 10 000 points off the scene by up to 7.8
-/// and 5.2 m before, 0 and 12, up to 2.2 m, after); the demo world and undulating unchanged.
+/// (scene, payload length, xxh3 of the payload), recorded with format 8: format 7's mesh
+/// (each polygon's connected component and the table of components; surface regions by
+/// default) with the hierarchical graph added after the components (issue 17). Checked when
+/// recorded: every table of format 7's file the same (`tessera info --json` equal but for
+/// the hierarchy and the size), and `tessera path --flat` answers byte-identical to format
+/// 7's `tessera path` on 500 random pairs of the demo world.
 const GOLDEN: [(&str, u64, u64); 4] = [
-    ("demo", 154768, 0x450c418e4bdc01b6),
-    ("dungeon.obj", 30728, 0x89aadb13f044d02d),
-    ("nav_test.obj", 49496, 0xc4bf8870303cb9bf),
-    ("undulating.obj", 169320, 0xb00560fd4849be4e),
+    ("demo", 183192, 0x497007534c144b8a),
+    ("dungeon.obj", 31592, 0xdde4954d8056cdba),
+    ("nav_test.obj", 51624, 0xed8cebe518956725),
+    ("undulating.obj", 178216, 0x998433e9a03708f6),
 ];
 
 /// Bakes `scene` with `config` into `out` and returns the navmesh file's bytes.
@@ -65,17 +65,7 @@ fn navmesh_bytes_are_unchanged_on_the_demo_world_and_the_recast_scenes() {
     let default = BakeConfig::preset("default").unwrap();
     let mut got = Vec::new();
 
-    let demo = citygen::generate(&citygen::CityParams {
-        size: citygen::Size::Demo,
-        seed: 1,
-        offset: [0.0; 3],
-    });
-    let scene = SceneInput::Mesh {
-        name: "demo world (citygen, seed 1)".into(),
-        positions: demo.positions,
-        triangles: demo.triangles,
-    };
-    let bytes = navmesh_bytes(scene, default.clone(), &dir.path().join("demo"));
+    let bytes = navmesh_bytes(demo_world(), default.clone(), &dir.path().join("demo"));
     got.push(("demo".to_string(), fingerprint(&bytes, "demo")));
 
     for path in recast_scenes() {

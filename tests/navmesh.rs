@@ -206,6 +206,33 @@ fn threads_budget_tiling_and_interruptions_do_not_change_a_byte() {
 }
 
 #[test]
+fn the_hierarchy_of_a_city_is_the_same_for_every_tiling_thread_count_and_budget() {
+    // The demo world's hierarchy has clusters, entrances and lengths to compare (dungeon's
+    // above is one cluster); the navmesh file holds them, so equal files are equal
+    // hierarchies.
+    let dir = tempfile::tempdir().unwrap();
+    let config = tessera_config::BakeConfig::preset("default").unwrap();
+    let runs = bake_variants(
+        &tessera_tests::demo_world,
+        &config,
+        &[
+            Variant::tiles(64).run(1, 512 << 20),
+            Variant::tiles(64).run(2, 24 << 20),
+            Variant::tiles(200).run(2, 64 << 20),
+        ],
+        dir.path(),
+    );
+    let file = NavMeshFile::open(runs.bakes[0].1.join("navmesh.tsn")).unwrap();
+    let h = &file.mesh().hierarchy;
+    assert!(
+        h.clusters.len() >= 10 && h.entrances.len() >= 100,
+        "{} clusters, {} entrances",
+        h.clusters.len(),
+        h.entrances.len()
+    );
+}
+
+#[test]
 fn a_polygon_setting_change_re_runs_only_the_polygon_stage() {
     let scene = &recast_scenes()[0];
     let input = || tessera_tests::file(scene, tessera_geom::UpAxis::Y);

@@ -24,6 +24,12 @@ fn visible(q: &Query, a: V3, b: V3) -> bool {
     (0..q.poly_count()).any(|p| q.contains(p, a) && q.raycast(p, a, b).t >= 1.0 - 1e-5)
 }
 
+/// A Recast scene (Y-up) baked at the coarse test setting with 32-cell tiles into `out`.
+fn bake_recast(scene: &Path, out: &Path) -> NavMeshFile {
+    let input = tessera_tests::file(scene, tessera_geom::UpAxis::Y);
+    bake(input, &coarse_config(32), out)
+}
+
 fn bake(scene: tessera_pipeline::SceneInput, config: &BakeConfig, out: &Path) -> NavMeshFile {
     bake_columns(scene, config, out, 2, 256 << 20);
     NavMeshFile::open(out.join("navmesh.tsn")).unwrap()
@@ -33,11 +39,7 @@ fn bake(scene: tessera_pipeline::SceneInput, config: &BakeConfig, out: &Path) ->
 fn random_paths_on_the_recast_scenes_stay_on_the_mesh_and_pull_tight() {
     for scene in recast_scenes() {
         let dir = tempfile::tempdir().unwrap();
-        let file = bake(
-            tessera_tests::file(&scene, tessera_geom::UpAxis::Y),
-            &coarse_config(32),
-            dir.path(),
-        );
+        let file = bake_recast(&scene, dir.path());
         let q = Query::new(file.mesh());
         let mut rng = Rng::new(7);
         let (mut found, mut links) = (0, 0);
@@ -267,5 +269,97 @@ fn stairs_give_a_path_up_and_islands_none() {
         let island = q.path([17.0, 3.0, 0.0], [17.5, 17.0, 1.5]);
         assert!(!island.found, "{mode:?}: a path onto the platform");
         assert!(island.waypoints.is_empty() && island.length == 0.0);
+    }
+}
+
+/// Plan lengths of the flat and the hierarchical paths on `pairs` random pairs of `q`'s mesh
+/// (seed `seed`): per pair both found or neither (asserted), and for the pairs the
+/// hierarchy planned, `(flat, hierarchical)`; the pairs it did not plan give the flat path
+/// itself (asserted).
+fn flat_and_planned(q: &Query, pairs: usize, seed: u64, what: &str) -> Vec<(f64, f64)> {
+    use tessera_query::Planner;
+    let mut rng = Rng::new(seed);
+    let mut planned = Vec::new();
+    for i in 0..pairs {
+        let (sp, s) = q.random_point(&mut rng).unwrap();
+        let (ep, e) = q.random_point(&mut rng).unwrap();
+        let flat = q.find_path_with(sp, s, ep, e, Planner::Flat);
+        let hier = q.find_path(sp, s, ep, e);
+        assert_eq!(flat.found, hier.found, "{what}: pair {i}");
+        if !flat.found {
+            continue;
+        }
+        let len = |c: &tessera_query::Corridor| plan_len(&q.straight_path(s, e, &c.polys));
+        if q.plans(sp, s, ep, e) {
+            planned.push((len(&flat), len(&hier)));
+        } else {
+            assert_eq!(flat, hier, "{what}: pair {i}, not planned");
+        }
+    }
+    planned
+}
+
+#[test]
+fn hierarchical_paths_are_as_long_as_flat_ones_within_a_percent() {
+    // The Recast scenes with their hierarchy built again in clusters of 8 polygons at most (a
+    // bake's, 128, makes each one cluster or two), and the demo world with its own.
+    let small = tessera_navgraph::ClusterSettings {
+        max_polygons: 8,
+        min_side_cells: 1,
+        ..Default::default()
+    };
+    let mut meshes = Vec::new();
+    for scene in recast_scenes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = bake_recast(&scene, dir.path());
+        let mut mesh: tessera_navmesh::NavMesh =
+            rkyv::deserialize::<_, rkyv::rancor::Error>(file.mesh()).unwrap();
+        mesh.hierarchy = tessera_navgraph::hierarchy_of(&mesh, &small).unwrap();
+        let name = scene.file_name().unwrap().to_string_lossy().into_owned();
+        meshes.push((name, tessera_navmesh::encode(&mesh)));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = BakeConfig::preset("default").unwrap();
+    bake_columns(
+        tessera_tests::demo_world(),
+        &config,
+        dir.path(),
+        2,
+        256 << 20,
+    );
+    meshes.push((
+        "demo world".into(),
+        std::fs::read(dir.path().join("navmesh.tsn")).unwrap(),
+    ));
+    for (name, bytes) in meshes {
+        let bytes = tessera_navmesh::aligned(&bytes);
+        let mesh = tessera_navmesh::access(&bytes, &name).unwrap();
+        let q = Query::new(mesh);
+        let planned = flat_and_planned(&q, 1000, 11, &name);
+        let ratios: Vec<f64> = planned.iter().map(|&(f, h)| h / f.max(1e-9)).collect();
+        let within = ratios.iter().filter(|&&r| r <= 1.01).count();
+        let worst = ratios.iter().copied().fold(1.0, f64::max);
+        eprintln!(
+            "{name}: {} clusters, {} pairs planned, {within} within 1 %, worst {worst:.4}",
+            mesh.hierarchy.clusters.len(),
+            planned.len()
+        );
+        assert!(
+            planned.len() >= 40,
+            "{name}: only {} planned",
+            planned.len()
+        );
+        // The flat search finds the shortest path: the planned one is never shorter (but by
+        // rounding), rarely more than 1 % longer, never much longer.
+        assert!(
+            ratios.iter().all(|&r| r >= 1.0 - 1e-4),
+            "{name}: {ratios:?}"
+        );
+        assert!(
+            within * 100 >= planned.len() * 95,
+            "{name}: {within} of {}",
+            planned.len()
+        );
+        assert!(worst <= 1.1, "{name}: {worst}");
     }
 }

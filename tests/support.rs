@@ -99,6 +99,21 @@ pub fn coarse_config(tile_size: u32) -> tessera_config::BakeConfig {
 /// The Z-up quad builder of the shared test fixtures.
 pub use tessera_test_support::mesh::MeshBuilder;
 
+/// The built-in demo world (citygen's 100 m city, seed 1), as `tessera bake` with no scene
+/// bakes it.
+pub fn demo_world() -> SceneInput {
+    let demo = citygen::generate(&citygen::CityParams {
+        size: citygen::Size::Demo,
+        seed: 1,
+        offset: [0.0; 3],
+    });
+    SceneInput::Mesh {
+        name: "demo world (citygen, seed 1)".into(),
+        positions: demo.positions,
+        triangles: demo.triangles,
+    }
+}
+
 /// A built mesh as an in-memory scene.
 pub trait IntoScene {
     fn into_scene(self, name: &str) -> SceneInput;

@@ -10,7 +10,8 @@
 //! recast-compare full [--threads N] [--out FILE] [--plot FILE|none] [--settings LIST]
 //!                [--cities S,M,L,XL|none] [--repeat N] [--xl-repeat N] [--detail on|off|both]
 //!                [--budget 256MiB] [--budget-cities XL] [--tessera BIN] [--citygen BIN] ...
-//! recast-compare queries [--pairs N] [--seed S] [--repeat N] [--cities M|none] [--out FILE] ...
+//! recast-compare queries [--pairs N] [--large-pairs N] [--seed S] [--repeat N] [--cities M|none]
+//!                [--out FILE] ...
 //! ```
 //!
 //! `voxelize` prints a Markdown table row (and the per-step breakdown) for one scene; `regions`
@@ -79,8 +80,9 @@ const USAGE: &str = "usage:
                  [--cities S,M,L,XL|demo|none] [--demo-meshes on|off] [--budget 256MiB|none]
                  [--budget-cities XL|none] [--city-seed 7] [--scenes-dir DIR] [--tessera BIN]
                  [--citygen BIN] [--max-edge-len M] [--font TTF] [--terrain S,M,L|none]
-  recast-compare queries [--pairs 2000] [--seed 1] [--repeat 3] [--cities M|none]
-                 [--city-seed 7] [--config recast-demo] [--scenes-dir DIR] [--out FILE]
+  recast-compare queries [--pairs 2000] [--large-pairs N] [--seed 1] [--repeat 3]
+                 [--cities M|none] [--city-seed 7] [--config recast-demo] [--scenes-dir DIR]
+                 [--out FILE]
                  [--max-nodes 65535] [--build-threads N] [--terrain S,M,L|none]
 
 defaults (voxelize, regions, all): cell 0.05 m, height 0.02 m, tile 256, agent 2.0 / 0.6 /
@@ -802,9 +804,14 @@ fn run_queries(args: &[String]) -> Result<(), Box<dyn Error>> {
             "max-nodes",
             "build-threads",
             "terrain",
+            "large-pairs",
         ],
     )?;
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let large_pairs: Option<usize> = o
+        .get("large-pairs")
+        .map(|_| o.num("large-pairs", 0usize))
+        .transpose()?;
     let run = queries::QueryRun {
         pairs: o.num("pairs", 2000usize)?.max(1),
         seed: o.num("seed", 1u64)?,
@@ -835,8 +842,12 @@ fn run_queries(args: &[String]) -> Result<(), Box<dyn Error>> {
     let work = tempfile::tempdir()?;
     let mut scenes = demo_scenes(&scenes_dir);
     let mut city_names = Vec::new();
+    let mut large = Vec::new();
     for size in cities {
         let name = format!("{size:?}");
+        if matches!(size, citygen::Size::L | citygen::Size::XL) {
+            large.push(format!("citygen {name}"));
+        }
         let path = work
             .path()
             .join(format!("city-{}.obj", name.to_lowercase()));
@@ -875,6 +886,14 @@ fn run_queries(args: &[String]) -> Result<(), Box<dyn Error>> {
             city_names.join(", ")
         )
     };
+    let scenes_note = match large_pairs {
+        Some(n) if !large.is_empty() => format!(
+            "{scenes_note} On {} the query set is {n} pairs (`--large-pairs`): a flat search \
+             across a 1-2 km city takes tens of milliseconds.",
+            large.join(" and ")
+        ),
+        _ => scenes_note,
+    };
     let scenes_note = if terrains.is_empty() {
         scenes_note
     } else {
@@ -888,18 +907,26 @@ fn run_queries(args: &[String]) -> Result<(), Box<dyn Error>> {
     println!("setting {}: {}", setting.name, setting.describe());
     let mut rows = Vec::new();
     for scene in &scenes {
+        let run = match large_pairs {
+            Some(pairs) if large.contains(&scene.name) => queries::QueryRun {
+                pairs: pairs.max(1),
+                ..run.clone()
+            },
+            _ => run.clone(),
+        };
         let row = queries::measure(scene, &setting, &run, work.path())?;
-        let (t, d) = (&row.tessera, &row.detour);
+        let (t, f, d) = (&row.tessera, &row.flat, &row.detour);
         println!(
-            "  {:<14} tessera mean {:>8.1} us p50 {:>8.1} p99 {:>9.1} found {:>5} | Detour \
-             mean {:>8.1} us p50 {:>8.1} p99 {:>9.1} found {:>5} | lengths within 5 %: {}/{}",
+            "  {:<14} tessera mean {:>8.1} us p99 {:>9.1} found {:>5} | flat mean {:>8.1} us \
+             p99 {:>9.1} | Detour mean {:>8.1} us p99 {:>9.1} found {:>5} | lengths within 5 \
+             %: {}/{}",
             row.scene,
             t.mean_us(),
-            t.percentile_us(50.0),
             t.percentile_us(99.0),
             t.found,
+            f.mean_us(),
+            f.percentile_us(99.0),
             d.mean_us(),
-            d.percentile_us(50.0),
             d.percentile_us(99.0),
             d.found,
             row.lengths_within(),
@@ -909,6 +936,7 @@ fn run_queries(args: &[String]) -> Result<(), Box<dyn Error>> {
     }
     println!("\n{}", queries::latency_table(&rows));
     println!("{}", queries::steps_table(&rows));
+    println!("{}", queries::hierarchy_table(&rows));
     println!("{}", queries::answers_table(&rows));
     let command = format!(
         "cargo run --release --manifest-path benches/recast-compare/Cargo.toml -- queries {}",

@@ -12,10 +12,12 @@
 //! 3. N point pairs are drawn on tessera's mesh (`Query::random_point`, area-weighted, seeded),
 //!    converted to scene coordinates, and from there to each side's own frame;
 //! 4. each pair is one query on each side, single-threaded: nearest polygon of both ends, A*,
-//!    straight path. Not timed: the conversions and the path length.
+//!    straight path. Not timed: the conversions and the path length. tessera answers each
+//!    pair twice: with its default, hierarchical search (a plan over the navmesh's clusters,
+//!    then the exact search within the clusters planned) and with the flat one (`--flat`).
 //!
 //! A first pass over the whole set on each side warms caches and records the answers; then
-//! `repeat` timed passes alternate which side goes first, and each query keeps its fastest time.
+//! `repeat` timed passes rotate which side goes first, and each query keeps its fastest time.
 
 use crate::detour::{self, Agent, NavMesh, NavQuery};
 use crate::full::{Scene, Setting};
@@ -27,7 +29,7 @@ use std::path::Path;
 use std::time::Instant;
 use tessera_geom::UpAxis;
 use tessera_navmesh::NavMeshFile;
-use tessera_query::{Query, Rng};
+use tessera_query::{Planner, Query, Rng};
 
 /// Polygons a Detour corridor may hold and corners a straight path may have: far more than any
 /// path on these scenes crosses, so neither limit cuts a path.
@@ -115,8 +117,19 @@ pub struct SceneQueries {
     pub tessera_polys: u64,
     pub detour_polys: u64,
     pub detour_tiles: usize,
+    /// Recast's tile edge [cells]: the setting's, or larger where Detour's 32-bit references
+    /// needed it (see `build_detour`).
+    pub detour_tile_size: i32,
+    /// tessera's default, hierarchical search.
     pub tessera: SideResult,
+    /// tessera's flat search (`Planner::Flat`).
+    pub flat: SideResult,
     pub detour: SideResult,
+    /// The navmesh's hierarchy: clusters, entrances, bytes of its tables.
+    pub hierarchy: (usize, usize, usize),
+    /// Per pair: whether the hierarchical search planned over clusters (ends in two
+    /// clusters, farther apart than a flat search costs), or searched flat.
+    pub planned: Vec<bool>,
 }
 
 /// How far two path lengths may differ and still agree: 5 % of Detour's, plus a centimetre so
@@ -128,6 +141,49 @@ pub fn lengths_agree(tessera: f64, detour: f64) -> bool {
 impl SceneQueries {
     pub fn pairs(&self) -> usize {
         self.tessera.lengths.len()
+    }
+
+    /// Per pair both of tessera's searches found: whether the hierarchy planned it, the plan
+    /// length of the hierarchical path and of the flat one.
+    fn both_searches(&self) -> impl Iterator<Item = (bool, f64, f64)> + '_ {
+        self.tessera
+            .plan_lengths
+            .iter()
+            .zip(&self.flat.plan_lengths)
+            .zip(&self.planned)
+            .filter_map(|((h, f), &planned)| Some((planned, (*h)?, (*f)?)))
+    }
+
+    /// Plan length of the hierarchical path over the flat one, for the pairs both found that
+    /// the hierarchy planned, sorted.
+    pub fn planned_ratios(&self) -> Vec<f64> {
+        let mut r: Vec<f64> = self
+            .both_searches()
+            .filter(|x| x.0)
+            .map(|(_, h, f)| if f > 0.0 { h / f } else { 1.0 })
+            .collect();
+        r.sort_by(f64::total_cmp);
+        r
+    }
+
+    /// Pairs both of tessera's searches found that the hierarchy did not plan, and how many of
+    /// those have the same plan length.
+    pub fn unplanned_equal(&self) -> (usize, usize) {
+        self.both_searches()
+            .filter(|x| !x.0)
+            .fold((0, 0), |(n, same), (_, h, f)| {
+                (n + 1, same + usize::from(h == f))
+            })
+    }
+
+    /// Pairs where the hierarchical and the flat search agree on whether there is a path.
+    pub fn planners_agree(&self) -> usize {
+        self.tessera
+            .lengths
+            .iter()
+            .zip(&self.flat.lengths)
+            .filter(|(h, f)| h.is_some() == f.is_some())
+            .count()
     }
 
     /// Pairs where both sides found a path, or neither did.
@@ -257,8 +313,14 @@ struct Answer<P> {
     steps: Steps,
 }
 
-/// One query on tessera's side: both ends snapped in `ext`, A*, string pulling.
-fn tessera_path(q: &Query, a: [f32; 3], b: [f32; 3], ext: [f32; 3]) -> Answer<Vec<[f32; 3]>> {
+/// One query on tessera's side: both ends snapped in `ext`, the search `planner` names,
+/// string pulling.
+fn tessera_path(
+    q: &Query,
+    (a, b): ([f32; 3], [f32; 3]),
+    ext: [f32; 3],
+    planner: Planner,
+) -> Answer<Vec<[f32; 3]>> {
     let mut clock = Stopwatch::start();
     let ends = (q.nearest(a, ext), q.nearest(b, ext));
     clock.lap();
@@ -269,7 +331,7 @@ fn tessera_path(q: &Query, a: [f32; 3], b: [f32; 3], ext: [f32; 3]) -> Answer<Ve
             steps: clock.steps,
         };
     };
-    let corridor = q.find_path(sp, s, ep, e);
+    let corridor = q.find_path_with(sp, s, ep, e, planner);
     clock.lap();
     let path = corridor
         .found
@@ -330,13 +392,16 @@ fn detour_path(
 
 /// Detour's navmesh for a scene: Recast's tiled polygon mesh, built as `recast-full` builds it,
 /// each tile turned into Detour data on the thread that built it, then added tile by tile.
-/// Returns the navmesh, its polygons and tiles.
+/// Returns the navmesh, its polygons, its tiles and the tile edge used [cells]: the setting's,
+/// or, for a world too large for Detour's 32-bit polygon references at that edge (at most
+/// 2^14 tiles, and 2^22 tiles and polygons per tile together), the setting's doubled until it
+/// fits.
 fn build_detour(
     scene: &Scene,
     setting: &Setting,
     threads: usize,
-) -> Result<(NavMesh, u64, usize), Box<dyn Error>> {
-    let s = &setting.recast;
+) -> Result<(NavMesh, u64, usize, i32), Box<dyn Error>> {
+    let mut s = setting.recast.clone();
     let a = &setting.config.agent;
     let agent = Agent {
         height: a.height as f32,
@@ -344,26 +409,35 @@ fn build_detour(
         climb: a.max_climb as f32,
     };
     let mesh = objmesh::load(&scene.path, scene.up)?;
-    let jobs = TileJobs::new(&mesh, s);
-    // `setting.recast` has detail off (see `Setting::new`): no detail mesh is built.
-    let tiles = jobs.build(&mesh, s, threads, |tx, tz, pmesh, dmesh| {
-        detour::tile_data(pmesh, dmesh, tx, tz, &agent)
-    })?;
-    let data: Vec<_> = tiles.into_iter().filter_map(|t| t.kept).collect();
-    let polys: u64 = data.iter().map(|d| d.polys as u64).sum();
-    let most = data.iter().map(|d| d.polys).max().unwrap_or(1);
-    let g = &jobs.grid;
-    let mut nav = NavMesh::new(
-        g.bmin,
-        s.tile_size as f32 * s.cs,
-        (g.tw * g.th) as usize,
-        most,
-    )?;
-    let count = data.len();
-    for d in data {
-        nav.add_tile(d)?;
+    loop {
+        let jobs = TileJobs::new(&mesh, &s);
+        let g = &jobs.grid;
+        if (g.tw * g.th) as usize > 1 << 14 {
+            s.tile_size *= 2;
+            continue;
+        }
+        // `setting.recast` has detail off (see `Setting::new`): no detail mesh is built.
+        let tiles = jobs.build(&mesh, &s, threads, |tx, tz, pmesh, dmesh| {
+            detour::tile_data(pmesh, dmesh, tx, tz, &agent)
+        })?;
+        let data: Vec<_> = tiles.into_iter().filter_map(|t| t.kept).collect();
+        let polys: u64 = data.iter().map(|d| d.polys as u64).sum();
+        let most = data.iter().map(|d| d.polys).max().unwrap_or(1);
+        let tile_m = s.tile_size as f32 * s.cs;
+        let mut nav = match NavMesh::new(g.bmin, tile_m, (g.tw * g.th) as usize, most) {
+            Ok(nav) => nav,
+            Err(_) if s.tile_size < 1024 => {
+                s.tile_size *= 2;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let count = data.len();
+        for d in data {
+            nav.add_tile(d)?;
+        }
+        return Ok((nav, polys, count, s.tile_size));
     }
-    Ok((nav, polys, count))
 }
 
 /// A scene point in Recast's and Detour's frame (the scene's own up axis as Y).
@@ -398,7 +472,8 @@ pub fn measure(
     let file = NavMeshFile::open(tessera_pipeline::BakeLayout::new(&out).navmesh())?;
     let tq = Query::new(file.mesh());
 
-    let (nav, detour_polys, detour_tiles) = build_detour(scene, setting, run.build_threads)?;
+    let (nav, detour_polys, detour_tiles, detour_tile_size) =
+        build_detour(scene, setting, run.build_threads)?;
     let mut dq = NavQuery::new(&nav, run.max_nodes)?;
 
     // The query set: pairs of random points on tessera's mesh, in scene coordinates, then in
@@ -426,17 +501,30 @@ pub fn measure(
 
     // Warm-up: every query once on each side, untimed; the answers are kept.
     let mut tessera = SideResult::default();
-    for &(a, b) in &t_points {
-        let r = tessera_path(&tq, a, b, ext);
-        tessera.snapped += r.snapped as usize;
-        tessera.found += r.path.is_some() as usize;
-        tessera.corners += r.path.as_ref().map_or(0, Vec::len);
-        // tessera's internal frame is Z-up: the plan is x, y.
-        let plan = r.path.as_deref().map(|p| axes_length(p, &[0, 1]));
-        tessera.plan_length += plan.unwrap_or(0.0);
-        tessera.plan_lengths.push(plan);
-        tessera.lengths.push(r.path.as_deref().map(polyline_length));
+    let mut flat = SideResult::default();
+    for (side, planner) in [
+        (&mut tessera, Planner::Hierarchical),
+        (&mut flat, Planner::Flat),
+    ] {
+        for &ends in &t_points {
+            let r = tessera_path(&tq, ends, ext, planner);
+            side.snapped += r.snapped as usize;
+            side.found += r.path.is_some() as usize;
+            side.corners += r.path.as_ref().map_or(0, Vec::len);
+            // tessera's internal frame is Z-up: the plan is x, y.
+            let plan = r.path.as_deref().map(|p| axes_length(p, &[0, 1]));
+            side.plan_length += plan.unwrap_or(0.0);
+            side.plan_lengths.push(plan);
+            side.lengths.push(r.path.as_deref().map(polyline_length));
+        }
     }
+    let planned = t_points
+        .iter()
+        .map(|&(a, b)| match (tq.nearest(a, ext), tq.nearest(b, ext)) {
+            (Some((sp, s)), Some((ep, e))) => tq.plans(sp, s, ep, e),
+            _ => false,
+        })
+        .collect();
     let mut detour = SideResult::default();
     for &(a, b) in &d_points {
         let (r, out_of_nodes) = detour_path(&mut dq, a, b, half, &mut buf);
@@ -453,9 +541,10 @@ pub fn measure(
             .push(r.path.map(|n| polyline_length(&buf.corners[..n])));
     }
 
-    // Timed passes; the sides alternate which goes first. Each query keeps its fastest run.
+    // Timed passes; the three sides take turns going first. Each query keeps its fastest run.
     let slowest = Steps([f64::INFINITY; 3]);
     tessera.steps = vec![slowest; run.pairs];
+    flat.steps = vec![slowest; run.pairs];
     detour.steps = vec![slowest; run.pairs];
     let keep = |best: &mut Steps, new: Steps| {
         if new.total() < best.total() {
@@ -463,20 +552,37 @@ pub fn measure(
         }
     };
     for rep in 0..run.repeat.max(1) {
-        for side in 0..2 {
-            if (side + rep) % 2 == 0 {
-                for (i, &(a, b)) in t_points.iter().enumerate() {
-                    let r = black_box(tessera_path(&tq, a, b, ext));
-                    keep(&mut tessera.steps[i], r.steps);
+        for turn in 0..3 {
+            match (turn + rep) % 3 {
+                0 | 1 => {
+                    let (side, planner) = if (turn + rep) % 3 == 0 {
+                        (&mut tessera, Planner::Hierarchical)
+                    } else {
+                        (&mut flat, Planner::Flat)
+                    };
+                    for (i, &ends) in t_points.iter().enumerate() {
+                        let r = black_box(tessera_path(&tq, ends, ext, planner));
+                        keep(&mut side.steps[i], r.steps);
+                    }
                 }
-            } else {
-                for (i, &(a, b)) in d_points.iter().enumerate() {
-                    let (r, _) = black_box(detour_path(&mut dq, a, b, half, &mut buf));
-                    keep(&mut detour.steps[i], r.steps);
+                _ => {
+                    for (i, &(a, b)) in d_points.iter().enumerate() {
+                        let (r, _) = black_box(detour_path(&mut dq, a, b, half, &mut buf));
+                        keep(&mut detour.steps[i], r.steps);
+                    }
                 }
             }
         }
     }
+    let h = &file.mesh().hierarchy;
+    let hierarchy = (
+        h.clusters.len(),
+        h.entrances.len(),
+        4 * h.poly_cluster.len()
+            + std::mem::size_of::<tessera_navmesh::Cluster>() * h.clusters.len()
+            + std::mem::size_of::<tessera_navmesh::Entrance>() * h.entrances.len()
+            + 4 * h.costs.len(),
+    );
     drop(dq);
     let _ = std::fs::remove_dir_all(&out);
     Ok(SceneQueries {
@@ -484,8 +590,12 @@ pub fn measure(
         tessera_polys: summary.polygons,
         detour_polys,
         detour_tiles,
+        detour_tile_size,
         tessera,
+        flat,
         detour,
+        hierarchy,
+        planned,
     })
 }
 
@@ -497,24 +607,39 @@ fn ratio(a: f64, b: f64) -> String {
     }
 }
 
-/// The latency table: one row per scene.
+/// `mean / p50 / p99` of a side's per-query times [microseconds].
+fn times(side: &SideResult) -> String {
+    format!(
+        "{:.1} / {:.1} / {:.1}",
+        side.mean_us(),
+        side.percentile_us(50.0),
+        side.percentile_us(99.0)
+    )
+}
+
+/// The latency table: one row per scene, tessera's two searches and Detour.
 pub fn latency_table(rows: &[SceneQueries]) -> String {
     let mut s = String::from(
-        "| scene | pairs | tessera mean / p50 / p99 us | Detour mean / p50 / p99 us | \
-         tessera / Detour mean | tessera / Detour p50 | tessera / Detour p99 |\n\
-         |---|--:|--:|--:|--:|--:|--:|\n",
+        "| scene | pairs | tessera mean / p50 / p99 us | tessera flat mean / p50 / p99 us | \
+         Detour mean / p50 / p99 us | tessera / Detour mean | tessera / Detour p99 | flat / \
+         Detour mean | flat / Detour p99 | tessera / flat mean |\n\
+         |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for r in rows {
-        let (t, d) = (&r.tessera, &r.detour);
-        let (tm, t50, t99) = (t.mean_us(), t.percentile_us(50.0), t.percentile_us(99.0));
-        let (dm, d50, d99) = (d.mean_us(), d.percentile_us(50.0), d.percentile_us(99.0));
+        let (t, f, d) = (&r.tessera, &r.flat, &r.detour);
+        let p99 = |x: &SideResult| x.percentile_us(99.0);
         s += &format!(
-            "| {} | {} | {tm:.1} / {t50:.1} / {t99:.1} | {dm:.1} / {d50:.1} / {d99:.1} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.scene,
             r.pairs(),
-            ratio(tm, dm),
-            ratio(t50, d50),
-            ratio(t99, d99),
+            times(t),
+            times(f),
+            times(d),
+            ratio(t.mean_us(), d.mean_us()),
+            ratio(p99(t), p99(d)),
+            ratio(f.mean_us(), d.mean_us()),
+            ratio(p99(f), p99(d)),
+            ratio(t.mean_us(), f.mean_us()),
         );
     }
     s
@@ -523,26 +648,73 @@ pub fn latency_table(rows: &[SceneQueries]) -> String {
 /// Where the time goes: the mean of each step over the queries, on each side.
 pub fn steps_table(rows: &[SceneQueries]) -> String {
     let mut s = String::from(
-        "| scene | tessera nearest x2 / A* / straight path us | Detour findNearestPoly x2 / \
-         findPath / findStraightPath us | tessera / Detour nearest | tessera / Detour A* | \
-         tessera / Detour straight path |\n\
-         |---|--:|--:|--:|--:|--:|\n",
+        "| scene | tessera nearest x2 / A* / straight path us | tessera flat A* us | Detour \
+         findNearestPoly x2 / findPath / findStraightPath us | tessera / Detour nearest | \
+         tessera / Detour A* | flat / Detour A* | tessera / Detour straight path |\n\
+         |---|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for r in rows {
-        let (t, d) = (&r.tessera, &r.detour);
+        let (t, f, d) = (&r.tessera, &r.flat, &r.detour);
         let step = |side: &SideResult, k: usize| side.mean_step(|s| s.0[k]);
         s += &format!(
-            "| {} | {:.1} / {:.1} / {:.1} | {:.1} / {:.1} / {:.1} | {} | {} | {} |\n",
+            "| {} | {:.1} / {:.1} / {:.1} | {:.1} | {:.1} / {:.1} / {:.1} | {} | {} | {} | {} |\n",
             r.scene,
             step(t, 0),
             step(t, 1),
             step(t, 2),
+            step(f, 1),
             step(d, 0),
             step(d, 1),
             step(d, 2),
             ratio(step(t, 0), step(d, 0)),
             ratio(step(t, 1), step(d, 1)),
+            ratio(step(f, 1), step(d, 1)),
             ratio(step(t, 2), step(d, 2)),
+        );
+    }
+    s
+}
+
+/// The hierarchy and what it does to lengths: tessera's hierarchical paths against its flat
+/// ones on the same pairs (plan lengths, which both searches minimize).
+pub fn hierarchy_table(rows: &[SceneQueries]) -> String {
+    let mut s = String::from(
+        "| scene | clusters / entrances / KiB | found agrees | planned (both found) | \
+         equal | over 0.1 % | over 1 % | over 5 % | ratio p50 / p99 / max | not planned: equal |\n\
+         |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    for r in rows {
+        let ratios = r.planned_ratios();
+        let n = ratios.len();
+        let over = |x: f64| ratios.iter().filter(|&&q| q > 1.0 + x).count();
+        let pct = |k: usize| format!("{k} ({:.1} %)", 100.0 * k as f64 / n.max(1) as f64);
+        let at = |p: f64| {
+            if n == 0 {
+                "-".to_string()
+            } else {
+                format!(
+                    "{:.4}",
+                    ratios[(((p / 100.0) * n as f64).ceil() as usize).clamp(1, n) - 1]
+                )
+            }
+        };
+        let (unplanned, same) = r.unplanned_equal();
+        s += &format!(
+            "| {} | {} / {} / {:.0} | {} / {} | {} | {} | {} | {} | {} | {} / {} / {} | {same} / {unplanned} |\n",
+            r.scene,
+            r.hierarchy.0,
+            r.hierarchy.1,
+            r.hierarchy.2 as f64 / 1024.0,
+            r.planners_agree(),
+            r.pairs(),
+            n,
+            pct(ratios.iter().filter(|&&q| (q - 1.0).abs() <= 1e-6).count()),
+            pct(over(0.001)),
+            pct(over(0.01)),
+            pct(over(0.05)),
+            at(50.0),
+            at(99.0),
+            at(100.0),
         );
     }
     s
@@ -551,7 +723,7 @@ pub fn steps_table(rows: &[SceneQueries]) -> String {
 /// The answers table: how often each side found a path and how the lengths compare.
 pub fn answers_table(rows: &[SceneQueries]) -> String {
     let mut s = String::from(
-        "| scene | polygons tessera / Detour (tiles) | both ends snapped tessera / Detour | \
+        "| scene | polygons tessera / Detour (tiles of Recast's edge) | both ends snapped tessera / Detour | \
          found tessera / Detour | found agrees | both found | lengths within 5 % | \
          plan lengths within 5 % | tessera longer by more than 5 % | \
          mean length m tessera / Detour | mean plan length m tessera / Detour | mean length \
@@ -561,11 +733,12 @@ pub fn answers_table(rows: &[SceneQueries]) -> String {
     for r in rows {
         let (t, d) = (&r.tessera, &r.detour);
         s += &format!(
-            "| {} | {} / {} ({}) | {} / {} | {} / {} | {} | {} | {} ({:.1} %) | {} ({:.1} %) | {} ({:.1} %) | {:.2} / {:.2} | {:.2} / {:.2} | {:.3} | {:.1} / {:.1} | {} |\n",
+            "| {} | {} / {} ({} of {} cells) | {} / {} | {} / {} | {} | {} | {} ({:.1} %) | {} ({:.1} %) | {} ({:.1} %) | {:.2} / {:.2} | {:.2} / {:.2} | {:.3} | {:.1} / {:.1} | {} |\n",
             r.scene,
             r.tessera_polys,
             r.detour_polys,
             r.detour_tiles,
+            r.detour_tile_size,
             t.snapped,
             d.snapped,
             t.found,
@@ -632,6 +805,9 @@ pub fn results_file(info: &QueryFileInfo, rows: &[SceneQueries]) -> String {
     s += "\nWhere the time goes (mean per query of each step; the straight path only for the \
           pairs A* joined):\n\n";
     s += &steps_table(rows);
+    s += "\n## Hierarchical against flat\n\n";
+    s += HIERARCHY_NOTE;
+    s += &hierarchy_table(rows);
     s += "\n## Answers\n\n";
     s += &answers_table(rows);
     s += "\n";
@@ -642,6 +818,17 @@ pub fn results_file(info: &QueryFileInfo, rows: &[SceneQueries]) -> String {
     s.push('\n');
     s
 }
+
+/// What the hierarchy table shows.
+const HIERARCHY_NOTE: &str = "tessera's default search is hierarchical: a plan over the \
+navmesh's clusters, then its exact any-angle search confined to the clusters planned; pairs \
+in one cluster, or closer than a flat search costs, are searched flat (*not planned*). The \
+flat search (`tessera path --flat`) searches every polygon and finds the shortest path in \
+plan. Per scene: the hierarchy (clusters, entrances, the size of its tables), the pairs where \
+both searches agree on whether there is a path, and for the pairs both found that the \
+hierarchy planned, the plan length of the hierarchical path over the flat one: how many are \
+equal (to 1e-6), longer by more than 0.1, 1 and 5 %, and the ratio's median, 99th percentile \
+and largest. Last, the pairs not planned whose lengths are equal (they should all be).\n\n";
 
 /// How the comparison is made and what it does not cover; the README says the same.
 const METHOD: &str = "## Method\n\n\
@@ -660,8 +847,9 @@ const METHOD: &str = "## Method\n\n\
   ends to its own mesh with the same search box, tessera's own `snap_extent`: 2 agent radii \
   plus one cell across (1.5 m each way at recast-demo settings) and the agent height up and \
   down (`findNearestPoly`'s half-extents on Detour's side).\n\
-* **Timed on each side**, per query: tessera `Query::nearest` twice, `find_path`, \
-  `straight_path` (it allocates its results per call); Detour `findNearestPoly` twice, \
+* **Timed on each side**, per query: tessera `Query::nearest` twice, `find_path` \
+  (hierarchical) or `find_path_with(.., Planner::Flat)` (flat), `straight_path` (it \
+  allocates its results per call); Detour `findNearestPoly` twice, \
   `findPath` into a corridor buffer of 65,536 polygons, `findStraightPath` (no options) into \
   65,536 corners, with buffers allocated once. The straight path runs only when A* reached \
   the end polygon (a partial Detour corridor counts as not found, as tessera's \
@@ -740,7 +928,7 @@ mod tests {
             path: obj,
             up: UpAxis::Z,
         };
-        let setting = Setting::new("recast-demo", RECAST_EDGE_MAX_LEN_M).unwrap();
+        let setting = Setting::new("recast-demo@32", RECAST_EDGE_MAX_LEN_M).unwrap();
         let run = QueryRun {
             pairs: 200,
             seed: 3,

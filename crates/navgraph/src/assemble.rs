@@ -21,10 +21,11 @@ use tessera_spill::{Sorter, Spill, SpillWriter};
 
 use crate::border::{match_border_edges, BorderEdge};
 use crate::grid::build_grid;
+use crate::hierarchy::{build_hierarchy, ClusterSettings, MeshView};
 use crate::links::{gather_links, GridLink, StairLinks};
-use crate::reach::{components, prune, Pruning};
+use crate::reach::{components, prune, Mapped, Pruning};
 use crate::renumber::{renumber_links, write_kept_arrays, Renumbering};
-use crate::writer::{write_archive, Column, GridOut, NavMeshOut};
+use crate::writer::{write_archive, Column, GridOut, HierarchyOut, NavMeshOut};
 use crate::BuildError;
 
 /// Where a region's data starts in the spill files.
@@ -69,6 +70,8 @@ pub struct Assembler {
     links: Vec<GridLink>,
     notches: u64,
     by_notches: NotchGroups,
+    clusters: ClusterSettings,
+    threads: usize,
 }
 
 /// Every region's data in the order added, the spill files closed; what the passes read.
@@ -169,7 +172,20 @@ impl Assembler {
             links: Vec::new(),
             notches: 0,
             by_notches: NotchGroups::default(),
+            clusters: ClusterSettings::default(),
+            threads: 1,
         })
+    }
+
+    /// Threads the passes may use (the hierarchy's measures of its clusters; 1 by default).
+    /// The file is the same for any number.
+    pub fn threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
+    /// How the hierarchy groups polygons into clusters (see [`ClusterSettings`]).
+    pub fn cluster_settings(&mut self, settings: ClusterSettings) {
+        self.clusters = settings;
     }
 
     /// Links polygons of different regions whose blocked edges face each other across a plan
@@ -424,6 +440,8 @@ impl Assembler {
             links,
             notches,
             by_notches,
+            clusters,
+            threads,
         } = self;
         let mut input = Spilled {
             frame,
@@ -460,6 +478,22 @@ impl Assembler {
         drop(numbering);
         say(report, Step::Pass("lookup grid", polygons))?;
         let grid = build_grid(&input, &reached.keep, &kept, report)?;
+        let hierarchy = {
+            let (verts, polys) = (Mapped::open(&kept.verts)?, Mapped::open(&kept.polys)?);
+            let (poly_verts, neis) = (Mapped::open(&kept.poly_verts)?, Mapped::open(&kept.neis)?);
+            let view = MeshView {
+                frame: &input.frame,
+                bounds_min: kept.bounds_min,
+                bounds_max: kept.bounds_max,
+                verts: verts.get(),
+                polys: polys.get(),
+                poly_verts: poly_verts.get(),
+                neis: neis.get(),
+                links: &links,
+            };
+            let scratch = (input.dir.as_path(), input.memory, threads);
+            build_hierarchy(&view, &clusters, scratch, report)?
+        };
 
         let stats = Stats {
             regions: kept.regions,
@@ -484,6 +518,12 @@ impl Assembler {
             detail_verts: Column(kept.detail.clone()),
             links,
             components: components.table,
+            hierarchy: HierarchyOut {
+                poly_cluster: Column(hierarchy.poly_cluster.clone()),
+                clusters: Column(hierarchy.clusters.clone()),
+                entrances: Column(hierarchy.entrances.clone()),
+                costs: Column(hierarchy.costs.clone()),
+            },
             grid: GridOut {
                 min: grid.min,
                 cell: grid.cell,
@@ -502,6 +542,7 @@ impl Assembler {
             .chain([patches.path()])
             .chain(kept.paths())
             .chain(grid.paths())
+            .chain(hierarchy.paths())
         {
             let _ = std::fs::remove_file(path);
         }

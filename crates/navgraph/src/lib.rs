@@ -13,7 +13,10 @@
 //!    dropped;
 //! 4. `renumber`: the kept arrays, renumbered densely, in world units;
 //! 5. `grid`: the lookup grid, by sorting (cell, polygon) pairs;
-//! 6. `writer`: the rkyv archive streamed from the spill files, byte for byte the archive of
+//! 6. `hierarchy`: the hierarchical graph (clusters of polygons in squares of a quadtree,
+//!    entrances between them, the shortest lengths inside each cluster between its
+//!    entrances, measured with the query crate's search);
+//! 7. `writer`: the rkyv archive streamed from the spill files, byte for byte the archive of
 //!    the same [`tessera_navmesh::NavMesh`], behind its sealed header.
 //!
 //! [`build`] and [`build_pruned`] do the same for a whole [`tessera_artifacts::MeshInput`]
@@ -27,6 +30,7 @@ mod assemble;
 mod border;
 mod build;
 mod grid;
+mod hierarchy;
 mod links;
 mod reach;
 mod renumber;
@@ -41,6 +45,7 @@ pub use assemble::{
     check_merged_regions, Assembled, Assembler, Report, Step, REPORT_EVERY, REPORT_EVERY_RECORD,
 };
 pub use build::{build, build_pruned, Pruned};
+pub use hierarchy::{hierarchy_of, ClusterSettings};
 pub use reach::Pruning;
 
 /// Why a navmesh could not be built.

@@ -243,14 +243,14 @@ impl Bits {
 }
 
 /// A spill file memory-mapped read-only (clean pages the kernel can drop).
-struct Mapped<T> {
+pub(crate) struct Mapped<T> {
     map: Option<memmap2::Mmap>,
     _t: std::marker::PhantomData<T>,
 }
 
 impl<T: Pod> Mapped<T> {
     #[allow(unsafe_code)] // maps a spill file read-only: see the SAFETY comment inside
-    fn open(spill: &Spill<T>) -> Result<Mapped<T>, BuildError> {
+    pub(crate) fn open(spill: &Spill<T>) -> Result<Mapped<T>, BuildError> {
         if spill.is_empty() {
             return Ok(Mapped {
                 map: None,
@@ -266,7 +266,7 @@ impl<T: Pod> Mapped<T> {
             _t: std::marker::PhantomData,
         })
     }
-    fn get(&self) -> &[T] {
+    pub(crate) fn get(&self) -> &[T] {
         match &self.map {
             Some(m) => bytemuck::cast_slice(&m[..]),
             None => &[],

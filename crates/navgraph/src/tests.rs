@@ -391,6 +391,18 @@ fn the_polygon_sweeps_of_the_file_report_their_counts() {
             Step::Pass("lookup grid", n),
             Step::Done(0),
             Step::Done(n),
+            Step::Pass("hierarchy: squares", n),
+            Step::Done(0),
+            Step::Done(n),
+            Step::Pass("hierarchy: clusters", n),
+            Step::Done(0),
+            Step::Done(n),
+            Step::Pass("hierarchy: entrances", n),
+            Step::Done(0),
+            Step::Done(n),
+            Step::Pass("hierarchy: lengths", n),
+            Step::Done(0),
+            Step::Done(n),
             Step::Pass("writing the archive", 0),
         ]
     );
@@ -404,7 +416,7 @@ fn a_report_that_asks_to_stop_stops_the_file_at_that_step() {
         seeds: &[],
         min_island_area: 1.0,
     };
-    let total = 15;
+    let total = 27;
     for stop_at in 0..total {
         let dir = tempfile::tempdir().unwrap();
         let asm = assembled_input(dir.path());
@@ -485,4 +497,168 @@ fn a_table_past_the_formats_limit_is_refused_not_wrapped() {
         e.contains("height detail points") && e.contains("sample distance"),
         "{e}"
     );
+}
+
+/// An open floor of `n` x `n` squares of 4 cells (2 m), each its own polygon, in one region.
+fn floor_of_squares(n: i32) -> MeshInput {
+    let cells: Vec<(i32, i32)> = (0..n).flat_map(|y| (0..n).map(move |x| (x, y))).collect();
+    tessera_test_support::mesh::squares(&cells, 4)
+}
+
+/// Clusters of at most 16 polygons, in squares down to 1 cell.
+const SMALL_CLUSTERS: ClusterSettings = ClusterSettings {
+    max_polygons: 16,
+    min_side_cells: 1,
+    entrance_spacing: 0.125,
+};
+
+#[test]
+fn the_hierarchy_covers_every_polygon_and_measures_the_ways_between_entrances() {
+    let mut mesh = build(frame(), &floor_of_squares(12)).unwrap();
+    let h = hierarchy_of(&mesh, &SMALL_CLUSTERS).unwrap();
+    let np = mesh.polys.len();
+    assert_eq!(h.poly_cluster.len(), np);
+    // 144 squares in quadtree squares of 16 polygons at most: several clusters, none larger.
+    assert!(h.clusters.len() >= 9, "{} clusters", h.clusters.len());
+    assert!(h.clusters.iter().all(|c| c.polygons <= 16));
+    assert_eq!(
+        h.clusters
+            .iter()
+            .map(|c| c.polygons as usize)
+            .sum::<usize>(),
+        np
+    );
+    for (i, e) in h.entrances.iter().enumerate() {
+        assert_eq!(h.poly_cluster[e.poly as usize], e.cluster);
+        // A floor has portals only: each entrance has its twin, at the same point.
+        let twin = &h.entrances[e.across as usize];
+        assert_eq!(twin.across as usize, i);
+        assert_eq!(twin.point, e.point);
+        assert_ne!(twin.cluster, e.cluster);
+    }
+    // Each cluster is a square block of squares (convex): the way between two entrances is
+    // the straight line.
+    for c in &h.clusters {
+        let n = c.entrance_count as usize;
+        let ents = &h.entrances[c.entrance_first as usize..][..n];
+        for i in 0..n {
+            for j in 0..n {
+                let cost = h.costs[c.cost_first as usize + i * n + j];
+                let (a, b) = (ents[i].point, ents[j].point);
+                let direct = ((a[0] - b[0]) as f64).hypot((a[1] - b[1]) as f64);
+                assert!((cost as f64 - direct).abs() < 1e-3, "{cost} vs {direct}");
+            }
+        }
+    }
+    // What the assembler writes is the same hierarchy with the default settings.
+    let default = hierarchy_of(&mesh, &ClusterSettings::default()).unwrap();
+    assert_eq!(mesh.hierarchy, default);
+    mesh.hierarchy = h;
+    access(&aligned(&encode(&mesh)), "mesh with small clusters").unwrap();
+}
+
+#[test]
+fn a_broken_hierarchy_is_refused_when_the_file_is_read() {
+    use tessera_navmesh::{InvalidMesh, NavMeshError};
+    let mut mesh = build(frame(), &floor_of_squares(8)).unwrap();
+    mesh.hierarchy = hierarchy_of(&mesh, &SMALL_CLUSTERS).unwrap();
+    let np = mesh.polys.len() as u32;
+    let refused = |m: &NavMesh| match access(&aligned(&encode(m)), "tampered") {
+        Err(NavMeshError::Invalid { source, .. }) => source,
+        other => panic!("not refused as invalid: {:?}", other.map(|_| ())),
+    };
+    type Tamper = fn(&mut NavMesh, u32);
+    let cases: [(&str, Tamper); 10] = [
+        ("cluster out of range", |m, _| {
+            m.hierarchy.poly_cluster[0] = 99
+        }),
+        ("a polygon without a cluster", |m, _| {
+            m.hierarchy.poly_cluster.pop();
+        }),
+        ("polygon count", |m, _| {
+            m.hierarchy.clusters[0].polygons += 1
+        }),
+        ("entrances out of turn", |m, _| {
+            m.hierarchy.clusters[1].entrance_first += 1
+        }),
+        ("entrance off its cluster", |m, np| {
+            m.hierarchy.entrances[0].poly = np
+        }),
+        ("entrance into its own cluster", |m, _| {
+            m.hierarchy.entrances[0].across = 1;
+            m.hierarchy.entrances[1].cluster = m.hierarchy.entrances[0].cluster;
+        }),
+        ("entrance not finite", |m, _| {
+            m.hierarchy.entrances[0].point[0] = f32::NAN
+        }),
+        ("negative length", |m, _| m.hierarchy.costs[1] = -1.0),
+        ("length not a number", |m, _| {
+            m.hierarchy.costs[1] = f32::NAN
+        }),
+        ("lengths cut short", |m, _| {
+            m.hierarchy.costs.pop();
+        }),
+    ];
+    for (what, tamper) in cases {
+        let mut m = mesh.clone();
+        tamper(&mut m, np);
+        let e = refused(&m);
+        let kind = match e {
+            InvalidMesh::HierarchyPolygons { .. } => "polygons",
+            InvalidMesh::HierarchyClusterNumber { .. } => "number",
+            InvalidMesh::HierarchyCluster { .. } => "cluster",
+            InvalidMesh::HierarchyEntrance { .. } => "entrance",
+            InvalidMesh::HierarchyCost { .. } => "cost",
+            InvalidMesh::TableLength { .. } => "table",
+            _ => "other",
+        };
+        assert_ne!(kind, "other", "{what}: {e}");
+        eprintln!("{what}: {e}");
+    }
+    // An empty hierarchy is valid (readers then search every polygon); a table without
+    // clusters is not.
+    let mut m = mesh.clone();
+    m.hierarchy = Default::default();
+    access(&aligned(&encode(&m)), "no hierarchy").unwrap();
+    m.hierarchy.costs.push(0.0);
+    assert!(matches!(refused(&m), InvalidMesh::HierarchyPolygons { .. }));
+}
+
+#[test]
+fn links_between_clusters_are_an_exit_and_a_landing() {
+    // Two floors of 4 x 4 squares, 8 m apart in plan (each in its half of the quadtree),
+    // joined by a link each way between facing squares: with clusters of 16 polygons, each
+    // floor a cluster.
+    let mut cells: Vec<(i32, i32)> = (0..4).flat_map(|y| (0..4).map(move |x| (x, y))).collect();
+    cells.extend((0..4).flat_map(|y| (8..12).map(move |x| (x, y))));
+    let mut input = tessera_test_support::mesh::squares(&cells, 4);
+    // Square (3, 1) is polygon 7, square (8, 1) polygon 20; their facing edges x = 16 and 32.
+    input.links = vec![
+        (7, 20, [16, 4, 0], [16, 8, 0]),
+        (20, 7, [32, 8, 0], [32, 4, 0]),
+    ];
+    let mesh = build(frame(), &input).unwrap();
+    let h = hierarchy_of(&mesh, &SMALL_CLUSTERS).unwrap();
+    assert_eq!(h.clusters.len(), 2);
+    assert_ne!(h.poly_cluster[7], h.poly_cluster[20]);
+    // Each cluster: its exit, then the landing of the other's link.
+    assert_eq!(h.entrances.len(), 4);
+    for c in &h.clusters {
+        let [exit, landing] = [0, 1].map(|k| h.entrances[c.entrance_first as usize + k]);
+        assert_ne!(exit.across, NONE);
+        assert_eq!(landing.across, NONE);
+        let to = h.entrances[exit.across as usize];
+        assert_ne!(to.cluster, exit.cluster);
+        assert_eq!(to.across, NONE, "an exit leads to a landing");
+        // The jump: 8 m (16 cells of 0.5 m) in plan.
+        assert!((exit.cost - 8.0).abs() < 1e-4, "{}", exit.cost);
+        // From the exit to the landing of the way back, inside the cluster: on the same edge,
+        // at the same point here.
+        let n = c.entrance_count as usize;
+        assert_eq!(h.costs[c.cost_first as usize + 1], 0.0);
+        assert_eq!(n, 2);
+    }
+    let mut with = mesh.clone();
+    with.hierarchy = h;
+    access(&aligned(&encode(&with)), "linked floors").unwrap();
 }

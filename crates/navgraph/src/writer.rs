@@ -16,8 +16,8 @@ use rkyv::ser::{Writer, WriterExt};
 use rkyv::vec::{ArchivedVec, VecResolver};
 use rkyv::{Archive, Place, Serialize};
 use tessera_navmesh::{
-    ArchivedGrid, ArchivedNavMesh, Component, Frame, Grid, Header, Link, NavMesh, Poly, Stats,
-    HEADER_LEN,
+    ArchivedGrid, ArchivedHierarchy, ArchivedNavMesh, Cluster, Component, Entrance, Frame, Grid,
+    Header, Hierarchy, Link, NavMesh, Poly, Stats, HEADER_LEN,
 };
 use tessera_spill::Spill;
 
@@ -77,6 +77,16 @@ pub(crate) struct GridOut {
     pub items: Column<u32>,
 }
 
+/// [`Hierarchy`] with its tables in spill files; archives as [`ArchivedHierarchy`].
+#[derive(Archive, Serialize)]
+#[rkyv(as = ArchivedHierarchy)]
+pub(crate) struct HierarchyOut {
+    pub poly_cluster: Column<u32>,
+    pub clusters: Column<Cluster>,
+    pub entrances: Column<Entrance>,
+    pub costs: Column<f32>,
+}
+
 /// [`NavMesh`] with its arrays in spill files; archives as [`ArchivedNavMesh`]. Fields in the
 /// order of [`NavMesh`]'s.
 #[derive(Archive, Serialize)]
@@ -94,18 +104,28 @@ pub(crate) struct NavMeshOut {
     pub links: Vec<Link>,
     pub grid: GridOut,
     pub components: Vec<Component>,
+    pub hierarchy: HierarchyOut,
     pub stats: Stats,
 }
 
 /// One list of field names, two exhaustive patterns: compiles only while [`NavMesh`] and
-/// [`NavMeshOut`] (and [`Grid`] and [`GridOut`]) have exactly the same fields. The `as`
+/// [`NavMeshOut`] (and [`Grid`] and [`GridOut`], [`Hierarchy`] and [`HierarchyOut`]) have
+/// exactly the same fields. The `as`
 /// attribute checks the types of those fields.
 macro_rules! same_fields {
-    ($($field:ident),+; grid: $($grid:ident),+) => {
+    ($($field:ident),+; grid: $($grid:ident),+; hierarchy: $($hier:ident),+) => {
         #[allow(dead_code)]
         fn same_fields_as_navmesh(mesh: NavMesh, out: NavMeshOut) {
-            let NavMesh { $($field: _,)+ grid: Grid { $($grid: _,)+ } } = mesh;
-            let NavMeshOut { $($field: _,)+ grid: GridOut { $($grid: _,)+ } } = out;
+            let NavMesh {
+                $($field: _,)+
+                grid: Grid { $($grid: _,)+ },
+                hierarchy: Hierarchy { $($hier: _,)+ },
+            } = mesh;
+            let NavMeshOut {
+                $($field: _,)+
+                grid: GridOut { $($grid: _,)+ },
+                hierarchy: HierarchyOut { $($hier: _,)+ },
+            } = out;
         }
     };
 }
@@ -113,7 +133,8 @@ macro_rules! same_fields {
 same_fields!(
     frame, bounds_min, bounds_max, verts, polys, poly_verts, poly_neis, detail_tris,
     detail_verts, links, components, stats;
-    grid: min, cell, width, height, start, items
+    grid: min, cell, width, height, start, items;
+    hierarchy: poly_cluster, clusters, entrances, costs
 );
 
 /// Bytes of the archive between two reports of its length.

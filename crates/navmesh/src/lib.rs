@@ -31,6 +31,7 @@ pub mod fuzzing;
 mod header;
 mod validate;
 
+use bytemuck::{Pod, Zeroable};
 use rkyv::{Archive, Deserialize, Serialize};
 use tessera_geom::UpAxis;
 
@@ -166,7 +167,64 @@ pub struct NavMesh {
     pub grid: Grid,
     /// The connected components, numbered by their first polygon ([`Poly::component`]).
     pub components: Vec<Component>,
+    /// The hierarchical graph over the polygons (clusters, entrances, costs between them):
+    /// what hierarchical path queries plan on before they search inside a few clusters.
+    pub hierarchy: Hierarchy,
     pub stats: Stats,
+}
+
+/// The hierarchical navigation graph (seed 003, 4.4): the polygons grouped into clusters,
+/// places where a path passes from one cluster into the next (entrances, one on each side),
+/// and the length of the shortest way inside each cluster between any two of its entrances.
+///
+/// A query plans on this graph first (which clusters to cross), then searches the polygons
+/// of those clusters alone. Empty (no clusters) in a mesh with no polygons; a reader that
+/// finds it empty searches the whole mesh.
+#[derive(Archive, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Hierarchy {
+    /// Per polygon: its cluster, an index into `clusters`. Clusters are numbered by their
+    /// first polygon.
+    pub poly_cluster: Vec<u32>,
+    pub clusters: Vec<Cluster>,
+    /// Cluster by cluster, each cluster's entrances in turn ([`Cluster::entrance_first`]).
+    pub entrances: Vec<Entrance>,
+    /// Cluster by cluster, `n * n` lengths for a cluster of `n` entrances, row by row: entry
+    /// `i * n + j` is the plan length of the shortest way from its entrance `i` to its
+    /// entrance `j` over the cluster's own polygons and links (`INFINITY`: none).
+    pub costs: Vec<f32>,
+}
+
+/// A cluster of the [`Hierarchy`]: polygons joined by portals and links inside a square of
+/// the plan, a few hundred at most unless the square is the smallest allowed.
+#[repr(C)]
+#[derive(
+    Archive, Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable,
+)]
+pub struct Cluster {
+    /// Its entrances: `entrances[entrance_first .. entrance_first + entrance_count]`.
+    pub entrance_first: u32,
+    pub entrance_count: u32,
+    /// Its table of lengths: `costs[cost_first .. cost_first + entrance_count²]`.
+    pub cost_first: u32,
+    /// Its polygons.
+    pub polygons: u32,
+}
+
+/// A place where a path leaves one cluster for another: a point on a portal between the two
+/// (an entrance on each side, at the same point, each the other's `across`), or a link's
+/// segment (the entrance on the far side is the landing, and is nobody's way back).
+#[repr(C)]
+#[derive(Archive, Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct Entrance {
+    /// Internal frame, on `poly`'s boundary or inside it.
+    pub point: [f32; 3],
+    /// The polygon it lies on, in `cluster`.
+    pub poly: u32,
+    pub cluster: u32,
+    /// The entrance in the other cluster this one leads to ([`NONE`]: none, a link's landing).
+    pub across: u32,
+    /// The plan length of the step to `across` (0 over a portal).
+    pub cost: f32,
 }
 
 impl Frame {
@@ -206,6 +264,56 @@ impl ArchivedFrame {
             agent_radius: self.agent_radius.to_native(),
             agent_climb: self.agent_climb.to_native(),
         }
+    }
+}
+
+impl ArchivedCluster {
+    /// Its entrances' global indices.
+    pub fn entrance_range(&self) -> std::ops::Range<usize> {
+        let first = self.entrance_first.to_native() as usize;
+        first..first + self.entrance_count.to_native() as usize
+    }
+}
+
+impl ArchivedHierarchy {
+    /// Whether there is no hierarchy to plan on (readers then search the whole mesh).
+    pub fn is_empty(&self) -> bool {
+        self.clusters.is_empty()
+    }
+
+    /// The cluster of polygon `p`.
+    #[inline]
+    pub fn cluster_of(&self, p: u32) -> u32 {
+        self.poly_cluster[p as usize].to_native()
+    }
+
+    /// The entrances of cluster `c`: global indices `first .. first + count`.
+    #[inline]
+    pub fn entrance_range(&self, c: u32) -> std::ops::Range<u32> {
+        let r = self.clusters[c as usize].entrance_range();
+        r.start as u32..r.end as u32
+    }
+
+    /// Entrance `e`, native.
+    #[inline]
+    pub fn entrance(&self, e: u32) -> Entrance {
+        let x = &self.entrances[e as usize];
+        Entrance {
+            point: x.point.map(|v| v.to_native()),
+            poly: x.poly.to_native(),
+            cluster: x.cluster.to_native(),
+            across: x.across.to_native(),
+            cost: x.cost.to_native(),
+        }
+    }
+
+    /// The row of lengths from the `i`-th entrance of cluster `c` to each of its entrances.
+    #[inline]
+    pub fn cost_row(&self, c: u32, i: u32) -> &[rkyv::Archived<f32>] {
+        let cl = &self.clusters[c as usize];
+        let n = cl.entrance_count.to_native() as usize;
+        let at = cl.cost_first.to_native() as usize + i as usize * n;
+        &self.costs[at..at + n]
     }
 }
 

@@ -63,6 +63,7 @@ fn mesh() -> NavMesh {
             polygons: 2,
             area: 8.0,
         }],
+        hierarchy: Hierarchy::default(),
         grid: Grid {
             min: [0.0, 0.0],
             cell: 2.0,

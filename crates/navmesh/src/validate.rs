@@ -70,6 +70,24 @@ pub enum InvalidMesh {
     },
     #[error("component {component}: its polygon count or area differs from its polygons'")]
     ComponentTable { component: usize },
+    #[error("hierarchy: {clusters} polygon clusters listed for {polygons} polygons")]
+    HierarchyPolygons { clusters: u64, polygons: u64 },
+    #[error(
+        "hierarchy: polygon {poly}'s cluster {cluster} is out of range or out of order \
+         (clusters are numbered by their first polygon)"
+    )]
+    HierarchyClusterNumber { poly: usize, cluster: u32 },
+    #[error(
+        "hierarchy: cluster {cluster}: {what} (each cluster's entrances and lengths follow the \
+         previous cluster's, and its polygon count is that of its polygons)"
+    )]
+    HierarchyCluster { cluster: usize, what: &'static str },
+    #[error("hierarchy: entrance {entrance}: {what}")]
+    HierarchyEntrance { entrance: usize, what: &'static str },
+    #[error(
+        "hierarchy: cluster {cluster}: a length between its entrances is negative or not a number"
+    )]
+    HierarchyCost { cluster: usize },
 }
 
 /// Every index in range and every number finite: what queries rely on to never panic.
@@ -192,6 +210,7 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
         }
     }
     validate_components(m)?;
+    validate_hierarchy(m)?;
     let g = &m.grid;
     // A grid has a cell at least: `grid_cells` clamps to the last row and column.
     if g.width.to_native() == 0 || g.height.to_native() == 0 {
@@ -290,6 +309,102 @@ fn validate_components(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
     for (component, (c, &(polygons, area))) in m.components.iter().zip(&sums).enumerate() {
         if c.polygons.to_native() != polygons || c.area.to_native().to_bits() != area.to_bits() {
             return Err(ComponentTable { component });
+        }
+    }
+    Ok(())
+}
+
+/// The hierarchy: empty, or a cluster per polygon numbered by first polygon, each cluster's
+/// entrances and table of lengths laid one after the other, every entrance on a polygon of
+/// its own cluster and leading (if anywhere) to an entrance of another, every number finite
+/// (lengths may be `INFINITY`, never negative or NaN). Runs after the polygons are checked.
+fn validate_hierarchy(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
+    use InvalidMesh::*;
+    let h = &m.hierarchy;
+    let np = m.polys.len();
+    let nc = h.clusters.len();
+    if nc == 0 {
+        if !h.poly_cluster.is_empty() || !h.entrances.is_empty() || !h.costs.is_empty() {
+            return Err(HierarchyPolygons {
+                clusters: 0,
+                polygons: np as u64,
+            });
+        }
+        return Ok(());
+    }
+    if h.poly_cluster.len() != np {
+        return Err(HierarchyPolygons {
+            clusters: h.poly_cluster.len() as u64,
+            polygons: np as u64,
+        });
+    }
+    let mut polygons = vec![0u64; nc];
+    let mut next = 0usize;
+    for (poly, c) in h.poly_cluster.iter().enumerate() {
+        let cluster = c.to_native();
+        let c = cluster as usize;
+        if c > next || c >= nc {
+            return Err(HierarchyClusterNumber { poly, cluster });
+        }
+        next = next.max(c + 1);
+        polygons[c] += 1;
+    }
+    let (mut entrance_at, mut cost_at) = (0u64, 0u64);
+    for (cluster, c) in h.clusters.iter().enumerate() {
+        let bad = |what| Err(HierarchyCluster { cluster, what });
+        if u64::from(c.polygons.to_native()) != polygons[cluster] {
+            return bad("its polygon count differs");
+        }
+        let n = u64::from(c.entrance_count.to_native());
+        if u64::from(c.entrance_first.to_native()) != entrance_at {
+            return bad("its entrances do not follow");
+        }
+        if u64::from(c.cost_first.to_native()) != cost_at {
+            return bad("its lengths do not follow");
+        }
+        entrance_at += n;
+        cost_at += n * n;
+        if entrance_at > h.entrances.len() as u64 || cost_at > h.costs.len() as u64 {
+            return bad("its entrances or lengths run past the end of their table");
+        }
+        let costs = &h.costs[(cost_at - n * n) as usize..cost_at as usize];
+        // Not negative and not NaN: `INFINITY` (no way) is a length.
+        if costs
+            .iter()
+            .any(|v| v.to_native().is_nan() || v.to_native() < 0.0)
+        {
+            return Err(HierarchyCost { cluster });
+        }
+    }
+    if entrance_at != h.entrances.len() as u64 || cost_at != h.costs.len() as u64 {
+        return Err(TableLength {
+            what: "hierarchy entrances or lengths",
+            used: entrance_at + cost_at,
+            len: (h.entrances.len() + h.costs.len()) as u64,
+        });
+    }
+    for (entrance, e) in h.entrances.iter().enumerate() {
+        let bad = |what| Err(HierarchyEntrance { entrance, what });
+        let (poly, cluster) = (e.poly.to_native() as usize, e.cluster.to_native() as usize);
+        if cluster >= nc || !h.clusters[cluster].entrance_range().contains(&entrance) {
+            return bad("its cluster does not list it");
+        }
+        if poly >= np || h.poly_cluster[poly].to_native() as usize != cluster {
+            return bad("its polygon is out of range or in another cluster");
+        }
+        if e.point.iter().any(|v| !v.to_native().is_finite()) {
+            return bad("its point is not finite");
+        }
+        let across = e.across.to_native();
+        if across != NONE {
+            let other = h.entrances.get(across as usize);
+            if other.is_none_or(|o| o.cluster.to_native() as usize == cluster) {
+                return bad("it leads out of range or into its own cluster");
+            }
+        }
+        let cost = e.cost.to_native();
+        if !(cost.is_finite() && cost >= 0.0) {
+            return bad("the length of its step across is negative or not finite");
         }
     }
     Ok(())

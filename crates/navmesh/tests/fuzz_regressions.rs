@@ -12,11 +12,13 @@ mod replay;
 
 use tessera_navmesh::fuzzing::{load, load_resealed};
 use tessera_navmesh::{
-    encode_keyed, Component, Frame, Grid, Link, NavMesh, Poly, Stats, DETAIL, NONE,
+    encode_keyed, Cluster, Component, Entrance, Frame, Grid, Hierarchy, Link, NavMesh, Poly, Stats,
+    DETAIL, NONE,
 };
 
 /// Two squares joined by a portal (the second a step higher, one detail vertex) and a third on
-/// a floor above the first, joined to it by a pair of links; a 2 x 1 grid.
+/// a floor above the first, joined to it by a pair of links; a 2 x 1 grid; a hierarchy of a
+/// cluster per square (entrances on the portal, and an exit and a landing per link).
 fn three_squares() -> NavMesh {
     let square = |x: f32, z: f32| {
         [
@@ -77,6 +79,7 @@ fn three_squares() -> NavMesh {
             polygons: 3,
             area: 48.0,
         }],
+        hierarchy: hierarchy(),
         links: vec![
             Link {
                 from: 0,
@@ -106,6 +109,56 @@ fn three_squares() -> NavMesh {
             walkable_area: 48.0,
             ..Stats::default()
         },
+    }
+}
+
+/// [`three_squares`]'s hierarchy: cluster 0 lists its portal's entrance, its link's exit and
+/// the landing of the link back; cluster 1 its portal's entrance; cluster 2 its link's exit
+/// and the landing of the link from square 0.
+fn hierarchy() -> Hierarchy {
+    let entrance = |point: [f32; 3], poly: u32, across: u32| Entrance {
+        point,
+        poly,
+        cluster: poly,
+        across,
+        cost: 0.0,
+    };
+    let diagonal = 8.0f32.sqrt();
+    Hierarchy {
+        poly_cluster: vec![0, 1, 2],
+        clusters: vec![
+            Cluster {
+                entrance_first: 0,
+                entrance_count: 3,
+                cost_first: 0,
+                polygons: 1,
+            },
+            Cluster {
+                entrance_first: 3,
+                entrance_count: 1,
+                cost_first: 9,
+                polygons: 1,
+            },
+            Cluster {
+                entrance_first: 4,
+                entrance_count: 2,
+                cost_first: 10,
+                polygons: 1,
+            },
+        ],
+        entrances: vec![
+            entrance([4.0, 2.0, 0.0], 0, 3),
+            entrance([2.0, 4.0, 0.0], 0, 5),
+            entrance([2.0, 4.0, 0.0], 0, NONE),
+            entrance([4.0, 2.0, 0.25], 1, 0),
+            entrance([2.0, 4.0, 3.0], 2, 2),
+            entrance([2.0, 4.0, 3.0], 2, NONE),
+        ],
+        costs: vec![
+            0.0, diagonal, diagonal, diagonal, 0.0, 0.0, diagonal, 0.0, 0.0, // cluster 0
+            0.0, // cluster 1
+            0.0, 0.0, 0.0, 0.0, // cluster 2
+        ],
     }
 }
 

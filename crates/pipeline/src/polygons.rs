@@ -348,6 +348,7 @@ fn build(
         (work / 4) as usize,
     )
     .map_err(assembly_error(&scratch))?;
+    asm.threads(threads);
     // Stair links (seed 000, 5.2.2): facing blocked edges of two regions, ends within the
     // agent's radius in plan and within the climb in height. Erosion keeps walkable edges a
     // radius away from any wall, so edges facing each other across a wall are at least two

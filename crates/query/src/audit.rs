@@ -204,9 +204,11 @@ impl PathAudit {
     }
 }
 
-/// `pairs` seeded random pairs of points on the mesh (area-weighted), each searched both ways;
-/// forward and backward plan lengths may differ by `relative` of the longer (and the query
-/// tolerance). The same seed gives the same pairs and the same report.
+/// `pairs` seeded random pairs of points on the mesh (area-weighted), each searched both ways
+/// by the flat search (the shortest path, which a plan over the hierarchy may miss by a
+/// little, differently each way); forward and backward plan lengths may differ by `relative`
+/// of the longer (and the query tolerance). The same seed gives the same pairs and the same
+/// report.
 pub fn audit_paths(q: &Query, pairs: u64, seed: u64, relative: f64) -> PathAudit {
     let mut out = PathAudit::default();
     let mut rng = Rng::new(seed);
@@ -216,7 +218,11 @@ pub fn audit_paths(q: &Query, pairs: u64, seed: u64, relative: f64) -> PathAudit
             break; // a mesh with no area has no points to draw
         };
         out.pairs += 1;
-        let (fw, bw) = (q.find_path(sp, s, ep, e), q.find_path(ep, e, sp, s));
+        let flat = crate::Planner::Flat;
+        let (fw, bw) = (
+            q.find_path_with(sp, s, ep, e, flat),
+            q.find_path_with(ep, e, sp, s, flat),
+        );
         if fw.found != bw.found {
             out.one_way.push((pair, fw.found));
             continue;

@@ -4,7 +4,9 @@
 //!
 //! * [`Query::nearest`]: the polygon closest to a point, within a search box (spatial grid);
 //! * [`Query::height`]: the surface height of a plan point on a polygon (detail triangles);
-//! * [`Query::find_path`]: A* over polygons, their portals and links, giving a [`Corridor`];
+//! * [`Query::find_path`]: A* over polygons, their portals and links, giving a [`Corridor`]:
+//!   planned over the mesh's hierarchy of clusters first, then searched within the clusters
+//!   planned (or flat, over every polygon: [`Query::find_path_with`], [`Planner`]);
 //! * [`Query::straight_path`]: string pulling (the funnel algorithm) along a corridor;
 //!   [`Query::straight_path_with_links`] also marks where it steps across a link, from the
 //!   link's segment on one side ([`Query::portal`]) to its landing on the other
@@ -32,12 +34,14 @@
 pub mod audit;
 pub mod diff;
 mod geom;
+mod hier;
 mod path;
 mod random;
 mod raycast;
 mod scene;
 mod search;
 
+pub use hier::Planner;
 pub use path::{Corridor, PathAnswer, StraightPath};
 pub use random::Rng;
 pub use raycast::Raycast;
@@ -61,6 +65,10 @@ pub struct Query<'a> {
     /// a corner of the mesh (in plan, the end of some edge with no polygon across), where a
     /// shortest path may bend (see [`Query::find_path`]).
     corner_slots: Vec<bool>,
+    /// The clusters round each vertex on a border between clusters of the hierarchy.
+    borders: hier::Borders,
+    /// Ends closer than this in plan are searched flat (see [`Query::find_path_with`]).
+    flat_within: f64,
 }
 
 impl<'a> Query<'a> {
@@ -126,7 +134,7 @@ impl<'a> Query<'a> {
                 }
             }
         }
-        let corner_slots = mesh
+        let corner_slots: Vec<bool> = mesh
             .poly_verts
             .iter()
             .map(|v| {
@@ -134,6 +142,8 @@ impl<'a> Query<'a> {
                 (v as usize) < mesh.verts.len() && corners.contains(&plan_key(mesh.vert(v)))
             })
             .collect();
+        let borders = hier::Borders::new(mesh, &corner_slots);
+        let flat_within = hier::flat_within(mesh);
         Query {
             mesh,
             frame,
@@ -141,6 +151,8 @@ impl<'a> Query<'a> {
             boxes,
             eps,
             corner_slots,
+            borders,
+            flat_within,
         }
     }
 
@@ -218,7 +230,7 @@ impl<'a> Query<'a> {
         box_distance(self.plan_box(poly), p)
     }
 
-    fn valid_poly(&self, p: u32) -> bool {
+    pub(crate) fn valid_poly(&self, p: u32) -> bool {
         (p as usize) < self.mesh.polys.len()
     }
 

@@ -6,7 +6,7 @@ use crate::geom::{
     closest_on_segment, cross2, dist3, finite3, lerp3, mid3, plan_dist2, plan_len, V3,
 };
 use crate::search::Search;
-use crate::{Query, Route};
+use crate::{Planner, Query, Route};
 
 /// The polygons a path crosses, start polygon first.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -80,7 +80,7 @@ struct WayScratch {
 }
 
 thread_local! {
-    static SEARCH: std::cell::RefCell<Search> = std::cell::RefCell::new(Search::default());
+    pub(crate) static SEARCH: std::cell::RefCell<Search> = std::cell::RefCell::new(Search::default());
 }
 
 /// Search buffers larger than this many nodes are dropped after a query rather than kept.
@@ -225,12 +225,35 @@ impl Query<'_> {
     /// ([`tessera_navmesh::Poly::component`]), nothing is searched: `found` is false and the
     /// corridor is the start polygon alone. A hostile mesh (polygons not convex, crossed or
     /// overlapping) makes the search give up after a bounded number of expansions.
+    ///
+    /// Between two clusters of the mesh's hierarchy, the search is hierarchical (see
+    /// [`Query::find_path_with`]): a plan over the clusters first, then this search confined
+    /// to the clusters planned, whose shortest path may be a little longer than the flat
+    /// search's when the plan missed a cluster the shortest one crosses.
     pub fn find_path(
         &self,
         start_poly: u32,
         start: [f32; 3],
         end_poly: u32,
         end: [f32; 3],
+    ) -> Corridor {
+        self.find_path_with(start_poly, start, end_poly, end, Planner::Hierarchical)
+    }
+
+    /// [`Query::find_path`] by the search `planner` names: the hierarchical one (the
+    /// default: a plan over the mesh's clusters, then the same exact search confined to the
+    /// clusters planned; see the `hier` module) or the flat one over every polygon. Both
+    /// ends in one cluster, ends closer in plan than the diameter of a disc holding four of
+    /// the largest clusters' worth of polygons (at the mesh's mean density: such a flat
+    /// search costs no more than a plan), or a mesh with no hierarchy take the flat search
+    /// either way.
+    pub fn find_path_with(
+        &self,
+        start_poly: u32,
+        start: [f32; 3],
+        end_poly: u32,
+        end: [f32; 3],
+        planner: Planner,
     ) -> Corridor {
         if !self.valid_poly(start_poly)
             || !self.valid_poly(end_poly)
@@ -246,12 +269,35 @@ impl Query<'_> {
                 found: start_poly == end_poly,
             };
         }
+        let planned =
+            planner == Planner::Hierarchical && self.plans(start_poly, start, end_poly, end);
         SEARCH.with(|search| {
             let mut search = search.borrow_mut();
-            let corridor = self.polyanya(start_poly, start, end_poly, end, &mut search);
+            let ends = crate::hier::Ends {
+                start_poly,
+                start,
+                end_poly,
+                end,
+            };
+            let corridor = planned
+                .then(|| self.find_path_planned(ends, &mut search))
+                .flatten()
+                .unwrap_or_else(|| self.polyanya(ends, &mut search));
             search.shrink(KEEP_NODES);
             corridor
         })
+    }
+
+    /// Whether [`Query::find_path`] plans over the hierarchy between these ends (rather than
+    /// searching flat; see [`Query::find_path_with`]): the mesh has a hierarchy, the ends
+    /// lie in different clusters and are farther apart in plan than a flat search costs.
+    pub fn plans(&self, start_poly: u32, start: [f32; 3], end_poly: u32, end: [f32; 3]) -> bool {
+        let h = &self.mesh.hierarchy;
+        !h.is_empty()
+            && self.valid_poly(start_poly)
+            && self.valid_poly(end_poly)
+            && h.cluster_of(start_poly) != h.cluster_of(end_poly)
+            && plan_len(start, end) > self.flat_within
     }
 
     /// String pulling: the shortest path in plan from `start` to `end` through the portals of
@@ -441,8 +487,23 @@ impl Query<'_> {
         self.route(from_scene, to_scene).answer
     }
 
+    /// [`Query::path`] by the search `planner` names (see [`Query::find_path_with`]).
+    pub fn path_with(
+        &self,
+        from_scene: [f64; 3],
+        to_scene: [f64; 3],
+        planner: Planner,
+    ) -> PathAnswer {
+        self.route_with(from_scene, to_scene, planner).answer
+    }
+
     /// [`Query::path`] with the corridor it was pulled along (see [`Route`]).
     pub fn route(&self, from_scene: [f64; 3], to_scene: [f64; 3]) -> Route {
+        self.route_with(from_scene, to_scene, Planner::Hierarchical)
+    }
+
+    /// [`Query::route`] by the search `planner` names.
+    pub fn route_with(&self, from_scene: [f64; 3], to_scene: [f64; 3], planner: Planner) -> Route {
         let (a, b) = (
             self.frame.to_internal(from_scene),
             self.frame.to_internal(to_scene),
@@ -451,7 +512,7 @@ impl Query<'_> {
         let (Some((sp, s)), Some((ep, e))) = (self.nearest(a, ext), self.nearest(b, ext)) else {
             return Route::default();
         };
-        let corridor = self.find_path(sp, s, ep, e);
+        let corridor = self.find_path_with(sp, s, ep, e, planner);
         let answer = if corridor.found {
             self.answer(s, e, &corridor.polys)
         } else {

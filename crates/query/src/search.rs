@@ -32,6 +32,7 @@ use rustc_hash::FxHashMap;
 use tessera_navmesh::NONE;
 
 use crate::geom::{cross2, lerp3, plan_dist2, plan_len, V3};
+use crate::hier::Ends;
 use crate::path::Corridor;
 use crate::Query;
 
@@ -90,9 +91,9 @@ impl Node {
 
 /// An open-list entry: smallest `f` first, then the node made last (deeper first on ties).
 #[derive(Clone, Copy, PartialEq)]
-struct Open {
-    f: f64,
-    node: u32,
+pub(crate) struct Open {
+    pub f: f64,
+    pub node: u32,
 }
 
 impl Eq for Open {}
@@ -128,6 +129,17 @@ pub(crate) struct Search {
     pts: Vec<V3>,
     neis: Vec<u32>,
     pieces: Vec<Piece>,
+    /// When `scoped`: the clusters of the hierarchy the search may enter, one bit each
+    /// (see [`Query::set_scope`]).
+    pub(crate) scope: Vec<u64>,
+    pub(crate) scoped: bool,
+    /// A polygon's corner flags with the scope's boundary added.
+    flags: Vec<bool>,
+    /// [`Goal::Many`]: per target, its length once reached (`INFINITY` until then).
+    pub(crate) lengths: Vec<f64>,
+    /// A length no way searched for is longer than: nodes whose `f` passes it are dropped
+    /// (a scoped search given the length of a way known within its scope).
+    pub(crate) bound: Option<f64>,
 }
 
 impl Search {
@@ -136,6 +148,22 @@ impl Search {
         self.open.clear();
         self.root_g.clear();
         self.whole.clear();
+        self.lengths.clear();
+    }
+
+    /// The plan length of the way to node `n`.
+    pub(crate) fn length(&self, n: u32) -> f64 {
+        self.nodes[n as usize].g
+    }
+
+    /// Whether the scope lets the search into cluster `c`.
+    #[inline]
+    pub(crate) fn allows(&self, c: u32) -> bool {
+        !self.scoped
+            || self
+                .scope
+                .get(c as usize / 64)
+                .is_some_and(|w| w >> (c % 64) & 1 == 1)
     }
 
     /// Drops buffers grown past `keep` nodes, so one huge search does not hold its memory.
@@ -159,6 +187,57 @@ struct Piece {
 enum Side {
     Left,
     Right,
+}
+
+/// What a search looks for.
+#[derive(Clone, Copy)]
+pub(crate) enum Goal<'t> {
+    /// One point on one polygon: an A* towards it, which ends when it is reached.
+    Point { poly: u32, at: V3 },
+    /// Several points, each `(polygon, point)`, sorted by polygon: a search in order of
+    /// distance (no point to aim at), which ends when every one is reached or nothing is
+    /// left; each one's length goes to [`Search::lengths`].
+    Many(&'t [(u32, V3)]),
+}
+
+/// How a search ended.
+enum Run {
+    /// [`Goal::Point`] reached: its end node.
+    Reached(u32),
+    /// Every way searched (for [`Goal::Many`], or every target reached).
+    Exhausted,
+    /// It gave up after the expansion limit.
+    Limit,
+}
+
+impl Goal<'_> {
+    /// A lower bound of the way from `root` through the segment `a..b` to the goal.
+    #[inline]
+    fn through(&self, root: V3, a: V3, b: V3) -> f64 {
+        match *self {
+            Goal::Point { at, .. } => through_cost(root, a, b, at),
+            Goal::Many(_) => crate::geom::closest_on_segment(root, a, b).1.sqrt(),
+        }
+    }
+
+    /// A lower bound of the way from `p` to the goal.
+    #[inline]
+    fn from(&self, p: V3) -> f64 {
+        match *self {
+            Goal::Point { at, .. } => plan_len(p, at),
+            Goal::Many(_) => 0.0,
+        }
+    }
+
+    /// The point of a link's piece `a..b` a path from `root` takes: on the way to the end,
+    /// or (many ends) the piece's middle.
+    #[inline]
+    fn link_point(&self, root: V3, a: V3, b: V3) -> V3 {
+        match *self {
+            Goal::Point { at, .. } => crate::path::through(root, at, (a, b)),
+            Goal::Many(_) => crate::geom::mid3(a, b),
+        }
+    }
 }
 
 /// The way from `root` through the segment `a..b` to `goal`, in plan: straight when the
@@ -200,38 +279,105 @@ fn mirror_if_same_side(root: V3, a: V3, b: V3, p: V3) -> V3 {
 
 impl Query<'_> {
     /// The any-angle search of [`Query::find_path`] (see the module documentation), over the
-    /// buffers `s`; `start_poly != end_poly`, both valid, both points finite.
-    pub(crate) fn polyanya(
+    /// buffers `s` (with their scope); `start_poly != end_poly`, both valid, both points
+    /// finite. A search that finds no way gives a corridor as [`Query::find_path`] says.
+    pub(crate) fn polyanya(&self, ends: Ends, s: &mut Search) -> Corridor {
+        let (start_poly, end_poly) = (ends.start_poly, ends.end_poly);
+        let (end, run) = self.run_to(ends, s);
+        match run {
+            Run::Reached(node) => Corridor {
+                polys: self.trace(s, node),
+                found: true,
+            },
+            Run::Limit => self.nearest_reached(s, start_poly, end),
+            // Every way was searched and none reached the end: on a valid mesh only the
+            // tolerance can do that (a cone cut a hair short of the corner it had to bend
+            // round). The polygons still join, so a corridor over them stands in, its string
+            // pulled as any.
+            Run::Exhausted => self
+                .corridor_over_polygons(start_poly, end_poly)
+                .unwrap_or_else(|| self.nearest_reached(s, start_poly, end)),
+        }
+    }
+
+    /// The search towards the end within the scope of `s`: the end node when it is reached
+    /// ([`Search::length`] and [`Query::trace`] read the way to it), `None` otherwise.
+    pub(crate) fn polyanya_to(&self, ends: Ends, s: &mut Search) -> Option<u32> {
+        match self.run_to(ends, s).1 {
+            Run::Reached(node) => Some(node),
+            _ => None,
+        }
+    }
+
+    /// The search of one end from the other: the end as searched for (moved onto its
+    /// polygon's boundary when within the tolerance of it) and how the search ended.
+    fn run_to(&self, ends: Ends, s: &mut Search) -> (V3, Run) {
+        let at = self.onto_boundary(ends.end_poly, ends.end);
+        let goal = Goal::Point {
+            poly: ends.end_poly,
+            at,
+        };
+        (at, self.run(ends.start_poly, ends.start, goal, s))
+    }
+
+    /// The plan lengths of the shortest ways from `start` (on `start_poly`) to each of
+    /// `targets` (`(polygon, point)`, sorted by polygon), within the scope of `s`;
+    /// `INFINITY` for those not reached. Into `s.lengths`, in the order of `targets`.
+    pub(crate) fn polyanya_many(
         &self,
         start_poly: u32,
         start: V3,
-        end_poly: u32,
-        end: V3,
+        targets: &[(u32, V3)],
         s: &mut Search,
-    ) -> Corridor {
+    ) {
+        let targets: Vec<(u32, V3)> = targets
+            .iter()
+            .map(|&(p, t)| (p, self.onto_boundary(p, t)))
+            .collect();
+        self.run(start_poly, start, Goal::Many(&targets), s);
+    }
+
+    /// The search loop: from `start` until `goal` is reached (see [`Goal`]).
+    fn run(&self, start_poly: u32, start: V3, goal: Goal, s: &mut Search) -> Run {
         s.clear();
+        if let Goal::Many(targets) = goal {
+            s.lengths.resize(targets.len(), f64::INFINITY);
+        }
+        let mut left = match goal {
+            Goal::Many(targets) => targets.len(),
+            Goal::Point { .. } => 1,
+        };
         // An end within the tolerance of its polygon's boundary is searched from the boundary
         // itself: elsewhere the search takes it as on that edge's line (a cone grazing the
         // line from a point a hair off it), so its cones must run along that line exactly.
-        let (start, end) = (
-            self.onto_boundary(start_poly, start),
-            self.onto_boundary(end_poly, end),
-        );
+        let start = self.onto_boundary(start_poly, start);
         // A hostile mesh (polygons that are not convex, overlapping or crossed) must not
         // make the search run forever: it gives up after a number of expansions no valid
         // mesh of this size needs.
         let limit = 1_000_000usize.max(self.mesh.polys.len().saturating_mul(64));
-        let f = plan_len(start, end);
+        let f = goal.from(start);
         s.nodes
             .push(Node::at(start, 0.0, f, start_poly, NONE, NONE, false));
         s.open.push(Open { f, node: 0 });
         let mut expanded = 0usize;
         while let Some(Open { node, .. }) = s.open.pop() {
-            if s.nodes[node as usize].end {
-                return Corridor {
-                    polys: self.trace(s, node),
-                    found: true,
-                };
+            let n = s.nodes[node as usize];
+            if n.end {
+                match goal {
+                    Goal::Point { .. } => return Run::Reached(node),
+                    Goal::Many(_) => {
+                        // An end node keeps its target's index in `from`.
+                        let t = n.from as usize;
+                        if s.lengths[t].is_infinite() {
+                            s.lengths[t] = n.g;
+                            left -= 1;
+                            if left == 0 {
+                                return Run::Exhausted;
+                            }
+                        }
+                        continue;
+                    }
+                }
             }
             // A node whose expansion makes a single successor (a cone passing down a row of
             // polygons) has that successor expanded at once, without the open list: it
@@ -243,28 +389,27 @@ impl Query<'_> {
                 }
                 expanded += 1;
                 if expanded > limit {
-                    return self.nearest_reached(s, start_poly, end);
+                    return Run::Limit;
                 }
                 let first = s.nodes.len();
-                self.expand(s, id, end_poly, end);
+                self.expand(s, id, goal);
                 let made = s.nodes.len() - first;
+                let bound = s.bound.unwrap_or(f64::INFINITY);
                 if made == 1 && !s.nodes[first].end {
-                    next = Some(first as u32);
+                    next = (s.nodes[first].f <= bound).then_some(first as u32);
                 } else {
                     for k in first..s.nodes.len() {
-                        s.open.push(Open {
-                            f: s.nodes[k].f,
-                            node: k as u32,
-                        });
+                        if s.nodes[k].f <= bound {
+                            s.open.push(Open {
+                                f: s.nodes[k].f,
+                                node: k as u32,
+                            });
+                        }
                     }
                 }
             }
         }
-        // Every way was searched and none reached the end: on a valid mesh only the tolerance
-        // can do that (a cone cut a hair short of the corner it had to bend round). The
-        // polygons still join, so a corridor over them stands in, its string pulled as any.
-        self.corridor_over_polygons(start_poly, end_poly)
-            .unwrap_or_else(|| self.nearest_reached(s, start_poly, end))
+        Run::Exhausted
     }
 
     /// `p` moved onto the boundary of `poly` when it lies within the tolerance of it (onto a
@@ -364,7 +509,7 @@ impl Query<'_> {
     }
 
     /// The polygons from the start to node `last`, following parents.
-    fn trace(&self, s: &Search, last: u32) -> Vec<u32> {
+    pub(crate) fn trace(&self, s: &Search, last: u32) -> Vec<u32> {
         let mut out = Vec::new();
         let mut cur = last;
         while cur != NONE && out.len() <= s.nodes.len() {
@@ -413,54 +558,74 @@ impl Query<'_> {
 
     /// Expands node `id`: the end if its polygon holds it, then every edge and link of its
     /// polygon.
-    fn expand(&self, s: &mut Search, id: u32, end_poly: u32, end: V3) {
+    fn expand(&self, s: &mut Search, id: u32, goal: Goal) {
         let n = s.nodes[id as usize];
         let p = n.poly;
         let mut pts = std::mem::take(&mut s.pts);
         let mut neis = std::mem::take(&mut s.neis);
         let mut pieces = std::mem::take(&mut s.pieces);
+        let mut flags = std::mem::take(&mut s.flags);
         // Round which ends of the interval a path may bend: mesh corners only (a vertex with
-        // polygons all round it never holds a shortest path back).
+        // polygons all round it never holds a shortest path back), and in a scoped search
+        // the corners of its scope's boundary too.
         let bends = (!n.sees_all && n.left_corner, !n.sees_all && n.right_corner);
         self.poly_points_into(p, &mut pts);
-        let ids = self.corner_flags(p);
+        let ids = if s.scoped {
+            self.scoped_corner_flags(s, p, &mut flags);
+            &flags[..]
+        } else {
+            self.corner_flags(p)
+        };
         neis.clear();
         neis.extend(self.mesh.poly_neighbours(p));
-        if p == end_poly {
-            self.push_end(s, id, &n, end);
+        match goal {
+            Goal::Point { poly, at } if poly == p => self.push_end(s, id, &n, at, 0),
+            Goal::Point { .. } => {}
+            Goal::Many(targets) => {
+                let first = targets.partition_point(|t| t.0 < p);
+                for (t, &(poly, at)) in targets.iter().enumerate().skip(first) {
+                    if poly != p {
+                        break;
+                    }
+                    self.push_end(s, id, &n, at, t as u32);
+                }
+            }
         }
         let count = pts.len();
         for k in 0..count {
             let nb = neis[k];
-            if nb == NONE || nb == p || nb == n.from || !self.valid_poly(nb) {
+            if nb == NONE || nb == p || nb == n.from || !self.valid_poly(nb) || !self.enters(s, nb)
+            {
                 continue;
             }
             let (x, y) = (pts[k], pts[(k + 1) % count]);
             let (vx, vy) = (ids[k], ids[(k + 1) % count]);
             self.pieces(&n, bends, x, y, &mut pieces);
             for &piece in &pieces {
-                self.push_piece(s, id, &n, piece, (x, y), (vx, vy), nb, end);
+                self.push_piece(s, id, &n, piece, (x, y), (vx, vy), nb, goal);
             }
         }
         for l in self.mesh.poly_links(p) {
             let to = l.to.to_native();
-            if to == p || to == n.from || !self.valid_poly(to) {
+            if to == p || to == n.from || !self.valid_poly(to) || !self.enters(s, to) {
                 continue;
             }
             let (a, b) = (l.a.map(|c| c.to_native()), l.b.map(|c| c.to_native()));
             self.pieces(&n, bends, a, b, &mut pieces);
             for &piece in &pieces {
-                self.push_link(s, id, &n, piece, (a, b), to, end);
+                self.push_link(s, id, &n, piece, (a, b), to, goal);
             }
         }
         s.pieces = pieces;
         s.pts = pts;
         s.neis = neis;
+        s.flags = flags;
     }
 
     /// The end as a node, when it is seen from `n`'s root or round one of its interval's
-    /// vertex ends.
-    fn push_end(&self, s: &mut Search, id: u32, n: &Node, end: V3) {
+    /// vertex ends; `target`: its index among the goal's points (kept in the node's `from`,
+    /// which an end node, never expanded, has no other use for).
+    fn push_end(&self, s: &mut Search, id: u32, n: &Node, end: V3, target: u32) {
         let side = if n.sees_all {
             None
         } else if cross2(n.root, n.left, end) > 0.0 {
@@ -477,7 +642,7 @@ impl Query<'_> {
             Some(_) => return, // bending there is another node's business
         };
         let g = g + plan_len(root, end);
-        let mut node = Node::at(end, g, g.max(n.f), n.poly, n.from, id, true);
+        let mut node = Node::at(end, g, g.max(n.f), n.poly, target, id, true);
         node.root = root;
         s.nodes.push(node);
     }
@@ -589,7 +754,7 @@ impl Query<'_> {
         (x, y): (V3, V3),
         (vx, vy): (bool, bool),
         nb: u32,
-        end: V3,
+        goal: Goal,
     ) {
         let Some((root, root_corner, g)) = self.piece_root(s, n, &piece) else {
             return;
@@ -620,7 +785,7 @@ impl Query<'_> {
         } else {
             ((b, vb), (a, va))
         };
-        let f = (g + through_cost(root, left, right, end)).max(n.f);
+        let f = (g + goal.through(root, left, right)).max(n.f);
         s.nodes.push(Node {
             f,
             g,
@@ -650,48 +815,27 @@ impl Query<'_> {
         piece: Piece,
         (a, b): (V3, V3),
         to: u32,
-        end: V3,
+        goal: Goal,
     ) {
         let Some((root, _, g)) = self.piece_root(s, n, &piece) else {
             return;
         };
         let (pa, pb) = (lerp3(a, b, piece.t0), lerp3(a, b, piece.t1));
-        let at = crate::path::through(root, end, (pa, pb));
+        let at = goal.link_point(root, pa, pb);
         let landing = self.closest_point(to, at).unwrap_or(at);
         let g = g + plan_len(root, at) + plan_len(at, landing);
-        let f = (g + plan_len(landing, end)).max(n.f);
+        let f = (g + goal.from(landing)).max(n.f);
         s.nodes.push(Node::at(landing, g, f, to, n.poly, id, false));
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use tessera_artifacts::{InputPoly, MeshInput};
-
     use crate::Query;
 
     /// Squares of 2 m at `cells` (x, y), each its own polygon, in that order.
     fn squares(cells: &[(i32, i32)]) -> Vec<u8> {
-        let mut input = MeshInput {
-            climb: 2,
-            ..MeshInput::default()
-        };
-        for &(x, y) in cells {
-            let (x0, y0) = (2 * x, 2 * y);
-            let first = input.verts.len() as u32;
-            input.verts.extend([
-                [x0, y0, 0],
-                [x0 + 2, y0, 0],
-                [x0 + 2, y0 + 2, 0],
-                [x0, y0 + 2, 0],
-            ]);
-            input.polys.push(InputPoly {
-                verts: (first..first + 4).collect(),
-                tris: vec![[first, first + 1, first + 2], [first, first + 2, first + 3]],
-                ..InputPoly::default()
-            });
-        }
-        input.regions = 1;
+        let input = tessera_test_support::mesh::squares(cells, 2);
         let frame = tessera_test_support::mesh::unit_frame([0.0; 3]);
         let mesh = tessera_navgraph::build(frame, &input).expect("valid test mesh");
         tessera_navmesh::encode(&mesh)

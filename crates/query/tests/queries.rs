@@ -143,6 +143,12 @@ fn an_island_is_unreachable() {
     let c = q.find_path(0, START, island, [21.0, 1.0, 0.0]);
     assert!(!c.found);
     assert_eq!(c.polys, vec![0], "{c:?}");
+    // The same before either search, hierarchical (the default) or flat.
+    let flat = tessera_query::Planner::Flat;
+    assert_eq!(
+        q.find_path_with(0, START, island, [21.0, 1.0, 0.0], flat),
+        c
+    );
     let o = frame().origin;
     let a = q.path(
         [1.0 + o[0], 1.0 + o[1], o[2]],

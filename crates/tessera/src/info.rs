@@ -26,6 +26,9 @@ struct Facts {
     /// Connected components, largest area first (then by number): (id, polygons, area).
     components: Vec<(usize, u64, f64)>,
     by_notches: Vec<tessera_pipeline::NotchGroup>,
+    /// The hierarchy's clusters, entrances, lengths between entrances, and its tables' bytes
+    /// as stored (their records' sizes; the archive adds a few).
+    hierarchy: [usize; 4],
 }
 
 fn facts(query: &Query) -> Facts {
@@ -43,11 +46,18 @@ fn facts(query: &Query) -> Facts {
         .map(|(i, c)| (i, c.polygons.to_native(), c.area.to_native()))
         .collect();
     components.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+    let h = &mesh.hierarchy;
+    let (clusters, entrances, lengths) = (h.clusters.len(), h.entrances.len(), h.costs.len());
+    let bytes = 4 * h.poly_cluster.len()
+        + std::mem::size_of::<tessera_navmesh::Cluster>() * clusters
+        + std::mem::size_of::<tessera_navmesh::Entrance>() * entrances
+        + 4 * lengths;
     Facts {
         min: [0, 1, 2].map(|k| a[k].min(b[k])),
         max: [0, 1, 2].map(|k| a[k].max(b[k])),
         components,
         by_notches: tessera_pipeline::NotchGroup::list(&mesh.stats.by_notches.to_native()),
+        hierarchy: [clusters, entrances, lengths, bytes],
     }
 }
 
@@ -84,6 +94,12 @@ fn json(path: &Path, file: &NavMeshFile, query: &Query, facts: &Facts) -> serde_
                 "area_m2": area,
             }))
             .collect::<Vec<_>>(),
+        "hierarchy": {
+            "clusters": facts.hierarchy[0],
+            "entrances": facts.hierarchy[1],
+            "lengths": facts.hierarchy[2],
+            "bytes": facts.hierarchy[3],
+        },
         "islands_removed": stats.islands_removed.to_native(),
         "polygons_removed": stats.polygons_removed.to_native(),
         "area_removed_m2": stats.area_removed.to_native(),
@@ -147,6 +163,17 @@ pub fn run(args: Args) -> Result<(), Failure> {
             out,
             "  components       {} (the largest {largest:.1} m^2; no path joins two)",
             components.len()
+        )?;
+        let [clusters, entrances, lengths, bytes] = facts.hierarchy;
+        writeln!(
+            out,
+            "  hierarchy        {clusters} clusters, {entrances} entrances, {lengths} lengths \
+             ({bytes} bytes)"
+        )?;
+        writeln!(
+            out,
+            "  hierarchy        {clusters} clusters, {entrances} entrances, {lengths} lengths \
+             ({hierarchy_bytes} bytes)"
         )?;
         writeln!(
             out,

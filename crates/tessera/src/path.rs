@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use tessera_geom::parse_point;
-use tessera_query::{Query, Rng};
+use tessera_query::{Planner, Query, Rng};
 
 use crate::exit::{self, Failure};
 use crate::out;
@@ -53,6 +53,20 @@ pub struct Args {
     /// Print JSON: one object for a path, one array for random pairs.
     #[arg(long)]
     json: bool,
+    /// Search every polygon at once (the flat search) instead of planning over the mesh's
+    /// hierarchy of clusters first and searching the clusters planned (the default).
+    #[arg(long)]
+    flat: bool,
+}
+
+impl Args {
+    fn planner(&self) -> Planner {
+        if self.flat {
+            Planner::Flat
+        } else {
+            Planner::Hierarchical
+        }
+    }
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -70,7 +84,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
         return random_pairs(&args, &query, n);
     }
     if let Some(pairs) = &args.batch {
-        return batch(pairs, args.threads, &query);
+        return batch(pairs, args.threads, &query, args.planner());
     }
     let (Some(from), Some(to)) = (args.from, args.to) else {
         // clap already requires --from and --to together unless --random-pairs is given.
@@ -79,7 +93,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             anyhow::anyhow!("give --from and --to, or --random-pairs"),
         ));
     };
-    let a = query.path(from, to);
+    let a = query.path_with(from, to, args.planner());
     out::print(|out| {
         if args.json {
             let json = serde_json::to_string(&a).map_err(|e| Failure::new(exit::IO, e))?;
@@ -130,7 +144,7 @@ fn random_pairs(args: &Args, query: &Query, n: u32) -> Result<(), Failure> {
                 .into());
             };
             let (from, to) = (query.to_scene(a), query.to_scene(b));
-            let answer = query.path(from, to);
+            let answer = query.path_with(from, to, args.planner());
             found += u32::from(answer.found);
             if args.json {
                 let pair = serde_json::json!({
@@ -205,7 +219,12 @@ fn parse_pair(line: &[u8], name: &str, number: usize) -> Result<Pair, Failure> {
 /// in input order, on `threads` threads (each with its own search buffers: `Query` is
 /// shared). A line that is not a pair stops the batch with its line number, after the
 /// answers to the lines before its group.
-fn batch(pairs: &std::path::Path, threads: Option<u16>, query: &Query) -> Result<(), Failure> {
+fn batch(
+    pairs: &std::path::Path,
+    threads: Option<u16>,
+    query: &Query,
+    planner: Planner,
+) -> Result<(), Failure> {
     use rayon::prelude::*;
     use std::io::BufRead;
     let name = pairs.display().to_string();
@@ -259,7 +278,8 @@ fn batch(pairs: &std::path::Path, threads: Option<u16>, query: &Query) -> Result
             parsed
                 .par_iter()
                 .map(|p| {
-                    serde_json::to_string(&query.path(p.from, p.to)).expect("an answer serializes")
+                    serde_json::to_string(&query.path_with(p.from, p.to, planner))
+                        .expect("an answer serializes")
                 })
                 .collect()
         });

@@ -1758,6 +1758,31 @@ fn a_batch_of_pairs_is_answered_in_input_order_as_single_paths_are() {
         dir.path(),
     );
     assert_eq!(one.stdout, many.stdout);
+    // `--flat`: the flat search over every polygon, the same pairs found, lengths within a
+    // percent of the hierarchical ones (the flat are the shortest).
+    let flat = tessera(
+        &[
+            "path",
+            nav,
+            "--batch",
+            "pairs.jsonl",
+            "--threads",
+            "2",
+            "--flat",
+        ],
+        dir.path(),
+    );
+    assert!(flat.status.success(), "{}", stderr(&flat));
+    let flat: Vec<serde_json::Value> = String::from_utf8(flat.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (f, h) in flat.iter().zip(&lines) {
+        assert_eq!(f["found"], h["found"]);
+        let (f, h) = (f["length"].as_f64().unwrap(), h["length"].as_f64().unwrap());
+        assert!(f <= h * 1.0001 + 1e-6 && h <= f * 1.01 + 1e-6, "{f} {h}");
+    }
     // A line that is not a pair: exit 3, naming the file and the line.
     std::fs::write(
         dir.path().join("bad.jsonl"),

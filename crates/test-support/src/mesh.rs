@@ -81,3 +81,30 @@ pub fn unit_frame(origin: [f64; 3]) -> tessera_navmesh::Frame {
         agent_climb: 0.5,
     }
 }
+
+/// Squares of `side` cells, one polygon each, with their lower-left corners at `side` times
+/// `cells` (x, y), in that order, all in region 0 at height 0; triangles as two halves. The
+/// input of the builder's hand-made meshes (`tessera_navgraph::build`).
+pub fn squares(cells: &[(i32, i32)], side: i32) -> tessera_artifacts::MeshInput {
+    let mut input = tessera_artifacts::MeshInput {
+        regions: 1,
+        climb: 2,
+        ..Default::default()
+    };
+    for &(x, y) in cells {
+        let (x0, y0) = (side * x, side * y);
+        let first = input.verts.len() as u32;
+        input.verts.extend([
+            [x0, y0, 0],
+            [x0 + side, y0, 0],
+            [x0 + side, y0 + side, 0],
+            [x0, y0 + side, 0],
+        ]);
+        input.polys.push(tessera_artifacts::InputPoly {
+            verts: (first..first + 4).collect(),
+            tris: vec![[first, first + 1, first + 2], [first, first + 2, first + 3]],
+            ..Default::default()
+        });
+    }
+    input
+}

@@ -1,0 +1,1026 @@
+//! Pass 6: the hierarchical graph of the file ([`tessera_navmesh::Hierarchy`]; seed 003,
+//! 4.4; issue 17), over the kept polygons in their final numbering.
+//!
+//! 1. **Squares.** Each polygon is filed under the plan cell of the mean of its corners; the
+//!    cells, in Morton order (an external sort), are cut into a quadtree whose leaves hold at
+//!    most [`ClusterSettings::max_polygons`] polygons, or are the smallest square allowed
+//!    ([`ClusterSettings::min_side_cells`]).
+//! 2. **Clusters.** The polygons of one leaf joined by portals and links (either way) form a
+//!    part (union-find); a leaf over two floors, or cut by walls, gives several. Parts of
+//!    fewer than a quarter of the most a leaf holds are merged, in order, into the
+//!    neighbouring part they share the most portals with, up to that most. Numbered by
+//!    their first polygon.
+//! 3. **Entrances.** The portals between two clusters, seen from the cluster with the smaller
+//!    number, are chained end to end (a border may cross a street, leave it and cross the
+//!    next); each chain is cut into equal pieces of at most
+//!    [`ClusterSettings::entrance_spacing`] times the smaller cluster's extent, and each piece
+//!    gets an entrance on both sides, at its middle. Links between clusters are grouped by
+//!    plan distance (half that spacing): each group gets an exit at its first link's middle
+//!    and a landing on the far side, a step of the jump's plan length. Each cluster lists its
+//!    entrances by neighbour, then its exits, then its landings: both sides compute every
+//!    piece from the same edges in the same order, so they agree.
+//! 4. **Lengths.** For each cluster, its polygons (neighbours outside it cut off, links
+//!    inside it kept) are written as a small navmesh of their own and searched from each
+//!    entrance with the query crate's exact any-angle search towards all the others: the
+//!    table of shortest plan lengths within the cluster. Clusters are measured a batch at a
+//!    time on the caller's threads and written in order.
+//!
+//! Memory: the kept arrays are memory-mapped (clean pages), the sort takes the caller's
+//! buffer, and per polygon 8 bytes (its leaf, then union-find, then its cluster and the
+//! cluster's member list) while the pass runs, as the components pass takes; per cluster and
+//! per entrance a few words; per thread one cluster's navmesh. Deterministic: every step
+//! depends on the polygons alone, in their order, whatever the threads.
+
+use std::path::Path;
+
+use rustc_hash::FxHashMap as HashMap;
+use tessera_geom::union_find;
+use tessera_navmesh::{
+    Cluster, Component, Entrance, Frame, Grid, Hierarchy, Link, NavMesh, Poly, Stats, NONE,
+};
+use tessera_spill::{Sorter, Spill, SpillWriter};
+
+use crate::assemble::{say, tick, tick_record, Report, Step};
+use crate::reach::Mapped;
+use crate::BuildError;
+
+/// How polygons are grouped into clusters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClusterSettings {
+    /// A square of the quadtree holding more polygons than this is cut in four.
+    pub max_polygons: u32,
+    /// ... unless its side is this many cells or fewer.
+    pub min_side_cells: u32,
+    /// The portals between two clusters get an entrance every this fraction of the smaller
+    /// cluster's extent (the longer side of its plan box), or closer: the finer, the closer
+    /// the plan's lengths to the shortest, the more entrances to plan over.
+    pub entrance_spacing: f32,
+}
+
+impl Default for ClusterSettings {
+    fn default() -> ClusterSettings {
+        ClusterSettings {
+            max_polygons: 128,
+            min_side_cells: 16,
+            entrance_spacing: 0.125,
+        }
+    }
+}
+
+/// The kept mesh, as the passes before wrote it (world units, final numbering).
+pub(crate) struct MeshView<'a> {
+    pub frame: &'a Frame,
+    pub bounds_min: [f32; 3],
+    pub bounds_max: [f32; 3],
+    pub verts: &'a [[f32; 3]],
+    pub polys: &'a [Poly],
+    pub poly_verts: &'a [u32],
+    pub neis: &'a [u32],
+    /// Sorted by source polygon.
+    pub links: &'a [Link],
+}
+
+impl MeshView<'_> {
+    fn corners(&self, p: u32) -> impl Iterator<Item = [f32; 3]> + '_ {
+        let poly = &self.polys[p as usize];
+        self.poly_verts[poly.first as usize..(poly.first + poly.count) as usize]
+            .iter()
+            .map(|&v| self.verts[v as usize])
+    }
+
+    fn neighbours(&self, p: u32) -> &[u32] {
+        let poly = &self.polys[p as usize];
+        &self.neis[poly.first as usize..(poly.first + poly.count) as usize]
+    }
+
+    fn links_of(&self, p: u32) -> &[Link] {
+        let poly = &self.polys[p as usize];
+        &self.links[poly.link_first as usize..(poly.link_first + poly.link_count) as usize]
+    }
+}
+
+/// The hierarchy's tables in spill files.
+pub(crate) struct HierarchyColumns {
+    pub poly_cluster: Spill<u32>,
+    pub clusters: Spill<Cluster>,
+    pub entrances: Spill<Entrance>,
+    pub costs: Spill<f32>,
+}
+
+impl HierarchyColumns {
+    pub fn paths(&self) -> [&Path; 4] {
+        [
+            self.poly_cluster.path(),
+            self.clusters.path(),
+            self.entrances.path(),
+            self.costs.path(),
+        ]
+    }
+}
+
+/// A portal between two clusters as the cluster with the smaller number sees it (its
+/// polygon's edge, counter-clockwise round that polygon), with the polygon on each side.
+#[derive(Clone, Copy)]
+struct Crossing {
+    a: [f32; 3],
+    b: [f32; 3],
+    /// The polygon on the side of the cluster that found it, and the one across.
+    own: u32,
+    across: u32,
+}
+
+/// A group of links from one cluster into another.
+#[derive(Clone, Copy)]
+struct LinkGroup {
+    from_cluster: u32,
+    to_cluster: u32,
+    exit_poly: u32,
+    exit: [f32; 3],
+    land_poly: u32,
+    landing: [f32; 3],
+}
+
+/// Pass 6 (see the module documentation), its scratch files in `dir`, sorting in about
+/// `memory` bytes, measuring lengths on `threads` threads.
+pub(crate) fn build_hierarchy(
+    mesh: &MeshView,
+    settings: &ClusterSettings,
+    (dir, memory, threads): (&Path, usize, usize),
+    report: &mut Report,
+) -> Result<HierarchyColumns, BuildError> {
+    let np = mesh.polys.len() as u32;
+    let scratch = |name: &str| dir.join(format!("hier_{name}.final"));
+    let leaf_of = leaves(mesh, settings, dir, memory, report)?;
+    let (cluster_of, nc) = clusters(mesh, leaf_of, settings, report)?;
+    // Each cluster's plan extent (the longer side of its box), for the entrances' spacing.
+    let mut boxes = vec![
+        [
+            f32::INFINITY,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NEG_INFINITY
+        ];
+        nc as usize
+    ];
+    for p in 0..np {
+        let b = &mut boxes[cluster_of[p as usize] as usize];
+        for v in mesh.corners(p) {
+            b[0] = b[0].min(v[0]);
+            b[1] = b[1].min(v[1]);
+            b[2] = b[2].max(v[0]);
+            b[3] = b[3].max(v[1]);
+        }
+    }
+    let extent: Vec<f32> = boxes
+        .iter()
+        .map(|b| (b[2] - b[0]).max(b[3] - b[1]).max(mesh.frame.cell_size))
+        .collect();
+    drop(boxes);
+    let mut poly_cluster = SpillWriter::<u32>::create(scratch("poly_cluster"))?;
+    poly_cluster.extend(&cluster_of)?;
+    // Members of each cluster, in polygon order (a counting sort).
+    let mut starts = vec![0u32; nc as usize + 1];
+    for &c in &cluster_of {
+        starts[c as usize + 1] += 1;
+    }
+    for c in 0..nc as usize {
+        starts[c + 1] += starts[c];
+    }
+    let mut members = vec![0u32; np as usize];
+    {
+        let mut at = starts.clone();
+        for p in 0..np {
+            let c = cluster_of[p as usize] as usize;
+            members[at[c] as usize] = p;
+            at[c] += 1;
+        }
+    }
+    let members_of =
+        |c: u32| &members[starts[c as usize] as usize..starts[c as usize + 1] as usize];
+    let spacing = f64::from(settings.entrance_spacing);
+    let piece_len =
+        |c: u32, d: u32| spacing * f64::from(extent[c as usize].min(extent[d as usize]));
+
+    // Links between clusters, grouped, and each cluster's landings in order.
+    let groups = link_groups(mesh, &cluster_of, &piece_len);
+    let mut exits_start = vec![0u32; nc as usize + 1];
+    let mut landings_start = vec![0u32; nc as usize + 1];
+    for g in &groups {
+        exits_start[g.from_cluster as usize + 1] += 1;
+        landings_start[g.to_cluster as usize + 1] += 1;
+    }
+    for c in 0..nc as usize {
+        exits_start[c + 1] += exits_start[c];
+        landings_start[c + 1] += landings_start[c];
+    }
+    // Groups are sorted by source cluster; their rank among their target's landings:
+    let mut landing_rank = vec![0u32; groups.len()];
+    {
+        let mut at = landings_start.clone();
+        for (i, g) in groups.iter().enumerate() {
+            landing_rank[i] = at[g.to_cluster as usize] - landings_start[g.to_cluster as usize];
+            at[g.to_cluster as usize] += 1;
+        }
+    }
+    let mut landings_of: Vec<u32> = vec![0; groups.len()];
+    for (i, g) in groups.iter().enumerate() {
+        landings_of[(landings_start[g.to_cluster as usize] + landing_rank[i]) as usize] = i as u32;
+    }
+
+    // First sweep: how many portal pieces each cluster has with each neighbour.
+    say(report, Step::Pass("hierarchy: entrances", u64::from(np)))?;
+    let mut pieces_start = vec![0u32; nc as usize + 1];
+    let mut pair_counts: Vec<(u32, u32)> = Vec::new();
+    let mut crossings = Vec::new();
+    for c in 0..nc {
+        tick_cluster(report, &starts, c)?;
+        let by_neighbour = portal_crossings(mesh, &cluster_of, members_of(c), c, &mut crossings);
+        for (d, run) in by_neighbour {
+            let n = pieces(&crossings[run], piece_len(c, d)).len() as u32;
+            pair_counts.push((d, n));
+        }
+        pieces_start[c as usize + 1] = pair_counts.len() as u32;
+    }
+    say(report, Step::Done(u64::from(np)))?;
+    let portal_total = |c: u32| -> u32 {
+        pair_counts[pieces_start[c as usize] as usize..pieces_start[c as usize + 1] as usize]
+            .iter()
+            .map(|x| x.1)
+            .sum()
+    };
+    let mut entrance_first = vec![0u64; nc as usize + 1];
+    for c in 0..nc {
+        let n = u64::from(portal_total(c))
+            + u64::from(exits_start[c as usize + 1] - exits_start[c as usize])
+            + u64::from(landings_start[c as usize + 1] - landings_start[c as usize]);
+        entrance_first[c as usize + 1] = entrance_first[c as usize] + n;
+    }
+    // The first entrance of cluster `d`'s pieces with neighbour `c`.
+    let twin_base = |d: u32, c: u32| -> u32 {
+        let list =
+            &pair_counts[pieces_start[d as usize] as usize..pieces_start[d as usize + 1] as usize];
+        let before: u32 = list.iter().take_while(|x| x.0 < c).map(|x| x.1).sum();
+        entrance_first[d as usize] as u32 + before
+    };
+    let total_entrances = entrance_first[nc as usize];
+    let total_costs: u64 = (0..nc as usize)
+        .map(|c| (entrance_first[c + 1] - entrance_first[c]).pow(2))
+        .sum();
+    for (what, n) in [
+        ("hierarchy entrances", total_entrances),
+        ("hierarchy lengths", total_costs),
+    ] {
+        if n > u64::from(u32::MAX) {
+            return Err(BuildError::Limit {
+                what,
+                limit: u64::from(u32::MAX),
+                at: "the hierarchy".into(),
+            });
+        }
+    }
+
+    // Second sweep: each cluster's entrances, then its table of lengths.
+    say(report, Step::Pass("hierarchy: lengths", u64::from(np)))?;
+    let mut w_clusters = SpillWriter::<Cluster>::create(scratch("clusters"))?;
+    let mut w_entrances = SpillWriter::<Entrance>::create(scratch("entrances"))?;
+    let mut w_costs = SpillWriter::<f32>::create(scratch("costs"))?;
+    let mut cost_first = 0u64;
+    // Cluster `c`'s entrances: by neighbour, then its links out, then its landings.
+    let entrances_of = |c: u32, crossings: &mut Vec<Crossing>| {
+        let mut mine = Vec::new();
+        let by_neighbour = portal_crossings(mesh, &cluster_of, members_of(c), c, crossings);
+        for (d, run) in by_neighbour {
+            let twin = twin_base(d, c);
+            let cut = pieces(&crossings[run], piece_len(c, d));
+            for (k, (point, own, _)) in cut.into_iter().enumerate() {
+                mine.push(Entrance {
+                    point,
+                    poly: own,
+                    cluster: c,
+                    across: twin + k as u32,
+                    cost: 0.0,
+                });
+            }
+        }
+        for i in exits_start[c as usize] as usize..exits_start[c as usize + 1] as usize {
+            let g = &groups[i];
+            let d = g.to_cluster;
+            let landing = entrance_first[d as usize] as u32
+                + portal_total(d)
+                + (exits_start[d as usize + 1] - exits_start[d as usize])
+                + landing_rank[i];
+            mine.push(Entrance {
+                point: g.exit,
+                poly: g.exit_poly,
+                cluster: c,
+                across: landing,
+                cost: plan_len(g.exit, g.landing) as f32,
+            });
+        }
+        for &i in &landings_of
+            [landings_start[c as usize] as usize..landings_start[c as usize + 1] as usize]
+        {
+            let g = &groups[i as usize];
+            mine.push(Entrance {
+                point: g.landing,
+                poly: g.land_poly,
+                cluster: c,
+                across: NONE,
+                cost: 0.0,
+            });
+        }
+        debug_assert_eq!(
+            entrance_first[c as usize] + mine.len() as u64,
+            entrance_first[c as usize + 1]
+        );
+        mine
+    };
+    // Clusters a batch at a time: their entrances in order, their tables on `threads`
+    // threads (each cluster's alone: the same bytes for any number), written in order.
+    let batch = 64 * threads.max(1) as u32;
+    for first in (0..nc).step_by(batch as usize) {
+        let last = (first + batch).min(nc);
+        let mut entrances = Vec::with_capacity((last - first) as usize);
+        for c in first..last {
+            tick_cluster(report, &starts, c)?;
+            entrances.push(entrances_of(c, &mut crossings));
+        }
+        let tables = on_threads(threads, &entrances, |k, mine| {
+            let c = first + k as u32;
+            lengths(mesh, &cluster_of, members_of(c), c, mine)
+        });
+        for (k, (mine, table)) in entrances.iter().zip(tables).enumerate() {
+            let table = table?;
+            let c = first + k as u32;
+            w_entrances.extend(mine)?;
+            w_costs.extend(&table)?;
+            w_clusters.push(&Cluster {
+                entrance_first: entrance_first[c as usize] as u32,
+                entrance_count: mine.len() as u32,
+                cost_first: cost_first as u32,
+                polygons: members_of(c).len() as u32,
+            })?;
+            cost_first += table.len() as u64;
+        }
+    }
+    say(report, Step::Done(u64::from(np)))?;
+    Ok(HierarchyColumns {
+        poly_cluster: poly_cluster.finish()?,
+        clusters: w_clusters.finish()?,
+        entrances: w_entrances.finish()?,
+        costs: w_costs.finish()?,
+    })
+}
+
+/// `work` applied to every item of `items` (with its index) on up to `threads` threads, each
+/// taking every `threads`-th item; the results in the items' order.
+fn on_threads<T: Sync, R: Send>(
+    threads: usize,
+    items: &[T],
+    work: impl Fn(usize, &T) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.iter().enumerate().map(|(k, x)| work(k, x)).collect();
+    }
+    let mut parts: Vec<Vec<(usize, R)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let work = &work;
+                scope.spawn(move || {
+                    (t..items.len())
+                        .step_by(threads)
+                        .map(|k| (k, work(k, &items[k])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a hierarchy thread panicked"))
+            .collect()
+    });
+    let mut out: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
+    for part in parts.drain(..) {
+        for (k, r) in part {
+            out[k] = Some(r);
+        }
+    }
+    out.into_iter()
+        .map(|r| r.expect("every item done"))
+        .collect()
+}
+
+/// Reports the polygons before cluster `c` done when its polygons reach a new stretch of
+/// [`crate::REPORT_EVERY`] (clusters sweep the polygons cluster by cluster).
+fn tick_cluster(report: &mut Report, starts: &[u32], c: u32) -> Result<(), BuildError> {
+    let (lo, hi) = (starts[c as usize], starts[c as usize + 1]);
+    if c == 0 || lo / crate::REPORT_EVERY != hi / crate::REPORT_EVERY {
+        say(report, Step::Done(u64::from(lo)))?;
+    }
+    Ok(())
+}
+
+/// Plan length between two points.
+fn plan_len(a: [f32; 3], b: [f32; 3]) -> f64 {
+    (f64::from(b[0]) - f64::from(a[0])).hypot(f64::from(b[1]) - f64::from(a[1]))
+}
+
+/// Steps 1 (see the module documentation): per polygon its leaf, and per leaf its side as a
+/// power of two cells.
+fn leaves(
+    mesh: &MeshView,
+    settings: &ClusterSettings,
+    dir: &Path,
+    memory: usize,
+    report: &mut Report,
+) -> Result<Vec<u32>, BuildError> {
+    let np = mesh.polys.len() as u32;
+    say(report, Step::Pass("hierarchy: squares", u64::from(np)))?;
+    let cs = f64::from(mesh.frame.cell_size.max(1e-6));
+    let cell = |v: f64, o: f32| ((v - f64::from(o)) / cs).floor().clamp(0.0, 2e9) as u32;
+    let mut sorter = Sorter::<[u32; 3]>::new(dir, "hier_keys", memory.max(1 << 16));
+    let mut top = 0u32;
+    for p in 0..np {
+        tick(report, p)?;
+        let (mut x, mut y, mut n) = (0.0f64, 0.0f64, 0.0f64);
+        for v in mesh.corners(p) {
+            x += f64::from(v[0]);
+            y += f64::from(v[1]);
+            n += 1.0;
+        }
+        let (cx, cy) = (
+            cell(x / n.max(1.0), mesh.bounds_min[0]),
+            cell(y / n.max(1.0), mesh.bounds_min[1]),
+        );
+        top = top.max(cx).max(cy);
+        let m = morton(cx, cy);
+        sorter.push([(m >> 32) as u32, m as u32, p])?;
+    }
+    say(report, Step::Done(u64::from(np)))?;
+    let mut sorted = SpillWriter::<[u32; 3]>::create(dir.join("hier_keys.final"))?;
+    let mut records = 0;
+    for r in sorter.finish()? {
+        tick_record(report, &mut records, None)?;
+        sorted.push(&r?)?;
+    }
+    let sorted = sorted.finish()?;
+    let map = Mapped::<[u32; 3]>::open(&sorted)?;
+    let keys = map.get();
+    let bits = 32 - top.leading_zeros();
+    let min_bits = 32 - settings.min_side_cells.max(1).leading_zeros() - 1;
+    let mut leaf_ranges: Vec<(u32, u32)> = Vec::new();
+    split(
+        keys,
+        0,
+        bits,
+        min_bits,
+        settings.max_polygons.max(1),
+        &mut leaf_ranges,
+    );
+    let mut leaf_of = vec![0u32; np as usize];
+    for (leaf, &(lo, hi)) in leaf_ranges.iter().enumerate() {
+        for k in &keys[lo as usize..hi as usize] {
+            leaf_of[k[2] as usize] = leaf as u32;
+        }
+    }
+    drop(map);
+    let _ = std::fs::remove_file(sorted.path());
+    Ok(leaf_of)
+}
+
+/// Cuts `keys[lo..]` (sorted, all in one square of side `2^bits` cells) into leaves.
+fn split(
+    keys: &[[u32; 3]],
+    lo: u32,
+    bits: u32,
+    min_bits: u32,
+    max_polygons: u32,
+    out: &mut Vec<(u32, u32)>,
+) {
+    let n = keys.len() as u32;
+    if n == 0 {
+        return;
+    }
+    if n <= max_polygons || bits <= min_bits {
+        out.push((lo, lo + n));
+        return;
+    }
+    let shift = 2 * (bits - 1);
+    let quadrant = |k: &[u32; 3]| ((u64::from(k[0]) << 32 | u64::from(k[1])) >> shift) & 3;
+    let mut at = 0usize;
+    for q in 0..4u64 {
+        let end = at + keys[at..].partition_point(|k| quadrant(k) <= q);
+        split(
+            &keys[at..end],
+            lo + at as u32,
+            bits - 1,
+            min_bits,
+            max_polygons,
+            out,
+        );
+        at = end;
+    }
+}
+
+/// The Morton code of a cell: the bits of `x` and `y` interleaved (`x` in the even bits).
+fn morton(x: u32, y: u32) -> u64 {
+    fn spread(v: u32) -> u64 {
+        let mut v = u64::from(v);
+        v = (v | v << 16) & 0x0000_ffff_0000_ffff;
+        v = (v | v << 8) & 0x00ff_00ff_00ff_00ff;
+        v = (v | v << 4) & 0x0f0f_0f0f_0f0f_0f0f;
+        v = (v | v << 2) & 0x3333_3333_3333_3333;
+        v = (v | v << 1) & 0x5555_5555_5555_5555;
+        v
+    }
+    spread(x) | spread(y) << 1
+}
+
+/// Step 2: per polygon its cluster, and the number of clusters. The polygons of a leaf
+/// joined by portals and links form a part; a part of fewer than a quarter of the most
+/// polygons a leaf holds is then merged, part by part in order, into the neighbouring part it
+/// shares the most portals with (ties: the smaller), when the two hold no more than that
+/// most together. Clusters are numbered by their first polygon.
+fn clusters(
+    mesh: &MeshView,
+    leaf_of: Vec<u32>,
+    settings: &ClusterSettings,
+    report: &mut Report,
+) -> Result<(Vec<u32>, u32), BuildError> {
+    let np = mesh.polys.len() as u32;
+    say(report, Step::Pass("hierarchy: clusters", u64::from(np)))?;
+    let across = |p: u32| {
+        mesh.neighbours(p)
+            .iter()
+            .copied()
+            .chain(mesh.links_of(p).iter().map(|l| l.to))
+            .filter(move |&q| q != NONE && q < np)
+    };
+    let mut parent: Vec<u32> = (0..np).collect();
+    for p in 0..np {
+        tick(report, p)?;
+        let leaf = leaf_of[p as usize];
+        for q in across(p) {
+            if leaf_of[q as usize] == leaf {
+                union_find::join(&mut parent, p, q);
+            }
+        }
+    }
+    say(report, Step::Done(u64::from(np)))?;
+    // Parts numbered by first polygon: a root is its set's smallest polygon, and comes
+    // before its members. The leaf table becomes the part table in place.
+    let mut part_of = leaf_of;
+    let mut size: Vec<u32> = Vec::new();
+    for p in 0..np {
+        let r = union_find::root(&mut parent, p);
+        let part = if r == p {
+            size.push(0);
+            (size.len() - 1) as u32
+        } else {
+            part_of[r as usize]
+        };
+        part_of[p as usize] = part;
+        size[part as usize] += 1;
+    }
+    drop(parent);
+    // Portals (and links) between parts, each pair `(smaller, larger)` with its count.
+    let mut shared: HashMap<(u32, u32), u32> = HashMap::default();
+    for p in 0..np {
+        let a = part_of[p as usize];
+        for q in across(p) {
+            let b = part_of[q as usize];
+            if a != b {
+                *shared.entry((a.min(b), a.max(b))).or_insert(0) += 1;
+            }
+        }
+    }
+    let mut pairs: Vec<((u32, u32), u32)> = shared.into_iter().collect();
+    pairs.sort_unstable();
+    let parts = size.len();
+    let mut adjacent: Vec<Vec<(u32, u32)>> = vec![Vec::new(); parts];
+    for &((a, b), n) in &pairs {
+        adjacent[a as usize].push((b, n));
+        adjacent[b as usize].push((a, n));
+    }
+    drop(pairs);
+    let most = settings.max_polygons.max(1);
+    let small = (most / 4).max(1);
+    let mut up: Vec<u32> = (0..parts as u32).collect();
+    let mut weights: Vec<(u32, u32)> = Vec::new();
+    for part in 0..parts as u32 {
+        let own = union_find::root(&mut up, part);
+        if size[own as usize] >= small {
+            continue;
+        }
+        weights.clear();
+        for &(other, n) in &adjacent[part as usize] {
+            let r = union_find::root(&mut up, other);
+            if r != own && size[own as usize] + size[r as usize] <= most {
+                weights.push((r, n));
+            }
+        }
+        weights.sort_unstable();
+        let best = weights
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|run| (run.iter().map(|x| x.1).sum::<u32>(), run[0].0))
+            .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        if let Some((_, r)) = best {
+            let total = size[own as usize] + size[r as usize];
+            let kept = union_find::join(&mut up, own, r);
+            size[kept as usize] = total;
+        }
+    }
+    drop(adjacent);
+    // Clusters numbered by first polygon.
+    let mut number = vec![NONE; parts];
+    let mut clusters = 0u32;
+    for p in 0..np {
+        let r = union_find::root(&mut up, part_of[p as usize]) as usize;
+        if number[r] == NONE {
+            number[r] = clusters;
+            clusters += 1;
+        }
+        part_of[p as usize] = number[r];
+    }
+    Ok((part_of, clusters))
+}
+
+/// The portals of cluster `c`'s polygons `members` into other clusters, as the cluster with
+/// the smaller number sees them, into `out`, grouped by neighbour (ascending) and sorted by
+/// their ends' plan positions: per neighbour, its range of `out`.
+fn portal_crossings(
+    mesh: &MeshView,
+    cluster_of: &[u32],
+    members: &[u32],
+    c: u32,
+    out: &mut Vec<Crossing>,
+) -> Vec<(u32, std::ops::Range<usize>)> {
+    let mut found: Vec<(u32, Crossing)> = Vec::new();
+    for &p in members {
+        let corners: Vec<[f32; 3]> = mesh.corners(p).collect();
+        let n = corners.len();
+        for (k, &nb) in mesh.neighbours(p).iter().enumerate() {
+            if nb == NONE || nb as usize >= cluster_of.len() {
+                continue;
+            }
+            let d = cluster_of[nb as usize];
+            if d == c {
+                continue;
+            }
+            let (a, b) = (corners[k], corners[(k + 1) % n]);
+            // Counter-clockwise round the smaller cluster's polygon: as found from it, else
+            // reversed (the same edge, seen from the polygon across).
+            let (a, b) = if c < d { (a, b) } else { (b, a) };
+            found.push((
+                d,
+                Crossing {
+                    a,
+                    b,
+                    own: p,
+                    across: nb,
+                },
+            ));
+        }
+    }
+    found.sort_by(|x, y| {
+        x.0.cmp(&y.0)
+            .then(plan_cmp(x.1.a, y.1.a))
+            .then(plan_cmp(x.1.b, y.1.b))
+    });
+    out.clear();
+    out.extend(found.iter().map(|x| x.1));
+    let mut runs = Vec::new();
+    let mut at = 0;
+    while at < found.len() {
+        let d = found[at].0;
+        let end = at + found[at..].partition_point(|x| x.0 == d);
+        runs.push((d, at..end));
+        at = end;
+    }
+    runs
+}
+
+/// Orders plan points by x, then y (exact, as stored).
+fn plan_cmp(a: [f32; 3], b: [f32; 3]) -> std::cmp::Ordering {
+    a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1]))
+}
+
+/// The pieces of the crossings between two clusters (sorted as [`portal_crossings`] sorts
+/// them): the edges chained end to end (a chain starts at an edge no other edge ends at, in
+/// their order; then what is left, closed loops, from their first edge), each chain cut into
+/// pieces of at most `len` of equal length; per piece its middle, the polygon there on the
+/// side that found it and the one across.
+fn pieces(run: &[Crossing], len: f64) -> Vec<([f32; 3], u32, u32)> {
+    let key = |p: [f32; 3]| [p[0].to_bits(), p[1].to_bits()];
+    let mut starting: HashMap<[u32; 2], usize> = HashMap::default();
+    for (i, x) in run.iter().enumerate() {
+        starting.entry(key(x.a)).or_insert(i);
+    }
+    let next = |i: usize| starting.get(&key(run[i].b)).copied();
+    let mut has_pred = vec![false; run.len()];
+    for i in 0..run.len() {
+        if let Some(j) = next(i) {
+            if j != i {
+                has_pred[j] = true;
+            }
+        }
+    }
+    let mut used = vec![false; run.len()];
+    let mut out = Vec::new();
+    let firsts: Vec<usize> = (0..run.len())
+        .filter(|&i| !has_pred[i])
+        .chain(0..run.len())
+        .collect();
+    for first in firsts {
+        if used[first] {
+            continue;
+        }
+        let mut chain = Vec::new();
+        let mut at = Some(first);
+        while let Some(i) = at {
+            if used[i] {
+                break;
+            }
+            used[i] = true;
+            chain.push(i);
+            at = next(i);
+        }
+        let lens: Vec<f64> = chain
+            .iter()
+            .map(|&i| plan_len(run[i].a, run[i].b))
+            .collect();
+        let total: f64 = lens.iter().sum();
+        let count = (total / len.max(1e-9)).ceil().max(1.0) as usize;
+        for k in 0..count {
+            let want = total * (k as f64 + 0.5) / count as f64;
+            let mut walked = 0.0;
+            let mut pick = (chain[chain.len() - 1], 1.0);
+            for (j, &i) in chain.iter().enumerate() {
+                if walked + lens[j] >= want || j + 1 == chain.len() {
+                    let t = if lens[j] > 0.0 {
+                        ((want - walked) / lens[j]).clamp(0.0, 1.0)
+                    } else {
+                        0.5
+                    };
+                    pick = (i, t);
+                    break;
+                }
+                walked += lens[j];
+            }
+            let x = &run[pick.0];
+            let t = pick.1;
+            let point =
+                [0, 1, 2].map(|k| (f64::from(x.a[k]) * (1.0 - t) + f64::from(x.b[k]) * t) as f32);
+            out.push((point, x.own, x.across));
+        }
+    }
+    out
+}
+
+/// Links between clusters, grouped (see the module documentation), sorted by source cluster,
+/// then target cluster, then plan position.
+fn link_groups(
+    mesh: &MeshView,
+    cluster_of: &[u32],
+    piece_len: &dyn Fn(u32, u32) -> f64,
+) -> Vec<LinkGroup> {
+    let np = cluster_of.len() as u32;
+    let mut cross: Vec<(u32, u32, [f32; 3], u32, u32)> = Vec::new();
+    for l in mesh.links {
+        if l.from >= np || l.to >= np {
+            continue;
+        }
+        let (c, d) = (cluster_of[l.from as usize], cluster_of[l.to as usize]);
+        if c == d {
+            continue;
+        }
+        let mid = [0, 1, 2].map(|k| 0.5 * (l.a[k] + l.b[k]));
+        cross.push((c, d, mid, l.from, l.to));
+    }
+    cross.sort_by(|x, y| {
+        (x.0, x.1)
+            .cmp(&(y.0, y.1))
+            .then(plan_cmp(x.2, y.2))
+            .then((x.3, x.4).cmp(&(y.3, y.4)))
+    });
+    let mut groups = Vec::new();
+    let mut taken = vec![false; cross.len()];
+    let mut at = 0;
+    while at < cross.len() {
+        let end = at + cross[at..].partition_point(|x| (x.0, x.1) == (cross[at].0, cross[at].1));
+        for i in at..end {
+            if taken[i] {
+                continue;
+            }
+            let (c, d, mid, from, to) = cross[i];
+            let reach = 0.5 * piece_len(c, d);
+            for j in i..end {
+                if !taken[j] && plan_len(cross[j].2, mid) <= reach {
+                    taken[j] = true;
+                }
+            }
+            let landing = closest_point(mesh, to, mid);
+            groups.push(LinkGroup {
+                from_cluster: c,
+                to_cluster: d,
+                exit_poly: from,
+                exit: mid,
+                land_poly: to,
+                landing,
+            });
+        }
+        at = end;
+    }
+    groups
+}
+
+/// The point of polygon `p` nearest `q` in plan (`q` itself when over it), at the height of
+/// the polygon's boundary there, or `q`'s height inside.
+fn closest_point(mesh: &MeshView, p: u32, q: [f32; 3]) -> [f32; 3] {
+    let pts: Vec<[f32; 3]> = mesh.corners(p).collect();
+    let n = pts.len();
+    let cross = |a: [f32; 3], b: [f32; 3]| {
+        (f64::from(b[0]) - f64::from(a[0])) * (f64::from(q[1]) - f64::from(a[1]))
+            - (f64::from(b[1]) - f64::from(a[1])) * (f64::from(q[0]) - f64::from(a[0]))
+    };
+    if (0..n).all(|k| cross(pts[k], pts[(k + 1) % n]) >= 0.0) {
+        return q;
+    }
+    let mut best = (f64::INFINITY, q);
+    for k in 0..n {
+        let (a, b) = (pts[k], pts[(k + 1) % n]);
+        let (ex, ey) = (f64::from(b[0] - a[0]), f64::from(b[1] - a[1]));
+        let len2 = ex * ex + ey * ey;
+        let t = if len2 > 0.0 {
+            (((f64::from(q[0]) - f64::from(a[0])) * ex + (f64::from(q[1]) - f64::from(a[1])) * ey)
+                / len2)
+                .clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let c =
+            [0, 1, 2].map(|k| (f64::from(a[k]) + t * (f64::from(b[k]) - f64::from(a[k]))) as f32);
+        let d = plan_len(c, q);
+        if d < best.0 {
+            best = (d, c);
+        }
+    }
+    best.1
+}
+
+/// Step 4 for cluster `c`: the table of shortest plan lengths between its `entrances` (row
+/// by row), searched on a navmesh of the cluster's polygons alone.
+fn lengths(
+    mesh: &MeshView,
+    cluster_of: &[u32],
+    members: &[u32],
+    c: u32,
+    entrances: &[Entrance],
+) -> Result<Vec<f32>, BuildError> {
+    let n = entrances.len();
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let (sub, local) = cluster_mesh(mesh, cluster_of, members, c);
+    let bytes = tessera_navmesh::aligned(&tessera_navmesh::encode(&sub));
+    let archived = tessera_navmesh::access(&bytes, "a cluster of the hierarchy")?;
+    let query = tessera_query::Query::new(archived);
+    let targets: Vec<(u32, [f32; 3])> = entrances
+        .iter()
+        .map(|e| (local[&e.poly], e.point))
+        .collect();
+    let mut table = Vec::with_capacity(n * n);
+    for (i, &(poly, at)) in targets.iter().enumerate() {
+        let row = query.lengths_from(poly, at, &targets);
+        table.extend(
+            row.iter()
+                .enumerate()
+                .map(|(j, &l)| if i == j { 0.0 } else { l as f32 }),
+        );
+    }
+    Ok(table)
+}
+
+/// Cluster `c`'s polygons `members` as a navmesh of their own (portals out of the cluster
+/// cut, links inside it kept, one component, no detail, one grid cell; the whole mesh's
+/// bounds, so that queries on it take the same tolerance), and each polygon's number in it.
+fn cluster_mesh(
+    mesh: &MeshView,
+    cluster_of: &[u32],
+    members: &[u32],
+    c: u32,
+) -> (NavMesh, HashMap<u32, u32>) {
+    let local: HashMap<u32, u32> = members
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| (p, i as u32))
+        .collect();
+    let mut vert_of: HashMap<u32, u32> = HashMap::default();
+    let (mut verts, mut polys, mut poly_verts, mut poly_neis, mut links) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut area = 0.0f64;
+    for &p in members {
+        let poly = mesh.polys[p as usize];
+        let first = poly_verts.len() as u32;
+        for k in 0..poly.count {
+            let v = mesh.poly_verts[(poly.first + k) as usize];
+            let id = *vert_of.entry(v).or_insert_with(|| {
+                verts.push(mesh.verts[v as usize]);
+                verts.len() as u32 - 1
+            });
+            poly_verts.push(id);
+            let nb = mesh.neis[(poly.first + k) as usize];
+            poly_neis.push(if nb != NONE && cluster_of.get(nb as usize) == Some(&c) {
+                local[&nb]
+            } else {
+                NONE
+            });
+        }
+        let link_first = links.len() as u32;
+        for l in mesh.links_of(p) {
+            if let Some(&to) = local.get(&l.to) {
+                links.push(Link {
+                    from: local[&p],
+                    to,
+                    a: l.a,
+                    b: l.b,
+                });
+            }
+        }
+        let link_count = links.len() as u32 - link_first;
+        polys.push(Poly {
+            first,
+            count: poly.count,
+            tri_first: 0,
+            tri_count: 0,
+            link_first: if link_count == 0 { 0 } else { link_first },
+            link_count,
+            region: 0,
+            area: poly.area,
+            component: 0,
+        });
+        area += f64::from(poly.area);
+    }
+    let np = polys.len() as u32;
+    let extent = (0..2)
+        .map(|k| mesh.bounds_max[k] - mesh.bounds_min[k])
+        .fold(1.0f32, f32::max);
+    let sub = NavMesh {
+        frame: mesh.frame.clone(),
+        bounds_min: mesh.bounds_min,
+        bounds_max: mesh.bounds_max,
+        verts,
+        polys,
+        poly_verts,
+        poly_neis,
+        detail_tris: Vec::new(),
+        detail_verts: Vec::new(),
+        links,
+        grid: Grid {
+            min: [mesh.bounds_min[0], mesh.bounds_min[1]],
+            cell: extent + 1.0,
+            width: 1,
+            height: 1,
+            start: vec![0, np],
+            items: (0..np).collect(),
+        },
+        components: vec![Component {
+            polygons: u64::from(np),
+            area,
+        }],
+        hierarchy: Hierarchy::default(),
+        stats: Stats::default(),
+    };
+    (sub, local)
+}
+
+/// The hierarchy of a whole mesh held in memory, its clusters grouped as `settings` says
+/// (tests and tools; a bake builds it in [`crate::Assembler::finish`]). Deterministic: the
+/// hierarchy a bake writes is `hierarchy_of` its mesh with the default settings.
+pub fn hierarchy_of(mesh: &NavMesh, settings: &ClusterSettings) -> Result<Hierarchy, BuildError> {
+    let dir = tempfile::tempdir()?;
+    let view = MeshView {
+        frame: &mesh.frame,
+        bounds_min: mesh.bounds_min,
+        bounds_max: mesh.bounds_max,
+        verts: &mesh.verts,
+        polys: &mesh.polys,
+        poly_verts: &mesh.poly_verts,
+        neis: &mesh.poly_neis,
+        links: &mesh.links,
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let columns = build_hierarchy(&view, settings, (dir.path(), 1 << 20, threads), &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })?;
+    fn read<T: bytemuck::Pod>(spill: &Spill<T>) -> Result<Vec<T>, BuildError> {
+        Ok(spill.iter()?.collect::<std::io::Result<Vec<T>>>()?)
+    }
+    Ok(Hierarchy {
+        poly_cluster: read(&columns.poly_cluster)?,
+        clusters: read(&columns.clusters)?,
+        entrances: read(&columns.entrances)?,
+        costs: read(&columns.costs)?,
+    })
+}

@@ -1,0 +1,468 @@
+//! Hierarchical path queries (seed 003, 4.5 and 5): plan over the mesh's hierarchical graph
+//! which clusters to cross, then search the polygons of those clusters alone.
+//!
+//! The file's [`tessera_navmesh::Hierarchy`] groups the polygons into clusters, lists the
+//! entrances between clusters (a point on a portal, one entrance on each side; or a link's
+//! segment and its landing) and, per cluster, the plan length of the shortest way inside it
+//! between any two of its entrances. A query between two clusters:
+//!
+//! 1. **plans**: an A* over the entrances, from the start to every entrance of its cluster
+//!    and from every entrance of the end's cluster to the end (lengths from the search
+//!    below, confined to that one cluster, measured only when the A* takes them: first they
+//!    count at their plan distance, a bound they cannot beat), through the clusters' tables
+//!    of lengths and the steps across. The heuristic is the plan distance to the end, which
+//!    no step beats, so the plan is the shortest way through entrances;
+//! 2. **refines**: the exact any-angle search of [`Query::find_path`]'s flat form, confined
+//!    to the clusters the plan crosses (the *scope*): a shortest path within them, which may
+//!    pass the borders anywhere, not only at entrances. Within a scope, a vertex on its
+//!    boundary is a corner a path may bend round, as a mesh corner is;
+//! 3. the corridor is string-pulled as any.
+//!
+//! Both ends in one cluster, or nearer each other than a plan pays for (see [`flat_within`]):
+//! the flat search (so the answer is the flat one). A plan that
+//! finds no way, or a refinement that does not reach the end (neither happens on a mesh the
+//! builder wrote), falls back to the flat search, so the hierarchical answer is found exactly
+//! when the flat one is.
+
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
+use tessera_navmesh::{ArchivedNavMesh, NONE};
+
+use crate::geom::{plan_len, V3};
+use crate::path::Corridor;
+use crate::search::{Open, Search};
+use crate::Query;
+
+/// The two ends of a query: each point and the polygon it is on.
+#[derive(Clone, Copy)]
+pub(crate) struct Ends {
+    pub start_poly: u32,
+    pub start: V3,
+    pub end_poly: u32,
+    pub end: V3,
+}
+
+/// Which search [`Query::find_path_with`] runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Planner {
+    /// Plan over the hierarchy, then search the clusters planned (the default).
+    #[default]
+    Hierarchical,
+    /// One search over every polygon.
+    Flat,
+}
+
+/// The clusters round each vertex on a border between clusters (see [`Query::new`]): what a
+/// scoped search reads to tell the boundary of its scope.
+#[derive(Default)]
+pub(crate) struct Borders {
+    /// Per entry of the polygon vertex table: whether that corner lies on a cluster border.
+    slots: Vec<bool>,
+    /// By plan position: the clusters round that vertex, `lists[first .. first + count]`,
+    /// and whether it is a corner of the mesh.
+    at: FxHashMap<[u32; 2], (u32, u32, bool)>,
+    lists: Vec<u32>,
+}
+
+impl Borders {
+    /// From the mesh's hierarchy: every end of an edge between two clusters.
+    pub(crate) fn new(mesh: &ArchivedNavMesh, corner_slots: &[bool]) -> Borders {
+        let h = &mesh.hierarchy;
+        if h.is_empty() {
+            return Borders::default();
+        }
+        let mut pairs: Vec<([u32; 2], u32)> = Vec::new();
+        for p in 0..mesh.polys.len() as u32 {
+            let cp = h.cluster_of(p);
+            let ids: Vec<u32> = mesh.poly_vert_ids(p).collect();
+            for (k, nb) in mesh.poly_neighbours(p).enumerate() {
+                if nb == NONE || nb as usize >= mesh.polys.len() {
+                    continue;
+                }
+                let cn = h.cluster_of(nb);
+                if cn == cp {
+                    continue;
+                }
+                for v in [ids[k], ids[(k + 1) % ids.len()]] {
+                    let key = crate::plan_key(mesh.vert(v));
+                    pairs.push((key, cp));
+                    pairs.push((key, cn));
+                }
+            }
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut at = FxHashMap::default();
+        let mut lists = Vec::with_capacity(pairs.len());
+        for run in pairs.chunk_by(|a, b| a.0 == b.0) {
+            at.insert(run[0].0, (lists.len() as u32, run.len() as u32, false));
+            lists.extend(run.iter().map(|x| x.1));
+        }
+        let slots = mesh
+            .poly_verts
+            .iter()
+            .zip(corner_slots)
+            .map(|(v, &corner)| {
+                let v = v.to_native();
+                if v as usize >= mesh.verts.len() {
+                    return false;
+                }
+                match at.get_mut(&crate::plan_key(mesh.vert(v))) {
+                    Some(e) => {
+                        e.2 |= corner;
+                        true
+                    }
+                    None => false,
+                }
+            })
+            .collect();
+        Borders { slots, at, lists }
+    }
+}
+
+/// The plan distance under which a query is searched flat: the diameter of a disc that holds,
+/// at the mesh's mean density of polygons, as many polygons as four of its largest clusters.
+/// A flat search between ends that close reaches about that many polygons, which costs no
+/// more than a plan (its searches in the two end clusters and in the clusters planned), and
+/// its answer is the shortest.
+pub(crate) fn flat_within(mesh: &ArchivedNavMesh) -> f64 {
+    let h = &mesh.hierarchy;
+    let largest = h
+        .clusters
+        .iter()
+        .map(|c| c.polygons.to_native())
+        .max()
+        .unwrap_or(0);
+    let area = mesh.stats.walkable_area.to_native();
+    let polygons = mesh.polys.len() as f64;
+    if area.is_nan() || area <= 0.0 || polygons == 0.0 {
+        return 0.0;
+    }
+    let density = polygons / area;
+    (4.0 * 4.0 * f64::from(largest) / (std::f64::consts::PI * density)).sqrt()
+}
+
+/// What an open-list entry of the plan stands for: the two low bits of its `node`, above
+/// them the entrance (see [`entry`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// An entrance reached at its cost.
+    Entrance = 0,
+    /// An entrance of the start's cluster, at the plan distance from the start: its leg,
+    /// the length of the way there, is measured when the entry is taken.
+    StartLeg = 1,
+    /// The end, from an entrance of its cluster at the plan distance: the leg is measured
+    /// when the entry is taken.
+    EndLeg = 2,
+    /// The end reached at its cost.
+    End = 3,
+}
+
+/// The open-list entry for `step` at `node` (an entrance, or the end).
+fn entry(f: f64, node: u32, step: Step) -> Open {
+    Open {
+        f,
+        node: node << 2 | step as u32,
+    }
+}
+
+/// The most entrances a plan takes (two bits of an entry's number are its [`Step`]).
+const MOST_ENTRANCES: usize = (u32::MAX >> 2) as usize - 1;
+
+/// The buffers of a plan, kept per thread: per entrance (and the end, last) its cost and
+/// where it was reached from, valid when its stamp is the current one.
+#[derive(Default)]
+struct Plan {
+    g: Vec<f64>,
+    parent: Vec<u32>,
+    stamp: Vec<u32>,
+    epoch: u32,
+    open: BinaryHeap<Open>,
+    /// The legs measured so far: from the start to each entrance of its cluster, from each
+    /// entrance of the end's cluster to the end (`NAN`: not measured yet).
+    start_legs: Vec<f64>,
+    end_legs: Vec<f64>,
+}
+
+impl Plan {
+    fn reset(&mut self, nodes: usize) {
+        if self.stamp.len() != nodes {
+            *self = Plan {
+                g: vec![0.0; nodes],
+                parent: vec![NONE; nodes],
+                stamp: vec![0; nodes],
+                ..Plan::default()
+            };
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.stamp.fill(0);
+            self.epoch = 1;
+        }
+        self.open.clear();
+    }
+
+    fn cost(&self, v: u32) -> f64 {
+        if self.stamp[v as usize] == self.epoch {
+            self.g[v as usize]
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    fn set(&mut self, v: u32, g: f64, parent: u32) {
+        let i = v as usize;
+        self.stamp[i] = self.epoch;
+        self.g[i] = g;
+        self.parent[i] = parent;
+    }
+}
+
+thread_local! {
+    static PLAN: std::cell::RefCell<Plan> = std::cell::RefCell::new(Plan::default());
+}
+
+impl Query<'_> {
+    /// Whether a search with the buffers `s` may enter polygon `p` (always, unless scoped).
+    #[inline]
+    pub(crate) fn enters(&self, s: &Search, p: u32) -> bool {
+        !s.scoped || s.allows(self.mesh.hierarchy.cluster_of(p))
+    }
+
+    /// The corner flags of polygon `p` in a scoped search, into `out`: a mesh corner, or a
+    /// vertex with a polygon round it outside the scope.
+    pub(crate) fn scoped_corner_flags(&self, s: &Search, p: u32, out: &mut Vec<bool>) {
+        out.clear();
+        out.extend_from_slice(self.corner_flags(p));
+        let poly = &self.mesh.polys[p as usize];
+        let first = poly.first.to_native() as usize;
+        for (k, flag) in out.iter_mut().enumerate() {
+            if *flag || !self.borders.slots[first + k] {
+                continue;
+            }
+            let v = self.mesh.poly_verts[first + k].to_native();
+            if let Some(&(at, n, _)) = self.borders.at.get(&crate::plan_key(self.mesh.vert(v))) {
+                *flag = self.borders.lists[at as usize..(at + n) as usize]
+                    .iter()
+                    .any(|&c| !s.allows(c));
+            }
+        }
+    }
+
+    /// Confines the searches over `s` to the clusters `clusters` (`None`: no scope).
+    pub(crate) fn set_scope(&self, s: &mut Search, clusters: Option<&[u32]>) {
+        s.scoped = clusters.is_some();
+        if let Some(clusters) = clusters {
+            let words = self.mesh.hierarchy.clusters.len().div_ceil(64);
+            s.scope.clear();
+            s.scope.resize(words, 0);
+            for &c in clusters {
+                s.scope[c as usize / 64] |= 1 << (c % 64);
+            }
+        }
+    }
+
+    /// The hierarchical search of [`Query::find_path`] between polygons of one component and
+    /// of different clusters: the plan, then the search within the clusters it crosses;
+    /// `None` when either finds nothing (the caller then searches every polygon).
+    pub(crate) fn find_path_planned(&self, ends: Ends, s: &mut Search) -> Option<Corridor> {
+        let (clusters, length) = PLAN.with(|plan| self.plan(ends, s, &mut plan.borrow_mut()))?;
+        self.set_scope(s, Some(&clusters));
+        // The plan is a way within those clusters: the shortest one is no longer, and nodes
+        // beyond it (with a margin for rounding, and for a link's point, which the search
+        // chooses rather than searches) need not be kept.
+        s.bound = Some(length * 1.01 + f64::from(self.eps));
+        let node = self.polyanya_to(ends, s);
+        s.bound = None;
+        self.set_scope(s, None);
+        Some(Corridor {
+            polys: self.trace(s, node?),
+            found: true,
+        })
+    }
+
+    /// The plan: the clusters the shortest way through entrances crosses, start's first
+    /// (see the module documentation), and that way's length; `None` when no way joins the
+    /// two.
+    fn plan(&self, ends: Ends, s: &mut Search, plan: &mut Plan) -> Option<(Vec<u32>, f64)> {
+        let Ends {
+            start_poly,
+            start,
+            end_poly,
+            end,
+        } = ends;
+        let h = &self.mesh.hierarchy;
+        let (cs, ce) = (h.cluster_of(start_poly), h.cluster_of(end_poly));
+        if h.entrances.len() > MOST_ENTRANCES {
+            return None;
+        }
+        let count = h.entrances.len() as u32;
+        plan.reset(count as usize + 1);
+        let goal = count;
+        let h_of = |p: V3| plan_len(p, end);
+        let (start_range, end_range) = (h.entrance_range(cs), h.entrance_range(ce));
+        plan.start_legs.clear();
+        plan.start_legs.resize(start_range.len(), f64::NAN);
+        plan.end_legs.clear();
+        plan.end_legs.resize(end_range.len(), f64::NAN);
+        // The legs inside the end clusters are measured lazily (A* with lazy edges): each is
+        // first taken at the plan distance, a bound it cannot beat, and measured (a search
+        // within its cluster) only when its entry comes first; so the plan is the one exact
+        // legs would give, and only the legs on the way are measured.
+        for e in start_range.clone() {
+            let p = h.entrance(e).point;
+            plan.open
+                .push(entry(plan_len(start, p) + h_of(p), e, Step::StartLeg));
+        }
+        while let Some(Open { f, node: at }) = plan.open.pop() {
+            let node = at >> 2;
+            let step = [Step::Entrance, Step::StartLeg, Step::EndLeg, Step::End][(at & 3) as usize];
+            match step {
+                Step::End if f <= plan.cost(goal) => break,
+                Step::End => continue,
+                Step::StartLeg | Step::EndLeg => {
+                    // The leg measured (once), then the entrance or the end it reaches.
+                    let at_end = step == Step::EndLeg;
+                    let x = h.entrance(node);
+                    let (first, c) = if at_end {
+                        (end_range.start, ce)
+                    } else {
+                        (start_range.start, cs)
+                    };
+                    let legs = if at_end {
+                        &mut plan.end_legs
+                    } else {
+                        &mut plan.start_legs
+                    };
+                    let k = (node - first) as usize;
+                    if legs[k].is_nan() {
+                        let way = if at_end {
+                            Ends {
+                                start_poly: x.poly,
+                                start: x.point,
+                                ..ends
+                            }
+                        } else {
+                            Ends {
+                                end_poly: x.poly,
+                                end: x.point,
+                                ..ends
+                            }
+                        };
+                        self.set_scope(s, Some(&[c]));
+                        legs[k] = self
+                            .polyanya_to(way, s)
+                            .map_or(f64::INFINITY, |n| s.length(n));
+                        self.set_scope(s, None);
+                    }
+                    let leg = legs[k];
+                    let (to, g, parent, f, next) = if at_end {
+                        let g = plan.cost(node) + leg;
+                        (goal, g, node, g, Step::End)
+                    } else {
+                        (node, leg, NONE, leg + h_of(x.point), Step::Entrance)
+                    };
+                    if g < plan.cost(to) {
+                        plan.set(to, g, parent);
+                        plan.open.push(entry(f, to, next));
+                    }
+                    continue;
+                }
+                Step::Entrance => {}
+            }
+            let g = plan.cost(node);
+            let x = h.entrance(node);
+            if f > g + h_of(x.point) + 1e-9 * (1.0 + f) {
+                continue; // reached again more cheaply since
+            }
+            let relax = |plan: &mut Plan, to: u32, cost: f64, at: V3| {
+                let g2 = g + cost;
+                if g2 < plan.cost(to) {
+                    plan.set(to, g2, node);
+                    plan.open.push(entry(g2 + h_of(at), to, Step::Entrance));
+                }
+            };
+            if x.cluster == ce {
+                plan.open.push(entry(g + h_of(x.point), node, Step::EndLeg));
+            }
+            if x.across != NONE {
+                let y = h.entrance(x.across);
+                relax(plan, x.across, x.cost as f64, y.point);
+            }
+            let range = h.entrance_range(x.cluster);
+            let row = h.cost_row(x.cluster, node - range.start);
+            for (j, c) in range.zip(row) {
+                let c = c.to_native();
+                if j != node && c.is_finite() {
+                    relax(plan, j, c as f64, h.entrance(j).point);
+                }
+            }
+        }
+        if plan.cost(goal).is_infinite() {
+            return None;
+        }
+        let mut clusters = vec![ce];
+        let mut at = plan.parent[goal as usize];
+        let mut steps = 0;
+        while at != NONE && steps <= count {
+            let c = h.entrance(at).cluster;
+            if clusters.last() != Some(&c) {
+                clusters.push(c);
+            }
+            at = plan.parent[at as usize];
+            steps += 1;
+        }
+        if clusters.last() != Some(&cs) {
+            clusters.push(cs);
+        }
+        clusters.reverse();
+        Some((clusters, plan.cost(goal)))
+    }
+}
+
+impl Query<'_> {
+    /// The plan lengths of the shortest ways from `start` (on `start_poly`) to each of
+    /// `targets` (`(polygon, point)`), in their order: `INFINITY` for a target no way
+    /// reaches (or an invalid one). One search in order of distance, which stops once every
+    /// target is reached; what the builder measures a cluster's table of lengths with.
+    pub fn lengths_from(
+        &self,
+        start_poly: u32,
+        start: [f32; 3],
+        targets: &[(u32, [f32; 3])],
+    ) -> Vec<f64> {
+        let mut out = Vec::new();
+        crate::path::SEARCH.with(|search| {
+            let mut search = search.borrow_mut();
+            self.lengths_into(&mut search, start_poly, start, targets, &mut out);
+            search.shrink(1 << 16);
+        });
+        out
+    }
+
+    /// [`Query::lengths_from`] over the buffers `s` (within their scope), into `out`.
+    fn lengths_into(
+        &self,
+        s: &mut Search,
+        start_poly: u32,
+        start: V3,
+        targets: &[(u32, V3)],
+        out: &mut Vec<f64>,
+    ) {
+        out.clear();
+        out.resize(targets.len(), f64::INFINITY);
+        if !self.valid_poly(start_poly) || !crate::geom::finite3(start) {
+            return;
+        }
+        let mut order: Vec<usize> = (0..targets.len())
+            .filter(|&i| self.valid_poly(targets[i].0) && crate::geom::finite3(targets[i].1))
+            .collect();
+        order.sort_by_key(|&i| targets[i].0);
+        let sorted: Vec<(u32, V3)> = order.iter().map(|&i| targets[i]).collect();
+        self.polyanya_many(start_poly, start, &sorted, s);
+        for (k, &i) in order.iter().enumerate() {
+            out[i] = s.lengths[k];
+        }
+    }
+}
