@@ -49,9 +49,31 @@ use sight::reach;
 
 /// One corner of the region: a boundary vertex with the rays leaving it into the region,
 /// counter-clockwise from the outgoing boundary edge to the incoming one (reversed).
-struct Corner {
+#[derive(Clone, Copy)]
+struct Corner<'a> {
     v: u32,
+    rays: &'a [u32],
+}
+
+/// The corners of a mesh, their rays in one list.
+struct Corners {
+    /// (vertex, its rays' range in `rays`) per corner.
+    list: Vec<(u32, u32, u32)>,
     rays: Vec<u32>,
+}
+
+impl Corners {
+    fn get(&self, c: usize) -> Corner<'_> {
+        let (v, lo, hi) = self.list[c];
+        Corner {
+            v,
+            rays: &self.rays[lo as usize..hi as usize],
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = Corner<'_>> {
+        (0..self.list.len()).map(|c| self.get(c))
+    }
 }
 
 /// Rounds of portals to new points (each one triangulates the region again) before the notches
@@ -189,7 +211,7 @@ fn partition(outline: &Outline, tau: f64, settings: &Settings) -> Option<RegionP
             [(a, b), (b, a)]
                 .iter()
                 .all(|&(u, w)| match corner_at(&mesh, &corner_of, u, w) {
-                    Some(c) => wide(&mesh, &corners[c], &chosen, tau).is_none(),
+                    Some(c) => wide(&mesh, &corners.get(c), &chosen, tau).is_none(),
                     None => true,
                 });
         if !still_fine {
@@ -232,7 +254,7 @@ fn partition(outline: &Outline, tau: f64, settings: &Settings) -> Option<RegionP
 
 /// The corner each diagonal leaves from: per slot of the mesh's edges (corner vertex -> other
 /// end), the index in `corners`, or [`NONE`].
-fn corner_index(mesh: &Mesh, corners: &[Corner]) -> Vec<u32> {
+fn corner_index(mesh: &Mesh, corners: &Corners) -> Vec<u32> {
     let mut corner_of = vec![NONE; mesh.edges.len()];
     for (c, corner) in corners.iter().enumerate() {
         for &w in &corner.rays[1..corner.rays.len() - 1] {
@@ -322,7 +344,7 @@ impl Round {
 /// allowed). When `fresh` is not empty the diagonals are only provisional.
 fn choose(
     mesh: &Mesh,
-    corners: &[Corner],
+    corners: &Corners,
     tau: f64,
     fresh_allowed: bool,
     rule: Rule,
@@ -331,34 +353,33 @@ fn choose(
     let corner_of = corner_index(mesh, corners);
     let mut chosen = mesh.fixed.clone();
     let mut fresh = Round::default();
-    'corners: for corner in corners {
-        while let Some((i, j)) = wide(mesh, corner, &chosen, tau) {
-            let (v, rays) = (corner.v, &corner.rays);
+    'corners: for corner in corners.iter() {
+        while let Some((i, j)) = wide(mesh, &corner, &chosen, tau) {
+            let (v, rays) = (corner.v, corner.rays);
             let (a, b) = (dir(v, rays[i]), dir(v, rays[j]));
             // Inside the area of interest: both new angles within pi + tau.
-            let in_cone: Vec<usize> = (i + 1..j)
-                .filter(|&m| {
-                    let r = dir(v, rays[m]);
-                    within(a, r, tau) && within(r, b, tau)
-                })
-                .collect();
+            let in_cone = |m: &usize| {
+                let r = dir(v, rays[*m]);
+                within(a, r, tau) && within(r, b, tau)
+            };
             let shortest = |ms: &mut dyn Iterator<Item = usize>| {
                 ms.min_by_key(|&m| {
                     let r = dir(v, rays[m]);
                     (length2(r), rays[m])
                 })
             };
-            let best = shortest(&mut in_cone.iter().copied());
+            let best = shortest(&mut (i + 1..j).filter(in_cone));
             if rule == Rule::BothEnds {
                 // A diagonal to a notch whose own wide angle it splits too.
-                let mut both = in_cone.iter().copied().filter(|&m| {
+                let mut both = (i + 1..j).filter(in_cone).filter(|&m| {
                     let Some(c) = corner_at(mesh, &corner_of, rays[m], v) else {
                         return false;
                     };
-                    if wide(mesh, &corners[c], &chosen, tau).is_none() {
+                    let other = corners.get(c);
+                    if wide(mesh, &other, &chosen, tau).is_none() {
                         return false;
                     }
-                    wide_with(mesh, &corners[c], &chosen, Some(edge_key(v, rays[m])), tau).is_none()
+                    wide_with(mesh, &other, &chosen, Some(edge_key(v, rays[m])), tau).is_none()
                 });
                 if let Some(m) = shortest(&mut both) {
                     chosen.insert(edge_key(v, rays[m]));
@@ -407,28 +428,34 @@ fn choose(
 
 /// The corners of the mesh (see [`Corner`]); None if the triangles do not close around a
 /// boundary vertex.
-fn corners_of(mesh: &Mesh) -> Option<Vec<Corner>> {
+fn corners_of(mesh: &Mesh) -> Option<Corners> {
     let boundary = mesh.edges.boundary();
-    let mut corners = Vec::with_capacity(boundary.len());
+    let mut corners = Corners {
+        list: Vec::with_capacity(boundary.len()),
+        rays: Vec::with_capacity(mesh.edges.len() + boundary.len()),
+    };
+    let rays = &mut corners.rays;
     for &(v, n) in &boundary {
-        let mut rays = vec![n];
-        let mut cur = n;
+        let lo = rays.len();
+        rays.push(n);
         // Turn counter-clockwise around v through the triangles until the boundary edge
-        // p -> v: the triangle holding v -> cur has the edge x -> v; x is the next ray.
+        // p -> v: the triangle t holding v -> (the last ray) has the edge x -> v; x is the
+        // next ray.
+        let mut t = mesh.tri_of(v, n)?;
         loop {
-            let tri = mesh.tris[mesh.tri_of(v, cur)? as usize];
+            let tri = mesh.tris[t as usize];
             let k = tri.iter().position(|&w| w == v)?;
             let x = tri[(k + 2) % 3];
             rays.push(x);
-            if !mesh.edges.has(v, x) {
-                break;
+            match mesh.tri_of(v, x) {
+                Some(u) => t = u,
+                None => break,
             }
-            cur = x;
-            if rays.len() > mesh.tris.len() + 2 {
+            if rays.len() - lo > mesh.tris.len() + 2 {
                 return None;
             }
         }
-        corners.push(Corner { v, rays });
+        corners.list.push((v, lo as u32, rays.len() as u32));
     }
     Some(corners)
 }
