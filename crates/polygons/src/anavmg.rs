@@ -76,6 +76,50 @@ impl Corners {
     }
 }
 
+/// Portals and diagonals chosen (undirected edges, by [`edge_key`]), with how many of them
+/// end at each vertex: an edge at a vertex without any is not looked up.
+#[derive(Clone)]
+struct Chosen {
+    set: HashSet<(u32, u32)>,
+    ends: Vec<u32>,
+}
+
+impl Chosen {
+    /// The fixed portals of `mesh`.
+    fn fixed(mesh: &Mesh) -> Chosen {
+        let mut chosen = Chosen {
+            set: HashSet::default(),
+            ends: vec![0; mesh.verts.len()],
+        };
+        for &k in &mesh.fixed {
+            chosen.insert(k);
+        }
+        chosen
+    }
+
+    /// Whether the edge between `a` and `b` is chosen.
+    fn contains(&self, a: u32, b: u32) -> bool {
+        self.ends[a as usize] > 0 && self.ends[b as usize] > 0 && self.set.contains(&edge_key(a, b))
+    }
+
+    /// Chooses edge `k`; whether it was not chosen yet.
+    fn insert(&mut self, k: (u32, u32)) -> bool {
+        let new = self.set.insert(k);
+        if new {
+            self.ends[k.0 as usize] += 1;
+            self.ends[k.1 as usize] += 1;
+        }
+        new
+    }
+
+    fn remove(&mut self, k: (u32, u32)) {
+        if self.set.remove(&k) {
+            self.ends[k.0 as usize] -= 1;
+            self.ends[k.1 as usize] -= 1;
+        }
+    }
+}
+
 /// Rounds of portals to new points (each one triangulates the region again) before the notches
 /// still open are bracketed by two diagonals.
 pub(crate) const ROUNDS: usize = 6;
@@ -203,10 +247,10 @@ fn partition(outline: &Outline, tau: f64, settings: &Settings) -> Option<RegionP
     };
     // Remove portals that became unnecessary, longest first.
     let corner_of = corner_index(&mesh, &corners);
-    let mut order: Vec<(u32, u32)> = chosen.iter().copied().collect();
+    let mut order: Vec<(u32, u32)> = chosen.set.iter().copied().collect();
     order.sort_unstable_by_key(|&(a, b)| (-length2(mesh.dir(a, b)), a, b));
     for (a, b) in order.into_iter().filter(|_| settings.removal) {
-        chosen.remove(&(a, b));
+        chosen.remove((a, b));
         let still_fine =
             [(a, b), (b, a)]
                 .iter()
@@ -220,20 +264,19 @@ fn partition(outline: &Outline, tau: f64, settings: &Settings) -> Option<RegionP
     }
     // A point on a wall whose portals all went: triangulate again without it.
     let first_added = outline.verts.len() as u32;
-    let used: HashSet<u32> = chosen.iter().flat_map(|&(a, b)| [a, b]).collect();
-    if (first_added..mesh.verts.len() as u32).any(|v| !used.contains(&v)) {
+    if (first_added..mesh.verts.len() as u32).any(|v| chosen.ends[v as usize] == 0) {
         let at = |v: u32| mesh.verts[v as usize];
-        let mut order: Vec<(u32, u32)> = chosen.iter().copied().collect();
+        let mut order: Vec<(u32, u32)> = chosen.set.iter().copied().collect();
         order.sort_unstable_by_key(|&(a, b)| (at(a), at(b)));
         let plan = Plan {
             added: (first_added..mesh.verts.len() as u32)
-                .filter(|v| used.contains(v))
+                .filter(|&v| chosen.ends[v as usize] > 0)
                 .map(|v| (at(v), mesh.added_on[(v - first_added) as usize]))
                 .collect(),
             portals: order.iter().map(|&(a, b)| (at(a), at(b))).collect(),
         };
         mesh = outline.build(&plan).ok()?;
-        chosen = mesh.fixed.clone();
+        chosen = Chosen::fixed(&mesh);
     }
     let mut out = cells(&mesh, &chosen, tau)?;
     out.on_walls = mesh
@@ -274,12 +317,7 @@ fn corner_at(mesh: &Mesh, corner_of: &[u32], u: u32, w: u32) -> Option<usize> {
 
 /// The sub-angle of a corner, between consecutive kept rays (its boundary edges and the
 /// portals in `chosen`), that is still wider than pi + tau: indices into its rays.
-fn wide(
-    mesh: &Mesh,
-    corner: &Corner,
-    chosen: &HashSet<(u32, u32)>,
-    tau: f64,
-) -> Option<(usize, usize)> {
+fn wide(mesh: &Mesh, corner: &Corner, chosen: &Chosen, tau: f64) -> Option<(usize, usize)> {
     wide_with(mesh, corner, chosen, None, tau)
 }
 
@@ -287,7 +325,7 @@ fn wide(
 fn wide_with(
     mesh: &Mesh,
     corner: &Corner,
-    chosen: &HashSet<(u32, u32)>,
+    chosen: &Chosen,
     extra: Option<(u32, u32)>,
     tau: f64,
 ) -> Option<(usize, usize)> {
@@ -296,8 +334,8 @@ fn wide_with(
     // Consecutive kept rays, the first and the last always kept.
     let mut from = 0;
     for i in 1..=last {
-        let k = edge_key(corner.v, corner.rays[i]);
-        if i == last || chosen.contains(&k) || extra == Some(k) {
+        let w = corner.rays[i];
+        if i == last || chosen.contains(corner.v, w) || extra == Some(edge_key(corner.v, w)) {
             if !within(dir(corner.rays[from]), dir(corner.rays[i]), tau) {
                 return Some((from, i));
             }
@@ -348,10 +386,10 @@ fn choose(
     tau: f64,
     fresh_allowed: bool,
     rule: Rule,
-) -> Option<(HashSet<(u32, u32)>, Round)> {
+) -> Option<(Chosen, Round)> {
     let dir = |a: u32, b: u32| mesh.dir(a, b);
     let corner_of = corner_index(mesh, corners);
-    let mut chosen = mesh.fixed.clone();
+    let mut chosen = Chosen::fixed(mesh);
     let mut fresh = Round::default();
     'corners: for corner in corners.iter() {
         while let Some((i, j)) = wide(mesh, &corner, &chosen, tau) {
@@ -462,12 +500,12 @@ fn corners_of(mesh: &Mesh) -> Option<Corners> {
 
 /// Cells: triangles joined across every diagonal that is not a portal, each traced as one
 /// counter-clockwise cycle; None if one does not come out simple (or convex when tau is 0).
-fn cells(mesh: &Mesh, chosen: &HashSet<(u32, u32)>, tau: f64) -> Option<RegionPolygons> {
+fn cells(mesh: &Mesh, chosen: &Chosen, tau: f64) -> Option<RegionPolygons> {
     let tris = &mesh.tris;
     let dir = |a: u32, b: u32| mesh.dir(a, b);
     let mut parent: Vec<u32> = (0..tris.len() as u32).collect();
     for (a, b, t) in mesh.edges.iter() {
-        if a < b && !chosen.contains(&(a, b)) {
+        if a < b && !chosen.contains(a, b) {
             if let Some(u) = mesh.tri_of(b, a) {
                 let (ra, rb) = (find(&mut parent, t), find(&mut parent, u));
                 if ra != rb {
