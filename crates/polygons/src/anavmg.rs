@@ -44,14 +44,80 @@ use tessera_geom::predicates::{length2, meet_beyond_shared_end};
 use crate::hertel_mehlhorn;
 use crate::partition::{edge_key, find, RegionPolygons};
 use cone::{within, Cone};
-use mesh::{boundary_of, Mesh, Outline, Plan};
+use mesh::{Mesh, Outline, Plan, NONE};
 use sight::reach;
 
 /// One corner of the region: a boundary vertex with the rays leaving it into the region,
 /// counter-clockwise from the outgoing boundary edge to the incoming one (reversed).
-struct Corner {
+#[derive(Clone, Copy)]
+struct Corner<'a> {
     v: u32,
+    rays: &'a [u32],
+}
+
+/// The corners of a mesh, their rays in one list.
+struct Corners {
+    /// (vertex, its rays' range in `rays`) per corner.
+    list: Vec<(u32, u32, u32)>,
     rays: Vec<u32>,
+}
+
+impl Corners {
+    fn get(&self, c: usize) -> Corner<'_> {
+        let (v, lo, hi) = self.list[c];
+        Corner {
+            v,
+            rays: &self.rays[lo as usize..hi as usize],
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = Corner<'_>> {
+        (0..self.list.len()).map(|c| self.get(c))
+    }
+}
+
+/// Portals and diagonals chosen (undirected edges, by [`edge_key`]), with how many of them
+/// end at each vertex: an edge at a vertex without any is not looked up.
+#[derive(Clone)]
+struct Chosen {
+    set: HashSet<(u32, u32)>,
+    ends: Vec<u32>,
+}
+
+impl Chosen {
+    /// The fixed portals of `mesh`.
+    fn fixed(mesh: &Mesh) -> Chosen {
+        let mut chosen = Chosen {
+            set: HashSet::default(),
+            ends: vec![0; mesh.verts.len()],
+        };
+        for &k in &mesh.fixed {
+            chosen.insert(k);
+        }
+        chosen
+    }
+
+    /// Whether the edge between `a` and `b` is chosen.
+    fn contains(&self, a: u32, b: u32) -> bool {
+        self.ends[a as usize] > 0 && self.ends[b as usize] > 0 && self.set.contains(&edge_key(a, b))
+    }
+
+    /// Chooses edge `k`; whether it was not chosen yet.
+    fn insert(&mut self, k: (u32, u32)) -> bool {
+        let new = self.set.insert(k);
+        if new {
+            self.ends[k.0 as usize] += 1;
+            self.ends[k.1 as usize] += 1;
+        }
+        new
+    }
+
+    fn remove(&mut self, k: (u32, u32)) {
+        if self.set.remove(&k) {
+            self.ends[k.0 as usize] -= 1;
+            self.ends[k.1 as usize] -= 1;
+        }
+    }
 }
 
 /// Rounds of portals to new points (each one triangulates the region again) before the notches
@@ -180,37 +246,37 @@ fn partition(outline: &Outline, tau: f64, settings: &Settings) -> Option<RegionP
         round += 1;
     };
     // Remove portals that became unnecessary, longest first.
-    let corner_of = corner_index(&corners);
-    let mut order: Vec<(u32, u32)> = chosen.iter().copied().collect();
+    let corner_of = corner_index(&mesh, &corners);
+    let mut order: Vec<(u32, u32)> = chosen.set.iter().copied().collect();
     order.sort_unstable_by_key(|&(a, b)| (-length2(mesh.dir(a, b)), a, b));
     for (a, b) in order.into_iter().filter(|_| settings.removal) {
-        chosen.remove(&(a, b));
-        let still_fine = [(a, b), (b, a)]
-            .iter()
-            .all(|&(u, w)| match corner_of.get(&(u, w)) {
-                Some(&c) => wide(&mesh, &corners[c], &chosen, tau).is_none(),
-                None => true,
-            });
+        chosen.remove((a, b));
+        let still_fine =
+            [(a, b), (b, a)]
+                .iter()
+                .all(|&(u, w)| match corner_at(&mesh, &corner_of, u, w) {
+                    Some(c) => wide(&mesh, &corners.get(c), &chosen, tau).is_none(),
+                    None => true,
+                });
         if !still_fine {
             chosen.insert((a, b));
         }
     }
     // A point on a wall whose portals all went: triangulate again without it.
     let first_added = outline.verts.len() as u32;
-    let used: HashSet<u32> = chosen.iter().flat_map(|&(a, b)| [a, b]).collect();
-    if (first_added..mesh.verts.len() as u32).any(|v| !used.contains(&v)) {
+    if (first_added..mesh.verts.len() as u32).any(|v| chosen.ends[v as usize] == 0) {
         let at = |v: u32| mesh.verts[v as usize];
-        let mut order: Vec<(u32, u32)> = chosen.iter().copied().collect();
+        let mut order: Vec<(u32, u32)> = chosen.set.iter().copied().collect();
         order.sort_unstable_by_key(|&(a, b)| (at(a), at(b)));
         let plan = Plan {
             added: (first_added..mesh.verts.len() as u32)
-                .filter(|v| used.contains(v))
+                .filter(|&v| chosen.ends[v as usize] > 0)
                 .map(|v| (at(v), mesh.added_on[(v - first_added) as usize]))
                 .collect(),
             portals: order.iter().map(|&(a, b)| (at(a), at(b))).collect(),
         };
         mesh = outline.build(&plan).ok()?;
-        chosen = mesh.fixed.clone();
+        chosen = Chosen::fixed(&mesh);
     }
     let mut out = cells(&mesh, &chosen, tau)?;
     out.on_walls = mesh
@@ -229,25 +295,29 @@ fn partition(outline: &Outline, tau: f64, settings: &Settings) -> Option<RegionP
     Some(out)
 }
 
-/// The corner each diagonal leaves from: (corner vertex, other end) -> index in `corners`.
-fn corner_index(corners: &[Corner]) -> HashMap<(u32, u32), usize> {
-    let mut corner_of = HashMap::default();
+/// The corner each diagonal leaves from: per slot of the mesh's edges (corner vertex -> other
+/// end), the index in `corners`, or [`NONE`].
+fn corner_index(mesh: &Mesh, corners: &Corners) -> Vec<u32> {
+    let mut corner_of = vec![NONE; mesh.edges.len()];
     for (c, corner) in corners.iter().enumerate() {
         for &w in &corner.rays[1..corner.rays.len() - 1] {
-            corner_of.insert((corner.v, w), c);
+            if let Some(s) = mesh.edges.slot(corner.v, w) {
+                corner_of[s] = c as u32;
+            }
         }
     }
     corner_of
 }
 
+/// The corner the diagonal `u -> w` leaves from (see [`corner_index`]).
+fn corner_at(mesh: &Mesh, corner_of: &[u32], u: u32, w: u32) -> Option<usize> {
+    let c = corner_of[mesh.edges.slot(u, w)?];
+    (c != NONE).then_some(c as usize)
+}
+
 /// The sub-angle of a corner, between consecutive kept rays (its boundary edges and the
 /// portals in `chosen`), that is still wider than pi + tau: indices into its rays.
-fn wide(
-    mesh: &Mesh,
-    corner: &Corner,
-    chosen: &HashSet<(u32, u32)>,
-    tau: f64,
-) -> Option<(usize, usize)> {
+fn wide(mesh: &Mesh, corner: &Corner, chosen: &Chosen, tau: f64) -> Option<(usize, usize)> {
     wide_with(mesh, corner, chosen, None, tau)
 }
 
@@ -255,21 +325,24 @@ fn wide(
 fn wide_with(
     mesh: &Mesh,
     corner: &Corner,
-    chosen: &HashSet<(u32, u32)>,
+    chosen: &Chosen,
     extra: Option<(u32, u32)>,
     tau: f64,
 ) -> Option<(usize, usize)> {
     let dir = |b: u32| mesh.dir(corner.v, b);
     let last = corner.rays.len() - 1;
-    let kept: Vec<usize> = (0..corner.rays.len())
-        .filter(|&i| {
-            let k = edge_key(corner.v, corner.rays[i]);
-            i == 0 || i == last || chosen.contains(&k) || extra == Some(k)
-        })
-        .collect();
-    kept.windows(2)
-        .map(|w| (w[0], w[1]))
-        .find(|&(i, j)| !within(dir(corner.rays[i]), dir(corner.rays[j]), tau))
+    // Consecutive kept rays, the first and the last always kept.
+    let mut from = 0;
+    for i in 1..=last {
+        let w = corner.rays[i];
+        if i == last || chosen.contains(corner.v, w) || extra == Some(edge_key(corner.v, w)) {
+            if !within(dir(corner.rays[from]), dir(corner.rays[i]), tau) {
+                return Some((from, i));
+            }
+            from = i;
+        }
+    }
+    None
 }
 
 /// Portals to new points (or to vertices the triangulation does not join to their notch)
@@ -309,43 +382,42 @@ impl Round {
 /// allowed). When `fresh` is not empty the diagonals are only provisional.
 fn choose(
     mesh: &Mesh,
-    corners: &[Corner],
+    corners: &Corners,
     tau: f64,
     fresh_allowed: bool,
     rule: Rule,
-) -> Option<(HashSet<(u32, u32)>, Round)> {
+) -> Option<(Chosen, Round)> {
     let dir = |a: u32, b: u32| mesh.dir(a, b);
-    let corner_of = corner_index(corners);
-    let mut chosen = mesh.fixed.clone();
+    let corner_of = corner_index(mesh, corners);
+    let mut chosen = Chosen::fixed(mesh);
     let mut fresh = Round::default();
-    'corners: for corner in corners {
-        while let Some((i, j)) = wide(mesh, corner, &chosen, tau) {
-            let (v, rays) = (corner.v, &corner.rays);
+    'corners: for corner in corners.iter() {
+        while let Some((i, j)) = wide(mesh, &corner, &chosen, tau) {
+            let (v, rays) = (corner.v, corner.rays);
             let (a, b) = (dir(v, rays[i]), dir(v, rays[j]));
             // Inside the area of interest: both new angles within pi + tau.
-            let in_cone: Vec<usize> = (i + 1..j)
-                .filter(|&m| {
-                    let r = dir(v, rays[m]);
-                    within(a, r, tau) && within(r, b, tau)
-                })
-                .collect();
+            let in_cone = |m: &usize| {
+                let r = dir(v, rays[*m]);
+                within(a, r, tau) && within(r, b, tau)
+            };
             let shortest = |ms: &mut dyn Iterator<Item = usize>| {
                 ms.min_by_key(|&m| {
                     let r = dir(v, rays[m]);
                     (length2(r), rays[m])
                 })
             };
-            let best = shortest(&mut in_cone.iter().copied());
+            let best = shortest(&mut (i + 1..j).filter(in_cone));
             if rule == Rule::BothEnds {
                 // A diagonal to a notch whose own wide angle it splits too.
-                let mut both = in_cone.iter().copied().filter(|&m| {
-                    let Some(&c) = corner_of.get(&(rays[m], v)) else {
+                let mut both = (i + 1..j).filter(in_cone).filter(|&m| {
+                    let Some(c) = corner_at(mesh, &corner_of, rays[m], v) else {
                         return false;
                     };
-                    if wide(mesh, &corners[c], &chosen, tau).is_none() {
+                    let other = corners.get(c);
+                    if wide(mesh, &other, &chosen, tau).is_none() {
                         return false;
                     }
-                    wide_with(mesh, &corners[c], &chosen, Some(edge_key(v, rays[m])), tau).is_none()
+                    wide_with(mesh, &other, &chosen, Some(edge_key(v, rays[m])), tau).is_none()
                 });
                 if let Some(m) = shortest(&mut both) {
                     chosen.insert(edge_key(v, rays[m]));
@@ -394,42 +466,47 @@ fn choose(
 
 /// The corners of the mesh (see [`Corner`]); None if the triangles do not close around a
 /// boundary vertex.
-fn corners_of(mesh: &Mesh) -> Option<Vec<Corner>> {
-    let tri_of = &mesh.tri_of;
-    let boundary = boundary_of(tri_of);
-    let mut corners = Vec::with_capacity(boundary.len());
+fn corners_of(mesh: &Mesh) -> Option<Corners> {
+    let boundary = mesh.edges.boundary();
+    let mut corners = Corners {
+        list: Vec::with_capacity(boundary.len()),
+        rays: Vec::with_capacity(mesh.edges.len() + boundary.len()),
+    };
+    let rays = &mut corners.rays;
     for &(v, n) in &boundary {
-        let mut rays = vec![n];
-        let mut cur = n;
+        let lo = rays.len();
+        rays.push(n);
         // Turn counter-clockwise around v through the triangles until the boundary edge
-        // p -> v: the triangle holding v -> cur has the edge x -> v; x is the next ray.
+        // p -> v: the triangle t holding v -> (the last ray) has the edge x -> v; x is the
+        // next ray.
+        let mut t = mesh.tri_of(v, n)?;
         loop {
-            let tri = mesh.tris[tri_of[&(v, cur)] as usize];
+            let tri = mesh.tris[t as usize];
             let k = tri.iter().position(|&w| w == v)?;
             let x = tri[(k + 2) % 3];
             rays.push(x);
-            if !tri_of.contains_key(&(v, x)) {
-                break;
+            match mesh.tri_of(v, x) {
+                Some(u) => t = u,
+                None => break,
             }
-            cur = x;
-            if rays.len() > mesh.tris.len() + 2 {
+            if rays.len() - lo > mesh.tris.len() + 2 {
                 return None;
             }
         }
-        corners.push(Corner { v, rays });
+        corners.list.push((v, lo as u32, rays.len() as u32));
     }
     Some(corners)
 }
 
 /// Cells: triangles joined across every diagonal that is not a portal, each traced as one
 /// counter-clockwise cycle; None if one does not come out simple (or convex when tau is 0).
-fn cells(mesh: &Mesh, chosen: &HashSet<(u32, u32)>, tau: f64) -> Option<RegionPolygons> {
-    let (tris, tri_of) = (&mesh.tris, &mesh.tri_of);
+fn cells(mesh: &Mesh, chosen: &Chosen, tau: f64) -> Option<RegionPolygons> {
+    let tris = &mesh.tris;
     let dir = |a: u32, b: u32| mesh.dir(a, b);
     let mut parent: Vec<u32> = (0..tris.len() as u32).collect();
-    for (&(a, b), &t) in tri_of {
-        if a < b && !chosen.contains(&(a, b)) {
-            if let Some(&u) = tri_of.get(&(b, a)) {
+    for (a, b, t) in mesh.edges.iter() {
+        if a < b && !chosen.contains(a, b) {
+            if let Some(u) = mesh.tri_of(b, a) {
                 let (ra, rb) = (find(&mut parent, t), find(&mut parent, u));
                 if ra != rb {
                     parent[ra.max(rb) as usize] = ra.min(rb);
@@ -441,43 +518,58 @@ fn cells(mesh: &Mesh, chosen: &HashSet<(u32, u32)>, tau: f64) -> Option<RegionPo
         verts: mesh.verts.clone(),
         ..Default::default()
     };
-    let mut index: HashMap<u32, usize> = HashMap::default();
+    // Cells in the order of their first triangle; each triangle's root.
+    let mut index = vec![NONE; tris.len()];
     let mut groups: Vec<Vec<u32>> = Vec::new();
+    let mut root_of = Vec::with_capacity(tris.len());
     for t in 0..tris.len() as u32 {
         let root = find(&mut parent, t);
-        let k = *index.entry(root).or_insert_with(|| {
+        if index[root as usize] == NONE {
+            index[root as usize] = groups.len() as u32;
             groups.push(Vec::new());
-            groups.len() - 1
-        });
-        groups[k].push(t);
+        }
+        groups[index[root as usize] as usize].push(t);
+        root_of.push(root);
     }
+    // The border's next vertex after each vertex of the cell being traced ([`NONE`] outside it).
+    let mut next = vec![NONE; mesh.verts.len()];
+    let mut starts: Vec<u32> = Vec::new();
     for group in &groups {
-        let mine: HashSet<u32> = group.iter().copied().collect();
+        let root = root_of[group[0] as usize];
         // The cell's border: its triangles' edges whose twin is not in the cell.
-        let mut next: HashMap<u32, u32> = HashMap::default();
         let mut edges = 0;
         for &t in group {
             let tri = tris[t as usize];
             for k in 0..3 {
                 let (a, b) = (tri[k], tri[(k + 1) % 3]);
-                let inside = tri_of.get(&(b, a)).is_some_and(|u| mine.contains(u));
+                let inside = mesh
+                    .tri_of(b, a)
+                    .is_some_and(|u| root_of[u as usize] == root);
                 if !inside {
                     edges += 1;
-                    if next.insert(a, b).is_some() {
+                    if next[a as usize] != NONE {
                         return None;
                     }
+                    next[a as usize] = b;
+                    starts.push(a);
                 }
             }
         }
-        let start = *next.keys().min()?;
+        let start = *starts.iter().min()?;
         let mut cycle = vec![start];
-        let mut cur = next[&start];
+        let mut cur = next[start as usize];
         while cur != start {
             cycle.push(cur);
             if cycle.len() > edges {
                 return None;
             }
-            cur = *next.get(&cur)?;
+            cur = next[cur as usize];
+            if cur == NONE {
+                return None;
+            }
+        }
+        for a in starts.drain(..) {
+            next[a as usize] = NONE;
         }
         let n = cycle.len();
         let convex = (0..n).all(|k| {

@@ -34,7 +34,7 @@ pub(super) fn reach(
     let mut heap = std::collections::BinaryHeap::new();
     let mut seen: HashSet<u32> = HashSet::default();
     for &r in &fan[..fan.len() - 1] {
-        let start = mesh.tri_of[&(v, r)];
+        let start = mesh.tri_of(v, r).expect("a ray of the fan");
         if seen.insert(start) {
             heap.push(std::cmp::Reverse((0u64, start)));
         }
@@ -70,8 +70,8 @@ pub(super) fn reach(
             if x != v && cone.holds(rel(x)) {
                 offer(rel(x), Some(x), None);
             }
-            match mesh.tri_of.get(&(y, x)) {
-                Some(&u) => {
+            match mesh.tri_of(y, x) {
+                Some(u) => {
                     if x != v
                         && y != v
                         && !mesh.fixed.contains(&edge_key(x, y))
@@ -85,7 +85,7 @@ pub(super) fn reach(
                     }
                 }
                 None => {
-                    if let Some(&w) = mesh.wall.get(&(x, y)) {
+                    if let Some(w) = mesh.wall(x, y) {
                         if let Some(q) = cone.closest_on(rel(x), rel(y)) {
                             offer(q, None, Some(w));
                         }
@@ -147,7 +147,7 @@ fn walk(
     if orient(vp, q, at(r)) >= 0 || orient(vp, q, at(l)) <= 0 {
         return None;
     }
-    let mut path = vec![mesh.tri_of[&(v, r)]];
+    let mut path = vec![mesh.tri_of(v, r)?];
     for _ in 0..mesh.tris.len() {
         // The segment leaves the current triangle through its edge r -> l, or ends before.
         let o = orient(at(r), at(l), q);
@@ -155,9 +155,9 @@ fn walk(
             return None;
         }
         if o == 0 {
-            return (vertex.is_none() && !mesh.tri_of.contains_key(&(l, r))).then_some(path);
+            return (vertex.is_none() && !mesh.edges.has(l, r)).then_some(path);
         }
-        let &t = mesh.tri_of.get(&(l, r))?;
+        let t = mesh.tri_of(l, r)?;
         if mesh.fixed.contains(&edge_key(l, r)) {
             return None;
         }
