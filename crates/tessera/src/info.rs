@@ -172,11 +172,6 @@ pub fn run(args: Args) -> Result<(), Failure> {
         )?;
         writeln!(
             out,
-            "  hierarchy        {clusters} clusters, {entrances} entrances, {lengths} lengths \
-             ({hierarchy_bytes} bytes)"
-        )?;
-        writeln!(
-            out,
             "  baked for        cell {} m x {} m, agent height {} m, radius {} m, climb {} m",
             frame.cell_size,
             frame.cell_height,
