@@ -890,14 +890,26 @@ fn lengths(
         .iter()
         .map(|e| (local[&e.poly], e.point))
         .collect();
-    let mut table = Vec::with_capacity(n * n);
+    // Without links the shortest way between two points is as long either way, so each pair
+    // is searched once, from the entrance listed first, to those after it. A link's crossing
+    // lies on its own side, so a cluster with links searches every row whole.
+    let symmetric = sub.links.is_empty();
+    let mut table = vec![0.0f32; n * n];
     for (i, &(poly, at)) in targets.iter().enumerate() {
-        let row = query.lengths_from(poly, at, &targets);
-        table.extend(
-            row.iter()
-                .enumerate()
-                .map(|(j, &l)| if i == j { 0.0 } else { l as f32 }),
-        );
+        let first = if symmetric { i + 1 } else { 0 };
+        if first == n {
+            break;
+        }
+        let row = query.lengths_from(poly, at, &targets[first..]);
+        for (k, &l) in row.iter().enumerate() {
+            let j = first + k;
+            if j != i {
+                table[i * n + j] = l as f32;
+                if symmetric {
+                    table[j * n + i] = l as f32;
+                }
+            }
+        }
     }
     Ok(table)
 }

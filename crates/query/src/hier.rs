@@ -459,6 +459,9 @@ impl Query<'_> {
             .filter(|&i| self.valid_poly(targets[i].0) && crate::geom::finite3(targets[i].1))
             .collect();
         order.sort_by_key(|&i| targets[i].0);
+        if order.is_empty() {
+            return;
+        }
         let sorted: Vec<(u32, V3)> = order.iter().map(|&i| targets[i]).collect();
         self.polyanya_many(start_poly, start, &sorted, s);
         for (k, &i) in order.iter().enumerate() {
