@@ -32,6 +32,7 @@
 //! This crate reads navmesh files only; it depends on no builder crate.
 
 pub mod audit;
+mod detail_grid;
 pub mod diff;
 mod geom;
 mod hier;
@@ -61,6 +62,8 @@ pub struct Query<'a> {
     boxes: Vec<[f32; 6]>,
     /// Plan distance under which two points are the same and a point on an edge is inside.
     eps: f32,
+    /// Grids over the detail triangles of polygons with many, for [`Query::surface`].
+    detail_grids: detail_grid::DetailGrids,
     /// Per entry of the mesh's polygon vertex table: whether that corner of that polygon is
     /// a corner of the mesh (in plan, the end of some edge with no polygon across), where a
     /// shortest path may bend (see [`Query::find_path`]).
@@ -150,6 +153,7 @@ impl<'a> Query<'a> {
             area_prefix,
             boxes,
             eps,
+            detail_grids: detail_grid::DetailGrids::new(mesh),
             corner_slots,
             borders,
             flat_within,
@@ -237,6 +241,12 @@ impl<'a> Query<'a> {
     /// The surface height of polygon `poly` at the plan point of `p`, from the detail triangle
     /// nearest in plan (or the polygon's own fan when it has none). Never fails.
     pub(crate) fn surface(&self, poly: u32, p: V3) -> f32 {
+        if let Some(z) = self
+            .detail_grids
+            .height(self.mesh, poly, p, self.eps as f64)
+        {
+            return z;
+        }
         let mut best = (f64::INFINITY, f32::NAN);
         for t in self.mesh.poly_triangles(poly) {
             let probe = triangle_probe(&t, p);

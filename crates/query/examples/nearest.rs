@@ -1,0 +1,36 @@
+//! Nearest-polygon lookups on one navmesh: seeded random surface points, each moved a little
+//! up and sideways, looked up with the path query's search box; prints the mean time.
+//!
+//! ```sh
+//! cargo run --release -p tessera-query --example nearest -- NAV.tsn [POINTS] [SEED]
+//! ```
+
+use std::time::Instant;
+
+use tessera_navmesh::NavMeshFile;
+use tessera_query::{Query, Rng};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let file = NavMeshFile::open(&args[1]).unwrap();
+    let n: usize = args.get(2).map_or(100_000, |a| a.parse().unwrap());
+    let seed: u64 = args.get(3).map_or(1, |a| a.parse().unwrap());
+    let q = Query::new(file.mesh());
+    let mut rng = Rng::new(seed);
+    let ext = q.snap_extent();
+    let points: Vec<[f32; 3]> = (0..n)
+        .filter_map(|_| q.random_point(&mut rng))
+        .map(|(_, p)| [p[0] + 0.3, p[1] - 0.2, p[2] + 0.5])
+        .collect();
+    let t = Instant::now();
+    let mut found = 0usize;
+    for &p in &points {
+        found += usize::from(q.nearest(p, ext).is_some());
+    }
+    let s = t.elapsed().as_secs_f64();
+    println!(
+        "{} points, {found} snapped, {:.3} us each",
+        points.len(),
+        s * 1e6 / points.len().max(1) as f64
+    );
+}
