@@ -337,7 +337,7 @@ pub(crate) fn build_hierarchy(
     };
     // Clusters a batch at a time: their entrances in order, their tables on `threads`
     // threads (each cluster's alone: the same bytes for any number), written in order.
-    let batch = 64 * threads.max(1) as u32;
+    let batch = 256 * threads.max(1) as u32;
     for first in (0..nc).step_by(batch as usize) {
         let last = (first + batch).min(nc);
         let mut entrances = Vec::with_capacity((last - first) as usize);
@@ -373,7 +373,8 @@ pub(crate) fn build_hierarchy(
 }
 
 /// `work` applied to every item of `items` (with its index) on up to `threads` threads, each
-/// taking every `threads`-th item; the results in the items' order.
+/// taking the next item not taken yet (clusters differ in cost by orders of magnitude); the
+/// results in the items' order.
 fn on_threads<T: Sync, R: Send>(
     threads: usize,
     items: &[T],
@@ -383,15 +384,20 @@ fn on_threads<T: Sync, R: Send>(
     if threads == 1 {
         return items.iter().enumerate().map(|(k, x)| work(k, x)).collect();
     }
+    let next = std::sync::atomic::AtomicUsize::new(0);
     let mut parts: Vec<Vec<(usize, R)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let work = &work;
+            .map(|_| {
+                let (work, next) = (&work, &next);
                 scope.spawn(move || {
-                    (t..items.len())
-                        .step_by(threads)
-                        .map(|k| (k, work(k, &items[k])))
-                        .collect::<Vec<_>>()
+                    let mut done = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if k >= items.len() {
+                            break done;
+                        }
+                        done.push((k, work(k, &items[k])));
+                    }
                 })
             })
             .collect();
