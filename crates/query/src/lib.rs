@@ -298,8 +298,15 @@ impl<'a> Query<'a> {
 
     /// [`Query::closest_point`] of a valid polygon whose vertices are `pts`.
     fn closest_on(&self, poly: u32, pts: &[V3], p: V3) -> V3 {
+        self.closest_within(poly, pts, p, f64::INFINITY)
+            .expect("no limit")
+    }
+
+    /// [`Query::closest_on`], or `None` when `p` is off the polygon by more than `limit` in
+    /// plan (then the closest point is farther than that, and its height is not read).
+    fn closest_within(&self, poly: u32, pts: &[V3], p: V3, limit: f64) -> Option<V3> {
         if inside(pts, p, self.eps as f64) {
-            return [p[0], p[1], self.surface(poly, p)];
+            return Some([p[0], p[1], self.surface(poly, p)]);
         }
         let n = pts.len();
         let mut best = (f64::INFINITY, pts[0]);
@@ -310,8 +317,11 @@ impl<'a> Query<'a> {
                 best = (d2, lerp3(a, b, s));
             }
         }
+        if best.0 > limit * limit {
+            return None;
+        }
         let q = best.1;
-        [q[0], q[1], self.surface(poly, q)]
+        Some([q[0], q[1], self.surface(poly, q)])
     }
 
     /// The polygon nearest to `p` within the box `p ± extent`, and the point on it.
@@ -389,7 +399,12 @@ impl<'a> Query<'a> {
                 break;
             }
             self.poly_points_into(poly, pts);
-            let q = self.closest_on(poly, pts, p);
+            // A polygon farther in plan than the best point so far cannot win (the margin
+            // covers its closest point's rounding to f32): its height is not read.
+            let limit = best.map_or(f64::INFINITY, |(bd, _, _)| bd + 2.0 * eps as f64);
+            let Some(q) = self.closest_within(poly, pts, p, limit) else {
+                continue;
+            };
             if (0..3).any(|k| q[k] < lo[k] - eps || q[k] > hi[k] + eps) {
                 continue;
             }
