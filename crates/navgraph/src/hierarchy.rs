@@ -901,8 +901,8 @@ fn lengths(
     // entrances farthest from the middle of them all first leaves later searches targets
     // nearer the middle, reached sooner (measured: 4.5 % fewer instructions than table order;
     // nearest-the-middle first, 12 % more; each time from an end of the widest span left, the
-    // same as table order). A link's crossing lies on its own side, so a
-    // cluster with links searches every row whole.
+    // same as table order). A link's crossing lies on its own side, so a cluster with links
+    // searches every row whole.
     let mut table = vec![0.0f32; n * n];
     if !sub.links.is_empty() {
         for (i, &(poly, at)) in targets.iter().enumerate() {
