@@ -2,11 +2,13 @@
 //!
 //! A surface height is read from the first detail triangle of its polygon that holds the
 //! point. Polygons on terrain are large and their height detail has hundreds of triangles,
-//! so a scan of them all made a nearest-polygon lookup there ten times slower than on a
-//! city. Each such polygon gets a small uniform grid over its triangles' plan boxes: a
+//! so a scan of them all made a nearest-polygon lookup there about nine times slower than on
+//! a city. Each such polygon gets a small uniform grid over its triangles' plan boxes: a
 //! triangle is listed, in triangle order, in every cell its box meets; a point's cell holds
 //! every triangle whose box holds the point, so the first of them that holds the point is
-//! the first of the whole polygon that does.
+//! the first of the whole polygon that does. A point no triangle of its cell holds (off the
+//! triangles, as a polygon's boundary point can be by a rounding) takes the nearest of the
+//! cell within the query tolerance, else the caller scans them all.
 
 use tessera_navmesh::{ArchivedNavMesh, NONE};
 
