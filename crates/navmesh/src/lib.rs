@@ -366,9 +366,13 @@ impl ArchivedNavMesh {
     pub fn poly_triangles(&self, p: u32) -> impl Iterator<Item = [[f32; 3]; 3]> + '_ {
         let poly = &self.polys[p as usize];
         let first = poly.tri_first.to_native() as usize;
-        self.detail_tris[first..first + poly.tri_count.to_native() as usize]
-            .iter()
-            .map(|t| t.map(|v| self.detail_corner(v.to_native())))
+        (first..first + poly.tri_count.to_native() as usize).map(|t| self.detail_triangle(t))
+    }
+
+    /// Detail triangle `t` of the whole table, its corners resolved ([`Self::detail_corner`]).
+    #[inline]
+    pub fn detail_triangle(&self, t: usize) -> [[f32; 3]; 3] {
+        self.detail_tris[t].map(|v| self.detail_corner(v.to_native()))
     }
 
     /// The grid cells `(x0, y0, x1, y1)` (inclusive) that cover the plan box `min..max`,

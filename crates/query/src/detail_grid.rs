@@ -181,8 +181,7 @@ impl DetailGrids {
         let first = mesh.polys[poly as usize].tri_first.to_native() as usize;
         let mut best = (f64::INFINITY, f32::NAN);
         for &k in &self.items[lo..hi] {
-            let t = mesh.detail_tris[first + k as usize].map(|v| mesh.detail_corner(v.to_native()));
-            let probe = triangle_probe(&t, p);
+            let probe = triangle_probe(&mesh.detail_triangle(first + k as usize), p);
             if probe.0 == 0.0 {
                 return Some(probe.1);
             }
