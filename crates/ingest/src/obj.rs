@@ -53,6 +53,9 @@ struct Window {
     first_line: u64,
     /// Vertices defined before it.
     first_vertex: u64,
+    /// Whether it holds an `f` line: pass 2 skips the others (pass 1 checked their `v`
+    /// lines, and nothing else in them makes a triangle or an error).
+    faces: bool,
 }
 
 /// What pass 1 made of one window.
@@ -64,6 +67,8 @@ struct VertexWindow {
     max: [f64; 3],
     /// Physical lines in the window.
     lines: u64,
+    /// Whether an `f` line was seen.
+    faces: bool,
     /// The first malformed `v` line: its number in the window and the message.
     error: Option<(u64, String)>,
 }
@@ -130,6 +135,7 @@ impl ObjScene {
                         text,
                         first_line: line,
                         first_vertex: vertex_count,
+                        faces: w.faces,
                     });
                     table
                         .write_all(&w.table)
@@ -247,6 +253,9 @@ impl ObjScene {
             batch_text(self.limits.buffer_bytes, growth),
             |i, _| {
                 let mut out = T::default();
+                if !self.windows[i].faces {
+                    return (out, Ok(()));
+                }
                 let result = self.face_window(data, &self.windows[i], &mut |t, line| {
                     push(&mut out, t, line)
                 });
@@ -282,13 +291,19 @@ fn vertex_window(text: &[u8], up: UpAxis) -> VertexWindow {
         min: [f64::INFINITY; 3],
         max: [f64::NEG_INFINITY; 3],
         lines: 0,
+        faces: false,
         error: None,
     };
     let mut lines = Lines::new(text);
     for (at, line) in lines.by_ref() {
         let mut tokens = Tokens::new(&line);
-        if tokens.next() != Some(b"v") {
-            continue;
+        match tokens.next() {
+            Some(b"v") => {}
+            Some(b"f") => {
+                out.faces = true;
+                continue;
+            }
+            _ => continue,
         }
         let mut p = [0.0f64; 3];
         for (axis, c) in p.iter_mut().enumerate() {
