@@ -49,11 +49,15 @@ fn a_full_disk_is_an_io_error_and_the_bake_resumes_to_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let whole = dir.path().join("whole");
     bake(&whole).unwrap();
-    let size = |p: &str| std::fs::metadata(whole.join(p)).unwrap().len();
-    let (cache, tiles, spans) = (
-        size("work/scene.cache"),
-        size("work/tiles.pack"),
-        size("work/spans.pack"),
+    let size = |p: &Path| std::fs::metadata(p).unwrap().len();
+    // The tile pack, or its parts: the largest of them.
+    let bins = whole.join("work/bins");
+    let tiles = std::fs::read_dir(&bins)
+        .map(|d| d.map(|e| size(&e.unwrap().path())).max().unwrap_or(0))
+        .unwrap_or_else(|_| size(&whole.join("work/tiles.pack")));
+    let (cache, spans) = (
+        size(&whole.join("work/scene.cache")),
+        size(&whole.join("work/spans.pack")),
     );
     // Room for the scene cache and the tile pack, not for the span journal.
     let limit = cache.max(tiles) + 4096;

@@ -203,6 +203,10 @@ fn threads_budget_tiling_and_interruptions_do_not_change_a_byte() {
         runs.interrupted > 0,
         "no bake was interrupted before it finished"
     );
+    // The scene was binned in two parts (the folders are the same, so one is enough).
+    let work = runs.bakes[0].1.join("work");
+    assert!(work.join("bins/part-1-of-2.pack").is_file());
+    assert!(!work.join("tiles.pack").exists());
 }
 
 #[test]

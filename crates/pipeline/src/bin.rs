@@ -2,14 +2,18 @@
 //! overlaps, written to the tile pack. A barrier (any triangle may land in any tile); its
 //! buffers are a reservation from the budget and spill to the pack when full.
 //!
-//! * Threads: on a pool of the bake's threads, runs of triangles are placed (their tiles found,
-//!   `tessera_tiler::Placements`) in parallel while the run before is added to the one binner
-//!   in scene order; the buffers a run spills are compressed in parallel while the next run is
-//!   added (in room reserved for them; without it, where they spill) and appended in order. So
-//!   the pack's chunks are those of binning one triangle at a time, for any thread count.
+//! * Threads: the scene's triangles are cut into two consecutive parts (see `local_parts`;
+//!   one for a small scene), each binned into a pack of its own, both at once (each with half
+//!   the stage's buffers). Within a part, runs of triangles are placed (their tiles found,
+//!   `tessera_tiler::Placements`) in parallel while the run before is added to the part's
+//!   binner in scene order; the buffers a run spills are compressed in parallel while the next
+//!   run is added (in room reserved for them; without it, where they spill) and appended in
+//!   order. A tile is read from the parts in order, so its triangles are the scene's, in
+//!   scene order, for any thread count.
 //!
 //! * Inputs: the scene cache's triangles, the grid.
-//! * Output: `work/tiles.pack`, its header the stage key and the grid.
+//! * Output: `work/tiles.pack`, or with parts `work/bins/part-P-of-N.pack`; each header the
+//!   stage key and the grid.
 //! * Key: [`key`], the scene and the grid (cell sizes, tile size, band). A pack with the same
 //!   header whose every chunk checksum holds is reused whole.
 //! * Progress: triangles binned.
@@ -17,6 +21,7 @@
 use rayon::prelude::*;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 use tessera_artifacts::{GridFrame, Triangle};
@@ -166,9 +171,82 @@ impl Binning<'_> {
     /// The triangles `range` of the scene binned into a new pack at `out` (with `header`), on
     /// a pool of the bake's threads; the triangle copies written.
     fn pack(&self, range: Range<u64>, header: &[u8], out: &Path) -> Result<u64, BakeError> {
-        let pool = crate::error::thread_pool(self.threads, STAGE)?;
-        pool.install(|| bin(self, range, header, out))
+        self.packs(&[range], header, &[out.to_path_buf()])
     }
+
+    /// The triangles `ranges[k]` binned into a new pack at `outs[k]`, every part at once on
+    /// a pool of the bake's threads (each part's buffers a share of the stage's); the triangle
+    /// copies written.
+    fn packs(
+        &self,
+        ranges: &[Range<u64>],
+        header: &[u8],
+        outs: &[PathBuf],
+    ) -> Result<u64, BakeError> {
+        let total = ranges.iter().map(|r| r.end - r.start).sum();
+        self.progress.stage_start(STAGE, total);
+        let pool = crate::error::thread_pool(self.threads, STAGE)?;
+        let binned = AtomicU64::new(0);
+        let parts = ranges.len() as u64;
+        let placements: Vec<Result<u64, BakeError>> = pool.install(|| {
+            ranges
+                .par_iter()
+                .zip(outs)
+                .map(|(range, out)| bin(self, range.clone(), header, out, (parts, &binned)))
+                .collect()
+        });
+        let placements = placements.into_iter().sum::<Result<u64, BakeError>>()?;
+        self.progress.stage_done(STAGE, total);
+        Ok(placements)
+    }
+}
+
+/// The parts a bake on one machine bins its scene in: two, binned at once (adding triangles
+/// to their tiles, a copy into each tile's buffer, is the serial part of binning one part),
+/// unless the scene is too small to be worth splitting. It depends on the scene alone, not on
+/// the threads or the budget, so that the bake folder is the same for every thread count and
+/// budget, and a bake resumed with other ones reuses the parts.
+fn local_parts(b: &Binning) -> u32 {
+    const MIN_PART_TRIANGLES: u64 = 1 << 12;
+    if b.scene.info().triangles >= 2 * MIN_PART_TRIANGLES {
+        2
+    } else {
+        1
+    }
+}
+
+/// Whether the packs at `paths` were all made from this scene and grid (`header`) and hold
+/// every chunk their checksums say (a damaged one is said, and recomputed).
+fn reusable(paths: &[PathBuf], header: &[u8], progress: &Progress) -> bool {
+    let mut checking = false;
+    for path in paths {
+        match PackReader::open(path, TILES_KIND) {
+            Ok(r) if r.header() == header => {
+                if !checking {
+                    checking = true;
+                    progress.stage_start(STAGE, 0);
+                    progress.phase(STAGE, "checking the tile pack of an earlier bake", 0);
+                }
+                if let Err(e) = r.verify() {
+                    progress.warn(&format!("tile pack recomputed: {e}"));
+                    return false;
+                }
+            }
+            Ok(_) => return false,
+            // No pack yet: nothing to say. One that is there but does not open (cut short,
+            // overwritten) was damaged after it was written: said, as a failed check is.
+            Err(tessera_store::StoreError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                return false
+            }
+            Err(e) => {
+                progress.warn(&format!("tile pack recomputed: {e}"));
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// Runs the stage, or reuses the tile pack when it was made from this scene and grid. With
@@ -181,11 +259,17 @@ pub(crate) fn run(b: &Binning, share: Option<(&dyn BinShare, u32)>) -> Result<Bi
     let started = Instant::now();
     let (key, header) = header(b.scene, b.frame);
     let layout = b.layout;
-    // The parts of an earlier distributed bake of this folder are not read by this one.
-    let _ = std::fs::remove_dir_all(layout.bin_parts());
-    if let Some((share, parts)) = share {
+    let remove_parts = || {
+        let _ = std::fs::remove_dir_all(layout.bin_parts());
+    };
+    let create_parts = || {
         std::fs::create_dir_all(layout.bin_parts())
-            .map_err(|e| tessera_store::StoreError::io(&layout.bin_parts(), e))?;
+            .map_err(|e| tessera_store::StoreError::io(&layout.bin_parts(), e))
+    };
+    if let Some((share, parts)) = share {
+        // The parts of an earlier bake of this folder are not read by this one.
+        remove_parts();
+        create_parts()?;
         let caches: Vec<PathBuf> = b
             .scene
             .parts()
@@ -207,39 +291,32 @@ pub(crate) fn run(b: &Binning, share: Option<(&dyn BinShare, u32)>) -> Result<Bi
             seconds: started.elapsed().as_secs_f64(),
         });
     }
-    let reused = match PackReader::open(layout.tiles_pack(), TILES_KIND) {
-        Ok(r) if r.header() == header => {
-            b.progress.stage_start(STAGE, 0);
-            b.progress
-                .phase(STAGE, "checking the tile pack of an earlier bake", 0);
-            match r.verify() {
-                Ok(()) => true,
-                Err(e) => {
-                    b.progress.warn(&format!("tile pack recomputed: {e}"));
-                    false
-                }
-            }
-        }
-        Ok(_) => false,
-        // No pack yet: nothing to say. One that is there but does not open (cut short,
-        // overwritten) was damaged after it was written: said, as a failed check is.
-        Err(tessera_store::StoreError::Io { source, .. })
-            if source.kind() == std::io::ErrorKind::NotFound =>
-        {
-            false
-        }
-        Err(e) => {
-            b.progress.warn(&format!("tile pack recomputed: {e}"));
-            false
-        }
+    // On one machine: the tile pack, or the packs of its parts binned at once (the same
+    // tiles, read part after part, so the same triangles in the same order).
+    let parts = local_parts(b);
+    let paths: Vec<PathBuf> = if parts == 1 {
+        vec![layout.tiles_pack()]
+    } else {
+        (0..parts).map(|p| layout.bin_part(p, parts)).collect()
     };
+    let reused = reusable(&paths, &header, b.progress);
     let placements = if reused {
         0
     } else {
-        b.pack(0..b.scene.info().triangles, &header, &layout.tiles_pack())?
+        // What an earlier bake binned otherwise goes: the other form, or other parts.
+        remove_parts();
+        if parts == 1 {
+            b.pack(0..b.scene.info().triangles, &header, &paths[0])?
+        } else {
+            let _ = std::fs::remove_file(layout.tiles_pack());
+            create_parts()?;
+            let total = b.scene.info().triangles;
+            let ranges: Vec<Range<u64>> = (0..parts).map(|p| part_range(total, p, parts)).collect();
+            b.packs(&ranges, &header, &paths)?
+        }
     };
     Ok(Binned {
-        tiles: TilePacks::open(&[layout.tiles_pack()], &header)?,
+        tiles: TilePacks::open(&paths, &header)?,
         key,
         reused,
         placements,
@@ -272,7 +349,15 @@ pub(crate) fn run_part(b: &Binning, key: u64, (p, parts): (u32, u32)) -> Result<
 
 /// Bins the triangles `range` of the scene (scene order, across its files) into a new tile
 /// pack at `out`; returns the copies written.
-fn bin(b: &Binning, range: Range<u64>, header: &[u8], out: &Path) -> Result<u64, BakeError> {
+/// `(parts, binned)`: the parts binning at once in this process (each gets that share of
+/// the stage's buffers) and their count of triangles binned, for progress.
+fn bin(
+    b: &Binning,
+    range: Range<u64>,
+    header: &[u8],
+    out: &Path,
+    (parts, binned_all): (u64, &AtomicU64),
+) -> Result<u64, BakeError> {
     let Binning {
         scene,
         frame,
@@ -282,12 +367,12 @@ fn bin(b: &Binning, range: Range<u64>, header: &[u8], out: &Path) -> Result<u64,
         ..
     } = *b;
     let total = range.end - range.start;
-    progress.stage_start(STAGE, total);
-    let bin_limit = (budget.total() / 4).clamp(MIN_BIN_BUFFER, STAGE_BUFFER_CAP);
+    let share = budget.total() / parts.max(1);
+    let bin_limit = (share / 4).clamp(MIN_BIN_BUFFER, STAGE_BUFFER_CAP);
     // Beyond the buffers: two runs of placements (the one being added, the next being
     // placed) and the chunks being compressed, up to an eighth of the buffers each (less when
     // the budget is near its minimum: smaller runs and groups, same pack).
-    let slack = (bin_limit / 8).min(budget.total().saturating_sub(bin_limit) / 2);
+    let slack = (bin_limit / 8).min(share.saturating_sub(bin_limit) / 2);
     let reservation = budget.reserve(bin_limit + 2 * slack, "binning buffers")?;
     // A spill (at most half the buffers) is compressed while the next run is added, in room
     // of its own; without that room, where it is spilled.
@@ -324,7 +409,7 @@ fn bin(b: &Binning, range: Range<u64>, header: &[u8], out: &Path) -> Result<u64,
     let mut placed = runs.first().map(place);
     // Buffers spilled by the last run, compressed while this one is added.
     let mut spilled: Spill = Vec::new();
-    let (mut released, mut binned) = (0, 0);
+    let (mut released, mut binned, mut reported) = (0, 0, 0);
     for (k, (p, r)) in runs.iter().enumerate() {
         let (triangles, current) = placed
             .take()
@@ -362,7 +447,9 @@ fn bin(b: &Binning, range: Range<u64>, header: &[u8], out: &Path) -> Result<u64,
         if binned / RELEASE_EVERY > released || r.end == scene.parts()[*p].cache.triangles().len() {
             released = binned / RELEASE_EVERY;
             scene.parts()[*p].cache.release_pages();
-            progress.advance(STAGE, binned as u64);
+            let step = (binned - reported) as u64;
+            reported = binned;
+            progress.advance(STAGE, binned_all.fetch_add(step, Ordering::Relaxed) + step);
             if interrupted() {
                 return Err(BakeError::Interrupted);
             }
@@ -386,7 +473,8 @@ fn bin(b: &Binning, range: Range<u64>, header: &[u8], out: &Path) -> Result<u64,
         part.cache.release_pages();
     }
     drop((reservation, beside));
-    progress.stage_done(STAGE, total);
+    binned_all.fetch_add((binned - reported) as u64, Ordering::Relaxed);
+    debug_assert_eq!(binned as u64, total);
     Ok(placements)
 }
 

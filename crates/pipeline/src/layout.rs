@@ -50,6 +50,9 @@ impl BakeLayout {
         std::fs::create_dir_all(&work).map_err(|e| StoreError::io(&work, e))?;
         tessera_store::remove_stale_temp_files(&self.root)?;
         tessera_store::remove_stale_temp_files(&work)?;
+        if self.bin_parts().is_dir() {
+            tessera_store::remove_stale_temp_files(&self.bin_parts())?;
+        }
         for dir in [self.scratch(), self.polygon_scratch()] {
             match std::fs::remove_dir_all(&dir) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -123,11 +126,12 @@ impl BakeLayout {
             p => self.polygon_scratch().join(format!("process-{p}")),
         }
     }
-    /// The parts of a distributed bake's binning, one pack per process.
+    /// The parts of a binning split in parts: one pack per process of a distributed bake, or
+    /// per thread of a bake on one machine.
     pub fn bin_parts(&self) -> PathBuf {
         self.work().join("bins")
     }
-    /// Part `p` of `parts` of a distributed bake's binning.
+    /// Part `p` of `parts` of a binning.
     pub fn bin_part(&self, p: u32, parts: u32) -> PathBuf {
         self.bin_parts().join(format!("part-{p}-of-{parts}.pack"))
     }
