@@ -156,18 +156,37 @@ impl<'a> Tokens<'a> {
     pub(crate) fn new(line: &'a [u8]) -> Self {
         Tokens { rest: line }
     }
+
+    /// The text after the tokens taken so far.
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        self.rest
+    }
+}
+
+/// `u8::is_ascii_whitespace` as a table: one load a byte where the scan of a line runs.
+const WHITESPACE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).is_ascii_whitespace();
+        b += 1;
+    }
+    t
+};
+
+/// Whether `b` is ASCII whitespace (space, tab, line feed, form feed, carriage return).
+#[inline]
+pub(crate) fn is_space(b: u8) -> bool {
+    WHITESPACE[b as usize]
 }
 
 impl<'a> Iterator for Tokens<'a> {
     type Item = &'a [u8];
     #[inline]
     fn next(&mut self) -> Option<&'a [u8]> {
-        let start = self.rest.iter().position(|b| !b.is_ascii_whitespace())?;
+        let start = self.rest.iter().position(|&b| !is_space(b))?;
         let rest = &self.rest[start..];
-        let end = rest
-            .iter()
-            .position(|b| b.is_ascii_whitespace())
-            .unwrap_or(rest.len());
+        let end = rest.iter().position(|&b| is_space(b)).unwrap_or(rest.len());
         self.rest = &rest[end..];
         Some(&rest[..end])
     }

@@ -209,9 +209,11 @@ impl ObjScene {
                         line: w.first_line + at - 1,
                         message,
                     };
-                    polygon.clear();
-                    for tok in tokens {
-                        polygon.push(resolve_index(tok, seen_vertices).map_err(bad)?);
+                    if !plain_face(tokens.rest(), seen_vertices, &mut polygon) {
+                        polygon.clear();
+                        for tok in tokens {
+                            polygon.push(resolve_index(tok, seen_vertices).map_err(bad)?);
+                        }
                     }
                     if polygon.len() < 3 {
                         return Err(bad(format!(
@@ -294,6 +296,15 @@ fn vertex_window(text: &[u8], up: UpAxis) -> VertexWindow {
         faces: false,
         error: None,
     };
+    // Text without a `v` holds no vertex (the faces of a file mostly follow its vertices):
+    // without a `\r` either, its physical lines are its line feeds, and the one after the last
+    // when the text does not end with one. An `f` anywhere may be a face.
+    if memchr::memchr2(b'v', b'\r', text).is_none() {
+        out.faces = memchr::memchr(b'f', text).is_some();
+        out.lines = memchr::memchr_iter(b'\n', text).count() as u64
+            + u64::from(text.last().is_some_and(|&b| b != b'\n'));
+        return out;
+    }
     let mut lines = Lines::new(text);
     for (at, line) in lines.by_ref() {
         let mut tokens = Tokens::new(&line);
@@ -434,30 +445,94 @@ fn plain_decimal(tok: &[u8]) -> Option<f64> {
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
         1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
     ];
-    let (negative, body) = match tok {
+    let (negative, mut text) = match tok {
         [b'-', rest @ ..] => (true, rest),
         _ => (false, tok),
     };
-    let (int, frac) = match memchr::memchr(b'.', body) {
-        Some(i) => (&body[..i], &body[i + 1..]),
-        None => (body, &body[body.len()..]),
-    };
-    let has_point = int.len() < body.len();
-    if int.is_empty() || (has_point && frac.is_empty()) || int.len() + frac.len() > 19 {
-        return None;
+    // One pass: the integer's digits, then a point and the fraction's.
+    let (mut m, mut digits) = (0u64, 0usize);
+    while let [d @ b'0'..=b'9', rest @ ..] = text {
+        m = m.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+        digits += 1;
+        text = rest;
     }
-    let mut m = 0u64;
-    for &d in int.iter().chain(frac) {
-        if !d.is_ascii_digit() {
+    let int_digits = digits;
+    if let [b'.', rest @ ..] = text {
+        text = rest;
+        while let [d @ b'0'..=b'9', rest @ ..] = text {
+            m = m.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+            digits += 1;
+            text = rest;
+        }
+        if digits == int_digits {
             return None;
         }
-        m = m * 10 + u64::from(d - b'0');
     }
-    if m >= 1 << 53 {
+    // Up to 19 digits read without wrapping.
+    if !text.is_empty() || int_digits == 0 || digits > 19 || m >= 1 << 53 {
         return None;
     }
-    let v = m as f64 / POW10[frac.len()];
+    let v = m as f64 / POW10[digits - int_digits];
     Some(if negative { -v } else { v })
+}
+
+/// The vertices of a face line's `text` (after its `f`) in the plain form nearly every file
+/// writes, resolved against the `seen` vertices into `out`: whitespace-separated tokens, each
+/// an optional `-` and 1 to 18 digits, then nothing or a `/` and anything up to the next
+/// whitespace. One pass over the text, no token split. False (with `out` in any state) on
+/// anything else, an index 0 or out of range included: [`resolve_index`] then reads the line
+/// token by token, to the same vertices or to the error message.
+#[inline]
+fn plain_face(mut text: &[u8], seen: u64, out: &mut Vec<u64>) -> bool {
+    use crate::lines::is_space;
+    out.clear();
+    loop {
+        while let [b, rest @ ..] = text {
+            if !is_space(*b) {
+                break;
+            }
+            text = rest;
+        }
+        let [first, ..] = text else {
+            return true;
+        };
+        let negative = *first == b'-';
+        if negative {
+            text = &text[1..];
+        }
+        let (mut value, mut digits) = (0u64, 0);
+        while let [d @ b'0'..=b'9', rest @ ..] = text {
+            value = value * 10 + u64::from(d - b'0');
+            digits += 1;
+            text = rest;
+            if digits > 18 {
+                return false;
+            }
+        }
+        match text {
+            [] => {}
+            [b, ..] if is_space(*b) => {}
+            [b'/', ..] => {
+                while let [b, rest @ ..] = text {
+                    if is_space(*b) {
+                        break;
+                    }
+                    text = rest;
+                }
+            }
+            _ => return false,
+        }
+        let resolved = match (digits, negative) {
+            (0, _) => return false,
+            (_, false) => value.wrapping_sub(1),
+            (_, true) => seen.wrapping_sub(value),
+        };
+        // Index 0 is refused; an index before the first vertex wraps past any table.
+        if value == 0 || resolved >= seen {
+            return false;
+        }
+        out.push(resolved);
+    }
 }
 
 /// Resolves a face vertex token (`i`, `i/t`, `i//n`, `i/t/n`; `i` may be negative) against the
@@ -596,6 +671,80 @@ mod tests {
         #[test]
         fn any_index_text_parses_as_std_parses_it(text in "[+-]{0,2}[0-9]{0,21}[x/]?") {
             proptest::prop_assert_eq!(parse_i64(text.as_bytes()), text.parse::<i64>().ok());
+        }
+    }
+
+    /// The general reading of a face line's text: token by token.
+    fn face_by_tokens(text: &str, seen: u64) -> Result<Vec<u64>, String> {
+        Tokens::new(text.as_bytes())
+            .map(|tok| resolve_index(tok, seen))
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn plain_faces_read_as_token_by_token(
+            tokens in proptest::collection::vec(proptest::prop_oneof![
+                4 => "-?[1-3]?[0-9](/[0-9]{0,2}){0,2}",
+                1 => "[+-]{0,1}[0-9]{0,20}(/[0-9x]{0,2}){0,2}[x#]{0,1}",
+            ], 0..6),
+            spaces in proptest::collection::vec("[ \t\x0b\x0c]{1,2}", 6),
+            seen in 0u64..40,
+        ) {
+            let text: String = tokens
+                .iter()
+                .zip(&spaces)
+                .map(|(t, s)| format!("{s}{t}"))
+                .collect();
+            let mut fast = Vec::new();
+            let general = face_by_tokens(&text, seen);
+            if plain_face(text.as_bytes(), seen, &mut fast) {
+                proptest::prop_assert_eq!(Ok(fast), general, "{:?}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn plain_faces_are_taken_and_the_rest_left_to_the_tokens() {
+        let mut out = Vec::new();
+        for (text, seen, want) in [
+            (" 1 2 3", 3, Some(vec![0, 1, 2])),
+            ("\t-1/4/2 -2//9 1/x", 5, Some(vec![4, 3, 0])),
+            (" 4 5 6 ", 5, None),
+            (" 0 1 2", 5, None),
+            (" -0 1 2", 5, None),
+            (" +1 2 3", 5, None),
+            (" 1a 2 3", 5, None),
+            (" 1234567890123456789 1 2", 5, None),
+            ("", 5, Some(vec![])),
+        ] {
+            let taken = plain_face(text.as_bytes(), seen, &mut out);
+            assert_eq!(taken.then(|| out.clone()), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn text_without_vertices_counts_its_lines_as_the_line_reader_does() {
+        for text in [
+            "",
+            "\n",
+            "f 1 2 3",
+            "f 1 2 3\n",
+            "f 1 2 3\n\nf 1 2 \\\n3 # c\n",
+            "# only a comment",
+            "g group\nf 1 2 3\n\n",
+        ] {
+            let mut lines = Lines::new(text.as_bytes());
+            let faces = lines
+                .by_ref()
+                .any(|(_, l)| Tokens::new(&l).next() == Some(b"f"));
+            lines.by_ref().for_each(drop);
+            let w = vertex_window(text.as_bytes(), UpAxis::Z);
+            assert_eq!(
+                (w.lines, w.count, w.faces || !faces),
+                (lines.physical_lines(), 0, true),
+                "{text:?}"
+            );
         }
     }
 
