@@ -4,7 +4,7 @@
 //!
 //! * Threads: the scene's triangles are cut into two consecutive parts (see `local_parts`;
 //!   one for a small scene), each binned into a pack of its own, both at once (each with half
-//!   the stage's buffers). Within a part, runs of triangles are placed (their tiles found,
+//!   the buffers one would take). Within a part, runs of triangles are placed (their tiles found,
 //!   `tessera_tiler::Placements`) in parallel while the run before is added to the part's
 //!   binner in scene order; the buffers a run spills are compressed in parallel while the next
 //!   run is added (in room reserved for them; without it, where they spill) and appended in
@@ -367,8 +367,12 @@ fn bin(
         ..
     } = *b;
     let total = range.end - range.start;
+    // The parts binning at once share what one would take.
     let share = budget.total() / parts.max(1);
-    let bin_limit = (share / 4).clamp(MIN_BIN_BUFFER, STAGE_BUFFER_CAP);
+    let bin_limit = (share / 4).clamp(
+        MIN_BIN_BUFFER,
+        (STAGE_BUFFER_CAP / parts).max(MIN_BIN_BUFFER),
+    );
     // Beyond the buffers: two runs of placements (the one being added, the next being
     // placed) and the chunks being compressed, up to an eighth of the buffers each (less when
     // the budget is near its minimum: smaller runs and groups, same pack).
