@@ -35,7 +35,7 @@ use std::time::Duration;
 use net::{decode_asked, encode_asked, Body, Envelope, Link, Payload};
 use tessera_pipeline::{
     merge_asked, Asked, BakeError, BakeRequest, BakeSummary, BinAssignment, BinShare, IngestShare,
-    PeerRequest, RegionAssignment, RegionPart, RegionShare, TileShare,
+    PeerRequest, RegionAssignment, RegionPart, RegionShare, SourceKey, SplitAssignment, TileShare,
 };
 
 /// Tiles a process other than 0 may send ahead of process 0's writer.
@@ -68,6 +68,8 @@ pub enum ClusterError {
 pub struct PeerReport {
     /// Scene files read (its share of a scene of several files).
     pub files: usize,
+    /// Triangles read of a one-file OBJ scene (its part of the file's faces).
+    pub triangles: u64,
     pub tiles: usize,
     /// Regions polygonized (its share of the polygon stage).
     pub regions: u64,
@@ -199,6 +201,37 @@ impl IngestShare for Farm<'_> {
     fn wait_files(&self, p: u32) -> Result<Vec<bool>, BakeError> {
         self.mail.take(|e| match &e.body {
             Body::Ingested { reused } if e.from == p => Some(reused.clone()),
+            _ => None,
+        })
+    }
+
+    fn assign_split(
+        &self,
+        path: &std::path::Path,
+        key: &SourceKey,
+        parts: &[std::ops::Range<usize>],
+    ) -> Result<(), BakeError> {
+        for (p, windows) in parts.iter().enumerate().skip(1) {
+            self.link.send(
+                p as u32,
+                Body::IngestPart {
+                    path: path.display().to_string(),
+                    up: key.up.code(),
+                    key: (key.size, key.mtime_ns, key.content_hash),
+                    windows: (windows.start as u64, windows.end as u64),
+                    parts: parts.len() as u32,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn wait_split(&self, p: u32) -> Result<Result<u64, (u64, String)>, BakeError> {
+        self.mail.take(|e| match &e.body {
+            Body::PartRead { triangles, error } if e.from == p => Some(match error {
+                None => Ok(*triangles),
+                Some(bad) => Err(bad.clone()),
+            }),
             _ => None,
         })
     }
@@ -404,14 +437,17 @@ fn peer_work(
     let mail = Mailbox::new(link, Arc::clone(interrupt));
     enum Next {
         Ingest(Vec<String>, u8),
+        IngestPart(Body),
         Bin(u64, Vec<String>),
         Plan(u64, Vec<u32>, u32),
         End(bool, String),
     }
     let mut read = 0;
+    let mut triangles_read = 0;
     let mut credits = loop {
         let next = mail.take(|e| match &e.body {
             Body::Ingest { files, up } => Some(Next::Ingest(files.clone(), *up)),
+            Body::IngestPart { .. } => Some(Next::IngestPart(e.body.clone())),
             Body::Bin { key, caches } => Some(Next::Bin(*key, caches.clone())),
             Body::Plan {
                 tiles_key,
@@ -432,6 +468,42 @@ fn peer_work(
                 link.send(0, Body::Ingested { reused });
                 read += files.len();
             }
+            Next::IngestPart(Body::IngestPart {
+                path,
+                up,
+                key,
+                windows,
+                parts,
+            }) => {
+                let up = tessera_geom::UpAxis::from_code(up).ok_or_else(|| {
+                    ClusterError::Lost("process 0 sent an unknown up axis".into())
+                })?;
+                let assigned = SplitAssignment {
+                    process: link.index,
+                    parts,
+                    path: path.into(),
+                    key: SourceKey {
+                        size: key.0,
+                        mtime_ns: key.1,
+                        content_hash: key.2,
+                        up,
+                    },
+                    windows: windows.0 as usize..windows.1 as usize,
+                };
+                // A malformed line goes to process 0, which reports the file's first; this
+                // process then waits for the end of the bake.
+                let (triangles, error) =
+                    match tessera_pipeline::ingest_split_for_peer(req, &assigned) {
+                        Ok(n) => (n, None),
+                        Err(e) => match e.malformed_line() {
+                            Some(bad) => (0, Some(bad)),
+                            None => return Err(e.into()),
+                        },
+                    };
+                link.send(0, Body::PartRead { triangles, error });
+                triangles_read += triangles;
+            }
+            Next::IngestPart(_) => unreachable!("only IngestPart is taken as Next::IngestPart"),
             Next::Bin(key, caches) => {
                 let assigned = BinAssignment {
                     process: link.index,
@@ -452,6 +524,7 @@ fn peer_work(
                 ended(ok, message)?;
                 return Ok(PeerReport {
                     files: read,
+                    triangles: triangles_read,
                     tiles: 0,
                     regions: 0,
                     sent_bytes: 0,
@@ -510,6 +583,7 @@ fn peer_work(
             ended(ok, message)?;
             return Ok(PeerReport {
                 files,
+                triangles: triangles_read,
                 tiles,
                 regions: 0,
                 sent_bytes,
@@ -538,6 +612,7 @@ fn peer_work(
     ended(ok, message)?;
     Ok(PeerReport {
         files,
+        triangles: triangles_read,
         tiles,
         regions,
         sent_bytes,
