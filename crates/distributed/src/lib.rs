@@ -1,11 +1,21 @@
 //! One bake across many processes (machines), over timely dataflow.
 //!
 //! Every process runs the same command on the same scene and bake folder (shared storage).
-//! Process 0 ingests and bins as a bake of its own does; the others wait for it, open the tile
-//! pack it wrote read-only, and voxelize (segment, trace) the tiles a cost-balanced table
-//! gives them ([`plan::assign`]); each finished tile travels to process 0, whose writer puts it
-//! into the checkpoints and the merge in tile order exactly as a local bake does, then runs the
-//! polygon stage. So every file is the one a single process writes.
+//! Process 0 leads each stage and the others take a share of it:
+//!
+//! * Ingest: a scene of several files is read file by file (each process its share, by
+//!   size); a scene of one OBJ file is read in parts: process 0 runs the vertex pass and
+//!   shares its tables, each process parses a run of the face windows into a part of the
+//!   scene cache (`Body::IngestPart`, `Body::PartRead`), and process 0 joins the parts into
+//!   the one cache a single process writes (same trailer, same checksum). A glTF file is read
+//!   by process 0 alone.
+//! * Binning: every process bins a run of the scene's triangles into a pack of its own.
+//! * Voxelize: each process voxelizes (segments, traces) the tiles a cost-balanced table gives
+//!   it ([`plan::assign`]); each finished tile travels to process 0, whose writer puts it
+//!   into the checkpoints and the merge in tile order exactly as a local bake does.
+//! * Polygons: each process polygonizes a run of regions; process 0 assembles the navmesh.
+//!
+//! So every file is the one a single process writes.
 //!
 //! * [`hosts`]: who the processes are (a hostfile, or Slurm's environment).
 //! * [`connect`](connect::connect): the startup barrier, bounded by a timeout that names the
