@@ -85,6 +85,9 @@ pub struct PeerReport {
     pub regions: u64,
     /// Bytes of finished tiles sent to process 0.
     pub sent_bytes: u64,
+    /// Border links between two of its tiles, matched here rather than in process 0's merge
+    /// (each counted at both its tiles).
+    pub matched_links: u64,
 }
 
 /// Messages taken out of order: a process waiting for one kind of message keeps the others
@@ -538,6 +541,7 @@ fn peer_work(
                     tiles: 0,
                     regions: 0,
                     sent_bytes: 0,
+                    matched_links: 0,
                 });
             }
         }
@@ -545,7 +549,7 @@ fn peer_work(
     let files = read;
     let tiles = req.tiles.len();
     let mut end = None;
-    let sent_bytes = tessera_pipeline::voxelize_for_peer(req, &mut |key, bytes| {
+    let sent = tessera_pipeline::voxelize_for_peer(req, &mut |key, bytes| {
         while credits == 0 {
             match link.recv(wait) {
                 Ok(Some(e)) => match e.body {
@@ -575,7 +579,8 @@ fn peer_work(
     if let Some((ok, message)) = end {
         ended(ok, message)?;
     }
-    let sent_bytes = sent_bytes?;
+    let sent = sent?;
+    let (sent_bytes, matched_links) = (sent.bytes, sent.matched_links);
     // Then a share of the regions to polygonize, or the end (a navmesh process 0 reused).
     let next = mail.take(|e| match &e.body {
         Body::Regions {
@@ -597,6 +602,7 @@ fn peer_work(
                 tiles,
                 regions: 0,
                 sent_bytes,
+                matched_links,
             });
         }
     };
@@ -626,5 +632,6 @@ fn peer_work(
         tiles,
         regions,
         sent_bytes,
+        matched_links,
     })
 }

@@ -307,13 +307,25 @@ pub struct PeerRequest {
     pub bin_parts: u32,
 }
 
+/// What a process other than 0 sent of its tiles.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PeerTiles {
+    pub tiles: u64,
+    /// Bytes on the wire.
+    pub bytes: u64,
+    /// Border links between two of its own tiles, matched here rather than by key in process
+    /// 0's merge (each counted at both its tiles).
+    pub matched_links: u64,
+}
+
 /// Runs a [`PeerRequest`]: opens the tile pack read-only, voxelizes (segments, traces) its
-/// tiles with the same per-tile work as [`bake`], and hands each, in tile order, to `send`
-/// (which may wait). Writes nothing to the bake folder. Returns the bytes sent.
+/// tiles with the same per-tile work as [`bake`], matches the border links between them
+/// (`tessera_stitch::LocalMatcher`), and hands each tile, in tile order, to `send` (which may
+/// wait). Writes nothing to the bake folder.
 pub fn voxelize_for_peer(
     req: &PeerRequest,
     send: &mut dyn FnMut(u32, Vec<u8>) -> Result<(), BakeError>,
-) -> Result<u64, BakeError> {
+) -> Result<PeerTiles, BakeError> {
     let layout = BakeLayout::new(&req.out_dir);
     let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
     let paths: Vec<PathBuf> = match req.bin_parts {

@@ -160,10 +160,23 @@ fn two_and_three_processes_bake_the_navmesh_of_one() {
         bake(&[], &one, "1").spawn().unwrap(),
         Duration::from_secs(120),
     ));
+    let summary = |dir: &Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
+    };
     for (n, threads) in [(2, "1"), (3, "2")] {
         let out = tmp.path().join(format!("farm-{n}"));
-        farm(&[], n, &out, threads);
+        let outputs = farm(&[], n, &out, threads);
         same_bake(&one, &out);
+        // The other processes matched the links between their own tiles (issue 16: a local
+        // merge per process), and process 0's merge counted its frontier as one process does.
+        let matched: u64 = outputs[1..]
+            .iter()
+            .map(|o| count_before(o, " border links matched here"))
+            .sum();
+        assert!(matched > 0, "{n} processes: no link matched by its process");
+        for field in ["merge_frontier_links", "merge_frontier_bytes"] {
+            assert_eq!(summary(&one)[field], summary(&out)[field], "{field}");
+        }
     }
 }
 
@@ -198,14 +211,19 @@ fn a_scene_of_several_files_is_read_by_several_processes() {
     same_bake(&one, &out);
 }
 
+/// The number a process's report (its stdout) gives just before `what`.
+fn count_before(o: &Output, what: &str) -> u64 {
+    let said = String::from_utf8_lossy(&o.stdout);
+    said.split(what)
+        .next()
+        .and_then(|head| head.rsplit([' ', '(']).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count before {what:?} in {said:?}"))
+}
+
 /// The triangles process `i`'s report says it read of a one-file scene.
 fn triangles_read(o: &Output) -> u64 {
-    let said = String::from_utf8_lossy(&o.stdout);
-    said.split(" triangles of a scene file read")
-        .next()
-        .and_then(|head| head.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no count of triangles read in {said:?}"))
+    count_before(o, " triangles of a scene file read")
 }
 
 #[test]
