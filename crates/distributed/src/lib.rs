@@ -13,6 +13,13 @@
 //! * Voxelize: each process voxelizes (segments, traces) the tiles a cost-balanced table gives
 //!   it ([`plan::assign`]); each finished tile travels to process 0, whose writer puts it
 //!   into the checkpoints and the merge in tile order exactly as a local bake does.
+//! * Merge: each process matches the border links between its own tiles
+//!   (`tessera_stitch::LocalMatcher`) and sends them matched, so process 0's union-find keys
+//!   only the links between tiles of different processes; the unions themselves stay in
+//!   process 0's merge (at a link's first tile a process cannot know whether its union will
+//!   be redundant). How many links a process matches depends on the table, which spreads
+//!   tiles along the tile order (so that process 0's writer never waits long): neighbours
+//!   often belong to different processes.
 //! * Polygons: each process polygonizes a run of regions; process 0 assembles the navmesh.
 //!
 //! So every file is the one a single process writes.

@@ -144,12 +144,10 @@ impl ObjScene {
             .truncate(true)
             .open(&at)
             .map_err(|e| IngestError::io(&at, e))?;
+        // The vertex table's file is closed when the pass ends (its map stays), which on a
+        // network file system sends its data to the server before the window table, written
+        // after it, names it (close-to-open consistency); nothing needs it on the disk itself.
         let scene = ObjScene::vertex_pass(path, up, (table, &at), limits)?;
-        // On the disk before the window table names it (a shared folder may be another
-        // machine's file system).
-        File::open(&at)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| IngestError::io(&at, e))?;
         let (size, mtime_ns) = crate::cache::size_and_mtime(path)?;
         let mut b = Vec::with_capacity(96 + scene.windows.len() * WINDOW_RECORD);
         b.extend_from_slice(WINDOW_TABLE_MAGIC);
