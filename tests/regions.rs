@@ -7,7 +7,7 @@ use tessera_artifacts::TileRegions;
 use tessera_contours::{trace_tile, ContourJoiner};
 use tessera_pipeline::SceneInput;
 use tessera_regions::{segment_tile, SpanKey};
-use tessera_stitch::{MergedRegion, RegionMerger};
+use tessera_stitch::{LocalMatcher, MergedRegion, RegionMerger};
 use tessera_tests::*;
 
 /// Every walkable span of the world, named by its region's id.
@@ -252,6 +252,77 @@ fn recast_scenes_regions_are_tiling_and_order_invariant() {
             );
             assert!(removed > 0, "tile borders cut some contour");
         }
+    }
+}
+
+#[test]
+fn links_matched_by_each_process_merge_into_the_regions_of_all_links() {
+    // Issue 16: each process matches the links between its own tiles; the global merge,
+    // fed those in place of their keys, closes the same regions at the same tiles.
+    let scene = &recast_scenes()[0];
+    let dir = tempfile::tempdir().unwrap();
+    let mode = tessera_config::SegmentationMode::Surface;
+    bake_recast_scene(scene, 16, mode, dir.path());
+    let (_, fields) = tessera_pipeline::read_span_fields(dir.path()).unwrap();
+    let tiles: Vec<TileRegions> = fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut t = segment_tile(
+                f,
+                tessera_artifacts::TileCoord { x: 0, y: 0 },
+                levels(dir.path()),
+            );
+            t.tile = tessera_artifacts::TileCoord { x: i as u32, y: 0 };
+            t
+        })
+        .collect();
+    // The two tiles of every link.
+    let mut ends: BTreeMap<tessera_artifacts::LinkKey, Vec<usize>> = BTreeMap::new();
+    for (i, t) in tiles.iter().enumerate() {
+        for l in &t.links {
+            ends.entry(l.key).or_default().push(i);
+        }
+    }
+    assert!(
+        ends.values().all(|e| e.len() == 2),
+        "every link has two tiles"
+    );
+    let mut whole = RegionMerger::new();
+    let want: Vec<Vec<MergedRegion>> = tiles.iter().map(|t| whole.add_tile(t)).collect();
+    let n = tiles.len();
+    // Which process computes tile i, by name.
+    type Table = Box<dyn Fn(usize) -> usize>;
+    let tables: [(&str, Table); 4] = [
+        ("2, interleaved", Box::new(|i| i % 2)),
+        ("3, interleaved", Box::new(|i| i % 3)),
+        ("3, in runs", Box::new(move |i| i * 3 / n)),
+        ("4, shuffled", Box::new(|i| (i * 7 + i / 5) % 4)),
+    ];
+    for (name, owner) in tables {
+        let mut matchers: Vec<LocalMatcher> = (0..4).map(|_| LocalMatcher::new()).collect();
+        let mut merger = RegionMerger::new();
+        let mut matched = 0;
+        for (i, tile) in tiles.iter().enumerate() {
+            let p = owner(i);
+            let mut tile = tile.clone();
+            let local =
+                matchers[p].split(&mut tile, |key| ends[key].iter().all(|&t| owner(t) == p));
+            matched += local.len();
+            assert_eq!(
+                merger.add_matched(&tile, &local),
+                want[i],
+                "{name}: tile {i}"
+            );
+        }
+        assert!(matched > 0, "{name}: no link was matched by its process");
+        assert_eq!(
+            (merger.open_regions(), merger.waiting_links()),
+            (0, 0),
+            "{name}"
+        );
+        assert_eq!(merger.peak_frontier, whole.peak_frontier, "{name}");
+        assert!(matchers.iter().all(|m| m.waiting_links() == 0), "{name}");
     }
 }
 

@@ -1,11 +1,28 @@
 //! One bake across many processes (machines), over timely dataflow.
 //!
 //! Every process runs the same command on the same scene and bake folder (shared storage).
-//! Process 0 ingests and bins as a bake of its own does; the others wait for it, open the tile
-//! pack it wrote read-only, and voxelize (segment, trace) the tiles a cost-balanced table
-//! gives them ([`plan::assign`]); each finished tile travels to process 0, whose writer puts it
-//! into the checkpoints and the merge in tile order exactly as a local bake does, then runs the
-//! polygon stage. So every file is the one a single process writes.
+//! Process 0 leads each stage and the others take a share of it:
+//!
+//! * Ingest: a scene of several files is read file by file (each process its share, by
+//!   size); a scene of one OBJ file is read in parts: process 0 runs the vertex pass and
+//!   shares its tables, each process parses a run of the face windows into a part of the
+//!   scene cache (`Body::IngestPart`, `Body::PartRead`), and process 0 joins the parts into
+//!   the one cache a single process writes (same trailer, same checksum). A glTF file is read
+//!   by process 0 alone.
+//! * Binning: every process bins a run of the scene's triangles into a pack of its own.
+//! * Voxelize: each process voxelizes (segments, traces) the tiles a cost-balanced table gives
+//!   it ([`plan::assign`]); each finished tile travels to process 0, whose writer puts it
+//!   into the checkpoints and the merge in tile order exactly as a local bake does.
+//! * Merge: each process matches the border links between its own tiles
+//!   (`tessera_stitch::LocalMatcher`) and sends them matched, so process 0's union-find keys
+//!   only the links between tiles of different processes; the unions themselves stay in
+//!   process 0's merge (at a link's first tile a process cannot know whether its union will
+//!   be redundant). How many links a process matches depends on the table, which spreads
+//!   tiles along the tile order (so that process 0's writer never waits long): neighbours
+//!   often belong to different processes.
+//! * Polygons: each process polygonizes a run of regions; process 0 assembles the navmesh.
+//!
+//! So every file is the one a single process writes.
 //!
 //! * [`hosts`]: who the processes are (a hostfile, or Slurm's environment).
 //! * [`connect`](connect::connect): the startup barrier, bounded by a timeout that names the
@@ -35,7 +52,7 @@ use std::time::Duration;
 use net::{decode_asked, encode_asked, Body, Envelope, Link, Payload};
 use tessera_pipeline::{
     merge_asked, Asked, BakeError, BakeRequest, BakeSummary, BinAssignment, BinShare, IngestShare,
-    PeerRequest, RegionAssignment, RegionPart, RegionShare, TileShare,
+    PeerRequest, RegionAssignment, RegionPart, RegionShare, SourceKey, SplitAssignment, TileShare,
 };
 
 /// Tiles a process other than 0 may send ahead of process 0's writer.
@@ -68,11 +85,16 @@ pub enum ClusterError {
 pub struct PeerReport {
     /// Scene files read (its share of a scene of several files).
     pub files: usize,
+    /// Triangles read of a one-file OBJ scene (its part of the file's faces).
+    pub triangles: u64,
     pub tiles: usize,
     /// Regions polygonized (its share of the polygon stage).
     pub regions: u64,
     /// Bytes of finished tiles sent to process 0.
     pub sent_bytes: u64,
+    /// Border links between two of its tiles, matched here rather than in process 0's merge
+    /// (each counted at both its tiles).
+    pub matched_links: u64,
 }
 
 /// Messages taken out of order: a process waiting for one kind of message keeps the others
@@ -199,6 +221,37 @@ impl IngestShare for Farm<'_> {
     fn wait_files(&self, p: u32) -> Result<Vec<bool>, BakeError> {
         self.mail.take(|e| match &e.body {
             Body::Ingested { reused } if e.from == p => Some(reused.clone()),
+            _ => None,
+        })
+    }
+
+    fn assign_split(
+        &self,
+        path: &std::path::Path,
+        key: &SourceKey,
+        parts: &[std::ops::Range<usize>],
+    ) -> Result<(), BakeError> {
+        for (p, windows) in parts.iter().enumerate().skip(1) {
+            self.link.send(
+                p as u32,
+                Body::IngestPart {
+                    path: path.display().to_string(),
+                    up: key.up.code(),
+                    key: (key.size, key.mtime_ns, key.content_hash),
+                    windows: (windows.start as u64, windows.end as u64),
+                    parts: parts.len() as u32,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn wait_split(&self, p: u32) -> Result<Result<u64, (u64, String)>, BakeError> {
+        self.mail.take(|e| match &e.body {
+            Body::PartRead { triangles, error } if e.from == p => Some(match error {
+                None => Ok(*triangles),
+                Some(bad) => Err(bad.clone()),
+            }),
             _ => None,
         })
     }
@@ -404,14 +457,17 @@ fn peer_work(
     let mail = Mailbox::new(link, Arc::clone(interrupt));
     enum Next {
         Ingest(Vec<String>, u8),
+        IngestPart(Body),
         Bin(u64, Vec<String>),
         Plan(u64, Vec<u32>, u32),
         End(bool, String),
     }
     let mut read = 0;
+    let mut triangles_read = 0;
     let mut credits = loop {
         let next = mail.take(|e| match &e.body {
             Body::Ingest { files, up } => Some(Next::Ingest(files.clone(), *up)),
+            Body::IngestPart { .. } => Some(Next::IngestPart(e.body.clone())),
             Body::Bin { key, caches } => Some(Next::Bin(*key, caches.clone())),
             Body::Plan {
                 tiles_key,
@@ -432,6 +488,42 @@ fn peer_work(
                 link.send(0, Body::Ingested { reused });
                 read += files.len();
             }
+            Next::IngestPart(Body::IngestPart {
+                path,
+                up,
+                key,
+                windows,
+                parts,
+            }) => {
+                let up = tessera_geom::UpAxis::from_code(up).ok_or_else(|| {
+                    ClusterError::Lost("process 0 sent an unknown up axis".into())
+                })?;
+                let assigned = SplitAssignment {
+                    process: link.index,
+                    parts,
+                    path: path.into(),
+                    key: SourceKey {
+                        size: key.0,
+                        mtime_ns: key.1,
+                        content_hash: key.2,
+                        up,
+                    },
+                    windows: windows.0 as usize..windows.1 as usize,
+                };
+                // A malformed line goes to process 0, which reports the file's first; this
+                // process then waits for the end of the bake.
+                let (triangles, error) =
+                    match tessera_pipeline::ingest_split_for_peer(req, &assigned) {
+                        Ok(n) => (n, None),
+                        Err(e) => match e.malformed_line() {
+                            Some(bad) => (0, Some(bad)),
+                            None => return Err(e.into()),
+                        },
+                    };
+                link.send(0, Body::PartRead { triangles, error });
+                triangles_read += triangles;
+            }
+            Next::IngestPart(_) => unreachable!("only IngestPart is taken as Next::IngestPart"),
             Next::Bin(key, caches) => {
                 let assigned = BinAssignment {
                     process: link.index,
@@ -452,9 +544,11 @@ fn peer_work(
                 ended(ok, message)?;
                 return Ok(PeerReport {
                     files: read,
+                    triangles: triangles_read,
                     tiles: 0,
                     regions: 0,
                     sent_bytes: 0,
+                    matched_links: 0,
                 });
             }
         }
@@ -462,7 +556,7 @@ fn peer_work(
     let files = read;
     let tiles = req.tiles.len();
     let mut end = None;
-    let sent_bytes = tessera_pipeline::voxelize_for_peer(req, &mut |key, bytes| {
+    let sent = tessera_pipeline::voxelize_for_peer(req, &mut |key, bytes| {
         while credits == 0 {
             match link.recv(wait) {
                 Ok(Some(e)) => match e.body {
@@ -492,7 +586,8 @@ fn peer_work(
     if let Some((ok, message)) = end {
         ended(ok, message)?;
     }
-    let sent_bytes = sent_bytes?;
+    let sent = sent?;
+    let (sent_bytes, matched_links) = (sent.bytes, sent.matched_links);
     // Then a share of the regions to polygonize, or the end (a navmesh process 0 reused).
     let next = mail.take(|e| match &e.body {
         Body::Regions {
@@ -510,9 +605,11 @@ fn peer_work(
             ended(ok, message)?;
             return Ok(PeerReport {
                 files,
+                triangles: triangles_read,
                 tiles,
                 regions: 0,
                 sent_bytes,
+                matched_links,
             });
         }
     };
@@ -538,8 +635,10 @@ fn peer_work(
     ended(ok, message)?;
     Ok(PeerReport {
         files,
+        triangles: triangles_read,
         tiles,
         regions,
         sent_bytes,
+        matched_links,
     })
 }

@@ -69,6 +69,22 @@ pub(crate) enum Body {
     /// A process other than 0 to process 0: its files are read; whether each cache was
     /// reused.
     Ingested { reused: Vec<bool> },
+    /// Process 0 to another: read windows `windows` of pass 2 of the OBJ file `path` (the
+    /// tables of its pass 1 are in the bake folder) into your part, of `parts`, of its
+    /// cache; the file's source key is `key` (size, mtime, content hash) with `up`.
+    IngestPart {
+        path: String,
+        up: u8,
+        key: (u64, u64, u64),
+        windows: (u64, u64),
+        parts: u32,
+    },
+    /// A process other than 0 to process 0: its part of the file is read (the triangles),
+    /// or the file's first malformed line in it (its number and the message).
+    PartRead {
+        triangles: u64,
+        error: Option<(u64, String)>,
+    },
     /// Process 0 to another: bin your part of the scene (every process one part, in process
     /// order) from these scene caches (paths in the bake folder, in order), under `key`.
     Bin { key: u64, caches: Vec<String> },

@@ -9,6 +9,12 @@
 //! The trailer goes last so the file is written in one sequential pass. A cache whose key
 //! (input size, mtime, content hash, up axis) matches is reused; one that fails its checksums is
 //! reported and rebuilt.
+//!
+//! A distributed bake may write one file's cache in parts, one per process, each a cache of
+//! its own (its trailer: the file's key, the scene's origin, its own counts and checksum),
+//! and then a manifest that names them ([`write_split`], [`open_split`]). Read in order the
+//! parts are the one cache a single process writes: the manifest keeps that cache's trailer,
+//! whose payload checksum is taken over the parts' triangles end to end.
 
 use crate::{IngestError, SceneSource, Stop, WorldTriangle};
 use memmap2::Mmap;
@@ -93,13 +99,7 @@ impl SourceKey {
                 ));
             }
             key.size += meta.len();
-            let mtime = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0);
-            key.mtime_ns = key.mtime_ns.max(mtime);
+            key.mtime_ns = key.mtime_ns.max(mtime_ns(&meta));
             if meta.len() > 0 {
                 // SAFETY: read-only map of an input file nobody modifies during the bake.
                 let map = unsafe { Mmap::map(&file) }.map_err(|e| IngestError::io(f, e))?;
@@ -136,6 +136,22 @@ impl SourceKey {
     }
 }
 
+/// A file's modification time [ns since the epoch] (0 when the system does not say).
+fn mtime_ns(meta: &std::fs::Metadata) -> u64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+/// A file's size and modification time: what tells, without reading it, that a file is the
+/// one an earlier reading saw.
+pub(crate) fn size_and_mtime(path: &Path) -> Result<(u64, u64), IngestError> {
+    let meta = std::fs::metadata(path).map_err(|e| IngestError::io(path, e))?;
+    Ok((meta.len(), mtime_ns(&meta)))
+}
+
 /// The trailer's contents.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CacheInfo {
@@ -152,7 +168,7 @@ pub struct CacheInfo {
 }
 
 impl CacheInfo {
-    fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(TRAILER_LEN);
         b.extend_from_slice(MAGIC);
         b.extend_from_slice(&VERSION.to_le_bytes());
@@ -282,7 +298,7 @@ impl SceneCache {
             return Ok(());
         };
         let mut hasher = Xxh3::new();
-        crate::pages::hash_released(map, map.len() - TRAILER_LEN, &mut hasher);
+        crate::pages::hash_released(map, map.len() - TRAILER_LEN, |b| hasher.update(b));
         if hasher.digest() != self.info.payload_hash {
             return Err(IngestError::Cache {
                 path: self.path.clone(),
@@ -404,6 +420,26 @@ pub fn build_cache(
     key: SourceKey,
     path: &Path,
 ) -> Result<(IngestStats, CacheInfo), IngestError> {
+    write_cache(source, key, path, false)
+}
+
+/// [`build_cache`] for one part of a file's cache ([`write_split`]): its triangles are those
+/// `source` gives (a part of the file's), rebased on the whole file's origin (`source`'s
+/// bounds are the file's); a part without triangles is written too.
+pub fn build_cache_part(
+    source: &mut dyn SceneSource,
+    key: SourceKey,
+    path: &Path,
+) -> Result<(IngestStats, CacheInfo), IngestError> {
+    write_cache(source, key, path, true)
+}
+
+fn write_cache(
+    source: &mut dyn SceneSource,
+    key: SourceKey,
+    path: &Path,
+    part: bool,
+) -> Result<(IngestStats, CacheInfo), IngestError> {
     let bounds: WorldBounds = source.bounds();
     let origin = if bounds.is_empty() {
         [0.0; 3]
@@ -443,7 +479,7 @@ pub fn build_cache(
             Some(w) => IngestError::Store(w),
             None => e,
         })?;
-    if stats.triangles == 0 {
+    if stats.triangles == 0 && !part {
         return Err(IngestError::Empty {
             path: PathBuf::from(source.name()),
             degenerate: stats.degenerate,
@@ -471,24 +507,8 @@ pub fn ensure_cache<'s>(
     open_source: &mut dyn FnMut() -> Result<Box<dyn SceneSource + 's>, IngestError>,
     on_corrupt: &mut dyn FnMut(&IngestError),
 ) -> Result<(SceneCache, IngestStats), IngestError> {
-    if path.exists() {
-        // The trailer first: a cache of another input or up axis is rebuilt without hashing
-        // its payload.
-        match SceneCache::map(path) {
-            Ok(cache) if cache.info().key == key => match cache.verify_payload() {
-                Ok(()) => {
-                    let stats = IngestStats {
-                        triangles: cache.info().triangles,
-                        degenerate: cache.info().degenerate,
-                        reused: true,
-                    };
-                    return Ok((cache, stats));
-                }
-                Err(e) => on_corrupt(&e),
-            },
-            Ok(_) => {}
-            Err(e) => on_corrupt(&e),
-        }
+    if let Some(found) = reuse_cache(path, key, on_corrupt) {
+        return Ok(found);
     }
     let (stats, info) = {
         let mut source = open_source()?;
@@ -496,6 +516,189 @@ pub fn ensure_cache<'s>(
     };
     let cache = SceneCache::open_written(path, &info)?;
     Ok((cache, stats))
+}
+
+/// The cache at `path` when it is there, was built from `key` and passes its checksums; a
+/// corrupt one is reported through `on_corrupt`.
+pub fn reuse_cache(
+    path: &Path,
+    key: SourceKey,
+    on_corrupt: &mut dyn FnMut(&IngestError),
+) -> Option<(SceneCache, IngestStats)> {
+    if !path.exists() {
+        return None;
+    }
+    // The trailer first: a cache of another input or up axis is rebuilt without hashing
+    // its payload.
+    match SceneCache::map(path) {
+        Ok(cache) if cache.info().key == key => match cache.verify_payload() {
+            Ok(()) => {
+                let stats = IngestStats {
+                    triangles: cache.info().triangles,
+                    degenerate: cache.info().degenerate,
+                    reused: true,
+                };
+                return Some((cache, stats));
+            }
+            Err(e) => on_corrupt(&e),
+        },
+        Ok(_) => {}
+        Err(e) => on_corrupt(&e),
+    }
+    None
+}
+
+const SPLIT_MAGIC: &[u8; 8] = b"TSSPLIT\0";
+
+/// A file's cache written in parts ([`write_split`]): the parts in order, each opened and
+/// verified, and the trailer of the one cache they make together.
+pub struct SplitCache {
+    pub parts: Vec<SceneCache>,
+    pub whole: CacheInfo,
+}
+
+/// The parts at `paths` (in the manifest's folder, in file order) opened as one cache: each
+/// verified by its own checksum, and the whole's trailer made from theirs (the payload
+/// checksum over their triangles end to end, in the same reading). Every part must have
+/// `key` and one origin.
+fn join_parts(paths: &[PathBuf], key: SourceKey) -> Result<SplitCache, IngestError> {
+    let mut parts = Vec::with_capacity(paths.len());
+    let mut whole_hash = Xxh3::new();
+    let mut whole: Option<CacheInfo> = None;
+    for path in paths {
+        let part = SceneCache::map(path)?;
+        let info = *part.info();
+        let bad = |message: &str| IngestError::Cache {
+            path: path.clone(),
+            message: message.to_string(),
+        };
+        if info.key != key {
+            return Err(bad(
+                "a part of another scene file (or of another version of it)",
+            ));
+        }
+        let mut own = Xxh3::new();
+        if let Some(map) = &part.map {
+            crate::pages::hash_released(map, map.len() - TRAILER_LEN, |b| {
+                own.update(b);
+                whole_hash.update(b);
+            });
+        }
+        if own.digest() != info.payload_hash {
+            return Err(bad("triangle data checksum mismatch (corrupt cache part)"));
+        }
+        whole = Some(match whole {
+            None => info,
+            Some(w) if w.origin != info.origin => {
+                return Err(bad("a part rebased on another origin"));
+            }
+            Some(mut w) => {
+                for axis in 0..3 {
+                    w.bounds_min[axis] = w.bounds_min[axis].min(info.bounds_min[axis]);
+                    w.bounds_max[axis] = w.bounds_max[axis].max(info.bounds_max[axis]);
+                }
+                w.triangles += info.triangles;
+                w.degenerate += info.degenerate;
+                w
+            }
+        });
+        parts.push(part);
+    }
+    let mut whole = whole.ok_or_else(|| IngestError::Cache {
+        path: PathBuf::from("scene"),
+        message: "a cache in no parts".into(),
+    })?;
+    whole.payload_hash = whole_hash.digest();
+    Ok(SplitCache { parts, whole })
+}
+
+/// Joins the parts at `paths` (files in `manifest`'s folder, in file order, each written by
+/// [`build_cache_part`] from the file of `key`) into one cache, verifying each, and writes the
+/// manifest that names them (atomically: temp, fsync, rename) with the whole's trailer. A scene
+/// with no triangle in any part is refused as [`build_cache`] refuses it.
+pub fn write_split(
+    manifest: &Path,
+    paths: &[PathBuf],
+    key: SourceKey,
+    name: &str,
+) -> Result<SplitCache, IngestError> {
+    let split = join_parts(paths, key)?;
+    if split.whole.triangles == 0 {
+        return Err(IngestError::Empty {
+            path: PathBuf::from(name),
+            degenerate: split.whole.degenerate,
+        });
+    }
+    let mut b = Vec::new();
+    b.extend_from_slice(SPLIT_MAGIC);
+    b.extend_from_slice(&VERSION.to_le_bytes());
+    b.extend_from_slice(&split.whole.encode());
+    b.extend_from_slice(&(split.parts.len() as u32).to_le_bytes());
+    for part in &split.parts {
+        let file = part.path.file_name().unwrap_or_default().as_encoded_bytes();
+        b.extend_from_slice(&(file.len() as u32).to_le_bytes());
+        b.extend_from_slice(file);
+        b.extend_from_slice(&part.info.encode());
+    }
+    b.extend_from_slice(&xxh3_64(&b).to_le_bytes());
+    tessera_store::write_atomic(manifest, &b)?;
+    Ok(split)
+}
+
+/// The cache in parts that `manifest` names ([`write_split`]), each part verified by its
+/// checksum and against the trailer the manifest keeps for it, and the whole's checksum
+/// against the manifest's. With `key`, a cache made from another source is `Ok(None)`.
+pub fn open_split(
+    manifest: &Path,
+    key: Option<SourceKey>,
+) -> Result<Option<SplitCache>, IngestError> {
+    let b = std::fs::read(manifest).map_err(|e| IngestError::io(manifest, e))?;
+    let bad = |message: &str| IngestError::Cache {
+        path: manifest.to_path_buf(),
+        message: message.to_string(),
+    };
+    if b.len() < 8 + 4 + TRAILER_LEN + 4 + 8 || &b[..8] != SPLIT_MAGIC {
+        return Err(bad("not a manifest of scene cache parts"));
+    }
+    let (body, sum) = b.split_at(b.len() - 8);
+    if xxh3_64(body).to_le_bytes() != sum {
+        return Err(bad("manifest checksum mismatch (damaged)"));
+    }
+    if body[8..12] != VERSION.to_le_bytes() {
+        return Err(bad("made by another version of tessera"));
+    }
+    let whole = CacheInfo::decode(&body[12..12 + TRAILER_LEN]).map_err(|m| bad(&m))?;
+    if key.is_some_and(|k| k != whole.key) {
+        return Ok(None);
+    }
+    let mut at = 12 + TRAILER_LEN;
+    let mut take = |n: usize| -> Result<&[u8], IngestError> {
+        let got = body
+            .get(at..at + n)
+            .ok_or_else(|| bad("manifest cut short"))?;
+        at += n;
+        Ok(got)
+    };
+    let count = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes"));
+    let folder = manifest.parent().unwrap_or(Path::new("."));
+    let mut paths = Vec::new();
+    let mut infos = Vec::new();
+    for _ in 0..count {
+        let len = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
+        let name =
+            std::str::from_utf8(take(len)?).map_err(|_| bad("a part's name is not UTF-8"))?;
+        if name.contains('/') || name.contains('\\') || name.starts_with('.') {
+            return Err(bad("a part's name leaves the manifest's folder"));
+        }
+        paths.push(folder.join(name));
+        infos.push(CacheInfo::decode(take(TRAILER_LEN)?).map_err(|m| bad(&m))?);
+    }
+    let split = join_parts(&paths, whole.key)?;
+    let theirs: Vec<CacheInfo> = split.parts.iter().map(|p| p.info).collect();
+    if theirs != infos || split.whole != whole {
+        return Err(bad("the parts are not the ones the manifest names"));
+    }
+    Ok(Some(split))
 }
 
 #[cfg(test)]

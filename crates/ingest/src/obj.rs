@@ -81,8 +81,18 @@ pub struct ObjScene {
     vertex_count: u64,
     bounds: WorldBounds,
     windows: Vec<Window>,
+    /// The windows pass 2 reads (all of them unless [`ObjScene::read_part`] said otherwise).
+    part: Range<usize>,
     limits: ReadLimits,
 }
+
+/// The file names of pass 1's results shared with other processes ([`ObjScene::open_shared`]).
+const VERTEX_TABLE: &str = "vertices.table";
+const WINDOW_TABLE: &str = "windows.table";
+const WINDOW_TABLE_MAGIC: &[u8; 8] = b"TSOBJWIN";
+const WINDOW_TABLE_VERSION: u32 = 1;
+/// Bytes per window in the window table: text start and end, first line, first vertex, faces.
+const WINDOW_RECORD: usize = 8 * 4 + 1;
 
 #[allow(unsafe_code)] // maps the input file read-only: see the SAFETY comment inside
 fn map_file(file: &File, path: &Path) -> Result<Option<Mmap>, IngestError> {
@@ -110,10 +120,175 @@ impl ObjScene {
         scratch: &Path,
         limits: ReadLimits,
     ) -> Result<ObjScene, IngestError> {
+        std::fs::create_dir_all(scratch).map_err(|e| IngestError::io(scratch, e))?;
+        let table = tempfile::tempfile_in(scratch).map_err(|e| IngestError::io(scratch, e))?;
+        ObjScene::vertex_pass(path, up, (table, scratch), limits)
+    }
+
+    /// [`ObjScene::open_with`], its vertex table and its window table written to `dir` (a
+    /// folder every process of a distributed bake sees), so that other processes can read
+    /// parts of pass 2 ([`ObjScene::open_tables`]) without a pass 1 of their own. The window
+    /// table names the text's size and modification time, and is checksummed.
+    pub fn open_shared(
+        path: &Path,
+        up: UpAxis,
+        dir: &Path,
+        limits: ReadLimits,
+    ) -> Result<ObjScene, IngestError> {
+        std::fs::create_dir_all(dir).map_err(|e| IngestError::io(dir, e))?;
+        let at = dir.join(VERTEX_TABLE);
+        let table = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&at)
+            .map_err(|e| IngestError::io(&at, e))?;
+        // The vertex table's file is closed when the pass ends (its map stays), which on a
+        // network file system sends its data to the server before the window table, written
+        // after it, names it (close-to-open consistency); nothing needs it on the disk itself.
+        let scene = ObjScene::vertex_pass(path, up, (table, &at), limits)?;
+        let (size, mtime_ns) = crate::cache::size_and_mtime(path)?;
+        let mut b = Vec::with_capacity(96 + scene.windows.len() * WINDOW_RECORD);
+        b.extend_from_slice(WINDOW_TABLE_MAGIC);
+        b.extend_from_slice(&WINDOW_TABLE_VERSION.to_le_bytes());
+        b.push(up.code());
+        for v in [
+            size,
+            mtime_ns,
+            scene.vertex_count,
+            scene.windows.len() as u64,
+        ] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in scene.bounds.min.iter().chain(&scene.bounds.max) {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        for w in &scene.windows {
+            for v in [
+                w.text.start as u64,
+                w.text.end as u64,
+                w.first_line,
+                w.first_vertex,
+            ] {
+                b.extend_from_slice(&v.to_le_bytes());
+            }
+            b.push(u8::from(w.faces));
+        }
+        b.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&b).to_le_bytes());
+        tessera_store::write_atomic(dir.join(WINDOW_TABLE), &b)?;
+        Ok(scene)
+    }
+
+    /// The OBJ file `path` whose pass 1 another process ran into `dir`
+    /// ([`ObjScene::open_shared`]): maps the text and the vertex table and reads the window
+    /// table, refusing one made from another file or version of it, or damaged.
+    pub fn open_tables(
+        path: &Path,
+        up: UpAxis,
+        dir: &Path,
+        limits: ReadLimits,
+    ) -> Result<ObjScene, IngestError> {
+        let at = dir.join(WINDOW_TABLE);
+        let b = std::fs::read(&at).map_err(|e| IngestError::io(&at, e))?;
+        let bad = |message: &str| IngestError::Cache {
+            path: at.clone(),
+            message: message.to_string(),
+        };
+        let head = 8 + 4 + 1 + 4 * 8 + 6 * 8;
+        if b.len() < head + 8 || &b[..8] != WINDOW_TABLE_MAGIC {
+            return Err(bad("not an OBJ window table"));
+        }
+        let (body, sum) = b.split_at(b.len() - 8);
+        if xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() != sum {
+            return Err(bad("window table checksum mismatch (damaged)"));
+        }
+        let u64_at = |o: usize| u64::from_le_bytes(body[o..o + 8].try_into().expect("8 bytes"));
+        let f64_at = |o: usize| f64::from_bits(u64_at(o));
+        if body[8..12] != WINDOW_TABLE_VERSION.to_le_bytes() || body[12] != up.code() {
+            return Err(bad(
+                "made by another version of tessera or with another up axis",
+            ));
+        }
+        if (u64_at(13), u64_at(21)) != crate::cache::size_and_mtime(path)? {
+            return Err(bad(
+                "made from another version of the scene file (is the bake folder shared, and \
+                 the scene the same file on every machine?)",
+            ));
+        }
+        let (vertex_count, count) = (u64_at(29), u64_at(37) as usize);
+        if body.len() != head + count * WINDOW_RECORD {
+            return Err(bad("window table has the wrong length"));
+        }
+        let bounds = WorldBounds {
+            min: [f64_at(45), f64_at(53), f64_at(61)],
+            max: [f64_at(69), f64_at(77), f64_at(85)],
+        };
+        let windows: Vec<Window> = body[head..]
+            .chunks_exact(WINDOW_RECORD)
+            .map(|r| {
+                let at = |k: usize| u64::from_le_bytes(r[k * 8..k * 8 + 8].try_into().unwrap());
+                Window {
+                    text: at(0) as usize..at(1) as usize,
+                    first_line: at(2),
+                    first_vertex: at(3),
+                    faces: r[32] != 0,
+                }
+            })
+            .collect();
         let file = File::open(path).map_err(|e| IngestError::io(path, e))?;
         let data = map_file(&file, path)?;
-        std::fs::create_dir_all(scratch).map_err(|e| IngestError::io(scratch, e))?;
-        let mut table = tempfile::tempfile_in(scratch).map_err(|e| IngestError::io(scratch, e))?;
+        let len = data.as_ref().map_or(0, |d| d.len());
+        if windows
+            .iter()
+            .any(|w| w.text.start > w.text.end || w.text.end > len)
+        {
+            return Err(bad("a window lies outside the scene file"));
+        }
+        let table_at = dir.join(VERTEX_TABLE);
+        let table = File::open(&table_at).map_err(|e| IngestError::io(&table_at, e))?;
+        let vertices = map_file(&table, &table_at)?;
+        if vertices.as_ref().map_or(0, |v| v.len() as u64) != vertex_count * 24 {
+            return Err(bad("the vertex table does not hold the vertices it names"));
+        }
+        Ok(ObjScene::of_pass_one(
+            path,
+            (data, vertices),
+            (vertex_count, bounds, windows),
+            limits,
+        ))
+    }
+
+    /// The scene of `path` (its text and vertex table mapped) once pass 1 has counted its
+    /// vertices, bounded them and cut the windows; pass 2 reads every window.
+    fn of_pass_one(
+        path: &Path,
+        (data, vertices): (Option<Mmap>, Option<Mmap>),
+        (vertex_count, bounds, windows): (u64, WorldBounds, Vec<Window>),
+        limits: ReadLimits,
+    ) -> ObjScene {
+        ObjScene {
+            path: path.to_path_buf(),
+            data,
+            vertices,
+            vertex_count,
+            bounds,
+            part: 0..windows.len(),
+            windows,
+            limits,
+        }
+    }
+
+    /// Pass 1 of `path`: its vertices into `table` (a new, empty file; `at` names it in
+    /// messages), the windows of both passes cut and numbered.
+    fn vertex_pass(
+        path: &Path,
+        up: UpAxis,
+        (mut table, table_path): (File, &Path),
+        limits: ReadLimits,
+    ) -> Result<ObjScene, IngestError> {
+        let file = File::open(path).map_err(|e| IngestError::io(path, e))?;
+        let data = map_file(&file, path)?;
         let mut bounds = WorldBounds::EMPTY;
         let mut vertex_count = 0u64;
         let mut windows = Vec::new();
@@ -139,7 +314,7 @@ impl ObjScene {
                     });
                     table
                         .write_all(&w.table)
-                        .map_err(|e| IngestError::io(scratch, e))?;
+                        .map_err(|e| IngestError::io(table_path, e))?;
                     vertex_count += w.count;
                     for axis in 0..3 {
                         bounds.min[axis] = bounds.min[axis].min(w.min[axis]);
@@ -161,21 +336,50 @@ impl ObjScene {
             )?;
             release(data, 0, data.len());
         }
-        let vertices = map_file(&table, scratch)?;
-        Ok(ObjScene {
-            path: path.to_path_buf(),
-            data,
-            vertices,
-            vertex_count,
-            bounds,
-            windows,
+        let vertices = map_file(&table, table_path)?;
+        Ok(ObjScene::of_pass_one(
+            path,
+            (data, vertices),
+            (vertex_count, bounds, windows),
             limits,
-        })
+        ))
     }
 
     /// Number of `v` lines.
     pub fn vertex_count(&self) -> u64 {
         self.vertex_count
+    }
+
+    /// Pass 2's windows cut into `parts` runs, in file order, of about equal text among the
+    /// windows that hold faces (the others cost nothing): each window goes to the run its
+    /// middle falls in. A run may be empty (fewer face windows than runs). The same for the
+    /// same windows.
+    pub fn face_parts(&self, parts: u32) -> Vec<Range<usize>> {
+        let parts = parts.max(1) as usize;
+        let bytes = |w: &Window| if w.faces { w.text.len() as u64 } else { 0 };
+        let total: u64 = self.windows.iter().map(bytes).sum::<u64>().max(1);
+        let mut ends = vec![0usize; parts];
+        let mut before = 0u64;
+        for (i, w) in self.windows.iter().enumerate() {
+            let middle = 2 * before + bytes(w);
+            let k = (middle as u128 * parts as u128 / (2 * total as u128)) as usize;
+            ends[k.min(parts - 1)] = i + 1;
+            before += bytes(w);
+        }
+        // A run that got no window ends where the one before it does.
+        for k in 1..parts {
+            ends[k] = ends[k].max(ends[k - 1]);
+        }
+        (0..parts)
+            .map(|k| if k == 0 { 0 } else { ends[k - 1] }..ends[k])
+            .collect()
+    }
+
+    /// Pass 2 reads only `windows` from now on (one of [`ObjScene::face_parts`]): the
+    /// triangles of that part of the file, in file order.
+    pub fn read_part(&mut self, windows: Range<usize>) {
+        let end = windows.end.min(self.windows.len());
+        self.part = windows.start.min(end)..end;
     }
 
     fn vertex(&self, i: u64) -> [f64; 3] {
@@ -250,17 +454,17 @@ impl ObjScene {
         // often than the text, every VERTICES_RELEASE_EVERY of text.
         const VERTICES_RELEASE_EVERY: usize = 64 << 20;
         let mut vertices_released = 0;
+        let windows = &self.windows[self.part.clone()];
         in_order(
-            self.windows.iter().map(|w| w.text.clone()),
+            windows.iter().map(|w| w.text.clone()),
             batch_text(self.limits.buffer_bytes, growth),
             |i, _| {
                 let mut out = T::default();
-                if !self.windows[i].faces {
+                if !windows[i].faces {
                     return (out, Ok(()));
                 }
-                let result = self.face_window(data, &self.windows[i], &mut |t, line| {
-                    push(&mut out, t, line)
-                });
+                let result =
+                    self.face_window(data, &windows[i], &mut |t, line| push(&mut out, t, line));
                 (out, result)
             },
             |_, _, (out, result)| {
@@ -849,6 +1053,52 @@ mod tests {
         Ok((scene.bounds(), std::fs::read(&cache).unwrap()))
     }
 
+    /// [`cache_of`] by `parts` readers: pass 1 shared through its tables, each part of pass 2
+    /// read by a scene opened from them, the parts joined; the first error in file order.
+    fn cache_in_parts(
+        path: &Path,
+        limits: ReadLimits,
+        parts: u32,
+    ) -> Result<(WorldBounds, Vec<u8>), String> {
+        use crate::cache::{build_cache_part, write_split};
+        let dir = tempfile::tempdir().unwrap();
+        let key =
+            crate::cache::SourceKey::of_file(path, UpAxis::Z, &crate::Stop::default()).unwrap();
+        let tables = dir.path().join("tables");
+        let first = ObjScene::open_shared(path, UpAxis::Z, &tables, limits.clone())
+            .map_err(|e| format!("{e:?}"))?;
+        let runs = first.face_parts(parts);
+        assert_eq!(runs.len(), parts as usize);
+        assert_eq!(runs.first().map(|r| r.start), Some(0));
+        assert_eq!(runs.last().map(|r| r.end), Some(first.windows.len()));
+        assert!(runs.windows(2).all(|r| r[0].end == r[1].start));
+        let bounds = first.bounds();
+        let mut paths = Vec::new();
+        for (p, run) in runs.into_iter().enumerate() {
+            let mut scene = ObjScene::open_tables(path, UpAxis::Z, &tables, limits.clone())
+                .map_err(|e| format!("{e:?}"))?;
+            scene.read_part(run);
+            let at = dir.path().join(format!("part-{p}.cache"));
+            build_cache_part(&mut scene, key, &at).map_err(|e| format!("{e:?}"))?;
+            paths.push(at);
+        }
+        let name = path.display().to_string();
+        let manifest = dir.path().join("scene.parts");
+        let split = write_split(&manifest, &paths, key, &name).map_err(|e| format!("{e:?}"))?;
+        let reopened = crate::cache::open_split(&manifest, Some(key))
+            .unwrap()
+            .expect("the same key");
+        assert_eq!(reopened.whole, split.whole);
+        // The one cache's bytes: the parts' triangles end to end, then the whole's trailer.
+        let mut bytes: Vec<u8> = split
+            .parts
+            .iter()
+            .flat_map(|p| bytemuck::cast_slice::<_, u8>(p.triangles()).to_vec())
+            .collect();
+        bytes.extend_from_slice(&split.whole.encode());
+        Ok((bounds, bytes))
+    }
+
     fn coordinate() -> impl proptest::strategy::Strategy<Value = &'static str> {
         proptest::sample::select(vec!["0", "-0", "1", "-1.5", "2e1", "0.1", "-0.0"])
     }
@@ -901,6 +1151,10 @@ mod tests {
             let whole = cache_of(&path, ReadLimits::default());
             for limits in cut_everywhere() {
                 proptest::prop_assert_eq!(&cache_of(&path, limits.clone()), &whole, "{:?}", limits);
+                for parts in [2, 3] {
+                    let split = cache_in_parts(&path, limits.clone(), parts);
+                    proptest::prop_assert_eq!(&split, &whole, "{} parts, {:?}", parts, limits);
+                }
             }
         }
     }

@@ -54,14 +54,14 @@ impl<'m> Behind<'m> {
     }
 }
 
-/// Feeds `map[..len]` to `hasher` a window at a time, giving each window's pages back once
-/// hashed.
-pub(crate) fn hash_released(map: &Mmap, len: usize, hasher: &mut Xxh3) {
+/// Feeds `map[..len]` to `hash` (which may update several hashers) a window at a time,
+/// giving each window's pages back once hashed.
+pub(crate) fn hash_released(map: &Mmap, len: usize, mut hash: impl FnMut(&[u8])) {
     let mut behind = Behind::new(map);
     let mut at = 0;
     while at < len {
         let end = (at + RELEASE_EVERY).min(len);
-        hasher.update(&map[at..end]);
+        hash(&map[at..end]);
         at = end;
         behind.advance(at);
     }

@@ -133,7 +133,8 @@ impl TilePacks {
 /// every process then reads a tile from all the parts' packs.
 pub trait BinShare: Send + Sync {
     /// Process 0: every other process `p` bins part `p` of the scene (its files' caches at
-    /// `caches`, paths in the bake folder, in order) into its part pack, under `key`.
+    /// `caches`, paths in the bake folder, in order, or the manifest of one file's cache in
+    /// parts) into its part pack, under `key`.
     fn assign_bins(&self, key: u64, caches: &[PathBuf]) -> Result<(), BakeError>;
     /// Process 0: waits until process `p` has binned its part; the triangle copies it wrote.
     fn wait_bins(&self, p: u32) -> Result<u64, BakeError>;
@@ -270,13 +271,7 @@ pub(crate) fn run(b: &Binning, share: Option<(&dyn BinShare, u32)>) -> Result<Bi
         // The parts of an earlier bake of this folder are not read by this one.
         remove_parts();
         create_parts()?;
-        let caches: Vec<PathBuf> = b
-            .scene
-            .parts()
-            .iter()
-            .map(|p| p.cache.path().to_path_buf())
-            .collect();
-        share.assign_bins(key, &caches)?;
+        share.assign_bins(key, &b.scene.cache_paths(layout))?;
         let own = part_range(b.scene.info().triangles, 0, parts);
         let mut placements = b.pack(own, &header, &layout.bin_part(0, parts))?;
         for p in 1..parts {

@@ -76,6 +76,19 @@ pub enum BakeError {
     },
 }
 
+impl BakeError {
+    /// The number and message of a malformed line of an OBJ scene, when that is the failure
+    /// (a process reading part of the file hands it to the one that reports it).
+    pub fn malformed_line(&self) -> Option<(u64, String)> {
+        match self {
+            BakeError::Input(IngestError::Obj { line, message, .. }) => {
+                Some((*line, message.clone()))
+            }
+            _ => None,
+        }
+    }
+}
+
 impl From<OverBudget> for BakeError {
     fn from(e: OverBudget) -> Self {
         BakeError::OverBudget(e.to_string())

@@ -13,7 +13,11 @@ use std::sync::Arc;
 use std::time::Instant;
 use tessera_budget::MemoryBudget;
 use tessera_geom::UpAxis;
-use tessera_ingest::cache::{ensure_cache, CacheBatch, IngestStats, SceneCache, SourceKey};
+use tessera_ingest::cache::{
+    build_cache_part, ensure_cache, open_split, reuse_cache, write_split, CacheBatch, IngestStats,
+    SceneCache, SourceKey, SplitCache,
+};
+use tessera_ingest::obj::ObjScene;
 use tessera_ingest::{
     IngestError, MeshSource, ReadLimits, SceneFormat, SceneSource, Stop, WorldTriangle,
 };
@@ -55,6 +59,9 @@ impl ScenePart {
 pub(crate) struct Scene {
     parts: Vec<ScenePart>,
     info: CacheInfo,
+    /// Whether the parts are one file's cache in parts (a distributed bake's processes read
+    /// it so): then `info` is that file's one cache's.
+    split: bool,
 }
 
 impl Scene {
@@ -65,12 +72,52 @@ impl Scene {
             let own = p.cache.info().origin;
             p.offset = [0, 1, 2].map(|k| own[k] - info.origin[k]);
         }
-        Scene { parts, info }
+        Scene {
+            parts,
+            info,
+            split: false,
+        }
+    }
+
+    /// The scene of one file whose cache is in parts (all on the file's origin: no offsets),
+    /// which together are the file's one cache (`split.whole`).
+    fn of_split(split: SplitCache, name: &str, reused: bool) -> Scene {
+        let parts = split
+            .parts
+            .into_iter()
+            .map(|cache| ScenePart {
+                cache,
+                name: name.to_string(),
+                offset: [0.0; 3],
+                reused,
+            })
+            .collect();
+        Scene {
+            parts,
+            info: split.whole,
+            split: true,
+        }
+    }
+
+    /// Whether this is one file's cache in parts.
+    pub fn is_split(&self) -> bool {
+        self.split
     }
 
     /// The scene whose files' caches another process of a distributed bake made (each
-    /// verified by its checksums), in order.
+    /// verified by its checksums), in order; or, when `paths` is one manifest of a file's
+    /// cache in parts (`*.parts`), that file's.
     pub fn open_caches(paths: &[PathBuf]) -> Result<Scene, BakeError> {
+        if let [manifest] = paths {
+            if manifest.extension().is_some_and(|x| x == "parts") {
+                let split = open_split(manifest, None)?.expect("no key to differ from");
+                return Ok(Scene::of_split(
+                    split,
+                    &manifest.display().to_string(),
+                    true,
+                ));
+            }
+        }
         let mut parts = Vec::with_capacity(paths.len());
         for path in paths {
             parts.push(ScenePart {
@@ -99,6 +146,19 @@ impl Scene {
     /// The first file's cache, for messages about the scene's frame.
     pub fn path(&self) -> &std::path::Path {
         self.parts[0].cache.path()
+    }
+
+    /// The caches another process opens to read this scene ([`Scene::open_caches`]): each
+    /// file's, or the manifest of a file's cache in parts.
+    pub fn cache_paths(&self, layout: &BakeLayout) -> Vec<PathBuf> {
+        match self.split {
+            true => vec![layout.split_manifest()],
+            false => self
+                .parts
+                .iter()
+                .map(|p| p.cache.path().to_path_buf())
+                .collect(),
+        }
     }
 }
 
@@ -170,33 +230,66 @@ pub(crate) fn run(
     share: Option<&dyn IngestShare>,
 ) -> Result<Ingested, BakeError> {
     let started = Instant::now();
-    // The reader also looks at the flag between windows of the scene's hash and vertex pass.
-    let stop = interrupt.cloned().map_or_else(Stop::default, Stop::on);
-    let interrupted = &|| stop.is_raised();
-    progress.stage_start(STAGE, 0);
-    // The reader's parsed windows waiting to be written: a quarter of the budget, as binning
-    // (the reader keeps to it down to windows of one line; a budget too small for the bake is
-    // refused after ingest, once the grid is known).
-    let buffers = (budget.total() / 4).min(crate::grid::STAGE_BUFFER_CAP);
-    let reservation = budget.reserve(buffers, "scene reading buffers")?;
-    let limits = ReadLimits::new(buffers as usize).with_stop(stop.clone());
-    let pool = crate::error::thread_pool(threads, STAGE)?;
-    // A raised interrupt flag stops the reading at its next batch of triangles (as an error
-    // of the source, which the cache discards): reported as an interruption.
-    let mut ingested = pool
-        .install(|| read(scene, layout, limits, progress, interrupted, share))
-        .map_err(|e| {
-            if interrupted() {
-                BakeError::Interrupted
-            } else {
-                e
-            }
-        })?;
-    drop(reservation);
+    let start = Start::new(budget, threads, progress, interrupt)?;
+    let interrupted = &|| start.stop.is_raised();
+    let mut ingested =
+        start.run(|limits| read(scene, layout, limits, progress, interrupted, share))?;
+    drop(start);
     let _ = std::fs::remove_dir_all(layout.scratch());
     progress.stage_done(STAGE, ingested.stats.triangles);
     ingested.seconds = started.elapsed().as_secs_f64();
     Ok(ingested)
+}
+
+/// What every reading of the stage starts with: the stage announced, the flag that stops the
+/// reader, its buffers reserved from the budget, and the pool it parses on.
+struct Start {
+    stop: Stop,
+    limits: ReadLimits,
+    pool: rayon::ThreadPool,
+    _buffers: tessera_budget::Reservation,
+}
+
+impl Start {
+    fn new(
+        budget: &Arc<MemoryBudget>,
+        threads: usize,
+        progress: &Progress,
+        interrupt: Option<&Arc<AtomicBool>>,
+    ) -> Result<Start, BakeError> {
+        // The reader also looks at the flag between windows of the scene's hash and vertex
+        // pass.
+        let stop = interrupt.cloned().map_or_else(Stop::default, Stop::on);
+        progress.stage_start(STAGE, 0);
+        // The reader's parsed windows waiting to be written: a quarter of the budget, as
+        // binning (the reader keeps to it down to windows of one line; a budget too small for
+        // the bake is refused after ingest, once the grid is known).
+        let buffers = (budget.total() / 4).min(crate::grid::STAGE_BUFFER_CAP);
+        let reservation = budget.reserve(buffers, "scene reading buffers")?;
+        Ok(Start {
+            limits: ReadLimits::new(buffers as usize).with_stop(stop.clone()),
+            stop,
+            pool: crate::error::thread_pool(threads, STAGE)?,
+            _buffers: reservation,
+        })
+    }
+
+    /// Runs `read` on the pool. A raised interrupt flag stops the reading at its next batch
+    /// of triangles (as an error of the source, which the cache discards): reported as an
+    /// interruption.
+    fn run<T: Send>(
+        &self,
+        read: impl FnOnce(ReadLimits) -> Result<T, BakeError> + Send,
+    ) -> Result<T, BakeError> {
+        let limits = self.limits.clone();
+        self.pool.install(|| read(limits)).map_err(|e| {
+            if self.stop.is_raised() {
+                BakeError::Interrupted
+            } else {
+                e
+            }
+        })
+    }
 }
 
 /// What reading a scene needs besides the scene.
@@ -225,7 +318,7 @@ fn read(
     };
     match scene {
         SceneInput::File { path, up } => {
-            read_files(std::slice::from_ref(path), *up, &reading, None)
+            read_files(std::slice::from_ref(path), *up, &reading, share)
         }
         SceneInput::Files { paths, up } => read_files(paths, *up, &reading, share),
         SceneInput::Mesh {
@@ -274,6 +367,18 @@ pub trait IngestShare: Send + Sync {
     fn assign_files(&self, files: &[Vec<PathBuf>], up: UpAxis) -> Result<(), BakeError>;
     /// Process 0: waits until process `p` has read its files; whether each cache was reused.
     fn wait_files(&self, p: u32) -> Result<Vec<bool>, BakeError>;
+    /// Process 0: every other process `p` reads the windows `parts[p]` of pass 2 of the OBJ
+    /// file `path` (source key `key`), whose pass 1 this process wrote to the bake folder
+    /// (`BakeLayout::obj_tables`), into part `p` of its cache (`BakeLayout::split_part`).
+    fn assign_split(
+        &self,
+        path: &std::path::Path,
+        key: &SourceKey,
+        parts: &[std::ops::Range<usize>],
+    ) -> Result<(), BakeError>;
+    /// Process 0: waits until process `p` has written its part: the triangles it read, or
+    /// the malformed line it found (its number and the message).
+    fn wait_split(&self, p: u32) -> Result<Result<u64, (u64, String)>, BakeError>;
 }
 
 /// The up axis every file of `paths` has (`up` when given, else each format's own), or the
@@ -313,6 +418,27 @@ fn read_file(
     many: bool,
     reading: &Reading,
 ) -> Result<(SceneCache, IngestStats), BakeError> {
+    let shown = path.display().to_string();
+    let what = |step: &str| match many {
+        true => format!("{step} ({shown})"),
+        false => step.to_string(),
+    };
+    reading
+        .progress
+        .phase(STAGE, &what("hashing the scene file"), 0);
+    let key = SourceKey::of_file(path, up, reading.limits.stop())?;
+    cache_file(path, (up, key), cache_path, scratch, many, reading)
+}
+
+/// [`read_file`] once the file's key is known.
+fn cache_file(
+    path: &std::path::Path,
+    (up, key): (UpAxis, SourceKey),
+    cache_path: &std::path::Path,
+    scratch: &std::path::Path,
+    many: bool,
+    reading: &Reading,
+) -> Result<(SceneCache, IngestStats), BakeError> {
     let (limits, progress, interrupted) = (&reading.limits, reading.progress, reading.interrupted);
     let warn = &mut |e: &IngestError| progress.warn(&format!("scene cache rebuilt: {e}"));
     let shown = path.display().to_string();
@@ -320,8 +446,6 @@ fn read_file(
         true => format!("{step} ({shown})"),
         false => step.to_string(),
     };
-    progress.phase(STAGE, &what("hashing the scene file"), 0);
-    let key = SourceKey::of_file(path, up, limits.stop())?;
     if cache_path.exists() {
         progress.phase(
             STAGE,
@@ -355,10 +479,12 @@ fn read_files(
 ) -> Result<Ingested, BakeError> {
     let layout = reading.layout;
     let up = scene_up(paths, up)?;
-    let many = paths.len() > 1;
+    if let [path] = paths {
+        return read_one(path, up, reading, share);
+    }
     // Which process reads each file (0: this one).
     let processes = share.map_or(1, |s| s.ingest_processes()).max(1);
-    let owner = match (share, many && processes > 1) {
+    let owner = match (share, processes > 1) {
         (Some(share), true) => {
             let sizes: Vec<u64> = paths
                 .iter()
@@ -383,16 +509,12 @@ fn read_files(
     let mut mine = Vec::with_capacity(paths.len());
     for (path, &o) in paths.iter().zip(&owner) {
         mine.push(if o == 0 {
-            let cache_path = match many {
-                true => layout.part_cache(path),
-                false => layout.scene_cache(),
-            };
             Some(read_file(
                 path,
                 up,
-                &cache_path,
+                &layout.part_cache(path),
                 &layout.scratch(),
-                many,
+                true,
                 reading,
             )?)
         } else {
@@ -428,10 +550,8 @@ fn read_files(
         });
     }
     stats.reused = parts.iter().all(|p| p.reused);
-    if many {
-        let kept: Vec<&std::path::Path> = parts.iter().map(|p| p.cache.path()).collect();
-        remove_other_caches(&layout.part_caches(), &kept);
-    }
+    let kept: Vec<&std::path::Path> = parts.iter().map(|p| p.cache.path()).collect();
+    remove_other_caches(&layout.part_caches(), &kept);
     let scene = Scene::of(parts);
     let name = match paths {
         [one] => one.display().to_string(),
@@ -449,6 +569,171 @@ fn read_files(
         up,
         seconds: 0.0,
     })
+}
+
+/// A scene of one file: the cache of it that the last bake made, either `work/scene.cache`
+/// or the parts of one that a distributed bake's processes read (`work/scene-parts/`),
+/// whichever was made from this file; else the file read anew: by this process alone, or,
+/// with `share` and other processes, an OBJ file split (process 0 runs pass 1 and shares its
+/// tables, then every process reads its part of pass 2: [`read_split`]). A glTF file is read
+/// by process 0 alone (its reader decodes buffers and node trees, not windows of text).
+fn read_one(
+    path: &std::path::Path,
+    up: UpAxis,
+    reading: &Reading,
+    share: Option<&dyn IngestShare>,
+) -> Result<Ingested, BakeError> {
+    let layout = reading.layout;
+    let progress = reading.progress;
+    let processes = share.map_or(1, |s| s.ingest_processes());
+    let split = match share {
+        Some(share) if processes > 1 && SceneFormat::of(path)? == SceneFormat::Obj => Some(share),
+        _ => None,
+    };
+    let name = path.display().to_string();
+    progress.phase(STAGE, "hashing the scene file", 0);
+    let key = SourceKey::of_file(path, up, reading.limits.stop())?;
+    let warn = &mut |e: &IngestError| progress.warn(&format!("scene cache rebuilt: {e}"));
+    let whole = |cache: SceneCache, stats: IngestStats| Ingested {
+        scene: Scene::of(vec![ScenePart {
+            cache,
+            name: name.clone(),
+            offset: [0.0; 3],
+            reused: stats.reused,
+        }]),
+        stats,
+        name: name.clone(),
+        up,
+        seconds: 0.0,
+    };
+    let in_parts = |split: SplitCache, reused: bool| Ingested {
+        stats: IngestStats {
+            triangles: split.whole.triangles,
+            degenerate: split.whole.degenerate,
+            reused,
+        },
+        scene: Scene::of_split(split, &name, reused),
+        name: name.clone(),
+        up,
+        seconds: 0.0,
+    };
+    // The cache an earlier bake made, in one file or in parts, whatever number of processes
+    // made it.
+    if layout.split_manifest().exists() {
+        progress.phase(STAGE, "checking the scene cache of an earlier bake", 0);
+        match open_split(&layout.split_manifest(), Some(key)) {
+            Ok(Some(split)) => return Ok(in_parts(split, true)),
+            Ok(None) => {}
+            Err(e) => warn(&e),
+        }
+    }
+    let _ = std::fs::remove_dir_all(layout.split_cache());
+    let scene_cache = layout.scene_cache();
+    let Some(share) = split else {
+        // Reused or made anew.
+        let (cache, stats) = cache_file(
+            path,
+            (up, key),
+            &scene_cache,
+            &layout.scratch(),
+            false,
+            reading,
+        )?;
+        return Ok(whole(cache, stats));
+    };
+    if scene_cache.exists() {
+        progress.phase(STAGE, "checking the scene cache of an earlier bake", 0);
+    }
+    if let Some((cache, stats)) = reuse_cache(&scene_cache, key, warn) {
+        return Ok(whole(cache, stats));
+    }
+    let _ = std::fs::remove_file(&scene_cache);
+    let split = read_split(path, key, reading, share)?;
+    Ok(in_parts(split, false))
+}
+
+/// Process 0's part of reading the OBJ file `path` with the other processes: pass 1 here, its
+/// tables shared; pass 2's windows cut into one run per process, balanced by the text of the
+/// windows with faces; every process writes its run's triangles into its part of the cache;
+/// then the parts joined and named in a manifest. The first malformed line in file order is
+/// the error, as when one process reads the file.
+fn read_split(
+    path: &std::path::Path,
+    key: SourceKey,
+    reading: &Reading,
+    share: &dyn IngestShare,
+) -> Result<SplitCache, BakeError> {
+    let (layout, progress) = (reading.layout, reading.progress);
+    let processes = share.ingest_processes();
+    let dir = layout.split_cache();
+    std::fs::create_dir_all(&dir).map_err(|e| tessera_store::StoreError::io(&dir, e))?;
+    progress.phase(STAGE, "opening the scene (OBJ: its vertex pass)", 0);
+    let mut scene =
+        ObjScene::open_shared(path, key.up, &layout.obj_tables(), reading.limits.clone())?;
+    let parts = scene.face_parts(processes);
+    share.assign_split(path, &key, &parts)?;
+    scene.read_part(parts[0].clone());
+    progress.phase(STAGE, "triangles (this process's part)", 0);
+    let mut source = counted(Box::new(scene), progress, reading.interrupted);
+    build_cache_part(source.as_mut(), key, &layout.split_part(0, processes))?;
+    drop(source);
+    for p in 1..processes {
+        if let Err((line, message)) = share.wait_split(p)? {
+            return Err(BakeError::Input(IngestError::Obj {
+                path: path.to_path_buf(),
+                line,
+                message,
+            }));
+        }
+    }
+    progress.phase(STAGE, "joining the parts of the scene cache", 0);
+    let paths: Vec<PathBuf> = (0..processes)
+        .map(|p| layout.split_part(p, processes))
+        .collect();
+    Ok(write_split(
+        &layout.split_manifest(),
+        &paths,
+        key,
+        &path.display().to_string(),
+    )?)
+}
+
+/// What a process other than 0 reads of a one-file OBJ scene split between processes.
+#[derive(Clone, Debug)]
+pub struct SplitAssignment {
+    /// This process's index (from 1), and how many processes read the file.
+    pub process: u32,
+    pub parts: u32,
+    pub path: PathBuf,
+    pub key: SourceKey,
+    /// The windows of pass 2 this process reads.
+    pub windows: std::ops::Range<usize>,
+}
+
+/// Process `assigned.process` of a distributed bake: reads its windows of the OBJ file
+/// (with the tables process 0 shared) into its part of the file's cache; the triangles read.
+pub(crate) fn read_split_for_peer(
+    assigned: &SplitAssignment,
+    layout: &BakeLayout,
+    budget: &Arc<MemoryBudget>,
+    threads: usize,
+    progress: &Progress,
+    interrupt: Option<&Arc<AtomicBool>>,
+) -> Result<u64, BakeError> {
+    let start = Start::new(budget, threads, progress, interrupt)?;
+    let interrupted = &|| start.stop.is_raised();
+    let key = assigned.key;
+    let read = start.run(|limits| {
+        let mut scene =
+            ObjScene::open_tables(&assigned.path, key.up, &layout.obj_tables(), limits)?;
+        scene.read_part(assigned.windows.clone());
+        let mut source = counted(Box::new(scene), progress, interrupted);
+        let out = layout.split_part(assigned.process, assigned.parts);
+        let (stats, _) = build_cache_part(source.as_mut(), key, &out)?;
+        Ok(stats.triangles + stats.degenerate)
+    })?;
+    progress.stage_done(STAGE, read);
+    Ok(read)
 }
 
 /// The process of each file of `sizes` among `processes`: the largest files first, each to the
@@ -480,20 +765,16 @@ pub(crate) fn read_files_for_peer(
     progress: &Progress,
     interrupt: Option<&Arc<AtomicBool>>,
 ) -> Result<Vec<bool>, BakeError> {
-    let stop = interrupt.cloned().map_or_else(Stop::default, Stop::on);
-    let interrupted = &|| stop.is_raised();
-    progress.stage_start(STAGE, 0);
-    let buffers = (budget.total() / 4).min(crate::grid::STAGE_BUFFER_CAP);
-    let _reservation = budget.reserve(buffers, "scene reading buffers")?;
-    let reading = Reading {
-        layout,
-        limits: ReadLimits::new(buffers as usize).with_stop(stop.clone()),
-        progress,
-        interrupted,
-    };
+    let start = Start::new(budget, threads, progress, interrupt)?;
+    let interrupted = &|| start.stop.is_raised();
     let scratch = layout.scratch().join(format!("process-{p}"));
-    let pool = crate::error::thread_pool(threads, STAGE)?;
-    let read = pool.install(|| {
+    let read = start.run(|limits| {
+        let reading = Reading {
+            layout,
+            limits,
+            progress,
+            interrupted,
+        };
         files
             .iter()
             .map(|f| {
@@ -503,13 +784,7 @@ pub(crate) fn read_files_for_peer(
             .collect::<Result<Vec<bool>, BakeError>>()
     });
     let _ = std::fs::remove_dir_all(&scratch);
-    let reused = read.map_err(|e| {
-        if interrupted() {
-            BakeError::Interrupted
-        } else {
-            e
-        }
-    })?;
+    let reused = read?;
     progress.stage_done(STAGE, files.len() as u64);
     Ok(reused)
 }

@@ -9,12 +9,15 @@
 //! OUT/report.html                    the bake's report page (the binary, via export)
 //! OUT/work/scene.cache               the ingested scene (reused by the next bake of the same input)
 //! OUT/work/scenes/NAME-HASH.cache    each file's, for a scene of several files
+//! OUT/work/scene-parts/              a one-file OBJ scene's cache in parts, one per process
+//!                                    of a distributed bake (part-P-of-N.cache, scene.parts)
 //! OUT/work/tiles.pack                triangles binned per tile (lz4 chunks)
 //! OUT/work/bins/part-P-of-N.pack     in a distributed bake, process P's part of the binning
 //! OUT/work/spans.pack                voxelized span fields per tile
 //! OUT/work/regions.pack              merged regions and their contours, batched by the tile that closed them
 //! OUT/work/floors.pack               walkable floors per tile, for height detail
-//! OUT/work/scratch/                  temporary files of a running ingest
+//! OUT/work/scratch/                  temporary files of a running ingest (and the OBJ
+//!                                    tables process 0 shares: scratch/obj-tables/)
 //! OUT/work/polygons/                 temporary files of a running polygon stage:
 //! OUT/work/polygons/contours.spill     the regions' contours, copied from regions.pack
 //! OUT/work/polygons/*                  the navmesh assembler's spill files and sort runs
@@ -98,6 +101,23 @@ impl BakeLayout {
             .take(40)
             .collect();
         self.part_caches().join(format!("{stem}-{hash:016x}.cache"))
+    }
+    /// A one-file scene's cache in parts, as the processes of a distributed bake read it.
+    pub fn split_cache(&self) -> PathBuf {
+        self.work().join("scene-parts")
+    }
+    /// The manifest naming the parts, written once every part is.
+    pub fn split_manifest(&self) -> PathBuf {
+        self.split_cache().join("scene.parts")
+    }
+    /// Part `p` of `parts` of a one-file scene's cache.
+    pub fn split_part(&self, p: u32, parts: u32) -> PathBuf {
+        self.split_cache()
+            .join(format!("part-{p}-of-{parts}.cache"))
+    }
+    /// Where process 0 puts an OBJ file's vertex and window tables for the other processes.
+    pub fn obj_tables(&self) -> PathBuf {
+        self.scratch().join("obj-tables")
     }
     pub fn tiles_pack(&self) -> PathBuf {
         self.work().join("tiles.pack")

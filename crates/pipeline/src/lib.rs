@@ -43,13 +43,14 @@ mod voxelize;
 pub use bin::{BinShare, TILES_KIND};
 pub use error::BakeError;
 pub use grid::minimum_budget;
-pub use ingest::IngestShare;
+pub use ingest::{IngestShare, SplitAssignment};
 pub use layout::BakeLayout;
 pub use merge::REGIONS_KIND;
 pub use polygon_inputs::RegionPart;
 pub use polygons::RegionShare;
 pub use progress::{EventKind, LogFormat, Observer, Progress, ProgressEvent};
 pub use summary::{BakeSummary, NotchGroup, SceneFile};
+pub use tessera_ingest::cache::SourceKey;
 pub use tessera_polygons::{merge_asked, Asked};
 pub use voxelize::{TileShare, SPANS_KIND};
 
@@ -306,13 +307,25 @@ pub struct PeerRequest {
     pub bin_parts: u32,
 }
 
+/// What a process other than 0 sent of its tiles.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PeerTiles {
+    pub tiles: u64,
+    /// Bytes on the wire.
+    pub bytes: u64,
+    /// Border links between two of its own tiles, matched here rather than by key in process
+    /// 0's merge (each counted at both its tiles).
+    pub matched_links: u64,
+}
+
 /// Runs a [`PeerRequest`]: opens the tile pack read-only, voxelizes (segments, traces) its
-/// tiles with the same per-tile work as [`bake`], and hands each, in tile order, to `send`
-/// (which may wait). Writes nothing to the bake folder. Returns the bytes sent.
+/// tiles with the same per-tile work as [`bake`], matches the border links between them
+/// (`tessera_stitch::LocalMatcher`), and hands each tile, in tile order, to `send` (which may
+/// wait). Writes nothing to the bake folder.
 pub fn voxelize_for_peer(
     req: &PeerRequest,
     send: &mut dyn FnMut(u32, Vec<u8>) -> Result<(), BakeError>,
-) -> Result<u64, BakeError> {
+) -> Result<PeerTiles, BakeError> {
     let layout = BakeLayout::new(&req.out_dir);
     let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
     let paths: Vec<PathBuf> = match req.bin_parts {
@@ -360,6 +373,25 @@ pub fn ingest_for_peer(
         files,
         up,
         process,
+        &layout,
+        &budget,
+        threads,
+        &req.progress,
+        req.interrupt.as_ref(),
+    )
+}
+
+/// Process `assigned.process` (from 1) of a distributed bake: reads its part of a one-file OBJ
+/// scene (windows of pass 2, with the vertex and window tables process 0 wrote to the shared
+/// bake folder) into its part of the scene cache; the triangles it read.
+pub fn ingest_split_for_peer(
+    req: &PeerRequest,
+    assigned: &SplitAssignment,
+) -> Result<u64, BakeError> {
+    let layout = BakeLayout::new(&req.out_dir);
+    let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
+    ingest::read_split_for_peer(
+        assigned,
         &layout,
         &budget,
         threads,

@@ -22,7 +22,7 @@ use tessera_artifacts::TileContours;
 use tessera_artifacts::TileRegions;
 use tessera_budget::{MemoryBudget, Reservation};
 use tessera_contours::ContourJoiner;
-use tessera_stitch::RegionMerger;
+use tessera_stitch::{LocalLink, RegionMerger};
 use tessera_store::Journal;
 
 use crate::{BakeError, Progress};
@@ -77,18 +77,19 @@ impl Merge {
         }
     }
 
-    /// Merges the next tile in tile order, and appends what it closed to `out` under `key`
-    /// (`None` when the journal holds the tile already).
+    /// Merges the next tile in tile order (its regions, and the links to other tiles of the
+    /// process that computed it, matched there), and appends what it closed to `out` under
+    /// `key` (`None` when the journal holds the tile already).
     pub(crate) fn add(
         &mut self,
         key: u32,
-        regions: &TileRegions,
+        (regions, local): (&TileRegions, &[LocalLink]),
         contours: TileContours,
         out: Option<&mut Journal>,
     ) -> Result<(), BakeError> {
         let started = Instant::now();
         let mut batch = RegionBatch {
-            regions: self.merger.add_tile(regions),
+            regions: self.merger.add_matched(regions, local),
             contours: contours.cycles,
         };
         for chain in contours.chains {

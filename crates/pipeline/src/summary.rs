@@ -179,16 +179,24 @@ impl BakeSummary {
             triangles: ingest.stats.triangles,
             degenerate_triangles: ingest.stats.degenerate,
             scene_cache_reused: ingest.stats.reused,
-            scene_files: ingest
-                .scene
-                .parts()
-                .iter()
-                .map(|part| SceneFile {
-                    path: part.name.clone(),
-                    triangles: part.cache.info().triangles,
-                    cache_reused: part.reused,
-                })
-                .collect(),
+            scene_files: match ingest.scene.is_split() {
+                // One file, whose cache is in parts.
+                true => vec![SceneFile {
+                    path: ingest.name.clone(),
+                    triangles: ingest.stats.triangles,
+                    cache_reused: ingest.stats.reused,
+                }],
+                false => ingest
+                    .scene
+                    .parts()
+                    .iter()
+                    .map(|part| SceneFile {
+                        path: part.name.clone(),
+                        triangles: part.cache.info().triangles,
+                        cache_reused: part.reused,
+                    })
+                    .collect(),
+            },
             tiles: frame.tile_count() as u64,
             tiles_with_geometry: vox.tiles_with_geometry,
             tile_size: frame.tile_size,

@@ -55,11 +55,16 @@ impl Packed {
     }
 }
 
+use tessera_stitch::LocalLink;
+
 /// A finished tile on its way to the writer.
 pub(crate) struct TileDone {
     pub(crate) index: u32,
     pub(crate) recovered: bool,
     pub(crate) regions: tessera_artifacts::TileRegions,
+    /// The links to other tiles of the process that computed it, matched there (a
+    /// distributed bake; `regions.links` holds the rest).
+    pub(crate) local: Vec<LocalLink>,
     pub(crate) contours: tessera_artifacts::TileContours,
     /// The span field and its floors for the checkpoints (empty when recovered).
     pub(crate) spans_packed: Packed,
@@ -70,7 +75,7 @@ pub(crate) struct TileDone {
 }
 
 const WIRE_MAGIC: &[u8; 8] = b"TSTILEDN";
-const WIRE_VERSION: u32 = 1;
+const WIRE_VERSION: u32 = 2;
 
 impl TileDone {
     /// The tile as another process's writer needs it (a distributed bake): its counts, the
@@ -93,6 +98,27 @@ impl TileDone {
         }
         w.u64(self.spans_packed.raw_len as u64);
         w.u64(self.floors_packed.raw_len as u64);
+        // The matched links: a region, and for a join the earlier tile and its region.
+        w.u64(self.local.len() as u64);
+        for link in &self.local {
+            match *link {
+                LocalLink::Waits { region } => {
+                    w.u32(0);
+                    w.u32(region);
+                }
+                LocalLink::Joins {
+                    region,
+                    tile,
+                    other,
+                } => {
+                    w.u32(1);
+                    w.u32(region);
+                    w.u32(tile.x);
+                    w.u32(tile.y);
+                    w.u32(other);
+                }
+            }
+        }
         tessera_artifacts::codec::seal(WIRE_MAGIC, WIRE_VERSION, &w.bytes)
     }
 
@@ -118,6 +144,23 @@ impl TileDone {
         let contours = tessera_artifacts::TileContours::decode(part()?).map_err(fail)?;
         let spans_raw = r.u64().map_err(fail)? as usize;
         let floors_raw = r.u64().map_err(fail)? as usize;
+        let matched = r.u64().map_err(fail)?;
+        let mut local = Vec::new();
+        for _ in 0..matched {
+            let (kind, region) = (r.u32().map_err(fail)?, r.u32().map_err(fail)?);
+            local.push(match kind {
+                0 => LocalLink::Waits { region },
+                1 => LocalLink::Joins {
+                    region,
+                    tile: tessera_artifacts::TileCoord {
+                        x: r.u32().map_err(fail)?,
+                        y: r.u32().map_err(fail)?,
+                    },
+                    other: r.u32().map_err(fail)?,
+                },
+                k => return Err(format!("{A}: unknown kind {k} of matched link")),
+            });
+        }
         if r.remaining() != 0 {
             return Err(format!("{A}: trailing bytes"));
         }
@@ -125,6 +168,7 @@ impl TileDone {
             index,
             recovered: false,
             regions,
+            local,
             contours,
             spans_packed: Packed {
                 bytes: spans_bytes,
@@ -379,6 +423,7 @@ pub(crate) fn run_job(
         index: job.index,
         recovered,
         regions,
+        local: Vec::new(),
         contours,
         spans_packed,
         floors_packed,

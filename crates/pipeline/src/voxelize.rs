@@ -412,7 +412,7 @@ pub(crate) fn stream_for_peer(
     threads: usize,
     progress: &Progress,
     send: &mut dyn FnMut(u32, Vec<u8>) -> Result<(), BakeError>,
-) -> Result<u64, BakeError> {
+) -> Result<crate::PeerTiles, BakeError> {
     progress.stage_start(STAGE, tiles.len() as u64);
     let local: Vec<LocalTile> = tiles.iter().map(|&k| (k, false)).collect();
     let threads = threads.max(1);
@@ -420,7 +420,7 @@ pub(crate) fn stream_for_peer(
     let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
     let stopped = AtomicBool::new(false);
     let no_checkpoint = s.layout.spans_pack();
-    let mut sent_bytes = 0u64;
+    let mut sent = crate::PeerTiles::default();
     std::thread::scope(|scope| -> Result<(), BakeError> {
         let helpers = spawn_reader_and_workers(
             scope,
@@ -434,16 +434,36 @@ pub(crate) fn stream_for_peer(
             &stopped,
         );
         let mut order = TileOrder::new(tiles.iter().copied());
-        let mut sent = 0u64;
-        let received = order.receive(&done_rx, |done| {
+        // The links between this process's tiles are matched here, in tile order, and reach
+        // process 0's merge as such (`tessera_stitch::LocalMatcher`).
+        let mut matcher = tessera_stitch::LocalMatcher::new();
+        let ours = |key: &tessera_artifacts::LinkKey| {
+            [key.0, key.1].iter().all(|span| {
+                let size = s.frame.tile_size as i32;
+                let [tx, ty] = s.frame.tiles();
+                let (x, y) = (span.x.div_euclid(size), span.y.div_euclid(size));
+                let inside = (0..tx as i32).contains(&x) && (0..ty as i32).contains(&y);
+                let coord = tessera_artifacts::TileCoord {
+                    x: x as u32,
+                    y: y as u32,
+                };
+                inside
+                    && tiles
+                        .binary_search(&(s.frame.tile_index(coord) as u32))
+                        .is_ok()
+            })
+        };
+        let received = order.receive(&done_rx, |mut done| {
+            done.local = matcher.split(&mut done.regions, ours);
+            sent.matched_links += done.local.len() as u64;
             let key = done.index;
             let wire = done.to_wire();
-            sent_bytes += wire.len() as u64;
+            sent.bytes += wire.len() as u64;
             // The tile's reservation is kept until `send` has taken it.
             send(key, wire)?;
             drop(done);
-            sent += 1;
-            progress.advance(STAGE, sent);
+            sent.tiles += 1;
+            progress.advance(STAGE, sent.tiles);
             Ok(())
         });
         drop(done_rx);
@@ -457,7 +477,7 @@ pub(crate) fn stream_for_peer(
         }
     })?;
     progress.stage_done(STAGE, tiles.len() as u64);
-    Ok(sent_bytes)
+    Ok(sent)
 }
 
 /// Finished tiles, arriving in any order, handed on in the order of `keys`.
@@ -535,7 +555,12 @@ fn write_tile(
         )?;
     }
     let regions_out = (!done.recovered).then_some(&mut journals.regions);
-    merge.add(key, &done.regions, done.contours, regions_out)?;
+    merge.add(
+        key,
+        (&done.regions, &done.local),
+        done.contours,
+        regions_out,
+    )?;
     Ok((done.spans, done.walkable))
 }
 

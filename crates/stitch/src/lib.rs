@@ -11,27 +11,109 @@
 //! A merged region's id is its first span in (y, x, zmax) order, so ids do not depend on tile
 //! size, tile order or thread count.
 //!
+//! Across processes (a distributed bake), each process first matches the links between its
+//! own tiles ([`LocalMatcher`], fed its tiles in tile order): a link both of whose tiles it
+//! computed never reaches the global merge as a key; its first tile says that a region waits
+//! for a later tile of the same process ([`LocalLink::Waits`]) and its second names the region
+//! it joins ([`LocalLink::Joins`]). The global merge ([`RegionMerger::add_matched`]) takes
+//! those in place of the keys and does exactly what the keys would have made it do (the same
+//! waiting counts, the same unions, in tile order), so every region, id and batch is the one
+//! of a merge of the whole links. Only links between tiles of different processes wait in its
+//! frontier. Streaming fixes what can be left to the process: at a link's first tile the
+//! process cannot know whether the union it will make is redundant (already made through
+//! another path), so the unions themselves stay in the global merge.
+//!
 //! Pure: no I/O, no threads.
 
 use rustc_hash::FxHashMap as HashMap;
 pub use tessera_artifacts::MergedRegion;
-use tessera_artifacts::{LinkKey, TileRegions};
+use tessera_artifacts::{BorderLink, LinkKey, TileCoord, TileRegions};
+
+/// A union-find slot: a tile's local region.
+type Slot = (TileCoord, u32);
 
 struct Open {
     region: MergedRegion,
     /// Union-find slots of its members, dropped when it closes.
-    slots: Vec<u64>,
+    slots: Vec<Slot>,
     /// Links of this region still waiting for their other tile.
     waiting: u64,
+}
+
+/// A link between two tiles of one process, as that process's [`LocalMatcher`] hands it to
+/// the global merge, in the tile's order of links.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalLink {
+    /// The tile's region `region` waits for a later tile of the same process.
+    Waits { region: u32 },
+    /// The tile's region `region` is joined to region `other` of the earlier tile `tile`, which
+    /// waited for it.
+    Joins {
+        region: u32,
+        tile: TileCoord,
+        other: u32,
+    },
+}
+
+/// One process's matching of the links between its own tiles, fed them in tile order: keeps
+/// the links whose first tile it has seen and whose second it has not.
+#[derive(Default)]
+pub struct LocalMatcher {
+    waiting: HashMap<LinkKey, Slot>,
+}
+
+impl LocalMatcher {
+    pub fn new() -> LocalMatcher {
+        LocalMatcher::default()
+    }
+
+    /// Takes out of `tile.links` the links whose other tile is this process's (`local`, which
+    /// must answer alike for both tiles of a link) and returns them matched, in their order;
+    /// the other links stay for the global merge.
+    pub fn split(
+        &mut self,
+        tile: &mut TileRegions,
+        local: impl Fn(&LinkKey) -> bool,
+    ) -> Vec<LocalLink> {
+        let mut matched = Vec::new();
+        let coord = tile.tile;
+        tile.links.retain(|link: &BorderLink| {
+            if !local(&link.key) {
+                return true;
+            }
+            matched.push(match self.waiting.remove(&link.key) {
+                Some((tile, other)) => LocalLink::Joins {
+                    region: link.region,
+                    tile,
+                    other,
+                },
+                None => {
+                    self.waiting.insert(link.key, (coord, link.region));
+                    LocalLink::Waits {
+                        region: link.region,
+                    }
+                }
+            });
+            false
+        });
+        matched
+    }
+
+    /// Links whose second tile has not come yet.
+    pub fn waiting_links(&self) -> usize {
+        self.waiting.len()
+    }
 }
 
 /// The merge state: only what is still open.
 #[derive(Default)]
 pub struct RegionMerger {
-    parent: HashMap<u64, u64>,
-    open: HashMap<u64, Open>,
-    waiting: HashMap<LinkKey, u64>,
-    next_slot: u64,
+    parent: HashMap<Slot, Slot>,
+    open: HashMap<Slot, Open>,
+    waiting: HashMap<LinkKey, Slot>,
+    /// Links another process matched whose second tile has not come yet: counted as waiting
+    /// links (the frontier's figures are those of a merge of the whole links).
+    matched_waiting: usize,
     /// Members of the open regions, kept as they come and go.
     open_members: usize,
     /// The largest frontier seen: waiting links, open regions.
@@ -43,7 +125,7 @@ impl RegionMerger {
         RegionMerger::default()
     }
 
-    fn find(&mut self, mut s: u64) -> u64 {
+    fn find(&mut self, mut s: Slot) -> Slot {
         let mut root = s;
         while let Some(&p) = self.parent.get(&root) {
             if p == root {
@@ -59,7 +141,7 @@ impl RegionMerger {
         root
     }
 
-    fn union(&mut self, a: u64, b: u64) -> u64 {
+    fn union(&mut self, a: Slot, b: Slot) -> Slot {
         let (ra, rb) = (self.find(a), self.find(b));
         if ra == rb {
             return ra;
@@ -88,10 +170,16 @@ impl RegionMerger {
 
     /// Adds one tile's regions; returns the regions that this tile closed, sorted by id.
     pub fn add_tile(&mut self, tile: &TileRegions) -> Vec<MergedRegion> {
-        let base = self.next_slot;
-        self.next_slot += tile.regions.len() as u64;
+        self.add_matched(tile, &[])
+    }
+
+    /// [`RegionMerger::add_tile`] for a tile whose links to tiles of its own process were
+    /// matched by that process (`local`, from [`LocalMatcher::split`]; `tile.links` holds the
+    /// others): the same regions, closed at the same tiles.
+    pub fn add_matched(&mut self, tile: &TileRegions, local: &[LocalLink]) -> Vec<MergedRegion> {
+        let coord = tile.tile;
         for (i, r) in tile.regions.iter().enumerate() {
-            let slot = base + i as u64;
+            let slot = (coord, i as u32);
             self.parent.insert(slot, slot);
             self.open.insert(
                 slot,
@@ -101,7 +189,7 @@ impl RegionMerger {
                         spans: r.spans,
                         zmin: r.zmin,
                         zmax: r.zmax,
-                        members: vec![(tile.tile, i as u32)],
+                        members: vec![(coord, i as u32)],
                     },
                     slots: vec![slot],
                     waiting: 0,
@@ -110,25 +198,36 @@ impl RegionMerger {
         }
         self.open_members += tile.regions.len();
         for link in &tile.links {
-            let slot = base + link.region as u64;
+            let slot = (coord, link.region);
             match self.waiting.remove(&link.key) {
-                Some(other) => {
-                    let root = self.find(other);
-                    self.open.get_mut(&root).expect("open root").waiting -= 1;
-                    self.union(slot, other);
-                }
+                Some(other) => self.join(slot, other),
                 None => {
                     self.waiting.insert(link.key, slot);
-                    let root = self.find(slot);
-                    self.open.get_mut(&root).expect("open root").waiting += 1;
+                    self.wait(slot);
                 }
             }
         }
-        self.peak_frontier.0 = self.peak_frontier.0.max(self.waiting.len());
+        for link in local {
+            match *link {
+                LocalLink::Waits { region } => {
+                    self.matched_waiting += 1;
+                    self.wait((coord, region));
+                }
+                LocalLink::Joins {
+                    region,
+                    tile,
+                    other,
+                } => {
+                    self.matched_waiting -= 1;
+                    self.join((coord, region), (tile, other));
+                }
+            }
+        }
+        self.peak_frontier.0 = self.peak_frontier.0.max(self.waiting_links());
         self.peak_frontier.1 = self.peak_frontier.1.max(self.open.len());
         // Every root this tile touched is the root of one of its own regions now.
-        let mut roots: Vec<u64> = (0..tile.regions.len() as u64)
-            .map(|i| self.find(base + i))
+        let mut roots: Vec<Slot> = (0..tile.regions.len() as u32)
+            .map(|i| self.find((coord, i)))
             .collect();
         roots.sort_unstable();
         roots.dedup();
@@ -148,14 +247,28 @@ impl RegionMerger {
         closed
     }
 
+    /// `slot`'s region waits for one more link.
+    fn wait(&mut self, slot: Slot) {
+        let root = self.find(slot);
+        self.open.get_mut(&root).expect("open root").waiting += 1;
+    }
+
+    /// A link from `slot` reached `other`, whose region waited for it: one wait fewer, and the
+    /// two regions united.
+    fn join(&mut self, slot: Slot, other: Slot) {
+        let root = self.find(other);
+        self.open.get_mut(&root).expect("open root").waiting -= 1;
+        self.union(slot, other);
+    }
+
     /// Regions still open (all of them once every tile was added means a tile is missing).
     pub fn open_regions(&self) -> usize {
         self.open.len()
     }
 
-    /// Links still waiting.
+    /// Links still waiting (matched by another process or not).
     pub fn waiting_links(&self) -> usize {
-        self.waiting.len()
+        self.waiting.len() + self.matched_waiting
     }
 
     /// Bytes the frontier holds (about): waiting links, open regions and their members.
@@ -167,6 +280,6 @@ impl RegionMerger {
                 .map(|o| o.region.members.len())
                 .sum::<usize>()
         );
-        (self.waiting.len() * 48 + self.open.len() * 120 + self.open_members * 28) as u64
+        (self.waiting_links() * 48 + self.open.len() * 120 + self.open_members * 28) as u64
     }
 }

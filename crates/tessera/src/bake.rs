@@ -259,9 +259,15 @@ pub fn run(args: Args) -> Result<(), Failure> {
             return crate::out::print(|w| {
                 writeln!(
                     w,
-                    "process {index} of {processes}: {} scene files read, {} tiles voxelized and sent to \
-                     process 0 ({} bytes), {} regions polygonized",
-                    report.files, report.tiles, report.sent_bytes, report.regions
+                    "process {index} of {processes}: {} scene files read, {} triangles of a scene file \
+                     read, {} tiles voxelized and sent to process 0 ({} bytes, {} border links \
+                     matched here), {} regions polygonized",
+                    report.files,
+                    report.triangles,
+                    report.tiles,
+                    report.sent_bytes,
+                    report.matched_links,
+                    report.regions
                 )?;
                 Ok(())
             })

@@ -67,15 +67,18 @@ fn ok(o: &Output) {
     );
 }
 
-/// Runs `n` processes of one bake and checks they all succeed.
-fn farm(scene: &[&str], n: usize, out: &Path, threads: &str) {
+/// Runs `n` processes of one bake and checks they all succeed; their outputs.
+fn farm(args: &[&str], n: usize, out: &Path, threads: &str) -> Vec<Output> {
     let hosts = hostfile(out.parent().unwrap(), n);
     let children: Vec<Child> = (0..n)
-        .map(|i| process(scene, &hosts, i, out, threads))
+        .map(|i| process(args, &hosts, i, out, threads))
         .collect();
-    for child in children {
-        ok(&finish(child, Duration::from_secs(120)));
-    }
+    let outputs: Vec<Output> = children
+        .into_iter()
+        .map(|c| finish(c, Duration::from_secs(120)))
+        .collect();
+    outputs.iter().for_each(ok);
+    outputs
 }
 
 /// The summary's counts: everything but how the bake ran (times, memory, reuse).
@@ -157,29 +160,24 @@ fn two_and_three_processes_bake_the_navmesh_of_one() {
         bake(&[], &one, "1").spawn().unwrap(),
         Duration::from_secs(120),
     ));
+    let summary = |dir: &Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
+    };
     for (n, threads) in [(2, "1"), (3, "2")] {
         let out = tmp.path().join(format!("farm-{n}"));
-        farm(&[], n, &out, threads);
+        let outputs = farm(&[], n, &out, threads);
         same_bake(&one, &out);
+        // The other processes matched the links between their own tiles (issue 16: a local
+        // merge per process), and process 0's merge counted its frontier as one process does.
+        let matched: u64 = outputs[1..]
+            .iter()
+            .map(|o| count_before(o, " border links matched here"))
+            .sum();
+        assert!(matched > 0, "{n} processes: no link matched by its process");
+        for field in ["merge_frontier_links", "merge_frontier_bytes"] {
+            assert_eq!(summary(&one)[field], summary(&out)[field], "{field}");
+        }
     }
-}
-
-#[test]
-fn a_recast_scene_bakes_the_same_on_two_processes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let scene = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/data/recast/dungeon.obj"
-    );
-    let args = [scene, "--up", "y", "--config", "recast-demo"];
-    let one = tmp.path().join("one");
-    ok(&finish(
-        bake(&args, &one, "2").spawn().unwrap(),
-        Duration::from_secs(120),
-    ));
-    let out = tmp.path().join("farm");
-    farm(&args, 2, &out, "1");
-    same_bake(&one, &out);
 }
 
 #[test]
@@ -206,19 +204,132 @@ fn a_scene_of_several_files_is_read_by_several_processes() {
         Duration::from_secs(120),
     ));
     let out = tmp.path().join("farm");
-    let hosts = hostfile(tmp.path(), 2);
-    let children: Vec<Child> = (0..2)
-        .map(|i| process(&args, &hosts, i, &out, "1"))
-        .collect();
-    let outputs: Vec<Output> = children
-        .into_iter()
-        .map(|c| finish(c, Duration::from_secs(120)))
-        .collect();
-    outputs.iter().for_each(ok);
+    let outputs = farm(&args, 2, &out, "1");
     // The larger file is process 0's, the other process 1's.
     let said = String::from_utf8_lossy(&outputs[1].stdout);
     assert!(said.contains("1 scene files read"), "{said}");
     same_bake(&one, &out);
+}
+
+/// The number a process's report (its stdout) gives just before `what`.
+fn count_before(o: &Output, what: &str) -> u64 {
+    let said = String::from_utf8_lossy(&o.stdout);
+    said.split(what)
+        .next()
+        .and_then(|head| head.rsplit([' ', '(']).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count before {what:?} in {said:?}"))
+}
+
+/// The triangles process `i`'s report says it read of a one-file scene.
+fn triangles_read(o: &Output) -> u64 {
+    count_before(o, " triangles of a scene file read")
+}
+
+#[test]
+fn a_single_obj_file_is_read_in_parts_by_every_process() {
+    // A Recast scene on 2 and 3 processes bakes the bytes of one process (of 2 threads).
+    // Process 0 runs the vertex pass and shares its tables; every process reads a run of the
+    // face windows into a part of the scene cache; the parts, in order, are the one cache.
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/recast/dungeon.obj"
+    );
+    let args = [scene, "--up", "y", "--config", "recast-demo"];
+    let one = tmp.path().join("one");
+    ok(&finish(
+        bake(&args, &one, "2").spawn().unwrap(),
+        Duration::from_secs(120),
+    ));
+    let total = counts(&one)["triangles"].as_u64().unwrap();
+    for n in [2, 3] {
+        let out = tmp.path().join(format!("farm-{n}"));
+        let outputs = farm(&args, n, &out, "1");
+        same_bake(&one, &out);
+        // Every other process read a share of the faces, and together less than all of them:
+        // process 0 read its own share.
+        let theirs: Vec<u64> = outputs[1..].iter().map(triangles_read).collect();
+        assert!(theirs.iter().all(|&t| t > 0), "{n} processes: {theirs:?}");
+        assert!(
+            theirs.iter().sum::<u64>() < total,
+            "{n} processes: {theirs:?}"
+        );
+        for p in 0..n {
+            let part = out.join(format!("work/scene-parts/part-{p}-of-{n}.cache"));
+            assert!(part.exists(), "{} is missing", part.display());
+        }
+    }
+    // A rerun with another number of processes reuses the cache in parts, and a one-process
+    // bake reuses it too.
+    let out = tmp.path().join("farm-3");
+    let outputs = farm(&args, 2, &out, "2");
+    assert_eq!(triangles_read(&outputs[1]), 0, "the cache was read again");
+    let reused = |dir: &Path| {
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+        summary["scene_cache_reused"].as_bool().unwrap()
+    };
+    assert!(reused(&out));
+    same_bake(&one, &out);
+    ok(&finish(
+        bake(&args, &out, "1").spawn().unwrap(),
+        Duration::from_secs(120),
+    ));
+    assert!(reused(&out));
+    same_bake(&one, &out);
+}
+
+#[test]
+fn a_malformed_face_in_another_process_part_is_reported_by_process_0_naming_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scene = tmp.path().join("bad.obj");
+    // A floor of quads, then one face naming a vertex that does not exist, near the end
+    // (another process's part), and a second bad one after it: the first is reported.
+    let mut text = String::new();
+    let side = 60;
+    for y in 0..=side {
+        for x in 0..=side {
+            text.push_str(&format!("v {x} {y} 0\n"));
+        }
+    }
+    let row = side + 1;
+    let quads = side * side;
+    let bad_at = quads * 9 / 10;
+    // After the vertices and the faces up to `bad_at`.
+    let bad_line = row * row + bad_at + 2;
+    for q in 0..quads {
+        let (x, y) = (q % side, q / side);
+        let v = y * row + x + 1;
+        text.push_str(&format!("f {} {} {} {}\n", v, v + 1, v + row + 1, v + row));
+        if q == bad_at || q == bad_at + 50 {
+            text.push_str("f 1 2 999999\n");
+        }
+    }
+    std::fs::write(&scene, text).unwrap();
+    let scene = scene.to_str().unwrap().to_string();
+    let args = [scene.as_str(), "--up", "z"];
+    let hosts = hostfile(tmp.path(), 2);
+    let out = tmp.path().join("farm");
+    let children: Vec<Child> = (0..2)
+        .map(|i| process(&args, &hosts, i, &out, "2"))
+        .collect();
+    let outputs: Vec<Output> = children
+        .into_iter()
+        .map(|c| finish(c, Duration::from_secs(60)))
+        .collect();
+    // The one-process message and exit code (3: bad input).
+    let one = finish(
+        bake(&args, &tmp.path().join("one"), "2").spawn().unwrap(),
+        Duration::from_secs(60),
+    );
+    assert_eq!(one.status.code(), Some(3));
+    let want = String::from_utf8_lossy(&one.stderr).into_owned();
+    assert!(want.contains(&format!("bad.obj:{bad_line}:")), "{want}");
+    assert_eq!(outputs[0].status.code(), Some(3));
+    let got = String::from_utf8_lossy(&outputs[0].stderr);
+    assert!(got.contains(&format!("bad.obj:{bad_line}:")), "{got}");
+    assert!(!outputs[1].status.success());
 }
 
 #[test]
