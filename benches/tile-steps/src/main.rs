@@ -1,5 +1,6 @@
 //! `tile-steps BAKE_DIR [--repeat N] [--tiles N]`: times each per-tile step of the voxelize
-//! stage over the tiles of a finished bake (its `work/tiles.pack` and `config.toml`), on one
+//! stage over the tiles of a finished bake (its `work/tiles.pack` or the parts in `work/bins/`,
+//! and `config.toml`), on one
 //! thread, best of N per step, and prints a digest of every step's output so that a change
 //! meant to keep the bytes can be checked against the build before it.
 //!
@@ -29,7 +30,10 @@ const STEPS: [&str; 9] = [
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let dir = PathBuf::from(args.first().ok_or("usage: tile-steps BAKE_DIR [--repeat N]")?);
+    let dir = PathBuf::from(
+        args.first()
+            .ok_or("usage: tile-steps BAKE_DIR [--repeat N]")?,
+    );
     let opt = |name: &str, default: usize| -> usize {
         args.iter()
             .position(|a| a == name)
@@ -41,21 +45,49 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let max_tiles = opt("--tiles", usize::MAX);
     let config = BakeConfig::load(&dir.join("config.toml").display().to_string())?;
     let params = config.voxel_params();
-    let pack = PackReader::open(dir.join("work/tiles.pack"), b"TSTILES\0")?;
-    let frame = GridFrame::decode(&pack.header()[8..])?;
+    // The tile pack, or the parts the scene was binned in (`work/bins/part-P-of-N.pack`): a
+    // tile's triangles are its chunks of every part, in part order.
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir.join("work/bins")) {
+        Ok(entries) => entries
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()?,
+        Err(_) => vec![dir.join("work/tiles.pack")],
+    };
+    let part = |p: &PathBuf| -> usize {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        name.as_deref()
+            .and_then(|n| n.strip_prefix("part-"))
+            .and_then(|n| n.split('-').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    paths.sort_by_key(part);
+    let packs: Vec<PackReader> = paths
+        .iter()
+        .map(|p| PackReader::open(p, b"TSTILES\0"))
+        .collect::<Result<_, _>>()?;
+    let frame = GridFrame::decode(&packs[0].header()[8..])?;
     let coords: std::collections::HashMap<u32, TileCoord> = frame
         .tile_coords()
         .map(|c| (frame.tile_index(c) as u32, c))
         .collect();
-    let keys: Vec<u32> = pack.keys().into_iter().take(max_tiles).collect();
+    let mut keys: Vec<u32> = packs.iter().flat_map(|p| p.keys()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.truncate(max_tiles);
     let tiles: Vec<(TileCoord, Vec<[[f32; 3]; 3]>)> = keys
         .iter()
         .map(|&k| {
-            let bytes = pack.read(k).expect("tile reads");
-            (
-                coords[&k],
-                tessera_artifacts::triangles_from_bytes(&bytes).expect("tile decodes"),
-            )
+            let mut triangles = Vec::new();
+            for pack in &packs {
+                if pack.raw_len(k) > 0 {
+                    let bytes = pack.read(k).expect("tile reads");
+                    triangles.extend(
+                        tessera_artifacts::triangles_from_bytes(&bytes).expect("tile decodes"),
+                    );
+                }
+            }
+            (coords[&k], triangles)
         })
         .collect();
     let levels = tessera_voxel::levels(&params);
