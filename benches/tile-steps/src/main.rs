@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tessera_artifacts::{GridFrame, Reach, TileCoord};
 use tessera_config::BakeConfig;
-use tessera_store::PackReader;
 use tessera_voxel::{filters, rasterize};
 use xxhash_rust::xxh3::Xxh3;
 
@@ -45,49 +44,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let max_tiles = opt("--tiles", usize::MAX);
     let config = BakeConfig::load(&dir.join("config.toml").display().to_string())?;
     let params = config.voxel_params();
-    // The tile pack, or the parts the scene was binned in (`work/bins/part-P-of-N.pack`): a
-    // tile's triangles are its chunks of every part, in part order.
-    let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir.join("work/bins")) {
-        Ok(entries) => entries
-            .map(|e| e.map(|e| e.path()))
-            .collect::<Result<_, _>>()?,
-        Err(_) => vec![dir.join("work/tiles.pack")],
-    };
-    let part = |p: &PathBuf| -> usize {
-        let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-        name.as_deref()
-            .and_then(|n| n.strip_prefix("part-"))
-            .and_then(|n| n.split('-').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    };
-    paths.sort_by_key(part);
-    let packs: Vec<PackReader> = paths
-        .iter()
-        .map(|p| PackReader::open(p, b"TSTILES\0"))
-        .collect::<Result<_, _>>()?;
-    let frame = GridFrame::decode(&packs[0].header()[8..])?;
+    // The tile pack, or the parts the scene was binned in, a tile's chunks in part order.
+    let packs = tessera_pipeline::TilePacks::open_bake(&tessera_pipeline::BakeLayout::new(&dir))?;
+    let frame = GridFrame::decode(&packs.header()[8..])?;
     let coords: std::collections::HashMap<u32, TileCoord> = frame
         .tile_coords()
         .map(|c| (frame.tile_index(c) as u32, c))
         .collect();
-    let mut keys: Vec<u32> = packs.iter().flat_map(|p| p.keys()).collect();
-    keys.sort_unstable();
-    keys.dedup();
-    keys.truncate(max_tiles);
+    let keys: Vec<u32> = packs.keys().into_iter().take(max_tiles).collect();
     let tiles: Vec<(TileCoord, Vec<[[f32; 3]; 3]>)> = keys
         .iter()
         .map(|&k| {
-            let mut triangles = Vec::new();
-            for pack in &packs {
-                if pack.raw_len(k) > 0 {
-                    let bytes = pack.read(k).expect("tile reads");
-                    triangles.extend(
-                        tessera_artifacts::triangles_from_bytes(&bytes).expect("tile decodes"),
-                    );
-                }
-            }
-            (coords[&k], triangles)
+            let mut bytes = vec![0u8; packs.raw_len(k) as usize];
+            packs.read_into(k, &mut bytes).expect("tile reads");
+            (
+                coords[&k],
+                tessera_artifacts::triangles_from_bytes(&bytes).expect("tile decodes"),
+            )
         })
         .collect();
     let levels = tessera_voxel::levels(&params);

@@ -61,10 +61,10 @@ pub(crate) fn key(scene: &SceneIdentity, frame: &GridFrame) -> u64 {
         .finish()
 }
 
-/// The binned tiles: one tile pack, or (a distributed bake) the packs of the parts of the
-/// scene's triangles the processes binned, whose chunks of a tile, in part order, are the
-/// tile's triangles in scene order.
-pub(crate) struct TilePacks {
+/// The binned tiles: one tile pack, or the packs of the parts of the scene's triangles binned
+/// apart (by two threads, or by the processes of a distributed bake), whose chunks of a tile,
+/// in part order, are the tile's triangles in scene order.
+pub struct TilePacks {
     packs: Vec<PackReader>,
     path: PathBuf,
     keys: Vec<u32>,
@@ -73,17 +73,44 @@ pub(crate) struct TilePacks {
 impl TilePacks {
     /// The packs at `paths`, in part order; every header must be `header`.
     pub(crate) fn open(paths: &[PathBuf], header: &[u8]) -> Result<TilePacks, BakeError> {
-        let mut packs = Vec::with_capacity(paths.len());
-        for path in paths {
-            let pack = PackReader::open(path, TILES_KIND)?;
-            if pack.header() != header {
-                return Err(BakeError::Corrupt {
-                    path: path.clone(),
-                    message: "not binned from this scene and grid (is the bake folder shared?)"
-                        .into(),
-                });
-            }
-            packs.push(pack);
+        Self::open_checked(paths, Some(header))
+    }
+
+    /// The binned tiles of the finished bake in `layout` (for tools and tests): its tile pack,
+    /// or the parts of its binning (`work/bins/part-P-of-N.pack`), in part order.
+    pub fn open_bake(layout: &BakeLayout) -> Result<TilePacks, BakeError> {
+        let part = |p: &Path| -> Option<u32> {
+            let name = p.file_name()?.to_str()?;
+            name.strip_prefix("part-")?.split('-').next()?.parse().ok()
+        };
+        let mut parts: Vec<(u32, PathBuf)> = match std::fs::read_dir(layout.bin_parts()) {
+            Ok(entries) => entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter_map(|p| Some((part(&p)?, p)))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        parts.sort();
+        let paths: Vec<PathBuf> = if parts.is_empty() {
+            vec![layout.tiles_pack()]
+        } else {
+            parts.into_iter().map(|(_, p)| p).collect()
+        };
+        Self::open_checked(&paths, None)
+    }
+
+    /// The packs at `paths`, every header `header` (or, without one, the first pack's).
+    fn open_checked(paths: &[PathBuf], header: Option<&[u8]>) -> Result<TilePacks, BakeError> {
+        let packs: Vec<PackReader> = paths
+            .iter()
+            .map(|path| PackReader::open(path, TILES_KIND))
+            .collect::<Result<_, _>>()?;
+        let header = header.unwrap_or_else(|| packs[0].header());
+        if let Some(k) = packs.iter().position(|p| p.header() != header) {
+            return Err(BakeError::Corrupt {
+                path: paths[k].clone(),
+                message: "not binned from this scene and grid (is the bake folder shared?)".into(),
+            });
         }
         let mut keys: Vec<u32> = packs.iter().flat_map(|p| p.keys()).collect();
         keys.sort_unstable();
@@ -95,22 +122,23 @@ impl TilePacks {
         })
     }
 
+    /// The packs' header: the stage key, then the grid (`GridFrame::encode`).
+    pub fn header(&self) -> &[u8] {
+        self.packs[0].header()
+    }
+
     /// The tiles holding triangles, in tile order.
-    pub(crate) fn keys(&self) -> Vec<u32> {
+    pub fn keys(&self) -> Vec<u32> {
         self.keys.clone()
     }
 
     /// The bytes of tile `key`'s triangles.
-    pub(crate) fn raw_len(&self, key: u32) -> u64 {
+    pub fn raw_len(&self, key: u32) -> u64 {
         self.packs.iter().map(|p| p.raw_len(key)).sum()
     }
 
     /// Tile `key`'s triangles into `out` ([`TilePacks::raw_len`] bytes), part after part.
-    pub(crate) fn read_into(
-        &self,
-        key: u32,
-        out: &mut [u8],
-    ) -> Result<(), tessera_store::StoreError> {
+    pub fn read_into(&self, key: u32, out: &mut [u8]) -> Result<(), tessera_store::StoreError> {
         let mut at = 0;
         for p in &self.packs {
             let n = p.raw_len(key) as usize;
@@ -123,7 +151,7 @@ impl TilePacks {
     }
 
     /// The first pack's path, for messages.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 }

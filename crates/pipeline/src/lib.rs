@@ -40,7 +40,7 @@ mod summary;
 mod tile_work;
 mod voxelize;
 
-pub use bin::{BinShare, TILES_KIND};
+pub use bin::{BinShare, TilePacks, TILES_KIND};
 pub use error::BakeError;
 pub use grid::minimum_budget;
 pub use ingest::{IngestShare, SplitAssignment};

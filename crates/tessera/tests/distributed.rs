@@ -90,34 +90,20 @@ fn counts(out: &Path) -> serde_json::Value {
     v
 }
 
-/// Every tile's triangles in a bake folder: from its tile pack, or from the parts a
-/// distributed bake's processes binned (`work/bins/`), a tile's chunks in part order.
+/// Every tile's triangles in a bake folder: from its tile pack, or from the parts its binning
+/// was split in (`work/bins/`), a tile's chunks in part order.
 fn binned_tiles(dir: &Path) -> std::collections::BTreeMap<u32, Vec<u8>> {
-    let bins = dir.join("work/bins");
-    let mut paths: Vec<std::path::PathBuf> = match std::fs::read_dir(&bins) {
-        Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
-        Err(_) => vec![dir.join("work/tiles.pack")],
-    };
-    // part-P-of-N.pack, in part order.
-    paths.sort_by_key(|p| {
-        let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        name.trim_start_matches("part-")
-            .split('-')
-            .next()
-            .and_then(|n| n.parse::<u32>().ok())
-            .unwrap_or(0)
-    });
-    let mut tiles = std::collections::BTreeMap::<u32, Vec<u8>>::new();
-    for path in paths {
-        let pack = tessera_store::PackReader::open(&path, tessera_pipeline::TILES_KIND).unwrap();
-        for key in pack.keys() {
-            tiles
-                .entry(key)
-                .or_default()
-                .extend(pack.read(key).unwrap());
-        }
-    }
+    let tiles =
+        tessera_pipeline::TilePacks::open_bake(&tessera_pipeline::BakeLayout::new(dir)).unwrap();
     tiles
+        .keys()
+        .into_iter()
+        .map(|key| {
+            let mut bytes = vec![0u8; tiles.raw_len(key) as usize];
+            tiles.read_into(key, &mut bytes).unwrap();
+            (key, bytes)
+        })
+        .collect()
 }
 
 /// The navmesh, every checkpoint, the config and every tile's triangles have the same bytes;
