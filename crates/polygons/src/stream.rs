@@ -113,17 +113,17 @@ pub fn polygonize_stream_shared(
         }
     }
     // The polygons, with the final table.
+    let height = height.filter(|_| params.detail.is_on());
     source.for_each_window(&mut |window| {
-        let results: Vec<Result<RegionOutput, PolygonError>> = largest_first(window, |region| {
-            check()?;
-            polygonize_region(region, params, &restored)
-        });
-        let mut outs = results.into_iter().collect::<Result<Vec<_>, _>>()?;
-        if let Some(height) = height.filter(|_| params.detail.is_on()) {
-            check()?;
-            detail::add_detail(&mut outs, &params.detail, height);
-            check()?;
-        }
+        let outs = polygons_of_window(
+            window,
+            |region| {
+                check()?;
+                polygonize_region(region, params, &restored)
+            },
+            height.map(|h| (&params.detail, h)),
+        )?;
+        check()?;
         for out in outs {
             stats.regions += 1;
             stats.polygons += out.polys.len() as u64;
@@ -149,16 +149,89 @@ fn largest_first<T: Send>(
     window: &[RegionContours],
     work: impl Fn(&RegionContours) -> T + Sync,
 ) -> Vec<T> {
-    let size = |r: &RegionContours| r.contours.iter().map(|c| c.points.len()).sum::<usize>();
-    let mut order: Vec<usize> = (0..window.len()).collect();
-    order.sort_by_key(|&i| (std::cmp::Reverse(size(&window[i])), i));
-    let mut done: Vec<(usize, T)> = order
+    let mut done: Vec<(usize, T)> = size_order(window)
         .into_par_iter()
         .with_max_len(1)
         .map(|i| (i, work(&window[i])))
         .collect();
     done.sort_unstable_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, t)| t).collect()
+}
+
+/// Each region of `window` through `polygonize` on the current pool, the largest first (see
+/// [`largest_first`]), and its polygons through height detail when `detail` is given; the
+/// outputs in the window's order, or the first failure in that order.
+///
+/// A window often holds one region that takes far longer than the rest (the ground of a
+/// district, a terrain: its partition alone can outlast every other region together). The
+/// first thread to find no region left to start details the regions done so far while the
+/// others finish theirs (idle threads join in, the detail being parallel in itself); the
+/// regions still under way then are detailed last. A polygon's detail depends on the polygon
+/// and the heightfield alone, so the outputs are those of detailing the window at once.
+pub(crate) fn polygons_of_window(
+    window: &[RegionContours],
+    polygonize: impl Fn(&RegionContours) -> Result<RegionOutput, PolygonError> + Sync,
+    detail: Option<(&detail::DetailParams, &detail::HeightAt)>,
+) -> Result<Vec<RegionOutput>, PolygonError> {
+    type Slot = std::sync::Mutex<Option<Result<RegionOutput, PolygonError>>>;
+    let slots: Vec<Slot> = (0..window.len()).map(|_| Slot::new(None)).collect();
+    let slot = |i: usize| slots[i].lock().expect("a polygon thread panicked");
+    // Details the regions of `which` that came out whole, in one call (their polygons in
+    // Z order, see `add_detail`); returns which those were.
+    let detail_some = |which: Vec<usize>| -> Vec<usize> {
+        let Some((params, height)) = detail else {
+            return Vec::new();
+        };
+        let (index, mut outs): (Vec<usize>, Vec<RegionOutput>) = which
+            .into_iter()
+            .filter_map(|i| match slot(i).take_if(|r| r.is_ok()) {
+                Some(Ok(out)) => Some((i, out)),
+                _ => None,
+            })
+            .unzip();
+        detail::add_detail(&mut outs, params, height);
+        for (&i, out) in index.iter().zip(outs) {
+            *slot(i) = Some(Ok(out));
+        }
+        index
+    };
+    let order = size_order(window);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let early = std::sync::atomic::AtomicBool::new(false);
+    let detailed_early = std::sync::OnceLock::new();
+    let workers = rayon::current_num_threads().min(window.len()).max(1);
+    (0..workers).into_par_iter().with_max_len(1).for_each(|_| {
+        while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let out = polygonize(&window[i]);
+            *slot(i) = Some(out);
+        }
+        // The others, still polygonizing, return here at once and so join this detail.
+        if detail.is_some() && !early.swap(true, Ordering::AcqRel) {
+            let finished = (0..window.len()).filter(|&i| slot(i).is_some()).collect();
+            let _ = detailed_early.set(detail_some(finished));
+        }
+    });
+    let mut rest = vec![true; window.len()];
+    for &i in detailed_early.get().into_iter().flatten() {
+        rest[i] = false;
+    }
+    detail_some((0..window.len()).filter(|&i| rest[i]).collect());
+    slots
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .expect("a polygon thread panicked")
+                .expect("every region of the window done")
+        })
+        .collect()
+}
+
+/// The indices of `window`'s regions, the most contour points first (ties in window order).
+fn size_order(window: &[RegionContours]) -> Vec<usize> {
+    let size = |r: &RegionContours| r.contours.iter().map(|c| c.points.len()).sum::<usize>();
+    let mut order: Vec<usize> = (0..window.len()).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(size(&window[i])), i));
+    order
 }
 
 /// Polygons of every region in memory, ready for `tessera_navgraph::build` (tests and

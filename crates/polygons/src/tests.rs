@@ -192,6 +192,62 @@ fn windows_of_one_region_give_the_same_polygons_as_all_at_once() {
 }
 
 #[test]
+fn a_window_whose_largest_region_ends_last_gets_the_detail_of_the_window_at_once() {
+    // The first thread out of regions details those done while the largest is still being
+    // polygonized; the largest is detailed after. Held back here so that the split happens.
+    let regions = regions_of(&COUPLED, Levels::FLAT);
+    let restored = simplify::Restored::default();
+    let mut p = params(0.0);
+    p.detail = detail::DetailParams {
+        sample_distance: 2.0,
+        max_error: 0.5,
+        max_points: 64,
+        locality: 4,
+        ground: false,
+    };
+    let bumps = |x: i32, y: i32, _: detail::Floor| Some(f64::from((x * 7 + y * 3).rem_euclid(5)));
+    let mut want: Vec<RegionOutput> = regions
+        .iter()
+        .map(|r| region::polygonize_region(r, p, &restored).unwrap())
+        .collect();
+    detail::add_detail(&mut want, &p.detail, &bumps);
+    assert!(want.iter().any(|o| !o.detail.is_empty()), "detail added");
+    let largest = (0..regions.len())
+        .max_by_key(|&i| {
+            regions[i]
+                .contours
+                .iter()
+                .map(|c| c.points.len())
+                .sum::<usize>()
+        })
+        .unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let got = pool
+        .install(|| {
+            stream::polygons_of_window(
+                &regions,
+                |r| {
+                    if std::ptr::eq(r, &regions[largest]) {
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                    }
+                    region::polygonize_region(r, p, &restored)
+                },
+                Some((&p.detail, &bumps)),
+            )
+        })
+        .unwrap();
+    assert_eq!(got.len(), want.len());
+    for (r, (a, b)) in want.iter().zip(&got).enumerate() {
+        assert_eq!(a.detail, b.detail, "region {r}");
+        let tris = |o: &RegionOutput| o.polys.iter().map(|p| p.tris.clone()).collect::<Vec<_>>();
+        assert_eq!(tris(a), tris(b), "region {r}");
+    }
+}
+
+#[test]
 fn parts_polygonized_apart_with_their_asks_shared_give_the_same_polygons() {
     // A distributed bake polygonizes consecutive ranges of regions in different processes,
     // sharing each round's asked points: every region must come out as when all are
