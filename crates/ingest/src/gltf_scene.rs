@@ -10,6 +10,7 @@
 //! the accessors' counts, an instance at a time, before any vertex is read, and a scene whose
 //! copies of meshes make more than [`ReadLimits::instanced_triangles`] is refused.
 
+use crate::cache::CacheBatch;
 use crate::{IngestError, ReadLimits, SceneSource, WorldTriangle};
 use base64::Engine;
 use gltf::mesh::Mode;
@@ -156,6 +157,9 @@ pub struct GltfScene {
     instances: Vec<Instance>,
     up: UpAxis,
     bounds: WorldBounds,
+    /// Triangles per batch of runs filled at once for the cache: two batches' results are
+    /// held at a time, within the limits' buffer bound.
+    batch_triangles: usize,
 }
 
 impl GltfScene {
@@ -305,16 +309,13 @@ impl GltfScene {
             instances: Vec::new(),
             up,
             bounds: WorldBounds::EMPTY,
+            batch_triangles: crate::windows::batch_text(
+                limits.buffer_bytes(),
+                crate::cache::CacheBatch::TRIANGLE_BYTES,
+            ),
         };
         scene.instances = scene.instances(&json, limits)?;
-        let mut bounds = WorldBounds::EMPTY;
-        scene.visit(&mut |t| {
-            for p in t {
-                bounds.grow(p);
-            }
-            Ok(())
-        })?;
-        scene.bounds = bounds;
+        scene.bounds = scene.triangle_bounds()?;
         Ok(scene)
     }
 
@@ -466,6 +467,22 @@ impl GltfScene {
         Ok(Some((positions, indices)))
     }
 
+    /// A checked accessor's elements (`check_accessor`): a function from an element's number
+    /// to the buffer bytes from its start, and how many there are.
+    fn elements<'s>(
+        &'s self,
+        accessor: &gltf::Accessor,
+    ) -> (impl Fn(usize) -> &'s [u8] + Sync, usize) {
+        let view = accessor.view().expect("a checked accessor has a view");
+        let data = &self.buffers[view.buffer().index()][..];
+        let start = view.offset() + accessor.offset();
+        let stride = view.stride().unwrap_or(accessor.size());
+        (
+            move |k: usize| &data[start + k * stride..],
+            accessor.count(),
+        )
+    }
+
     fn error(&self, part: String, message: String) -> IngestError {
         IngestError::Gltf {
             path: self.path.clone(),
@@ -554,80 +571,198 @@ impl GltfScene {
         Ok(())
     }
 
-    fn visit(
+    /// Every primitive in triangle mode, instance by instance, read ([`Primitive`]), in the
+    /// order the scene's triangles are read in.
+    fn primitives(
         &self,
-        emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
+        mut each: impl FnMut(&Primitive) -> Result<(), IngestError>,
     ) -> Result<(), IngestError> {
-        let primitives = self.instances.iter().flat_map(|inst| {
+        for inst in &self.instances {
             let mesh = self
                 .document
                 .meshes()
                 .nth(inst.mesh)
                 .expect("index from the document");
-            mesh.primitives().map(move |prim| (inst, prim))
-        });
-        for (inst, prim) in primitives {
-            let Some((pos_accessor, _)) = self.checked_accessors(inst.mesh, &prim)? else {
-                continue;
-            };
-            let mode = prim.mode();
-            let reader = prim.reader(|b| self.buffers.get(b.index()).map(|v| v.as_slice()));
-            let positions: Vec<[f64; 3]> = reader
-                .read_positions()
-                .ok_or_else(|| {
-                    self.error(
-                        format!("accessor {}", pos_accessor.index()),
-                        "unreadable positions".into(),
-                    )
-                })?
-                .map(|p| self.up.to_z_up(transform_point(&inst.matrix, p)))
-                .collect();
-            if positions.iter().flatten().any(|c| !c.is_finite()) {
-                return Err(self.error(
-                    format!("accessor {}", pos_accessor.index()),
-                    "position is NaN or infinite".into(),
-                ));
-            }
-            let indices: Vec<u32> = match reader.read_indices() {
-                Some(ind) => ind.into_u32().collect(),
-                None => (0..positions.len() as u32).collect(),
-            };
-            if let Some(bad) = indices.iter().find(|&&i| i as usize >= positions.len()) {
-                let part = prim
-                    .indices()
-                    .map(|a| format!("accessor {}", a.index()))
-                    .unwrap_or_default();
-                return Err(self.error(
-                    part,
-                    format!("index {bad} out of range ({} positions)", positions.len()),
-                ));
-            }
-            let v = |i: u32| positions[i as usize];
-            match mode {
-                Mode::Triangles => {
-                    for t in indices.chunks_exact(3) {
-                        emit([v(t[0]), v(t[1]), v(t[2])])?;
-                    }
+            for prim in mesh.primitives() {
+                if let Some(read) = self.primitive(inst, &prim)? {
+                    each(&read)?;
                 }
-                Mode::TriangleStrip => {
-                    for i in 0..indices.len().saturating_sub(2) {
-                        let (a, b) = if i % 2 == 0 {
-                            (i + 1, i + 2)
-                        } else {
-                            (i + 2, i + 1)
-                        };
-                        emit([v(indices[i]), v(indices[a]), v(indices[b])])?;
-                    }
-                }
-                Mode::TriangleFan => {
-                    for i in 1..indices.len().saturating_sub(1) {
-                        emit([v(indices[i]), v(indices[i + 1]), v(indices[0])])?;
-                    }
-                }
-                _ => unreachable!("filtered above"),
             }
         }
         Ok(())
+    }
+
+    /// One primitive of an instance read: its positions in the world (Z-up, the node's
+    /// transform applied, on the current rayon pool) and its indices, checked; `None` for a
+    /// primitive in a mode that makes no triangles.
+    fn primitive(
+        &self,
+        inst: &Instance,
+        prim: &gltf::Primitive,
+    ) -> Result<Option<Primitive>, IngestError> {
+        use rayon::prelude::*;
+        let Some((pos_accessor, _)) = self.checked_accessors(inst.mesh, prim)? else {
+            return Ok(None);
+        };
+        // Read straight from the buffers, in parallel: the accessors were checked to lie
+        // inside them with the element types these reads expect (`check_accessor`).
+        let (data, count) = self.elements(&pos_accessor);
+        let positions: Vec<[f64; 3]> = (0..count)
+            .into_par_iter()
+            .with_min_len(PARALLEL_MIN)
+            .map(|k| {
+                let e = data(k);
+                let c = |i: usize| f32::from_le_bytes(e[4 * i..4 * i + 4].try_into().expect("4"));
+                self.up
+                    .to_z_up(transform_point(&inst.matrix, [c(0), c(1), c(2)]))
+            })
+            .collect();
+        if positions
+            .par_iter()
+            .with_min_len(PARALLEL_MIN)
+            .any(|p| p.iter().any(|c| !c.is_finite()))
+        {
+            return Err(self.error(
+                format!("accessor {}", pos_accessor.index()),
+                "position is NaN or infinite".into(),
+            ));
+        }
+        let indices: Vec<u32> = match prim.indices() {
+            Some(accessor) => {
+                let (data, count) = self.elements(&accessor);
+                let width = accessor.size();
+                (0..count)
+                    .into_par_iter()
+                    .with_min_len(PARALLEL_MIN)
+                    .map(|k| {
+                        let e = &data(k)[..width];
+                        match width {
+                            1 => u32::from(e[0]),
+                            2 => u32::from(u16::from_le_bytes([e[0], e[1]])),
+                            _ => u32::from_le_bytes([e[0], e[1], e[2], e[3]]),
+                        }
+                    })
+                    .collect()
+            }
+            None => (0..positions.len() as u32).collect(),
+        };
+        let n = positions.len();
+        if indices
+            .par_iter()
+            .with_min_len(PARALLEL_MIN)
+            .any(|&i| i as usize >= n)
+        {
+            let bad = indices.iter().find(|&&i| i as usize >= n).expect("one is");
+            let part = prim
+                .indices()
+                .map(|a| format!("accessor {}", a.index()))
+                .unwrap_or_default();
+            return Err(self.error(part, format!("index {bad} out of range ({n} positions)")));
+        }
+        Ok(Some(Primitive {
+            mode: prim.mode(),
+            positions,
+            indices,
+        }))
+    }
+
+    /// [`SceneSource::for_each_cache_batch`]: each primitive's triangles in runs filled on the
+    /// current rayon pool, handed on in order a bounded batch of runs at a time.
+    fn cache_batches(
+        &self,
+        origin: [f64; 3],
+        emit: &mut dyn FnMut(CacheBatch) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError> {
+        self.primitives(|prim| {
+            let n = prim.triangles();
+            crate::windows::in_order(
+                (0..n.div_ceil(RUN)).map(|r| r * RUN..((r + 1) * RUN).min(n)),
+                self.batch_triangles,
+                |_, run| {
+                    let mut batch = CacheBatch::default();
+                    for i in run {
+                        batch.push(origin, prim.triangle(i));
+                    }
+                    batch
+                },
+                |_, _, batch| emit(batch),
+                |_| {},
+            )
+        })
+    }
+
+    /// Every triangle in file order, one at a time.
+    fn visit(
+        &self,
+        emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError> {
+        self.primitives(|prim| {
+            for i in 0..prim.triangles() {
+                emit(prim.triangle(i))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The bounds of every triangle's corners: each primitive's triangles in runs on the
+    /// current rayon pool, the runs' bounds joined in order.
+    fn triangle_bounds(&self) -> Result<WorldBounds, IngestError> {
+        use rayon::prelude::*;
+        let mut bounds = WorldBounds::EMPTY;
+        self.primitives(|prim| {
+            let runs: Vec<WorldBounds> = (0..prim.triangles().div_ceil(RUN))
+                .into_par_iter()
+                .map(|r| {
+                    let mut b = WorldBounds::EMPTY;
+                    for i in r * RUN..((r + 1) * RUN).min(prim.triangles()) {
+                        for p in prim.triangle(i) {
+                            b.grow(p);
+                        }
+                    }
+                    b
+                })
+                .collect();
+            for b in &runs {
+                bounds.union(b);
+            }
+            Ok(())
+        })?;
+        Ok(bounds)
+    }
+}
+
+/// Positions or indices below which a primitive is read on the calling thread alone.
+const PARALLEL_MIN: usize = 1 << 14;
+
+/// Triangles of a primitive a thread takes at a time (bounds, cache batches).
+const RUN: usize = 1 << 14;
+
+/// A primitive read: world positions and indices (or `0..n` unindexed), as its mode takes
+/// them.
+struct Primitive {
+    mode: Mode,
+    positions: Vec<[f64; 3]>,
+    indices: Vec<u32>,
+}
+
+impl Primitive {
+    /// How many triangles it makes ([`triangles_of`]).
+    fn triangles(&self) -> usize {
+        triangles_of(self.mode, self.indices.len()) as usize
+    }
+
+    /// Its triangle `i` (strips alternate their winding so that every triangle faces the
+    /// same way; fans turn round the first index).
+    #[inline]
+    fn triangle(&self, i: usize) -> WorldTriangle {
+        let v = |k: usize| self.positions[self.indices[k] as usize];
+        match self.mode {
+            Mode::Triangles => [v(3 * i), v(3 * i + 1), v(3 * i + 2)],
+            Mode::TriangleStrip if i % 2 == 0 => [v(i), v(i + 1), v(i + 2)],
+            Mode::TriangleStrip => [v(i), v(i + 2), v(i + 1)],
+            Mode::TriangleFan => [v(i + 1), v(i + 2), v(0)],
+            _ => unreachable!("only triangle modes are read"),
+        }
     }
 }
 
@@ -704,6 +839,14 @@ impl SceneSource for GltfScene {
         let path = self.path.clone();
         guarded(&path, || self.visit(emit))
     }
+    fn for_each_cache_batch(
+        &mut self,
+        origin: [f64; 3],
+        emit: &mut dyn FnMut(CacheBatch) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError> {
+        let path = self.path.clone();
+        guarded(&path, || self.cache_batches(origin, emit))
+    }
 }
 
 #[cfg(test)]
@@ -779,6 +922,121 @@ mod tests {
 {{"bufferView":1,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[0,0,0]}}]}}"#,
             children.join(",")
         )
+    }
+
+    /// Reads a scene through the default, one-triangle-at-a-time batching of
+    /// [`SceneSource::for_each_cache_batch`].
+    struct OneByOne<'a>(&'a mut GltfScene);
+
+    impl SceneSource for OneByOne<'_> {
+        fn name(&self) -> String {
+            self.0.name()
+        }
+        fn bounds(&self) -> WorldBounds {
+            self.0.bounds()
+        }
+        fn for_each_triangle(
+            &mut self,
+            emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
+        ) -> Result<(), IngestError> {
+            self.0.for_each_triangle(emit)
+        }
+    }
+
+    #[test]
+    fn batches_filled_in_parallel_hold_the_triangles_read_one_by_one() {
+        // A 160 x 160 grid as a triangle list (more triangles than a run), two nodes with
+        // different transforms; a strip and a fan over the same positions; and a zero-area
+        // triangle (counted as degenerate either way).
+        let n = 160u32;
+        let mut bin: Vec<u8> = Vec::new();
+        for y in 0..=n {
+            for x in 0..=n {
+                let z = ((x * 7 + y * 3) % 5) as f32 * 0.1;
+                for c in [x as f32 * 0.5, y as f32 * 0.5, z] {
+                    bin.extend(c.to_le_bytes());
+                }
+            }
+        }
+        let positions = (n + 1) * (n + 1);
+        let at = |x: u32, y: u32| y * (n + 1) + x;
+        let mut list: Vec<u32> = Vec::new();
+        for y in 0..n {
+            for x in 0..n {
+                list.extend([at(x, y), at(x + 1, y), at(x + 1, y + 1)]);
+                list.extend([at(x, y), at(x + 1, y + 1), at(x, y + 1)]);
+            }
+        }
+        list.extend([0, 0, 1]);
+        let strip: Vec<u32> = (0..400).map(|k| at(k / 2, k % 2)).collect();
+        let fan: Vec<u32> = [at(5, 5)]
+            .into_iter()
+            .chain((0..9).map(|k| at(k, 0)))
+            .collect();
+        let views_start = bin.len();
+        let mut views = Vec::new();
+        for ind in [&list, &strip, &fan] {
+            let offset = bin.len();
+            for i in ind.iter() {
+                bin.extend(i.to_le_bytes());
+            }
+            views.push((offset, ind.len()));
+        }
+        let json = format!(
+            r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0,1]}}],
+"nodes":[{{"mesh":0}},{{"mesh":0,"translation":[100.5,-3.25,2.0],"rotation":[0,0,0.38268343,0.9238795]}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}},"indices":1,"mode":4}},{{"attributes":{{"POSITION":0}},"indices":2,"mode":5}},{{"attributes":{{"POSITION":0}},"indices":3,"mode":6}}]}}],
+"buffers":[{{"byteLength":{len},"uri":"grid.bin"}}],
+"bufferViews":[{{"buffer":0,"byteLength":{vlen}}},{{"buffer":0,"byteOffset":{o1},"byteLength":{l1}}},{{"buffer":0,"byteOffset":{o2},"byteLength":{l2}}},{{"buffer":0,"byteOffset":{o3},"byteLength":{l3}}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":{positions},"type":"VEC3","min":[0,0,0],"max":[80,80,0.4]}},
+{{"bufferView":1,"componentType":5125,"count":{c1},"type":"SCALAR"}},{{"bufferView":2,"componentType":5125,"count":{c2},"type":"SCALAR"}},{{"bufferView":3,"componentType":5125,"count":{c3},"type":"SCALAR"}}]}}"#,
+            len = bin.len(),
+            vlen = views_start,
+            o1 = views[0].0,
+            l1 = views[0].1 * 4,
+            c1 = views[0].1,
+            o2 = views[1].0,
+            l2 = views[1].1 * 4,
+            c2 = views[1].1,
+            o3 = views[2].0,
+            l3 = views[2].1 * 4,
+            c3 = views[2].1,
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("grid.bin"), &bin).unwrap();
+        let path = dir.path().join("scene.gltf");
+        std::fs::write(&path, json).unwrap();
+        let key = crate::cache::SourceKey::of_mesh(&[], &[], UpAxis::Z);
+        let read = |source: &mut dyn SceneSource, name: &str| {
+            let out = dir.path().join(name);
+            let (stats, _) = crate::cache::build_cache(source, key, &out).unwrap();
+            (
+                std::fs::read(&out).unwrap(),
+                stats.triangles,
+                stats.degenerate,
+            )
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        // A small buffer bound: a batch is a run or less, so many batches.
+        let mut scene = GltfScene::open_with(&path, UpAxis::Z, ReadLimits::new(1 << 20)).unwrap();
+        assert!(scene.batch_triangles < RUN);
+        let want = read(&mut OneByOne(&mut scene), "one-by-one.cache");
+        let got = pool.install(|| read(&mut scene, "parallel.cache"));
+        assert_eq!(2 * (2 * n * n + 1 + 398 + 8) as u64, got.1 + got.2);
+        assert_eq!(got.2, 2, "the two zero-area triangles");
+        assert!(got == want, "the same cache");
+        // And the bounds: those of every triangle read one by one.
+        let mut bounds = WorldBounds::EMPTY;
+        scene
+            .for_each_triangle(&mut |t| {
+                t.iter().for_each(|&p| bounds.grow(p));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(bounds, scene.bounds());
     }
 
     #[test]

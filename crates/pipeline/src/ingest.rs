@@ -457,7 +457,11 @@ fn cache_file(
         cache_path,
         key,
         &mut || {
-            progress.phase(STAGE, &what("opening the scene (OBJ: its vertex pass)"), 0);
+            let opening = match SceneFormat::of(path)? {
+                SceneFormat::Obj => "opening the scene (OBJ: its vertex pass)",
+                SceneFormat::Gltf => "opening the scene (glTF: its buffers and bounds)",
+            };
+            progress.phase(STAGE, &what(opening), 0);
             let source = tessera_ingest::open_scene_with(path, up, scratch, limits.clone())?;
             progress.phase(STAGE, &what("triangles"), 0);
             Ok(counted(source, progress, interrupted))
