@@ -9,12 +9,21 @@
 //! Instancing is bounded: the triangles the scene's mesh instances will make are counted from
 //! the accessors' counts, an instance at a time, before any vertex is read, and a scene whose
 //! copies of meshes make more than [`ReadLimits::instanced_triangles`] is refused.
+//!
+//! Memory: the file (and each buffer file) is memory-mapped, not read: a GLB's binary chunk is
+//! used where it lies. Nothing of a primitive is copied; each triangle is read from the
+//! buffers when asked for (its indices, its positions through the instance's transform), in
+//! runs of triangles on the caller's rayon pool, taken in file order, and the mapped pages are
+//! given back every [`RELEASE_ELEMENTS`] elements, so a scene larger than the memory budget
+//! keeps a bounded part of it resident. The checks (finite positions, indices in range) and
+//! the bounds pass at opening run the same way.
 
 use crate::cache::CacheBatch;
 use crate::{IngestError, ReadLimits, SceneSource, WorldTriangle};
 use base64::Engine;
 use gltf::mesh::Mode;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use tessera_geom::{UpAxis, WorldBounds};
 
 type Mat4 = [[f64; 4]; 4]; // column-major, as glTF
@@ -153,7 +162,7 @@ struct Instance {
 pub struct GltfScene {
     path: PathBuf,
     document: gltf::Document,
-    buffers: Vec<Vec<u8>>,
+    buffers: Vec<Buffer>,
     instances: Vec<Instance>,
     up: UpAxis,
     bounds: WorldBounds,
@@ -174,10 +183,10 @@ impl GltfScene {
         up: UpAxis,
         limits: ReadLimits,
     ) -> Result<GltfScene, IngestError> {
-        let bytes = std::fs::read(path).map_err(|e| IngestError::io(path, e))?;
+        let store = Store::map(path).map_err(|e| IngestError::io(path, e))?;
         let base = path.parent().unwrap_or(Path::new("."));
         guarded(path, || {
-            GltfScene::from_bytes_with(path, bytes, up, Some(base), limits)
+            GltfScene::from_store(path, Arc::new(store), up, Some(base), limits)
         })
     }
 
@@ -201,6 +210,19 @@ impl GltfScene {
         base: Option<&Path>,
         limits: ReadLimits,
     ) -> Result<GltfScene, IngestError> {
+        GltfScene::from_store(path, Arc::new(Store::Owned(bytes)), up, base, limits)
+    }
+
+    /// [`GltfScene::from_bytes_with`] over the bytes of `store`: the binary chunk of a GLB
+    /// and the buffer files are read where they lie, not copied.
+    fn from_store(
+        path: &Path,
+        store: Arc<Store>,
+        up: UpAxis,
+        base: Option<&Path>,
+        limits: ReadLimits,
+    ) -> Result<GltfScene, IngestError> {
+        let bytes = store.bytes();
         let err = |part: &str, message: String| IngestError::Gltf {
             path: path.to_path_buf(),
             part: part.to_string(),
@@ -221,7 +243,7 @@ impl GltfScene {
                 ),
             ));
         }
-        let (json_bytes, blob): (Vec<u8>, Option<Vec<u8>>) = if is_glb {
+        let (json_bytes, blob): (Vec<u8>, Option<Buffer>) = if is_glb {
             // The `gltf` crate takes the 12-byte header off the declared length unchecked, and
             // says only "could not completely read the object" of a file shorter than it.
             if let Some(declared) = bytes.get(8..12) {
@@ -242,11 +264,22 @@ impl GltfScene {
                     ));
                 }
             }
-            let glb = gltf::Glb::from_slice(&bytes)
+            let glb = gltf::Glb::from_slice(bytes)
                 .map_err(|e| err("container", format!("invalid or truncated .glb: {e}")))?;
-            (glb.json.into_owned(), glb.bin.map(|b| b.into_owned()))
+            let bin = glb.bin.map(|b| match b {
+                // Where the chunk lies in the file.
+                std::borrow::Cow::Borrowed(b) => {
+                    let from = b.as_ptr() as usize - bytes.as_ptr() as usize;
+                    Buffer {
+                        store: Arc::clone(&store),
+                        range: from..from + b.len(),
+                    }
+                }
+                std::borrow::Cow::Owned(v) => Buffer::owned(v),
+            });
+            (glb.json.into_owned(), bin)
         } else {
-            (bytes, None)
+            (bytes.to_vec(), None)
         };
         let json: serde_json::Value =
             serde_json::from_slice(&json_bytes).map_err(|e| err("JSON", e.to_string()))?;
@@ -277,25 +310,27 @@ impl GltfScene {
                             .split_once(";base64,")
                             .map(|(_, d)| d)
                             .ok_or_else(|| err(&part, "data URI is not base64".into()))?;
-                        base64::engine::general_purpose::STANDARD
-                            .decode(encoded)
-                            .map_err(|e| err(&part, format!("bad base64 data: {e}")))?
+                        Buffer::owned(
+                            base64::engine::general_purpose::STANDARD
+                                .decode(encoded)
+                                .map_err(|e| err(&part, format!("bad base64 data: {e}")))?,
+                        )
                     } else {
                         let base = base.ok_or_else(|| {
                             err(&part, format!("refers to the file `{uri}`, and no folder was given to read it from"))
                         })?;
-                        read_buffer_file(base, uri, buffer.length())
+                        map_buffer_file(base, uri, buffer.length())
                             .map_err(|message| err(&part, message))?
                     }
                 }
             };
-            if data.len() < buffer.length() {
+            if data.bytes().len() < buffer.length() {
                 return Err(err(
                     &part,
                     format!(
                         "declares {} bytes but holds {} (truncated)",
                         buffer.length(),
-                        data.len()
+                        data.bytes().len()
                     ),
                 ));
             }
@@ -467,20 +502,16 @@ impl GltfScene {
         Ok(Some((positions, indices)))
     }
 
-    /// A checked accessor's elements (`check_accessor`): a function from an element's number
-    /// to the buffer bytes from its start, and how many there are.
-    fn elements<'s>(
-        &'s self,
-        accessor: &gltf::Accessor,
-    ) -> (impl Fn(usize) -> &'s [u8] + Sync, usize) {
+    /// A checked accessor's elements (`check_accessor`) in its buffer.
+    fn elements(&self, accessor: &gltf::Accessor) -> Elements<'_> {
         let view = accessor.view().expect("a checked accessor has a view");
-        let data = &self.buffers[view.buffer().index()][..];
-        let start = view.offset() + accessor.offset();
-        let stride = view.stride().unwrap_or(accessor.size());
-        (
-            move |k: usize| &data[start + k * stride..],
-            accessor.count(),
-        )
+        Elements {
+            data: self.buffers[view.buffer().index()].bytes(),
+            start: view.offset() + accessor.offset(),
+            stride: view.stride().unwrap_or(accessor.size()),
+            width: accessor.size(),
+            count: accessor.count(),
+        }
     }
 
     fn error(&self, part: String, message: String) -> IngestError {
@@ -529,7 +560,7 @@ impl GltfScene {
         let Some(view) = accessor.view() else {
             return Err(self.error(part, "has no buffer view".into()));
         };
-        let buffer_len = self.buffers[view.buffer().index()].len();
+        let buffer_len = self.buffers[view.buffer().index()].bytes().len();
         let view_end = view.offset().checked_add(view.length());
         if view_end.is_none_or(|end| end > buffer_len) {
             return Err(self.error(
@@ -592,78 +623,73 @@ impl GltfScene {
         Ok(())
     }
 
-    /// One primitive of an instance read: its positions in the world (Z-up, the node's
-    /// transform applied, on the current rayon pool) and its indices, checked; `None` for a
-    /// primitive in a mode that makes no triangles.
-    fn primitive(
-        &self,
-        inst: &Instance,
+    /// One primitive of an instance, checked: its accessors (`checked_accessors`), every
+    /// position finite and every index in range (on the current rayon pool); `None` for a
+    /// primitive in a mode that makes no triangles. Nothing is copied: its triangles are read
+    /// from the buffers when asked for ([`Primitive::triangle`]).
+    fn primitive<'s>(
+        &'s self,
+        inst: &'s Instance,
         prim: &gltf::Primitive,
-    ) -> Result<Option<Primitive>, IngestError> {
-        use rayon::prelude::*;
+    ) -> Result<Option<Primitive<'s>>, IngestError> {
         let Some((pos_accessor, _)) = self.checked_accessors(inst.mesh, prim)? else {
             return Ok(None);
         };
-        // Read straight from the buffers, in parallel: the accessors were checked to lie
-        // inside them with the element types these reads expect (`check_accessor`).
-        let (data, count) = self.elements(&pos_accessor);
-        let positions: Vec<[f64; 3]> = (0..count)
-            .into_par_iter()
-            .with_min_len(PARALLEL_MIN)
-            .map(|k| {
-                let e = data(k);
-                let c = |i: usize| f32::from_le_bytes(e[4 * i..4 * i + 4].try_into().expect("4"));
-                self.up
-                    .to_z_up(transform_point(&inst.matrix, [c(0), c(1), c(2)]))
-            })
-            .collect();
-        if positions
-            .par_iter()
-            .with_min_len(PARALLEL_MIN)
-            .any(|p| p.iter().any(|c| !c.is_finite()))
-        {
+        let read = Primitive {
+            mode: prim.mode(),
+            positions: self.elements(&pos_accessor),
+            indices: prim.indices().map(|a| self.elements(&a)),
+            matrix: &inst.matrix,
+            up: self.up,
+        };
+        let n = read.positions.count;
+        if self.any_in_chunks(n, |k| read.position(k).iter().any(|c| !c.is_finite())) {
             return Err(self.error(
                 format!("accessor {}", pos_accessor.index()),
                 "position is NaN or infinite".into(),
             ));
         }
-        let indices: Vec<u32> = match prim.indices() {
-            Some(accessor) => {
-                let (data, count) = self.elements(&accessor);
-                let width = accessor.size();
-                (0..count)
-                    .into_par_iter()
-                    .with_min_len(PARALLEL_MIN)
-                    .map(|k| {
-                        let e = &data(k)[..width];
-                        match width {
-                            1 => u32::from(e[0]),
-                            2 => u32::from(u16::from_le_bytes([e[0], e[1]])),
-                            _ => u32::from_le_bytes([e[0], e[1], e[2], e[3]]),
-                        }
-                    })
-                    .collect()
+        if let Some(indices) = &read.indices {
+            let out_of_range = |k: &usize| indices.index(*k) as usize >= n;
+            if self.any_in_chunks(indices.count, |k| out_of_range(&k)) {
+                let k = (0..indices.count).find(out_of_range).expect("one is");
+                let part = prim
+                    .indices()
+                    .map(|a| format!("accessor {}", a.index()))
+                    .unwrap_or_default();
+                return Err(self.error(
+                    part,
+                    format!("index {} out of range ({n} positions)", indices.index(k)),
+                ));
             }
-            None => (0..positions.len() as u32).collect(),
-        };
-        let n = positions.len();
-        if indices
-            .par_iter()
-            .with_min_len(PARALLEL_MIN)
-            .any(|&i| i as usize >= n)
-        {
-            let bad = indices.iter().find(|&&i| i as usize >= n).expect("one is");
-            let part = prim
-                .indices()
-                .map(|a| format!("accessor {}", a.index()))
-                .unwrap_or_default();
-            return Err(self.error(part, format!("index {bad} out of range ({n} positions)")));
         }
-        Ok(Some(Primitive {
-            mode: prim.mode(),
-            positions,
-            indices,
-        }))
+        Ok(Some(read))
+    }
+
+    /// Whether `test` holds for any of `0..n`, tried on the current rayon pool a chunk of
+    /// [`RELEASE_ELEMENTS`] at a time, the buffers' pages given back after each.
+    fn any_in_chunks(&self, n: usize, test: impl Fn(usize) -> bool + Sync) -> bool {
+        use rayon::prelude::*;
+        for from in (0..n).step_by(RELEASE_ELEMENTS) {
+            let hit = (from..(from + RELEASE_ELEMENTS).min(n))
+                .into_par_iter()
+                .with_min_len(PARALLEL_MIN)
+                .any(&test);
+            self.release();
+            if hit {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Gives back the mapped pages of every buffer: what a pass touched of the file stays
+    /// resident only until the next release, so reading a scene larger than the memory budget
+    /// holds a bounded part of it.
+    fn release(&self) {
+        for b in &self.buffers {
+            b.store.release();
+        }
     }
 
     /// [`SceneSource::for_each_cache_batch`]: each primitive's triangles in runs filled on the
@@ -675,6 +701,7 @@ impl GltfScene {
     ) -> Result<(), IngestError> {
         self.primitives(|prim| {
             let n = prim.triangles();
+            let mut released = 0;
             crate::windows::in_order(
                 (0..n.div_ceil(RUN)).map(|r| r * RUN..((r + 1) * RUN).min(n)),
                 self.batch_triangles,
@@ -686,8 +713,15 @@ impl GltfScene {
                     batch
                 },
                 |_, _, batch| emit(batch),
-                |_| {},
-            )
+                |upto| {
+                    if upto / RELEASE_ELEMENTS > released {
+                        released = upto / RELEASE_ELEMENTS;
+                        self.release();
+                    }
+                },
+            )?;
+            self.release();
+            Ok(())
         })
     }
 
@@ -710,20 +744,25 @@ impl GltfScene {
         use rayon::prelude::*;
         let mut bounds = WorldBounds::EMPTY;
         self.primitives(|prim| {
-            let runs: Vec<WorldBounds> = (0..prim.triangles().div_ceil(RUN))
-                .into_par_iter()
-                .map(|r| {
-                    let mut b = WorldBounds::EMPTY;
-                    for i in r * RUN..((r + 1) * RUN).min(prim.triangles()) {
-                        for p in prim.triangle(i) {
-                            b.grow(p);
+            let (n, per_release) = (prim.triangles(), RELEASE_ELEMENTS / RUN);
+            let runs = n.div_ceil(RUN);
+            for first in (0..runs).step_by(per_release) {
+                let joined: Vec<WorldBounds> = (first..(first + per_release).min(runs))
+                    .into_par_iter()
+                    .map(|r| {
+                        let mut b = WorldBounds::EMPTY;
+                        for i in r * RUN..((r + 1) * RUN).min(n) {
+                            for p in prim.triangle(i) {
+                                b.grow(p);
+                            }
                         }
-                    }
-                    b
-                })
-                .collect();
-            for b in &runs {
-                bounds.union(b);
+                        b
+                    })
+                    .collect();
+                self.release();
+                for b in &joined {
+                    bounds.union(b);
+                }
             }
             Ok(())
         })?;
@@ -737,28 +776,85 @@ const PARALLEL_MIN: usize = 1 << 14;
 /// Triangles of a primitive a thread takes at a time (bounds, cache batches).
 const RUN: usize = 1 << 14;
 
-/// A primitive read: world positions and indices (or `0..n` unindexed), as its mode takes
-/// them.
-struct Primitive {
-    mode: Mode,
-    positions: Vec<[f64; 3]>,
-    indices: Vec<u32>,
+/// Elements (positions, indices) or triangles read between two releases of the buffers'
+/// pages ([`GltfScene::release`]): a primitive's triangles read anywhere in its positions,
+/// which are then mapped in again at most once per this many triangles.
+const RELEASE_ELEMENTS: usize = 1 << 21;
+
+/// The elements of an accessor that `check_accessor` let through: element `k` is `width`
+/// bytes at `start + k * stride` of `data`, all inside it.
+struct Elements<'s> {
+    data: &'s [u8],
+    start: usize,
+    stride: usize,
+    width: usize,
+    count: usize,
 }
 
-impl Primitive {
+impl Elements<'_> {
+    /// Element `k`'s bytes.
+    #[inline]
+    fn at(&self, k: usize) -> &[u8] {
+        let from = self.start + k * self.stride;
+        &self.data[from..from + self.width]
+    }
+
+    /// Element `k` of an index accessor (unsigned 8, 16 or 32 bits).
+    #[inline]
+    fn index(&self, k: usize) -> u32 {
+        match *self.at(k) {
+            [a] => u32::from(a),
+            [a, b] => u32::from(u16::from_le_bytes([a, b])),
+            [a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
+            _ => unreachable!("indices are 1, 2 or 4 bytes (checked)"),
+        }
+    }
+}
+
+/// A primitive of an instance, checked, read from its buffers when asked: its indices (or
+/// `0..n` unindexed) as its mode takes them, each position through the instance's transform.
+struct Primitive<'s> {
+    mode: Mode,
+    positions: Elements<'s>,
+    indices: Option<Elements<'s>>,
+    matrix: &'s Mat4,
+    up: UpAxis,
+}
+
+impl Primitive<'_> {
     /// How many triangles it makes ([`triangles_of`]).
     fn triangles(&self) -> usize {
-        triangles_of(self.mode, self.indices.len()) as usize
+        let n = self
+            .indices
+            .as_ref()
+            .map_or(self.positions.count, |i| i.count);
+        triangles_of(self.mode, n) as usize
+    }
+
+    /// Position `k` in the world, Z-up.
+    #[inline]
+    fn position(&self, k: usize) -> [f64; 3] {
+        let e = self.positions.at(k);
+        let c = |i: usize| f32::from_le_bytes([e[4 * i], e[4 * i + 1], e[4 * i + 2], e[4 * i + 3]]);
+        self.up
+            .to_z_up(transform_point(self.matrix, [c(0), c(1), c(2)]))
+    }
+
+    /// The position its `k`-th index names.
+    #[inline]
+    fn corner(&self, k: usize) -> [f64; 3] {
+        let i = self.indices.as_ref().map_or(k as u32, |i| i.index(k));
+        self.position(i as usize)
     }
 
     /// Its triangle `i` (strips alternate their winding so that every triangle faces the
     /// same way; fans turn round the first index).
     #[inline]
     fn triangle(&self, i: usize) -> WorldTriangle {
-        let v = |k: usize| self.positions[self.indices[k] as usize];
+        let v = |k: usize| self.corner(k);
         match self.mode {
             Mode::Triangles => [v(3 * i), v(3 * i + 1), v(3 * i + 2)],
-            Mode::TriangleStrip if i % 2 == 0 => [v(i), v(i + 1), v(i + 2)],
+            Mode::TriangleStrip if i.is_multiple_of(2) => [v(i), v(i + 1), v(i + 2)],
             Mode::TriangleStrip => [v(i), v(i + 2), v(i + 1)],
             Mode::TriangleFan => [v(i + 1), v(i + 2), v(0)],
             _ => unreachable!("only triangle modes are read"),
@@ -770,16 +866,12 @@ impl Primitive {
 /// stays inside that folder, to a regular file holding at least `declared` bytes, of which
 /// `declared` are read. A scene names any path it likes: `/etc/passwd`, `../../secrets` or
 /// `/dev/zero` (read until memory runs out) are refused, not read.
-fn read_buffer_file(base: &Path, uri: &str, declared: usize) -> Result<Vec<u8>, String> {
-    use std::io::Read;
+fn map_buffer_file(base: &Path, uri: &str, declared: usize) -> Result<Buffer, String> {
     let file = buffer_file(base, uri).ok_or_else(|| {
         format!("refers to `{uri}`: buffer files must be relative paths inside the scene's folder")
     })?;
-    let open =
-        std::fs::File::open(&file).map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
-    let meta = open
-        .metadata()
-        .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
+    let meta =
+        std::fs::metadata(&file).map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
     if !meta.is_file() {
         return Err(format!("`{}` is not a regular file", file.display()));
     }
@@ -790,11 +882,75 @@ fn read_buffer_file(base: &Path, uri: &str, declared: usize) -> Result<Vec<u8>, 
             meta.len()
         ));
     }
-    let mut data = Vec::with_capacity(declared);
-    open.take(declared as u64)
-        .read_to_end(&mut data)
-        .map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
-    Ok(data)
+    let store = Store::map(&file).map_err(|e| format!("cannot read `{}`: {e}", file.display()))?;
+    let declared = declared.min(store.bytes().len());
+    Ok(Buffer {
+        store: Arc::new(store),
+        range: 0..declared,
+    })
+}
+
+/// The bytes a scene is read from: a file mapped read-only, or bytes in memory (a scene given
+/// in memory, a data URI's content).
+enum Store {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Store {
+    /// The file at `path` mapped (an empty file as no bytes: it cannot be mapped).
+    #[allow(unsafe_code)] // maps the scene read-only: see the SAFETY comment inside
+    fn map(path: &Path) -> std::io::Result<Store> {
+        let file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "is a folder, not a scene file",
+            ));
+        }
+        if meta.len() == 0 {
+            return Ok(Store::Owned(Vec::new()));
+        }
+        // SAFETY: a read-only map of an input file nobody modifies during the bake (as the
+        // OBJ reader maps its scene); its pages are given back while it is read.
+        Ok(Store::Mapped(unsafe { memmap2::Mmap::map(&file)? }))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Store::Mapped(m) => m,
+            Store::Owned(v) => v,
+        }
+    }
+
+    /// Gives back the mapped pages (read again from the file if touched).
+    fn release(&self) {
+        if let Store::Mapped(m) = self {
+            crate::pages::release(m, 0, m.len());
+        }
+    }
+}
+
+/// One buffer of a scene: `range` of a store (a GLB's binary chunk is a part of its file).
+#[derive(Clone)]
+struct Buffer {
+    store: Arc<Store>,
+    range: std::ops::Range<usize>,
+}
+
+impl Buffer {
+    fn owned(bytes: Vec<u8>) -> Buffer {
+        let range = 0..bytes.len();
+        Buffer {
+            store: Arc::new(Store::Owned(bytes)),
+            range,
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.store.bytes()[self.range.clone()]
+    }
 }
 
 /// The file a buffer's `uri` names in the scene's folder `base`, when it is a relative path
