@@ -112,18 +112,10 @@ pub fn polygonize_stream_shared(
             grown = Some(names);
         }
     }
-    // The polygons, with the final table.
+    // The polygons, with the final table. A window's polygons are handed on while the next
+    // window is polygonized on the pool (the hand-over runs on this thread alone).
     let height = height.filter(|_| params.detail.is_on());
-    source.for_each_window(&mut |window| {
-        let outs = polygons_of_window(
-            window,
-            |region| {
-                check()?;
-                polygonize_region(region, params, &restored)
-            },
-            height.map(|h| (&params.detail, h)),
-        )?;
-        check()?;
+    let mut hand_on = |outs: Vec<RegionOutput>| -> Result<(), PolygonError> {
         for out in outs {
             stats.regions += 1;
             stats.polygons += out.polys.len() as u64;
@@ -137,7 +129,32 @@ pub fn polygonize_stream_shared(
             sink(out)?;
         }
         Ok(())
+    };
+    let mut pending: Option<Vec<RegionOutput>> = None;
+    source.for_each_window(&mut |window| {
+        let mut made = None;
+        let handed = rayon::in_place_scope(|scope| {
+            let made = &mut made;
+            let restored = &restored;
+            scope.spawn(move |_| {
+                *made = Some(polygons_of_window(
+                    window,
+                    |region| {
+                        check()?;
+                        polygonize_region(region, params, restored)
+                    },
+                    height.map(|h| (&params.detail, h)),
+                ));
+            });
+            pending.take().map_or(Ok(()), &mut hand_on)
+        });
+        handed?;
+        pending = Some(made.expect("the window was polygonized")?);
+        check()
     })?;
+    if let Some(outs) = pending {
+        hand_on(outs)?;
+    }
     Ok(stats)
 }
 
