@@ -733,7 +733,11 @@ impl GltfScene {
         self.primitives(|prim| {
             for i in 0..prim.triangles() {
                 emit(prim.triangle(i))?;
+                if (i + 1).is_multiple_of(RELEASE_ELEMENTS) {
+                    self.release();
+                }
             }
+            self.release();
             Ok(())
         })
     }

@@ -195,8 +195,14 @@ pub(crate) fn polygons_of_window(
     let slot = |i: usize| slots[i].lock().expect("a polygon thread panicked");
     // Details the regions of `which` that came out whole, in one call (their polygons in
     // Z order, see `add_detail`); returns which those were.
+    // (Not when a region failed or was stopped: the window then ends in that failure.)
+    let failed = || {
+        slots
+            .iter()
+            .any(|s| matches!(*s.lock().expect("a polygon thread panicked"), Some(Err(_))))
+    };
     let detail_some = |which: Vec<usize>| -> Vec<usize> {
-        let Some((params, height)) = detail else {
+        let Some((params, height)) = detail.filter(|_| !failed()) else {
             return Vec::new();
         };
         let (index, mut outs): (Vec<usize>, Vec<RegionOutput>) = which
