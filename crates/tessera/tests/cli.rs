@@ -323,6 +323,82 @@ fn a_32_mib_budget_holds_on_a_scene_larger_than_it() {
     assert!(s["peak_reserved_bytes"].as_u64().unwrap() <= 32 << 20);
 }
 
+/// [`terrain_obj`]'s grid as a GLB: one indexed triangle list (f32 positions, u32 indices).
+fn terrain_glb(path: &Path, n: usize) {
+    let mut bin: Vec<u8> = Vec::new();
+    for y in 0..=n {
+        for x in 0..=n {
+            let (fx, fy) = (x as f64 * 0.5, y as f64 * 0.5);
+            let z = (fx * 0.05).sin() * 2.0 + (fy * 0.07).cos() * 1.5;
+            // glTF is Y-up: the terrain's up (z) goes to y, its y to -z.
+            for c in [fx as f32, z as f32, -fy as f32] {
+                bin.extend(c.to_le_bytes());
+            }
+        }
+    }
+    let positions = bin.len();
+    let id = |x: usize, y: usize| (y * (n + 1) + x) as u32;
+    for y in 0..n {
+        for x in 0..n {
+            for i in [id(x, y), id(x + 1, y), id(x + 1, y + 1)] {
+                bin.extend(i.to_le_bytes());
+            }
+            for i in [id(x, y), id(x + 1, y + 1), id(x, y + 1)] {
+                bin.extend(i.to_le_bytes());
+            }
+        }
+    }
+    let vertices = (n + 1) * (n + 1);
+    let json = format!(
+        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],"nodes":[{{"mesh":0}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}},"indices":1,"mode":4}}]}}],
+"buffers":[{{"byteLength":{len}}}],
+"bufferViews":[{{"buffer":0,"byteLength":{positions}}},{{"buffer":0,"byteOffset":{positions},"byteLength":{indices}}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":{vertices},"type":"VEC3","min":[0,-2,-{side}],"max":[{side},2,0]}},
+{{"bufferView":1,"componentType":5125,"count":{count},"type":"SCALAR"}}]}}"#,
+        len = bin.len(),
+        indices = bin.len() - positions,
+        count = 6 * n * n,
+        side = n as f64 * 0.5,
+    );
+    tessera_test_support::gltf::Gltf { json, bin }.write_glb(path);
+}
+
+#[test]
+#[ignore = "slow: a generated glTF scene larger than the budget (about 8 s)"]
+fn a_32_mib_budget_holds_on_a_gltf_scene_larger_than_it() {
+    // The file is mapped and read in place: its buffer is never copied, nor a primitive's
+    // positions and indices (which alone would take the budget).
+    let dir = tempfile::tempdir().unwrap();
+    let n = 720; // 1 036 800 triangles, 519 841 vertices: an 18.7 MB GLB
+    terrain_glb(&dir.path().join("big.glb"), n);
+    let o = tessera(
+        &[
+            "bake",
+            "big.glb",
+            "--memory-budget",
+            "32MiB",
+            "--threads",
+            "2",
+            "--tile-size",
+            "128",
+            "--log-format",
+            "quiet",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = summary(&dir.path().join("tessera-out/big"));
+    assert_eq!(s["triangles"].as_u64().unwrap(), 2 * (n * n) as u64);
+    let anon = s["peak_anon_bytes"].as_u64().unwrap();
+    assert!(
+        anon > 0 && anon <= (32 + 16) << 20,
+        "peak anonymous memory {} MiB",
+        anon >> 20
+    );
+    assert!(s["peak_reserved_bytes"].as_u64().unwrap() <= 32 << 20);
+}
+
 /// A copy of the bake folder `from` at `to`, to compare a later bake into `from` against.
 fn snapshot(from: &Path, to: &Path) -> PathBuf {
     for entry in walk(from) {
