@@ -72,7 +72,7 @@ pub(crate) fn inside(pts: &[V3], p: V3, eps: f64) -> bool {
     let n = pts.len();
     (0..n).all(|i| {
         let (a, b) = (pts[i], pts[(i + 1) % n]);
-        // On the inner side needs no length (`eps` is never negative).
+        // A point on the inner side needs no edge length (`eps` is never negative).
         let c = cross2(a, b, p);
         c >= 0.0 || c >= -eps * plan_len(a, b)
     })
