@@ -632,13 +632,13 @@ impl GltfScene {
         inst: &'s Instance,
         prim: &gltf::Primitive,
     ) -> Result<Option<Primitive<'s>>, IngestError> {
-        let Some((pos_accessor, _)) = self.checked_accessors(inst.mesh, prim)? else {
+        let Some((pos_accessor, ind_accessor)) = self.checked_accessors(inst.mesh, prim)? else {
             return Ok(None);
         };
         let read = Primitive {
             mode: prim.mode(),
             positions: self.elements(&pos_accessor),
-            indices: prim.indices().map(|a| self.elements(&a)),
+            indices: ind_accessor.as_ref().map(|a| self.elements(a)),
             matrix: &inst.matrix,
             up: self.up,
         };
@@ -653,8 +653,8 @@ impl GltfScene {
             let out_of_range = |k: &usize| indices.index(*k) as usize >= n;
             if self.any_in_chunks(indices.count, |k| out_of_range(&k)) {
                 let k = (0..indices.count).find(out_of_range).expect("one is");
-                let part = prim
-                    .indices()
+                let part = ind_accessor
+                    .as_ref()
                     .map(|a| format!("accessor {}", a.index()))
                     .unwrap_or_default();
                 return Err(self.error(
@@ -903,22 +903,15 @@ enum Store {
 
 impl Store {
     /// The file at `path` mapped (an empty file as no bytes: it cannot be mapped).
-    #[allow(unsafe_code)] // maps the scene read-only: see the SAFETY comment inside
     fn map(path: &Path) -> std::io::Result<Store> {
         let file = std::fs::File::open(path)?;
-        let meta = file.metadata()?;
-        if meta.is_dir() {
+        if file.metadata()?.is_dir() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 "is a folder, not a scene file",
             ));
         }
-        if meta.len() == 0 {
-            return Ok(Store::Owned(Vec::new()));
-        }
-        // SAFETY: a read-only map of an input file nobody modifies during the bake (as the
-        // OBJ reader maps its scene); its pages are given back while it is read.
-        Ok(Store::Mapped(unsafe { memmap2::Mmap::map(&file)? }))
+        Ok(crate::pages::map_file(&file)?.map_or(Store::Owned(Vec::new()), Store::Mapped))
     }
 
     fn bytes(&self) -> &[u8] {

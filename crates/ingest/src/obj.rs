@@ -94,16 +94,8 @@ const WINDOW_TABLE_VERSION: u32 = 1;
 /// Bytes per window in the window table: text start and end, first line, first vertex, faces.
 const WINDOW_RECORD: usize = 8 * 4 + 1;
 
-#[allow(unsafe_code)] // maps the input file read-only: see the SAFETY comment inside
 fn map_file(file: &File, path: &Path) -> Result<Option<Mmap>, IngestError> {
-    let len = file.metadata().map_err(|e| IngestError::io(path, e))?.len();
-    if len == 0 {
-        return Ok(None);
-    }
-    // SAFETY: the file is mapped read-only; tessera's inputs and scratch files are not
-    // modified by anyone while a bake runs (documented contract of `tessera bake`).
-    let map = unsafe { Mmap::map(file) }.map_err(|e| IngestError::io(path, e))?;
-    Ok(Some(map))
+    crate::pages::map_file(file).map_err(|e| IngestError::io(path, e))
 }
 
 impl ObjScene {

@@ -13,6 +13,17 @@ use xxhash_rust::xxh3::Xxh3;
 /// hundred `madvise` calls per GB.
 pub(crate) const RELEASE_EVERY: usize = 8 << 20;
 
+/// `file` mapped read-only; `None` when it is empty (an empty file cannot be mapped).
+#[allow(unsafe_code)] // maps an input file read-only: see the SAFETY comment inside
+pub(crate) fn map_file(file: &std::fs::File) -> std::io::Result<Option<Mmap>> {
+    if file.metadata()?.len() == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the file is mapped read-only; tessera's inputs and scratch files are not
+    // modified by anyone while a bake runs (documented contract of `tessera bake`).
+    Ok(Some(unsafe { Mmap::map(file) }?))
+}
+
 /// Gives back the pages of `map` in `from..upto` (whole pages inside it).
 #[allow(unsafe_code)] // madvise(DONTNEED) on a read-only file map: see the SAFETY comment inside
 pub(crate) fn release(map: &Mmap, from: usize, upto: usize) {

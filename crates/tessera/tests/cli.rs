@@ -291,10 +291,21 @@ fn a_32_mib_budget_holds_on_a_scene_larger_than_it() {
     let dir = tempfile::tempdir().unwrap();
     let n = 720; // 1 036 800 triangles: 37 MB as f32 triangles alone
     terrain_obj(&dir.path().join("big.obj"), n);
+    let triangles = bake_big_at_32_mib(dir.path(), "big.obj", n);
+    assert!(
+        triangles * 36 > 32 << 20,
+        "the triangles alone exceed the budget"
+    );
+}
+
+/// Bakes `file` (in `dir`, [`terrain_obj`]'s grid of `n` cells a side) at a 32 MiB budget and
+/// checks the summary: every triangle read, peak anonymous memory within the budget and its
+/// margin, nothing reserved past it. Returns the triangles.
+fn bake_big_at_32_mib(dir: &Path, file: &str, n: usize) -> u64 {
     let o = tessera(
         &[
             "bake",
-            "big.obj",
+            file,
             "--memory-budget",
             "32MiB",
             "--threads",
@@ -304,16 +315,13 @@ fn a_32_mib_budget_holds_on_a_scene_larger_than_it() {
             "--log-format",
             "quiet",
         ],
-        dir.path(),
+        dir,
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let s = summary(&dir.path().join("tessera-out/big"));
+    let stem = Path::new(file).file_stem().unwrap().to_str().unwrap();
+    let s = summary(&dir.join("tessera-out").join(stem));
     let triangles = s["triangles"].as_u64().unwrap();
     assert_eq!(triangles, 2 * (n * n) as u64);
-    assert!(
-        triangles * 36 > 32 << 20,
-        "the triangles alone exceed the budget"
-    );
     let anon = s["peak_anon_bytes"].as_u64().unwrap();
     assert!(
         anon > 0 && anon <= (32 + 16) << 20,
@@ -321,6 +329,7 @@ fn a_32_mib_budget_holds_on_a_scene_larger_than_it() {
         anon >> 20
     );
     assert!(s["peak_reserved_bytes"].as_u64().unwrap() <= 32 << 20);
+    triangles
 }
 
 /// [`terrain_obj`]'s grid as a GLB: one indexed triangle list (f32 positions, u32 indices).
@@ -372,31 +381,7 @@ fn a_32_mib_budget_holds_on_a_gltf_scene_larger_than_it() {
     let dir = tempfile::tempdir().unwrap();
     let n = 720; // 1 036 800 triangles, 519 841 vertices: an 18.7 MB GLB
     terrain_glb(&dir.path().join("big.glb"), n);
-    let o = tessera(
-        &[
-            "bake",
-            "big.glb",
-            "--memory-budget",
-            "32MiB",
-            "--threads",
-            "2",
-            "--tile-size",
-            "128",
-            "--log-format",
-            "quiet",
-        ],
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let s = summary(&dir.path().join("tessera-out/big"));
-    assert_eq!(s["triangles"].as_u64().unwrap(), 2 * (n * n) as u64);
-    let anon = s["peak_anon_bytes"].as_u64().unwrap();
-    assert!(
-        anon > 0 && anon <= (32 + 16) << 20,
-        "peak anonymous memory {} MiB",
-        anon >> 20
-    );
-    assert!(s["peak_reserved_bytes"].as_u64().unwrap() <= 32 << 20);
+    bake_big_at_32_mib(dir.path(), "big.glb", n);
 }
 
 /// A copy of the bake folder `from` at `to`, to compare a later bake into `from` against.
