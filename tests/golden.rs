@@ -18,19 +18,19 @@ use tessera_pipeline::{BakeRequest, Progress, SceneInput};
 use tessera_tests::{demo_world, file, recast_scenes};
 
 /// The format version the digests were recorded with.
-const FORMAT_VERSION: u32 = 8;
+const FORMAT_VERSION: u32 = 9;
 
-/// (scene, payload length, xxh3 of the payload), recorded with format 8: format 7's mesh
-/// (each polygon's connected component and the table of components; surface regions by
-/// default) with the hierarchical graph added after the components (issue 17). Checked when
-/// recorded: every table of format 7's file the same (`tessera info --json` equal but for
-/// the hierarchy and the size), and `tessera path --flat` answers byte-identical to format
-/// 7's `tessera path` on 500 random pairs of the demo world.
+/// (scene, payload length, xxh3 of the payload), recorded with format 9: format 8's mesh
+/// (components, the hierarchical graph) with each link's off-mesh index and cost and the
+/// table of off-mesh links (issue 18). Checked when recorded, on the demo world and the three
+/// scenes: `tessera info --json` equal to format 8's but for the file's size and the (empty)
+/// list of off-mesh links, and `tessera path --random-pairs 500 --json` answers equal to
+/// format 8's but for the links' names.
 const GOLDEN: [(&str, u64, u64); 4] = [
-    ("demo", 183192, 0x497007534c144b8a),
-    ("dungeon.obj", 31592, 0xdde4954d8056cdba),
-    ("nav_test.obj", 51624, 0xed8cebe518956725),
-    ("undulating.obj", 178216, 0x998433e9a03708f6),
+    ("demo", 183216, 0x3d090367d96b67f2),
+    ("dungeon.obj", 31616, 0x4ceeeaefb3a1a115),
+    ("nav_test.obj", 51664, 0xeec8104998596b1b),
+    ("undulating.obj", 178232, 0x01cda9baa272bea8),
 ];
 
 /// Bakes `scene` with `config` into `out` and returns the navmesh file's bytes.

@@ -277,12 +277,13 @@ impl NavMesh {
     }
 
     /// The path from `a` to `b`: a dict with the fields of `tessera path --json` (`found`,
-    /// `length`, `links`, `waypoints`), `waypoints` as an (n, 3) float64 array.
+    /// `length`, `link_names`, `links`, `waypoints`), `waypoints` as an (n, 3) float64 array.
     fn path<'py>(&self, py: Python<'py>, a: [f64; 3], b: [f64; 3]) -> PyResult<Bound<'py, PyDict>> {
         let answer = py.detach(|| self.file.query().path(a, b));
         let dict = PyDict::new(py);
         dict.set_item("found", answer.found)?;
         dict.set_item("length", answer.length)?;
+        dict.set_item("link_names", PyList::new(py, &answer.link_names)?)?;
         dict.set_item("links", PyList::new(py, &answer.links)?)?;
         dict.set_item("waypoints", points_array(py, &answer.waypoints)?)?;
         Ok(dict)

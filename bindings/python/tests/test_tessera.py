@@ -106,6 +106,7 @@ def test_paths_are_what_tessera_path_answers(demo, mesh):
         assert got["found"] == want["found"]
         assert got["length"] == want["length"]
         assert got["links"] == want["links"]
+        assert got["link_names"] == want["link_names"]
         assert got["waypoints"].shape == (len(want["waypoints"]), 3)
         if want["waypoints"]:
             assert np.array_equal(got["waypoints"], np.array(want["waypoints"]))

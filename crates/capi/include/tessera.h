@@ -119,7 +119,8 @@ typedef struct TesseraPath {
   size_t corridor_count;
   // Waypoints of the straight path (three doubles each), start first and end last.
   size_t waypoint_count;
-  // Link steps: indices `i` such that waypoint `i` to `i + 1` crosses a stair link.
+  // Link steps: indices `i` such that waypoint `i` to `i + 1` crosses a link (a stair
+  // link, or an off-mesh link from take-off to landing).
   size_t link_count;
 } TesseraPath;
 

@@ -71,7 +71,8 @@ pub struct TesseraPath {
     pub corridor_count: usize,
     /// Waypoints of the straight path (three doubles each), start first and end last.
     pub waypoint_count: usize,
-    /// Link steps: indices `i` such that waypoint `i` to `i + 1` crosses a stair link.
+    /// Link steps: indices `i` such that waypoint `i` to `i + 1` crosses a link (a stair
+    /// link, or an off-mesh link from take-off to landing).
     pub link_count: usize,
 }
 

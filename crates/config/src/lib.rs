@@ -8,7 +8,8 @@
 //! TOML files in the repository's `configs/` folder and are compiled in, so `--config def`
 //! works anywhere.
 //!
-//! This crate does no I/O beyond reading the one config file it is asked to load.
+//! This crate does no I/O beyond reading the config file it is asked to load and the links
+//! file that config names.
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -272,14 +273,69 @@ impl Default for PolygonSettings {
 /// and is never an island, whatever its own size.
 pub const DEFAULT_MIN_ISLAND_AREA: f64 = 30.0;
 
+/// An off-mesh link (`[[links]]`): a way between two points of the mesh that the mesh cannot
+/// show, such as a jump down a ledge, a ladder or a gap to leap. Points in the scene's own
+/// coordinates and up axis [m].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSettings {
+    pub from: [f64; 3],
+    pub to: [f64; 3],
+    /// Whether it may be taken from `to` to `from` too (default true: a ladder; false for a
+    /// jump down).
+    #[serde(default = "yes")]
+    pub bidirectional: bool,
+    /// How far each end may be from the mesh [m]: it snaps to the nearest walkable polygon
+    /// within this distance, and the bake fails when there is none. Limit: > 0 ..= 100.
+    #[serde(default = "default_link_radius")]
+    pub radius: f64,
+    /// Added to the link's length in path costs [m]. Limit: 0 ..= 1e6.
+    #[serde(default)]
+    pub cost: f64,
+    /// What paths report when they take it. 1 to 64 characters.
+    #[serde(default = "default_link_name")]
+    pub name: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_link_radius() -> f64 {
+    0.5
+}
+
+fn default_link_name() -> String {
+    "link".to_string()
+}
+
+/// A links file (`links_file`): `[[links]]` tables and nothing else.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinksFile {
+    #[serde(default)]
+    links: Vec<LinkSettings>,
+}
+
+/// The most off-mesh links one bake takes.
+pub const MAX_LINKS: usize = 1 << 20;
+
 /// Everything a bake needs to know besides the scene.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct BakeConfig {
+    /// A TOML file of more `[[links]]` (a path relative to the config file's folder), read
+    /// when the config is loaded: its links follow the config's own. Gone from the effective
+    /// config, which lists every link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links_file: Option<String>,
     pub voxel: VoxelSettings,
     pub agent: AgentSettings,
     pub regions: RegionSettings,
     pub polygons: PolygonSettings,
+    /// Off-mesh links, in order (see [`LinkSettings`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkSettings>,
 }
 
 impl Default for VoxelSettings {
@@ -356,18 +412,38 @@ impl BakeConfig {
                 path: spec.to_string(),
                 error,
             })?;
-            return BakeConfig::from_toml(&text, spec);
+            let dir = path.parent().unwrap_or(Path::new(""));
+            return BakeConfig::from_toml_in(&text, spec, dir);
         }
         BakeConfig::preset(spec).ok_or_else(|| ConfigError::Unknown(spec.to_string()))
     }
 
     /// Parses and validates TOML text; `source_name` names it in errors. Missing fields take the
     /// `default` preset's values; unknown fields are refused.
+    /// A `links_file` it names is read relative to the current folder.
     pub fn from_toml(text: &str, source_name: &str) -> Result<BakeConfig, ConfigError> {
-        let config: BakeConfig = toml::from_str(text).map_err(|e| ConfigError::Parse {
+        BakeConfig::from_toml_in(text, source_name, Path::new(""))
+    }
+
+    /// [`BakeConfig::from_toml`], a `links_file` read relative to `dir`.
+    fn from_toml_in(text: &str, source_name: &str, dir: &Path) -> Result<BakeConfig, ConfigError> {
+        let parse = |text: &str, source_name: &str| ConfigError::Parse {
             source_name: source_name.to_string(),
-            message: e.to_string().trim_end().replace('\n', " "),
-        })?;
+            message: text.trim_end().replace('\n', " "),
+        };
+        let mut config: BakeConfig =
+            toml::from_str(text).map_err(|e| parse(&e.to_string(), source_name))?;
+        if let Some(file) = config.links_file.take() {
+            let path = dir.join(&file);
+            let shown = path.display().to_string();
+            let text = std::fs::read_to_string(&path).map_err(|error| ConfigError::Read {
+                path: shown.clone(),
+                error,
+            })?;
+            let more: LinksFile =
+                toml::from_str(&text).map_err(|e| parse(&e.to_string(), &shown))?;
+            config.links.extend(more.links);
+        }
         config.validate(source_name)?;
         Ok(config)
     }
@@ -506,6 +582,7 @@ impl BakeConfig {
                 ));
             }
         }
+        self.validate_links(source_name)?;
         let d = &self.polygons;
         if d.detail_sample_distance > 0.0 && d.detail_sample_distance < 2.0 * self.voxel.cell_size {
             return Err(fail(
@@ -538,6 +615,53 @@ impl BakeConfig {
                          {copies} tiles; use at least {band}, or \"auto\""
                     ),
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the off-mesh links: finite points, radius, cost and name in range.
+    fn validate_links(&self, source_name: &str) -> Result<(), ConfigError> {
+        let fail = |i: usize, l: &LinkSettings, message: String| ConfigError::Field {
+            source_name: source_name.to_string(),
+            field: "links",
+            message: format!("link {i} (\"{}\"): {message}", l.name),
+        };
+        if self.links.len() > MAX_LINKS {
+            return Err(ConfigError::Field {
+                source_name: source_name.to_string(),
+                field: "links",
+                message: format!(
+                    "{} links, more than the {MAX_LINKS} one bake takes",
+                    self.links.len()
+                ),
+            });
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            for (end, p) in [("from", l.from), ("to", l.to)] {
+                if p.iter().any(|c| !c.is_finite()) {
+                    return Err(fail(i, l, format!("`{end}` = {p:?} is not a finite point")));
+                }
+            }
+            if !(l.radius.is_finite() && l.radius > 0.0 && l.radius <= 100.0) {
+                return Err(fail(
+                    i,
+                    l,
+                    format!(
+                        "radius {} is out of range (must be > 0 and <= 100 m)",
+                        l.radius
+                    ),
+                ));
+            }
+            if !(l.cost.is_finite() && l.cost >= 0.0 && l.cost <= 1.0e6) {
+                return Err(fail(
+                    i,
+                    l,
+                    format!("cost {} is out of range (must be >= 0 and <= 1e6)", l.cost),
+                ));
+            }
+            if l.name.is_empty() || l.name.chars().count() > 64 {
+                return Err(fail(i, l, "a name has 1 to 64 characters".to_string()));
             }
         }
         Ok(())
@@ -611,6 +735,7 @@ impl BakeConfig {
             } else {
                 0.0
             },
+            links: self.links.clone(),
         }
     }
 }
@@ -674,6 +799,9 @@ pub struct PolygonParams {
     /// Without seeds, connected parts of less plan area than this are dropped [m²]; 0 (and
     /// always with seeds, which decide alone) keeps them.
     pub min_island_area: f64,
+    /// Off-mesh links, in the scene's own coordinates and up axis [m] (converted by the
+    /// navmesh's frame, as the seeds are).
+    pub links: Vec<LinkSettings>,
 }
 
 /// How regions are cut into convex polygons, with that rule's settings.

@@ -23,6 +23,7 @@ use crate::border::{match_border_edges, BorderEdge};
 use crate::grid::build_grid;
 use crate::hierarchy::{build_hierarchy, ClusterSettings, MeshView};
 use crate::links::{gather_links, GridLink, StairLinks};
+use crate::offmesh::{LinkSpec, Snapper, STAIR};
 use crate::reach::{components, prune, Mapped, Pruning};
 use crate::renumber::{renumber_links, write_kept_arrays, Renumbering};
 use crate::writer::{write_archive, Column, GridOut, HierarchyOut, NavMeshOut};
@@ -68,6 +69,7 @@ pub struct Assembler {
     stairs: Option<StairLinks>,
     regions: Vec<RegionStart>,
     links: Vec<GridLink>,
+    off_mesh: Snapper,
     notches: u64,
     by_notches: NotchGroups,
     clusters: ClusterSettings,
@@ -170,6 +172,7 @@ impl Assembler {
             stairs: None,
             regions: Vec::new(),
             links: Vec::new(),
+            off_mesh: Snapper::new(Vec::new()),
             notches: 0,
             by_notches: NotchGroups::default(),
             clusters: ClusterSettings::default(),
@@ -213,10 +216,19 @@ impl Assembler {
         self.by_notches.merge(groups);
     }
 
-    /// A link between two polygons (global indices, in the order regions were added), grid
-    /// endpoints. Both directions must be given.
+    /// A stair link between two polygons (global indices, in the order regions were added),
+    /// grid endpoints. Both directions must be given.
     pub fn add_link(&mut self, from: u32, to: u32, a: [i32; 3], b: [i32; 3]) {
-        self.links.push((from, to, a, b));
+        self.links.push((from, to, a, b, STAIR));
+    }
+
+    /// Off-mesh links (points in the internal frame): each end snaps to the polygon nearest
+    /// it within the link's radius (in 3D, to the polygon's detail surface; the first added
+    /// on a tie), and the link joins the two polygons, both ways if it is bidirectional.
+    /// [`Assembler::finish`] fails naming the first end that found no polygon. Call before
+    /// adding regions.
+    pub fn off_mesh_links(&mut self, links: Vec<LinkSpec>) {
+        self.off_mesh = Snapper::new(links);
     }
 
     /// Polygons added so far.
@@ -376,6 +388,21 @@ impl Assembler {
                     hi[k] = hi[k].max(c);
                 }
             }
+            if !self.off_mesh.is_empty() {
+                // The detail surface as the file will hold it (world units, f32).
+                let corner = |v: u32| -> [f64; 3] {
+                    let w = if v & DETAIL != 0 {
+                        let d = detail[(v & !DETAIL) as usize];
+                        [d[0] as f64 * cs, d[1] as f64 * cs, d[2] as f64 * ch].map(|c| c as f32)
+                    } else {
+                        to_world(&self.frame, verts[v as usize])
+                    };
+                    w.map(f64::from)
+                };
+                let tris: Vec<[[f64; 3]; 3]> = p.tris.iter().map(|t| t.map(corner)).collect();
+                let bbox = [lo[0], lo[1], hi[0], hi[1]].map(f64::from);
+                self.off_mesh.offer(start.poly + i as u32, bbox, &tris);
+            }
             self.boxes.push(&[lo[0], lo[1], hi[0], hi[1]])?;
             self.polys.push(&Poly {
                 first,
@@ -437,7 +464,8 @@ impl Assembler {
             border,
             stairs,
             regions,
-            links,
+            mut links,
+            off_mesh,
             notches,
             by_notches,
             clusters,
@@ -459,6 +487,10 @@ impl Assembler {
         input.regions.push(input.end());
 
         let polygons = u64::from(input.polygons());
+        let (snapped, off_mesh) = off_mesh
+            .finish()
+            .map_err(|(link, end)| BuildError::OffMeshEnd { link, end })?;
+        links.extend(snapped);
         say(report, Step::Pass("stair links", 0))?;
         let links = gather_links(links, stairs, input.polygons(), report)?;
         say(report, Step::Pass("portals across regions", 0))?;
@@ -473,7 +505,7 @@ impl Assembler {
         let components = components(&input, &patches, &links, &reached.keep, report)?;
         say(report, Step::Pass("renumbering", polygons))?;
         let numbering = Renumbering::new(&input.regions, &reached.keep);
-        let links = renumber_links(links, &numbering, &input.frame);
+        let links = renumber_links(links, &numbering, &input.frame, &off_mesh);
         let kept = write_kept_arrays(&input, &patches, &numbering, &links, &components.of, report)?;
         drop(numbering);
         say(report, Step::Pass("lookup grid", polygons))?;
@@ -490,6 +522,7 @@ impl Assembler {
                 poly_verts: poly_verts.get(),
                 neis: neis.get(),
                 links: &links,
+                off_mesh: &off_mesh,
             };
             let scratch = (input.dir.as_path(), input.memory, threads);
             build_hierarchy(&view, &clusters, scratch, report)?
@@ -517,6 +550,7 @@ impl Assembler {
             detail_tris: Column(kept.tris.clone()),
             detail_verts: Column(kept.detail.clone()),
             links,
+            off_mesh,
             components: components.table,
             hierarchy: HierarchyOut {
                 poly_cluster: Column(hierarchy.poly_cluster.clone()),

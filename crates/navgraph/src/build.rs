@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap as HashMap;
 use tessera_artifacts::{InputPoly, MeshInput, DETAIL};
 use tessera_navmesh::{Frame, NavMesh, NavMeshError};
 
-use crate::{Assembler, BuildError, Pruning};
+use crate::{Assembler, BuildError, LinkSpec, Pruning};
 
 /// What pruning from seed points removed.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -32,8 +32,19 @@ pub fn build_pruned(
     input: &MeshInput,
     pruning: &Pruning,
 ) -> Result<(NavMesh, Pruned), BuildError> {
+    build_linked(frame, input, pruning, Vec::new())
+}
+
+/// [`build_pruned`] with off-mesh links (see [`Assembler::off_mesh_links`]).
+pub fn build_linked(
+    frame: Frame,
+    input: &MeshInput,
+    pruning: &Pruning,
+    off_mesh: Vec<LinkSpec>,
+) -> Result<(NavMesh, Pruned), BuildError> {
     let dir = tempfile::tempdir()?;
     let mut asm = Assembler::new(frame, input.climb, dir.path(), 1 << 20)?;
+    asm.off_mesh_links(off_mesh);
     // Polygons grouped by region; each region's vertices renumbered locally.
     let mut by_region: Vec<Vec<usize>> = vec![Vec::new(); input.regions as usize];
     for (i, p) in input.polys.iter().enumerate() {

@@ -16,7 +16,9 @@
 //!    [`ClusterSettings::entrance_spacing`] times the smaller cluster's extent, and each piece
 //!    gets an entrance on both sides, at its middle. Links between clusters are grouped by
 //!    plan distance (half that spacing): each group gets an exit at its first link's middle
-//!    and a landing on the far side, a step of the jump's plan length. Each cluster lists its
+//!    and a landing on the far side, a step of the jump's plan length. An off-mesh link is a
+//!    group of its own: its take-off, its landing, and a step of its plan length plus its
+//!    cost. Each cluster lists its
 //!    entrances by neighbour, then its exits, then its landings: both sides compute every
 //!    piece from the same edges in the same order, so they agree.
 //! 4. **Lengths.** For each cluster, its polygons (neighbours outside it cut off, links
@@ -36,7 +38,8 @@ use std::path::Path;
 use rustc_hash::FxHashMap as HashMap;
 use tessera_geom::union_find;
 use tessera_navmesh::{
-    Cluster, Component, Entrance, Frame, Grid, Hierarchy, Link, NavMesh, Poly, Stats, NONE,
+    Cluster, Component, Entrance, Frame, Grid, Hierarchy, Link, NavMesh, OffMeshLink, Poly, Stats,
+    NONE,
 };
 use tessera_spill::{Sorter, Spill, SpillWriter};
 
@@ -78,6 +81,8 @@ pub(crate) struct MeshView<'a> {
     pub neis: &'a [u32],
     /// Sorted by source polygon.
     pub links: &'a [Link],
+    /// The off-mesh links' table ([`Link::off_mesh`]).
+    pub off_mesh: &'a [OffMeshLink],
 }
 
 impl MeshView<'_> {
@@ -138,6 +143,8 @@ struct LinkGroup {
     exit: [f32; 3],
     land_poly: u32,
     landing: [f32; 3],
+    /// The step from exit to landing (plan length, with an off-mesh link's cost).
+    cost: f32,
 }
 
 /// Pass 6 (see the module documentation), its scratch files in `dir`, sorting in about
@@ -314,7 +321,7 @@ pub(crate) fn build_hierarchy(
                 poly: g.exit_poly,
                 cluster: c,
                 across: landing,
-                cost: plan_len(g.exit, g.landing) as f32,
+                cost: g.cost,
             });
         }
         for &i in &landings_of
@@ -785,7 +792,8 @@ fn pieces(run: &[Crossing], len: f64) -> Vec<([f32; 3], u32, u32)> {
 }
 
 /// Links between clusters, grouped (see the module documentation), sorted by source cluster,
-/// then target cluster, then plan position.
+/// then target cluster, then stair groups by plan position, then off-mesh links in the
+/// table's order.
 fn link_groups(
     mesh: &MeshView,
     cluster_of: &[u32],
@@ -793,12 +801,26 @@ fn link_groups(
 ) -> Vec<LinkGroup> {
     let np = cluster_of.len() as u32;
     let mut cross: Vec<(u32, u32, [f32; 3], u32, u32)> = Vec::new();
+    let mut jumps: Vec<(u32, LinkGroup)> = Vec::new();
     for l in mesh.links {
         if l.from >= np || l.to >= np {
             continue;
         }
         let (c, d) = (cluster_of[l.from as usize], cluster_of[l.to as usize]);
         if c == d {
+            continue;
+        }
+        if l.off_mesh != NONE {
+            let group = LinkGroup {
+                from_cluster: c,
+                to_cluster: d,
+                exit_poly: l.from,
+                exit: l.a,
+                land_poly: l.to,
+                landing: l.b,
+                cost: (plan_len(l.a, l.b) + f64::from(l.cost)) as f32,
+            };
+            jumps.push((l.off_mesh, group));
             continue;
         }
         let mid = [0, 1, 2].map(|k| 0.5 * (l.a[k] + l.b[k]));
@@ -834,10 +856,16 @@ fn link_groups(
                 exit: mid,
                 land_poly: to,
                 landing,
+                cost: plan_len(mid, landing) as f32,
             });
         }
         at = end;
     }
+    // A stable sort: each pair of clusters keeps its stair groups in order, then its off-mesh
+    // links by table entry (and the direction's source polygon).
+    jumps.sort_by_key(|(k, g)| (g.from_cluster, g.to_cluster, *k, g.exit_poly));
+    groups.extend(jumps.into_iter().map(|(_, g)| g));
+    groups.sort_by_key(|g| (g.from_cluster, g.to_cluster));
     groups
 }
 
@@ -977,8 +1005,7 @@ fn cluster_mesh(
                 links.push(Link {
                     from: local[&p],
                     to,
-                    a: l.a,
-                    b: l.b,
+                    ..*l
                 });
             }
         }
@@ -1010,6 +1037,12 @@ fn cluster_mesh(
         poly_neis,
         detail_tris: Vec::new(),
         detail_verts: Vec::new(),
+        // The table only when a link names it (each cluster's navmesh is encoded on its own).
+        off_mesh: if links.iter().any(|l| l.off_mesh != NONE) {
+            mesh.off_mesh.to_vec()
+        } else {
+            Vec::new()
+        },
         links,
         grid: Grid {
             min: [mesh.bounds_min[0], mesh.bounds_min[1]],
@@ -1043,6 +1076,7 @@ pub fn hierarchy_of(mesh: &NavMesh, settings: &ClusterSettings) -> Result<Hierar
         poly_verts: &mesh.poly_verts,
         neis: &mesh.poly_neis,
         links: &mesh.links,
+        off_mesh: &mesh.off_mesh,
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     let columns = build_hierarchy(&view, settings, (dir.path(), 1 << 20, threads), &mut |_| {

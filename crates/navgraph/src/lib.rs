@@ -6,7 +6,8 @@
 //! module:
 //!
 //! 1. `links`: stair links between facing blocked edges of different regions (seed 000,
-//!    5.2.2), found by an out-of-core sweep, with the links the caller gave;
+//!    5.2.2), found by an out-of-core sweep, with the links the caller gave and the
+//!    off-mesh links, whose ends `offmesh` snapped to polygons as regions were added;
 //! 2. `border`: portals across region borders, matched from an external sort of the border
 //!    edges;
 //! 3. `reach`: with seed points, what an agent on a seed can reach (seed 001); the rest is
@@ -32,6 +33,7 @@ mod build;
 mod grid;
 mod hierarchy;
 mod links;
+mod offmesh;
 mod reach;
 mod renumber;
 mod writer;
@@ -44,8 +46,9 @@ use tessera_navmesh::NavMeshError;
 pub use assemble::{
     check_merged_regions, Assembled, Assembler, Report, Step, REPORT_EVERY, REPORT_EVERY_RECORD,
 };
-pub use build::{build, build_pruned, Pruned};
+pub use build::{build, build_linked, build_pruned, Pruned};
 pub use hierarchy::{hierarchy_of, ClusterSettings};
+pub use offmesh::{LinkEnd, LinkSpec};
 pub use reach::Pruning;
 
 /// Why a navmesh could not be built.
@@ -57,6 +60,10 @@ pub enum BuildError {
     Poly { poly: usize, detail: &'static str },
     #[error("link {link}: polygon out of range")]
     Link { link: usize },
+    /// An end of the caller's off-mesh link `link` (its index) lies farther than the link's
+    /// radius from every polygon.
+    #[error("off-mesh link {link}: its `{end}` end is farther than its radius from every walkable polygon")]
+    OffMeshEnd { link: usize, end: LinkEnd },
     #[error("navmesh scratch folder {dir}: {source}")]
     ScratchDir { dir: PathBuf, source: io::Error },
     /// Reading or writing a scratch file (the error names it) or the output.

@@ -16,19 +16,21 @@ use bytemuck::{Pod, Zeroable};
 use tessera_spill::Sorter;
 
 use crate::assemble::{tick_record, Report};
+use crate::offmesh::STAIR;
 use crate::BuildError;
 
 /// A link between two polygons (global indices, in the order regions were added): `(from,
-/// to, a, b)`, the crossing segment `a`..`b` on the `from` side in grid units (x, y in cells,
-/// z in voxels).
-pub(crate) type GridLink = (u32, u32, [i32; 3], [i32; 3]);
+/// to, a, b, code)`. A stair link (`code` [`STAIR`]): the crossing segment `a`..`b` on the
+/// `from` side in grid units (x, y in cells, z in voxels). An off-mesh link: `a` and `b`
+/// zero, `code` its entry in the snapped table and direction ([`crate::offmesh::decode`]).
+pub(crate) type GridLink = (u32, u32, [i32; 3], [i32; 3], u32);
 
 /// A link found over one edge of its source polygon: `(from, to, edge, a, b)`.
 type FoundLink = (u32, u32, u32, [i32; 3], [i32; 3]);
 
-/// Pass 1: the caller's links and the stair links found by `stairs`, sorted by source polygon
-/// (reachability looks links up that way), duplicates dropped; every polygon index checked
-/// against the `polygons` added.
+/// Pass 1: the caller's links (stair and off-mesh) and the stair links found by `stairs`,
+/// sorted by source polygon (reachability looks links up that way), duplicates dropped; every
+/// polygon index checked against the `polygons` added.
 pub(crate) fn gather_links(
     mut links: Vec<GridLink>,
     stairs: Option<StairLinks>,
@@ -38,7 +40,7 @@ pub(crate) fn gather_links(
     if let Some(stairs) = stairs {
         links.extend(stairs.finish(report)?);
     }
-    links.sort_by_key(|l| (l.0, l.1, l.2, l.3));
+    links.sort_by_key(|l| (l.0, l.1, l.2, l.3, l.4));
     links.dedup();
     for (i, l) in links.iter().enumerate() {
         if l.0 >= polygons || l.1 >= polygons {
@@ -185,7 +187,7 @@ impl StairLinks {
         found.dedup_by_key(|l| (l.0, l.1));
         Ok(found
             .into_iter()
-            .map(|(from, to, _, a, b)| (from, to, a, b))
+            .map(|(from, to, _, a, b)| (from, to, a, b, STAIR))
             .collect())
     }
 }
@@ -236,7 +238,7 @@ mod tests {
             want.dedup_by_key(|l| (l.0, l.1));
             let want: Vec<_> = want
                 .into_iter()
-                .map(|(a, b, _, p, q)| (a, b, p, q))
+                .map(|(a, b, _, p, q)| (a, b, p, q, STAIR))
                 .collect();
             assert!(!want.is_empty());
             assert_eq!(got, want, "r {r}");

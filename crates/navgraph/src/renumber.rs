@@ -8,11 +8,12 @@
 use std::path::Path;
 
 use tessera_artifacts::DETAIL;
-use tessera_navmesh::{Frame, Link, Poly, NONE};
+use tessera_navmesh::{Frame, Link, OffMeshLink, Poly, NONE};
 use tessera_spill::{Spill, SpillWriter};
 
 use crate::assemble::{say, tick, tick_record, to_world, RegionStart, Report, Spilled, Step};
 use crate::links::GridLink;
+use crate::offmesh::decode;
 use crate::reach::{Bits, Ranks};
 use crate::BuildError;
 
@@ -113,25 +114,40 @@ impl<'a> Renumbering<'a> {
     }
 }
 
-/// The links between kept polygons, renumbered, sorted by source polygon, in world units.
+/// The links between kept polygons, renumbered, sorted by source polygon, in world units;
+/// an off-mesh link's ends and cost from its entry in `off_mesh`.
 pub(crate) fn renumber_links(
     mut links: Vec<GridLink>,
     numbering: &Renumbering,
     frame: &Frame,
+    off_mesh: &[OffMeshLink],
 ) -> Vec<Link> {
     links.retain(|l| numbering.keeps(l.0) && numbering.keeps(l.1));
     for l in &mut links {
         l.0 = numbering.poly(l.0);
         l.1 = numbering.poly(l.1);
     }
-    links.sort_by_key(|l| (l.0, l.1, l.2, l.3));
+    links.sort_by_key(|l| (l.0, l.1, l.2, l.3, l.4));
     links
         .iter()
-        .map(|l| Link {
-            from: l.0,
-            to: l.1,
-            a: to_world(frame, l.2),
-            b: to_world(frame, l.3),
+        .map(|l| match decode(l.4) {
+            None => Link::stair(l.0, l.1, to_world(frame, l.2), to_world(frame, l.3)),
+            Some((k, reversed)) => {
+                let o = &off_mesh[k];
+                let (a, b) = if reversed {
+                    (o.to, o.from)
+                } else {
+                    (o.from, o.to)
+                };
+                Link {
+                    from: l.0,
+                    to: l.1,
+                    a,
+                    b,
+                    off_mesh: k as u32,
+                    cost: o.cost,
+                }
+            }
         })
         .collect()
 }

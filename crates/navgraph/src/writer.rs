@@ -17,7 +17,7 @@ use rkyv::vec::{ArchivedVec, VecResolver};
 use rkyv::{Archive, Place, Serialize};
 use tessera_navmesh::{
     ArchivedGrid, ArchivedHierarchy, ArchivedNavMesh, Cluster, Component, Entrance, Frame, Grid,
-    Header, Hierarchy, Link, NavMesh, Poly, Stats, HEADER_LEN,
+    Header, Hierarchy, Link, NavMesh, OffMeshLink, Poly, Stats, HEADER_LEN,
 };
 use tessera_spill::Spill;
 
@@ -102,6 +102,7 @@ pub(crate) struct NavMeshOut {
     pub detail_tris: Column<[u32; 3]>,
     pub detail_verts: Column<[f32; 3]>,
     pub links: Vec<Link>,
+    pub off_mesh: Vec<OffMeshLink>,
     pub grid: GridOut,
     pub components: Vec<Component>,
     pub hierarchy: HierarchyOut,
@@ -132,7 +133,7 @@ macro_rules! same_fields {
 
 same_fields!(
     frame, bounds_min, bounds_max, verts, polys, poly_verts, poly_neis, detail_tris,
-    detail_verts, links, components, stats;
+    detail_verts, links, off_mesh, components, stats;
     grid: min, cell, width, height, start, items;
     hierarchy: poly_cluster, clusters, entrances, costs
 );

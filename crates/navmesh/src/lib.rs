@@ -106,14 +106,48 @@ pub struct Component {
     pub area: f64,
 }
 
-/// A connection between two polygons that share no edge (a stair step up to the climb height).
-/// Stored once per direction; `a`..`b` is the crossing segment, on the `from` side.
+/// A connection between two polygons that share no edge, stored once per direction: a stair
+/// step up to the climb height, found by the bake, or an off-mesh link the bake was given (a
+/// jump, a ladder).
 #[derive(Archive, Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
 pub struct Link {
     pub from: u32,
     pub to: u32,
+    /// A stair link: `a`..`b` is the crossing segment on the `from` side (the landing is the
+    /// reverse link's segment). An off-mesh link: `a` is its take-off point on `from` and `b`
+    /// its landing point on `to`.
     pub a: [f32; 3],
     pub b: [f32; 3],
+    /// [`NONE`]: a stair link. Otherwise the off-mesh link's entry in [`NavMesh::off_mesh`].
+    pub off_mesh: u32,
+    /// Added to the plan length of the step across (world units; 0 for a stair link).
+    pub cost: f32,
+}
+
+impl Link {
+    /// A stair link over the crossing segment `a`..`b` on the `from` side.
+    pub fn stair(from: u32, to: u32, a: [f32; 3], b: [f32; 3]) -> Link {
+        Link {
+            from,
+            to,
+            a,
+            b,
+            off_mesh: NONE,
+            cost: 0.0,
+        }
+    }
+}
+
+/// An off-mesh link as the bake was given it, its ends snapped onto the mesh (internal
+/// frame). Its [`Link`]s (one, or one each way) name it by index.
+#[derive(Archive, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct OffMeshLink {
+    pub name: String,
+    pub from: [f32; 3],
+    pub to: [f32; 3],
+    /// Added to the plan length of the step across (world units).
+    pub cost: f32,
+    pub bidirectional: bool,
 }
 
 /// A uniform grid over the plan: `items[start[c] .. start[c + 1]]` are the polygons whose plan
@@ -164,6 +198,8 @@ pub struct NavMesh {
     /// Points added for height detail (seed 004), internal frame.
     pub detail_verts: Vec<[f32; 3]>,
     pub links: Vec<Link>,
+    /// The off-mesh links the bake was given, in the order given ([`Link::off_mesh`]).
+    pub off_mesh: Vec<OffMeshLink>,
     pub grid: Grid,
     /// The connected components, numbered by their first polygon ([`Poly::component`]).
     pub components: Vec<Component>,

@@ -28,12 +28,7 @@ fn mesh() -> NavMesh {
         area: 4.0,
         component: 0,
     };
-    let link = |from, to| Link {
-        from,
-        to,
-        a: [2.0, 0.0, 0.0],
-        b: [2.0, 2.0, 0.0],
-    };
+    let link = |from, to| Link::stair(from, to, [2.0, 0.0, 0.0], [2.0, 2.0, 0.0]);
     NavMesh {
         frame: frame(),
         bounds_min: [0.0; 3],
@@ -59,6 +54,7 @@ fn mesh() -> NavMesh {
         ],
         detail_verts: vec![[1.0, 1.0, 0.5]],
         links: vec![link(0, 1), link(1, 0)],
+        off_mesh: Vec::new(),
         components: vec![Component {
             polygons: 2,
             area: 8.0,

@@ -31,6 +31,10 @@ pub enum InvalidMesh {
     LinkPolygon { link: usize },
     #[error("link {link}: endpoint is not finite")]
     LinkNotFinite { link: usize },
+    #[error("link {link}: off-mesh link index out of range, or its cost not finite and >= 0")]
+    LinkOffMesh { link: usize },
+    #[error("off-mesh link {link}: an end is not finite, or its cost not finite and >= 0")]
+    OffMeshNotFinite { link: usize },
     #[error("grid: start table does not match its size")]
     GridSize,
     #[error("grid: no cells")]
@@ -207,6 +211,22 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
             .any(|c| !c.to_native().is_finite())
         {
             return Err(LinkNotFinite { link: i });
+        }
+        let (off_mesh, cost) = (l.off_mesh.to_native(), l.cost.to_native());
+        let cost_ok = cost.is_finite() && cost >= 0.0;
+        if !cost_ok || (off_mesh != NONE && off_mesh as usize >= m.off_mesh.len()) {
+            return Err(LinkOffMesh { link: i });
+        }
+    }
+    for (i, o) in m.off_mesh.iter().enumerate() {
+        let cost = o.cost.to_native();
+        if !(cost.is_finite() && cost >= 0.0)
+            || o.from
+                .iter()
+                .chain(o.to.iter())
+                .any(|c| !c.to_native().is_finite())
+        {
+            return Err(OffMeshNotFinite { link: i });
         }
     }
     validate_components(m)?;

@@ -81,19 +81,10 @@ fn three_squares() -> NavMesh {
         }],
         hierarchy: hierarchy(),
         links: vec![
-            Link {
-                from: 0,
-                to: 2,
-                a: [1.0, 4.0, 0.0],
-                b: [3.0, 4.0, 0.0],
-            },
-            Link {
-                from: 2,
-                to: 0,
-                a: [1.0, 4.0, 3.0],
-                b: [3.0, 4.0, 3.0],
-            },
+            Link::stair(0, 2, [1.0, 4.0, 0.0], [3.0, 4.0, 0.0]),
+            Link::stair(2, 0, [1.0, 4.0, 3.0], [3.0, 4.0, 3.0]),
         ],
+        off_mesh: Vec::new(),
         grid: Grid {
             min: [0.0, 0.0],
             cell: 4.0,

@@ -17,6 +17,10 @@ pub enum BakeError {
     /// The scene voxelized into nothing an agent can walk on: bad input (or settings).
     #[error("{0}")]
     NoWalkable(String),
+    /// The settings cannot be applied to this scene (an off-mesh link's end far from every
+    /// walkable polygon): a config error, found during the bake.
+    #[error("config: {0}")]
+    Config(String),
     /// The world is too large for the grid or for the navmesh format at these settings (a
     /// stray triangle far away, or cells too fine for its size): refused, naming the limit,
     /// as soon as it is known. Bad input (or settings), not a bug.

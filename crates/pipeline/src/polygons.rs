@@ -355,6 +355,22 @@ fn build(
     // radii apart and never linked; without erosion (radius 0) they could be the two sides of
     // a thin wall, and no links are made.
     asm.stair_links(params.link_reach, params.link_climb);
+    asm.off_mesh_links(
+        params
+            .links
+            .iter()
+            .map(|l| tessera_navgraph::LinkSpec {
+                link: tessera_navmesh::OffMeshLink {
+                    name: l.name.clone(),
+                    from: nav_frame.to_internal(l.from),
+                    to: nav_frame.to_internal(l.to),
+                    cost: l.cost as f32,
+                    bidirectional: l.bidirectional,
+                },
+                radius: l.radius as f32,
+            })
+            .collect(),
+    );
     let stream = stream_params(params, frame);
     // The heightfield for height detail: each tile's walkable floors, from the floor journal
     // a budgeted few tiles at a time.
@@ -447,7 +463,24 @@ fn build(
                 }
             },
         )
-        .map_err(assembly_error(&layout.navmesh()))?;
+        .map_err(|e| match e {
+            // A link the settings placed off the mesh: the config's mistake, named in its terms.
+            BuildError::OffMeshEnd { link, end } => {
+                let l = &params.links[link];
+                let at = if end == tessera_navgraph::LinkEnd::From {
+                    l.from
+                } else {
+                    l.to
+                };
+                BakeError::Config(format!(
+                    "links[{link}] (\"{}\"): its `{end}` end {at:?} is farther than its radius \
+                     {} m from every walkable polygon (points are in the scene's own coordinates \
+                     and up axis)",
+                    l.name, l.radius
+                ))
+            }
+            e => assembly_error(&layout.navmesh())(e),
+        })?;
     if interrupted() {
         // Stopped while the file was assembled: it is not committed.
         return Err(BakeError::Interrupted);

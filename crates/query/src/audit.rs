@@ -13,7 +13,8 @@
 //! * **Paths** ([`audit_paths`]): seeded random pairs of points on the mesh, each searched both
 //!   ways. A pair found one way only, a path not as long as its reverse (in plan, within a
 //!   relative tolerance), or a path leaving the polygons of its corridor (points sampled along
-//!   every segment but link crossings) fails.
+//!   every segment but link crossings) fails. On a mesh with one-way off-mesh links (a jump
+//!   down) a path need not have a reverse, and only the last test is made.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use tessera_navmesh::NONE;
@@ -187,6 +188,8 @@ pub struct PathAudit {
     pub pairs: u64,
     /// Pairs found both ways.
     pub found: u64,
+    /// Whether paths were checked against their reverse (not on a mesh with one-way links).
+    pub reversible: bool,
     /// Pairs found one way only: `(pair, found forward)`.
     pub one_way: Vec<(u64, bool)>,
     /// Pairs whose paths differ in plan length more than the tolerance: `(pair, forward m,
@@ -210,7 +213,11 @@ impl PathAudit {
 /// of the longer (and the query tolerance). The same seed gives the same pairs and the same
 /// report.
 pub fn audit_paths(q: &Query, pairs: u64, seed: u64, relative: f64) -> PathAudit {
-    let mut out = PathAudit::default();
+    let reversible = q.mesh.off_mesh.iter().all(|l| l.bidirectional);
+    let mut out = PathAudit {
+        reversible,
+        ..PathAudit::default()
+    };
     let mut rng = Rng::new(seed);
     for pair in 0..pairs {
         let (Some((sp, s)), Some((ep, e))) = (q.random_point(&mut rng), q.random_point(&mut rng))
@@ -223,18 +230,24 @@ pub fn audit_paths(q: &Query, pairs: u64, seed: u64, relative: f64) -> PathAudit
             q.find_path_with(sp, s, ep, e, flat),
             q.find_path_with(ep, e, sp, s, flat),
         );
-        if fw.found != bw.found {
+        if fw.found != bw.found && reversible {
             out.one_way.push((pair, fw.found));
             continue;
         }
-        if !fw.found {
+        if !(fw.found && bw.found) {
+            // Found one way only (one-way links): the way found still stays on its corridor.
+            for (c, s, e) in [(&fw, s, e), (&bw, e, s)] {
+                if c.found {
+                    let path = q.straight_path_of(s, e, c);
+                    if let Some(p) = off_corridor(q, &path, &c.polys) {
+                        out.off_corridor.push((pair, p));
+                    }
+                }
+            }
             continue;
         }
         out.found += 1;
-        let (a, b) = (
-            q.straight_path_with_links(s, e, &fw.polys),
-            q.straight_path_with_links(e, s, &bw.polys),
-        );
+        let (a, b) = (q.straight_path_of(s, e, &fw), q.straight_path_of(e, s, &bw));
         let plan = |pts: &[[f32; 3]]| pts.windows(2).map(|w| plan_len(w[0], w[1])).sum::<f64>();
         let (la, lb) = (plan(&a.points), plan(&b.points));
         if (la - lb).abs() > relative * la.max(lb) + q.eps as f64 {

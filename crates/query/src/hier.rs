@@ -276,10 +276,7 @@ impl Query<'_> {
         let node = self.polyanya_to(ends, s);
         s.bound = None;
         self.set_scope(s, None);
-        Some(Corridor {
-            polys: self.trace(s, node?),
-            found: true,
-        })
+        Some(self.trace(s, node?, true))
     }
 
     /// The plan: the clusters the shortest way through entrances crosses, start's first

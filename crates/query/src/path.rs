@@ -17,11 +17,17 @@ pub struct Corridor {
     /// to the polygon reached whose closest point comes nearest the end (empty for invalid
     /// input).
     pub found: bool,
+    /// The off-mesh links it takes, `(k, link)` ascending in `k`: it enters `polys[k]` from
+    /// `polys[k - 1]` by the link `link` (an index into the navmesh's links). Every other step
+    /// takes the first way between the two polygons ([`Query::portal`]), as a corridor of
+    /// polygons alone does ([`Query::straight_path_with_links`]).
+    pub jumps: Vec<(u32, u32)>,
 }
 
 /// A path in the scene's own coordinates, as [`Query::path`] answers it.
 ///
-/// Serialized (serde) as `{"found":..,"length":..,"links":[..],"waypoints":[[x,y,z],..]}`,
+/// Serialized (serde) as
+/// `{"found":..,"length":..,"link_names":[..],"links":[..],"waypoints":[[x,y,z],..]}`,
 /// the one JSON form of a path answer: `tessera path --json` prints it and the viewer's
 /// `/api/path` sends it. The fields are declared in that (alphabetical) order because the
 /// order is part of the output; do not reorder them.
@@ -30,8 +36,11 @@ pub struct PathAnswer {
     /// Whether both ends snapped to the mesh and a path joins them.
     pub found: bool,
     /// Sum of the 3D lengths of the segments between waypoints (world units), link crossings
-    /// included; 0 if not found.
+    /// included (an off-mesh link's cost is not a length and is not in it); 0 if not found.
     pub length: f64,
+    /// For each entry of `links`, the link's name: an off-mesh link's own, `"stair"` for a
+    /// stair link the bake found.
+    pub link_names: Vec<String>,
     /// Where the path takes a link, as in [`StraightPath::links`]: ascending indices `i` such
     /// that `waypoints[i] -> waypoints[i + 1]` is a step across a link.
     pub links: Vec<usize>,
@@ -48,8 +57,11 @@ pub struct StraightPath {
     /// `points[i]` lies on the link's segment on the side of the polygon walked out of (at its
     /// height) and `points[i + 1]` on the landing segment of the polygon entered (at its
     /// height). That segment may pass over a plan gap, off the mesh; every other segment stays
-    /// on the mesh.
+    /// on the mesh. An off-mesh link's step runs from its take-off point to its landing point.
     pub links: Vec<usize>,
+    /// For each entry of `links`, the off-mesh link taken (its entry in the navmesh's table,
+    /// [`tessera_navmesh::NavMesh::off_mesh`]), or [`NONE`] for a stair link.
+    pub off_mesh: Vec<u32>,
 }
 
 /// One way out of a polygon: the polygon across, and the segment crossed as seen walking out.
@@ -60,6 +72,10 @@ struct Way {
     right: V3,
     /// A link rather than a shared edge.
     link: bool,
+    /// For an off-mesh link, its entry in the navmesh's table ([`NONE`] otherwise).
+    off_mesh: u32,
+    /// For an off-mesh link, its landing point (`left` and `right` are its take-off).
+    land: V3,
 }
 
 /// The segments a corridor passes through, in walking order, as (left, right) pairs: the
@@ -67,8 +83,9 @@ struct Way {
 /// segment on the side walked out of followed by its landing segment on the side entered.
 struct Gates {
     portals: Vec<(V3, V3)>,
-    /// Indices `k` where `portals[k]` is a link's segment and `portals[k + 1]` its landing.
-    links: Vec<usize>,
+    /// Indices `k` where `portals[k]` is a link's segment and `portals[k + 1]` its landing,
+    /// each with the off-mesh link it is ([`NONE`]: a stair link).
+    links: Vec<(usize, u32)>,
 }
 
 /// Buffers for [`Query::ways_into`].
@@ -124,6 +141,8 @@ impl Query<'_> {
                     left: pts[(i + run) % n],
                     right: pts[i],
                     link: false,
+                    off_mesh: NONE,
+                    land: pts[i],
                 });
             }
             k += run;
@@ -131,13 +150,20 @@ impl Query<'_> {
         for l in self.mesh.poly_links(p) {
             let to = l.to.to_native();
             if to != p && (to as usize) < self.mesh.polys.len() {
-                let (left, right) =
-                    self.orient_link(pts, l.a.map(|c| c.to_native()), l.b.map(|c| c.to_native()));
+                let (a, b) = (l.a.map(|c| c.to_native()), l.b.map(|c| c.to_native()));
+                let off_mesh = l.off_mesh.to_native();
+                let (left, right) = if off_mesh == NONE {
+                    self.orient_link(pts, a, b)
+                } else {
+                    (a, a)
+                };
                 out.push(Way {
                     to,
                     left,
                     right,
                     link: true,
+                    off_mesh,
+                    land: b,
                 });
             }
         }
@@ -162,6 +188,25 @@ impl Query<'_> {
         self.way(from, to).map(|w| (w.left, w.right))
     }
 
+    /// The way over the off-mesh link `link` (an index into the links) from `from` into `to`;
+    /// `None` when it is not one.
+    fn jump_way(&self, from: u32, to: u32, link: u32) -> Option<Way> {
+        let l = self.mesh.links.get(link as usize)?;
+        let off_mesh = l.off_mesh.to_native();
+        if l.from.to_native() != from || l.to.to_native() != to || off_mesh == NONE {
+            return None;
+        }
+        let (a, b) = (l.a.map(|c| c.to_native()), l.b.map(|c| c.to_native()));
+        Some(Way {
+            to,
+            left: a,
+            right: a,
+            link: true,
+            off_mesh,
+            land: b,
+        })
+    }
+
     /// The first way from `from` into `to` ([`Query::ways`] order: shared edges first).
     fn way(&self, from: u32, to: u32) -> Option<Way> {
         self.way_with(from, to, &mut WayScratch::default())
@@ -180,9 +225,10 @@ impl Query<'_> {
     /// edge): the landing segment on `to`'s side, (left, right) as seen walking into `to`, at
     /// `to`'s heights. `None` when the two are joined by a shared edge, or not at all.
     ///
-    /// The landing segment is the reverse link's segment (from `to` back to `from`; of
-    /// several, the one whose plan midpoint is nearest the crossing segment's). A link with
-    /// no reverse lands on the points of `to` closest to the crossing segment's ends.
+    /// A stair link's landing segment is the reverse link's segment (from `to` back to `from`;
+    /// of several, the one whose plan midpoint is nearest the crossing segment's); a link with
+    /// no reverse lands on the points of `to` closest to the crossing segment's ends. An
+    /// off-mesh link lands on its landing point (both ends of the segment).
     pub fn landing(&self, from: u32, to: u32) -> Option<([f32; 3], [f32; 3])> {
         let w = self.way(from, to)?;
         w.link.then(|| self.land(from, w))
@@ -190,6 +236,9 @@ impl Query<'_> {
 
     /// The landing segment of the link `w` out of `from` (see [`Query::landing`]).
     fn land(&self, from: u32, w: Way) -> (V3, V3) {
+        if w.off_mesh != NONE {
+            return (w.land, w.land);
+        }
         let mid = mid3(w.left, w.right);
         let off = |x: &Way| plan_dist2(mid3(x.left, x.right), mid);
         let back = self
@@ -267,6 +316,7 @@ impl Query<'_> {
             return Corridor {
                 polys: vec![start_poly],
                 found: start_poly == end_poly,
+                jumps: Vec::new(),
             };
         }
         let planned =
@@ -321,13 +371,31 @@ impl Query<'_> {
     /// vertices, at the height of their portal. Consecutive equal points are merged (a path
     /// within one point is one waypoint). A corridor whose consecutive polygons are not
     /// connected is cut before the first gap; an empty or invalid corridor gives no waypoints.
+    /// An off-mesh link is a step from its take-off point to its landing point; between two
+    /// polygons joined several ways the first is taken: [`Query::straight_path_of`] follows
+    /// the off-mesh links a search chose.
     pub fn straight_path_with_links(
         &self,
         start: [f32; 3],
         end: [f32; 3],
         corridor: &[u32],
     ) -> StraightPath {
-        let Some(gates) = self.gates(start, end, corridor) else {
+        self.pull(start, end, corridor, &[])
+    }
+
+    /// [`Query::straight_path_with_links`] along a corridor [`Query::find_path`] gave, taking
+    /// the off-mesh links its search took ([`Corridor::jumps`]).
+    pub fn straight_path_of(
+        &self,
+        start: [f32; 3],
+        end: [f32; 3],
+        corridor: &Corridor,
+    ) -> StraightPath {
+        self.pull(start, end, &corridor.polys, &corridor.jumps)
+    }
+
+    fn pull(&self, start: V3, end: V3, corridor: &[u32], jumps: &[(u32, u32)]) -> StraightPath {
+        let Some(gates) = self.gates(start, end, corridor, jumps) else {
             return StraightPath::default();
         };
         let corners = self.funnel(&gates.portals);
@@ -339,18 +407,19 @@ impl Query<'_> {
     /// [`Query::straight_path_with_links`], link crossings marked the same way. A reference
     /// the straight path is never longer than in plan.
     pub fn centre_line(&self, start: [f32; 3], end: [f32; 3], corridor: &[u32]) -> StraightPath {
-        let Some(gates) = self.gates(start, end, corridor) else {
+        let Some(gates) = self.gates(start, end, corridor, &[]) else {
             return StraightPath::default();
         };
         StraightPath {
             points: gates.portals.iter().map(|&(l, r)| mid3(l, r)).collect(),
-            links: gates.links,
+            links: gates.links.iter().map(|l| l.0).collect(),
+            off_mesh: gates.links.iter().map(|l| l.1).collect(),
         }
     }
 
     /// The portals of `corridor` from `start` to `end` (see [`Gates`]); `None` for an empty
     /// or invalid corridor or non-finite ends.
-    fn gates(&self, start: V3, end: V3, corridor: &[u32]) -> Option<Gates> {
+    fn gates(&self, start: V3, end: V3, corridor: &[u32], jumps: &[(u32, u32)]) -> Option<Gates> {
         if corridor.is_empty()
             || !finite3(start)
             || !finite3(end)
@@ -366,13 +435,19 @@ impl Query<'_> {
         gates.portals.push((s, s));
         let mut last = corridor[0];
         let mut scratch = WayScratch::default();
-        for w in corridor.windows(2) {
-            let Some(way) = self.way_with(w[0], w[1], &mut scratch) else {
+        let mut jumps = jumps.iter().peekable();
+        for (k, w) in corridor.windows(2).enumerate() {
+            let jump = jumps.next_if(|j| j.0 as usize == k + 1).map(|j| j.1);
+            let way = match jump {
+                Some(link) => self.jump_way(w[0], w[1], link),
+                None => self.way_with(w[0], w[1], &mut scratch),
+            };
+            let Some(way) = way else {
                 break;
             };
             gates.portals.push((way.left, way.right));
             if way.link {
-                gates.links.push(gates.portals.len() - 1);
+                gates.links.push((gates.portals.len() - 1, way.off_mesh));
                 gates.portals.push(self.land(w[0], way));
             }
             last = w[1];
@@ -449,13 +524,13 @@ impl Query<'_> {
         let mut events = gates
             .links
             .iter()
-            .flat_map(|&k| [(k, false), (k + 1, true)])
+            .flat_map(|&(k, off_mesh)| [(k, false, off_mesh), (k + 1, true, off_mesh)])
             .peekable();
         let mut crossing = 0;
         for w in corners.windows(2) {
             let ((p, pi), (q, qi)) = (w[0], w[1]);
             // This segment runs from portal `pi` to portal `qi` and meets those in between.
-            while let Some((k, landing)) = events.next_if(|&(k, _)| k <= qi) {
+            while let Some((k, landing, off_mesh)) = events.next_if(|&(k, _, _)| k <= qi) {
                 let at = if k == qi {
                     q
                 } else if k <= pi {
@@ -468,6 +543,7 @@ impl Query<'_> {
                     crossing = i;
                 } else if i > crossing {
                     out.links.push(crossing);
+                    out.off_mesh.push(off_mesh);
                 }
             }
             push(&mut out.points, q);
@@ -514,7 +590,7 @@ impl Query<'_> {
         };
         let corridor = self.find_path_with(sp, s, ep, e, planner);
         let answer = if corridor.found {
-            self.answer(s, e, &corridor.polys)
+            self.answer(s, e, &corridor)
         } else {
             PathAnswer::default()
         };
@@ -525,8 +601,8 @@ impl Query<'_> {
     }
 
     /// The answer for a corridor found from `s` to `e` (internal points on its ends).
-    fn answer(&self, s: V3, e: V3, corridor: &[u32]) -> PathAnswer {
-        let straight = self.straight_path_with_links(s, e, corridor);
+    fn answer(&self, s: V3, e: V3, corridor: &Corridor) -> PathAnswer {
+        let straight = self.straight_path_of(s, e, corridor);
         if straight.points.is_empty() {
             return PathAnswer::default();
         }
@@ -539,9 +615,18 @@ impl Query<'_> {
                 (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
             })
             .fold(0.0, |total, d| total + d);
+        let link_names = straight
+            .off_mesh
+            .iter()
+            .map(|&k| match self.mesh.off_mesh.get(k as usize) {
+                Some(link) => link.name.to_string(),
+                None => "stair".to_string(),
+            })
+            .collect();
         PathAnswer {
             found: true,
             length,
+            link_names,
             waypoints,
             links: straight.links,
         }

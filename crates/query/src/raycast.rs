@@ -118,7 +118,8 @@ impl Query<'_> {
                     next.push(nb);
                 }
             }
-            for l in self.mesh.poly_links(p) {
+            // Stair links only: an off-mesh link is a jump a ray does not take.
+            for l in (self.mesh.poly_links(p).iter()).filter(|l| l.off_mesh.to_native() == NONE) {
                 let (to, a, b) = (
                     l.to.to_native(),
                     l.a.map(|c| c.to_native()),

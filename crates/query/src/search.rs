@@ -21,9 +21,11 @@
 //! sliver beside it, and the sliver bends round the wrong end.
 //!
 //! Costs are plan distances, as the funnel that pulls the corridor's string measures them. A
-//! link is a jump: the string is pulled to the point of its segment nearest the way to the
-//! end, and the search goes on from its landing as a new root that sees all of the polygon
-//! landed on.
+//! stair link is a jump: the string is pulled to the point of its segment nearest the way to
+//! the end, and the search goes on from its landing as a new root that sees all of the
+//! polygon landed on. An off-mesh link is entered at its take-off point, reached as the end
+//! would be, and costs its plan length and its own cost; the search goes on from its landing
+//! point likewise.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -64,6 +66,8 @@ struct Node {
     /// This node is the end itself (reached from its parent's root, or by bending at one of
     /// the parent's interval ends: `root`).
     end: bool,
+    /// This node is the landing of an off-mesh link taken from its parent's polygon.
+    jump: bool,
 }
 
 impl Node {
@@ -85,6 +89,7 @@ impl Node {
             from,
             parent,
             end,
+            jump: false,
         }
     }
 }
@@ -240,6 +245,28 @@ impl Goal<'_> {
     }
 }
 
+/// How a path from `n`'s root reaches the point `p` of `n`'s polygon: `(root, g)` with `g`
+/// the cost to that root, straight from `n`'s root when `p` lies in its cone, else round the
+/// interval's end on that side when it is a corner (`None` when it is not: bending there is
+/// another node's business).
+fn seen_from(n: &Node, p: V3) -> Option<(V3, f64)> {
+    let side = if n.sees_all {
+        None
+    } else if cross2(n.root, n.left, p) > 0.0 {
+        Some(Side::Left)
+    } else if cross2(n.root, n.right, p) < 0.0 {
+        Some(Side::Right)
+    } else {
+        None
+    };
+    match side {
+        None => Some((n.root, n.g)),
+        Some(Side::Left) if n.left_corner => Some((n.left, n.g + plan_len(n.root, n.left))),
+        Some(Side::Right) if n.right_corner => Some((n.right, n.g + plan_len(n.root, n.right))),
+        Some(_) => None,
+    }
+}
+
 /// The way from `root` through the segment `a..b` to `goal`, in plan: straight when the
 /// line crosses the segment, else round the nearer end. `goal` on the root's side of the
 /// segment's line is mirrored across it first (a way through the segment must come back).
@@ -285,10 +312,7 @@ impl Query<'_> {
         let (start_poly, end_poly) = (ends.start_poly, ends.end_poly);
         let (end, run) = self.run_to(ends, s);
         match run {
-            Run::Reached(node) => Corridor {
-                polys: self.trace(s, node),
-                found: true,
-            },
+            Run::Reached(node) => self.trace(s, node, true),
             Run::Limit => self.nearest_reached(s, start_poly, end),
             // Every way was searched and none reached the end: on a valid mesh only the
             // tolerance can do that (a cone cut a hair short of the corner it had to bend
@@ -461,7 +485,11 @@ impl Query<'_> {
                     polys.push(from);
                 }
                 polys.reverse();
-                return Some(Corridor { polys, found: true });
+                return Some(Corridor {
+                    polys,
+                    found: true,
+                    jumps: Vec::new(),
+                });
             }
             let (g, here) = (best[&p].0, centre(p));
             let links = self.mesh.poly_links(p).iter().map(|l| l.to.to_native());
@@ -508,19 +536,57 @@ impl Query<'_> {
         true
     }
 
-    /// The polygons from the start to node `last`, following parents.
-    pub(crate) fn trace(&self, s: &Search, last: u32) -> Vec<u32> {
-        let mut out = Vec::new();
+    /// The corridor from the start to node `last`, following parents: its polygons, and the
+    /// off-mesh links it takes.
+    pub(crate) fn trace(&self, s: &Search, last: u32, found: bool) -> Corridor {
+        let mut polys = Vec::new();
+        let mut jumps = Vec::new();
         let mut cur = last;
-        while cur != NONE && out.len() <= s.nodes.len() {
+        while cur != NONE && polys.len() <= s.nodes.len() {
             let n = &s.nodes[cur as usize];
-            if out.last() != Some(&n.poly) {
-                out.push(n.poly);
+            if polys.last() != Some(&n.poly) {
+                polys.push(n.poly);
+            }
+            if let Some(link) = self.jump_of(s, n) {
+                // The step into this polygon, counted from the end for now.
+                jumps.push((polys.len() - 1, link));
             }
             cur = n.parent;
         }
-        out.reverse();
-        out
+        polys.reverse();
+        let last = polys.len().saturating_sub(1);
+        let jumps = jumps
+            .into_iter()
+            .rev()
+            .map(|(from_end, link)| ((last - from_end) as u32, link))
+            .collect();
+        Corridor {
+            polys,
+            found,
+            jumps,
+        }
+    }
+
+    /// The off-mesh link node `n` landed by, if it did: the link of its parent's polygon into
+    /// `n`'s whose landing is `n`'s root (the first, should two land on one point).
+    fn jump_of(&self, s: &Search, n: &Node) -> Option<u32> {
+        if !n.jump {
+            return None;
+        }
+        let from = s.nodes[n.parent as usize].poly;
+        if from == n.poly {
+            return None;
+        }
+        let first = self.mesh.polys[from as usize].link_first.to_native();
+        self.mesh
+            .poly_links(from)
+            .iter()
+            .position(|l| {
+                l.off_mesh.to_native() != NONE
+                    && l.to.to_native() == n.poly
+                    && key(l.b.map(|c| c.to_native())) == key(n.root)
+            })
+            .map(|k| first + k as u32)
     }
 
     /// The end not reached: a corridor to the polygon reached whose closest point comes
@@ -550,10 +616,7 @@ impl Query<'_> {
             }
         }
         let last = reached.get(&closest.1).copied().unwrap_or(0);
-        Corridor {
-            polys: self.trace(s, last),
-            found: false,
-        }
+        self.trace(s, last, false)
     }
 
     /// Expands node `id`: the end if its polygon holds it, then every edge and link of its
@@ -611,6 +674,11 @@ impl Query<'_> {
                 continue;
             }
             let (a, b) = (l.a.map(|c| c.to_native()), l.b.map(|c| c.to_native()));
+            if l.off_mesh.to_native() != NONE {
+                let cost = plan_len(a, b) + f64::from(l.cost.to_native());
+                self.push_jump(s, id, &n, (a, b), cost, to, goal);
+                continue;
+            }
             self.pieces(&n, bends, a, b, &mut pieces);
             for &piece in &pieces {
                 self.push_link(s, id, &n, piece, (a, b), to, goal);
@@ -626,24 +694,36 @@ impl Query<'_> {
     /// vertex ends; `target`: its index among the goal's points (kept in the node's `from`,
     /// which an end node, never expanded, has no other use for).
     fn push_end(&self, s: &mut Search, id: u32, n: &Node, end: V3, target: u32) {
-        let side = if n.sees_all {
-            None
-        } else if cross2(n.root, n.left, end) > 0.0 {
-            Some(Side::Left)
-        } else if cross2(n.root, n.right, end) < 0.0 {
-            Some(Side::Right)
-        } else {
-            None
-        };
-        let (root, g) = match side {
-            None => (n.root, n.g),
-            Some(Side::Left) if n.left_corner => (n.left, n.g + plan_len(n.root, n.left)),
-            Some(Side::Right) if n.right_corner => (n.right, n.g + plan_len(n.root, n.right)),
-            Some(_) => return, // bending there is another node's business
+        let Some((root, g)) = seen_from(n, end) else {
+            return;
         };
         let g = g + plan_len(root, end);
         let mut node = Node::at(end, g, g.max(n.f), n.poly, target, id, true);
         node.root = root;
+        s.nodes.push(node);
+    }
+
+    /// A node for taking an off-mesh link from its take-off point `a` (in `n`'s polygon,
+    /// reached as the end is) to its landing point `b` on `to`, a new root that sees all of
+    /// `to`; `cost`: the step's plan length and the link's own cost.
+    #[allow(clippy::too_many_arguments)]
+    fn push_jump(
+        &self,
+        s: &mut Search,
+        id: u32,
+        n: &Node,
+        (a, b): (V3, V3),
+        cost: f64,
+        to: u32,
+        goal: Goal,
+    ) {
+        let Some((root, g)) = seen_from(n, a) else {
+            return;
+        };
+        let g = g + plan_len(root, a) + cost;
+        let f = (g + goal.from(b)).max(n.f);
+        let mut node = Node::at(b, g, f, to, n.poly, id, false);
+        node.jump = true;
         s.nodes.push(node);
     }
 
@@ -800,6 +880,7 @@ impl Query<'_> {
             from: n.poly,
             parent: id,
             end: false,
+            jump: false,
         });
     }
 

@@ -239,6 +239,7 @@ fn a_path_answer_serializes_as_the_cli_and_viewer_print_it() {
         let before = serde_json::json!({
             "found": a.found,
             "length": a.length,
+            "link_names": a.link_names,
             "waypoints": a.waypoints,
             "links": a.links,
         })
@@ -248,7 +249,7 @@ fn a_path_answer_serializes_as_the_cli_and_viewer_print_it() {
     let missing = serde_json::to_string(&tessera_query::PathAnswer::default()).unwrap();
     assert_eq!(
         missing,
-        r#"{"found":false,"length":0.0,"links":[],"waypoints":[]}"#
+        r#"{"found":false,"length":0.0,"link_names":[],"links":[],"waypoints":[]}"#
     );
 }
 

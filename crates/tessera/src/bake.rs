@@ -229,6 +229,7 @@ fn bake_failure(e: BakeError) -> Failure {
     let code = match &e {
         BakeError::Input(e) if e.is_io_failure() => exit::IO,
         BakeError::Input(_) | BakeError::NoWalkable(_) | BakeError::TooLarge(_) => exit::BAD_INPUT,
+        BakeError::Config(_) => exit::BAD_CONFIG,
         BakeError::OverBudget(_) => exit::OVER_BUDGET,
         BakeError::Interrupted => exit::INTERRUPTED,
         BakeError::Polygons { .. } | BakeError::Assembly(_) => exit::INTERNAL,

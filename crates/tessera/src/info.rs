@@ -83,6 +83,16 @@ fn json(path: &Path, file: &NavMeshFile, query: &Query, facts: &Facts) -> serde_
         "regions": stats.regions.to_native(),
         "portals": stats.portals.to_native(),
         "links": stats.links.to_native(),
+        "off_mesh_links": mesh.off_mesh
+            .iter()
+            .map(|l| serde_json::json!({
+                "name": l.name.as_str(),
+                "from": frame.to_scene(l.from.map(|c| c.to_native())),
+                "to": frame.to_scene(l.to.map(|c| c.to_native())),
+                "bidirectional": l.bidirectional,
+                "cost": l.cost.to_native(),
+            }))
+            .collect::<Vec<_>>(),
         "notches": stats.notches.to_native(),
         "by_notches": facts.by_notches,
         "walkable_area_m2": stats.walkable_area.to_native(),
@@ -144,9 +154,10 @@ pub fn run(args: Args) -> Result<(), Failure> {
         )?;
         writeln!(
             out,
-            "  portals          {}, links {}",
+            "  portals          {}, links {} ({} off-mesh links given)",
             stats.portals.to_native(),
-            stats.links.to_native()
+            stats.links.to_native(),
+            mesh.off_mesh.len()
         )?;
         writeln!(
             out,

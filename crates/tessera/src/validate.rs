@@ -190,7 +190,12 @@ fn checks(q: &Query, args: &Args) -> Result<Vec<Check>, Failure> {
             .map(|&(pair, p)| json!({"pair": pair, "kind": "leaves its corridor", "at": scene(p)}));
         let all: Vec<Value> = one_way.chain(unequal).chain(off).collect();
         let mut check = Check::new("paths", all.into_iter());
-        check.extra = json!({"pairs": paths.pairs, "found": paths.found, "seed": args.seed});
+        check.extra = json!({
+            "pairs": paths.pairs,
+            "found": paths.found,
+            "reversible": paths.reversible,
+            "seed": args.seed
+        });
         checks.push(check);
     }
     if let Some(scene_file) = &args.scene {

@@ -8,17 +8,9 @@ use std::process::{Command, Output};
 
 use tessera_test_support::bake_folder::{assert_same_bake, Same};
 
-fn tessera(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run tessera")
-}
+mod common;
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{stderr, tessera};
 
 fn summary(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(dir.join("summary.json")).expect("summary.json")).unwrap()

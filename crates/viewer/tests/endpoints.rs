@@ -145,7 +145,7 @@ fn path_answers_equal_the_query_library() {
     let off = ask([8.0, 4.0, 0.0], [500.0, 500.0, 0.0]);
     assert_eq!(
         off,
-        serde_json::json!({"found": false, "length": 0.0, "waypoints": [], "links": []})
+        serde_json::json!({"found": false, "length": 0.0, "waypoints": [], "links": [], "link_names": []})
     );
 
     // Percent-encoded commas are points too; malformed points are refused.

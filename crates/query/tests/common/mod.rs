@@ -23,6 +23,20 @@ impl Bytes {
         )))
     }
 
+    /// [`Bytes::new`] with off-mesh links.
+    pub fn linked(
+        frame: Frame,
+        input: &MeshInput,
+        links: Vec<tessera_navgraph::LinkSpec>,
+    ) -> Bytes {
+        let pruning = tessera_navgraph::Pruning::default();
+        let (mesh, _) =
+            tessera_navgraph::build_linked(frame, input, &pruning, links).expect("valid test mesh");
+        Bytes(Box::new(tessera_navmesh::aligned(
+            &tessera_navmesh::encode(&mesh),
+        )))
+    }
+
     pub fn mesh(&self) -> &ArchivedNavMesh {
         tessera_navmesh::access(&self.0, "test.tsn").expect("the mesh reads back")
     }
