@@ -278,8 +278,27 @@ impl NavMesh {
 
     /// The path from `a` to `b`: a dict with the fields of `tessera path --json` (`found`,
     /// `length`, `link_names`, `links`, `waypoints`), `waypoints` as an (n, 3) float64 array.
-    fn path<'py>(&self, py: Python<'py>, a: [f64; 3], b: [f64; 3]) -> PyResult<Bound<'py, PyDict>> {
-        let answer = py.detach(|| self.file.query().path(a, b));
+    /// `cost` ({name: metres}) and `avoid` ([name, ...]) filter the off-mesh links by name, as
+    /// `tessera path --cost` and `--avoid` do; a name the navmesh lacks raises ValueError.
+    #[pyo3(signature = (a, b, cost=None, avoid=None))]
+    fn path<'py>(
+        &self,
+        py: Python<'py>,
+        a: [f64; 3],
+        b: [f64; 3],
+        cost: Option<std::collections::BTreeMap<String, f32>>,
+        avoid: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let filter = tessera_query::Filter {
+            costs: cost.unwrap_or_default().into_iter().collect(),
+            avoid: avoid.unwrap_or_default(),
+        };
+        let query = self.file.query();
+        let costs = query
+            .costs(&filter)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let planner = tessera_query::Planner::Hierarchical;
+        let answer = py.detach(|| query.path_costed(a, b, planner, &costs));
         let dict = PyDict::new(py);
         dict.set_item("found", answer.found)?;
         dict.set_item("length", answer.length)?;

@@ -113,6 +113,18 @@ def test_paths_are_what_tessera_path_answers(demo, mesh):
     assert not mesh.path(*pairs[-1])["found"]
 
 
+def test_a_filter_naming_no_link_of_the_mesh_is_refused(mesh):
+    a, b = (27.7, 85.5, 4.2), (64.8, 8.9, 2.3)
+    # The demo world has no off-mesh links: an empty filter is the plain path, a name is an error.
+    plain = mesh.path(a, b)
+    same = mesh.path(a, b, cost={}, avoid=[])
+    assert same["length"] == plain["length"] and same["link_names"] == plain["link_names"]
+    with pytest.raises(ValueError, match="no off-mesh link named `rope`"):
+        mesh.path(a, b, avoid=["rope"])
+    with pytest.raises(ValueError, match="rope"):
+        mesh.path(a, b, cost={"rope": 2.0})
+
+
 def test_nearest_height_and_raycast(mesh):
     for p in mesh.random_points(10, seed=5):
         near = mesh.nearest(p)

@@ -267,6 +267,19 @@ TesseraStatus tessera_query_find_path(struct TesseraQuery *query,
                                       size_t link_capacity,
                                       struct TesseraPath *result);
 
+// Makes the off-mesh links named `name` cost `cost` (metres added to their length, >= 0)
+// instead of their baked cost in this query object's paths, as `tessera path --cost` does.
+// `TESSERA_INVALID_ARGUMENT` when the navmesh has no link of that name (the message lists
+// the names it has) or the cost is not a finite number >= 0; the filter is then unchanged.
+TesseraStatus tessera_query_set_cost(struct TesseraQuery *query, const char *name, double cost);
+
+// Makes this query object's paths never take the off-mesh links named `name`, as `tessera
+// path --avoid` does. `TESSERA_INVALID_ARGUMENT` when the navmesh has no link of that name.
+TesseraStatus tessera_query_avoid(struct TesseraQuery *query, const char *name);
+
+// Gives this query object the baked costs back (no link costed or avoided).
+TesseraStatus tessera_query_clear_filter(struct TesseraQuery *query);
+
 // Walks the plan segment from `from` (snapped onto the mesh) towards `to` over the mesh until
 // it reaches `to` or a wall (Detour's raycast): where it stopped, the wall's normal, and the
 // polygons walked over into `polygons` (capacity in items; NULL with 0: not wanted).

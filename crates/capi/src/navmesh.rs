@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::ptr;
 use std::sync::Arc;
 
-use tessera_query::{QueryFile, Rng, ScenePoint};
+use tessera_query::{Costs, Filter, Planner, QueryFile, Rng, ScenePoint};
 
 use crate::error::{arg, fill, guard, out, point, Error, TesseraStatus, TESSERA_BUFFER_TOO_SMALL};
 
@@ -23,8 +23,10 @@ pub struct TesseraQuery {
     file: Arc<QueryFile>,
     /// The random points' generator, seeded when the query object is made.
     rng: Rng,
-    // Area costs and avoided areas belong here, set on the query object as Detour's filter
-    // is, once navmeshes carry areas (the area issue); none are faked before then.
+    /// Off-mesh links' costs and links to avoid, by name, set on the query object as Detour's
+    /// filter is (`tessera_query_set_cost`, `tessera_query_avoid`), and as resolved.
+    filter: Filter,
+    costs: Costs,
 }
 
 /// A point of the mesh, or none.
@@ -171,6 +173,8 @@ pub unsafe extern "C" fn tessera_query_new(
             Ok(TesseraQuery {
                 file: Arc::clone(&mesh.file),
                 rng: Rng::new(seed),
+                filter: Filter::default(),
+                costs: Costs::default(),
             })
         })
     }
@@ -285,7 +289,10 @@ pub unsafe extern "C" fn tessera_query_find_path(
         let (a, b) = unsafe { (point(from, "from")?, point(to, "to")?) };
         let result = unsafe { out(result, "result") }?;
         *result = TesseraPath::default();
-        let route = query.file.query().route(a, b);
+        let route = query
+            .file
+            .query()
+            .route_costed(a, b, Planner::Hierarchical, &query.costs);
         let answer = &route.answer;
         let flat: Vec<f64> = answer.waypoints.iter().flatten().copied().collect();
         let steps: Vec<u32> = answer.links.iter().map(|&i| i as u32).collect();
@@ -320,6 +327,68 @@ pub unsafe extern "C" fn tessera_query_find_path(
             ]
         };
         check_room(&short)
+    })
+}
+
+/// Makes the off-mesh links named `name` cost `cost` (metres added to their length, >= 0)
+/// instead of their baked cost in this query object's paths, as `tessera path --cost` does.
+/// `TESSERA_INVALID_ARGUMENT` when the navmesh has no link of that name (the message lists
+/// the names it has) or the cost is not a finite number >= 0; the filter is then unchanged.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_query_set_cost(
+    query: *mut TesseraQuery,
+    name: *const c_char,
+    cost: f64,
+) -> TesseraStatus {
+    unsafe { change_filter(query, name, |f, name| f.cost(name, cost as f32)) }
+}
+
+/// Makes this query object's paths never take the off-mesh links named `name`, as `tessera
+/// path --avoid` does. `TESSERA_INVALID_ARGUMENT` when the navmesh has no link of that name.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_query_avoid(
+    query: *mut TesseraQuery,
+    name: *const c_char,
+) -> TesseraStatus {
+    unsafe { change_filter(query, name, |f, name| f.avoid(name)) }
+}
+
+/// Gives this query object the baked costs back (no link costed or avoided).
+#[no_mangle]
+pub unsafe extern "C" fn tessera_query_clear_filter(query: *mut TesseraQuery) -> TesseraStatus {
+    guard(|| {
+        // SAFETY: (the caller's contract) one thread at a time uses a query object.
+        let query = unsafe { out(query, "query") }?;
+        query.filter = Filter::default();
+        query.costs = Costs::default();
+        Ok(())
+    })
+}
+
+/// Applies `change` to the query object's filter with the link name at `name`, keeping the
+/// change only when the navmesh resolves it.
+///
+/// # Safety
+/// As the exported functions: a query object of this library, a NUL-terminated string.
+unsafe fn change_filter(
+    query: *mut TesseraQuery,
+    name: *const c_char,
+    change: impl FnOnce(Filter, &str) -> Filter,
+) -> TesseraStatus {
+    guard(|| {
+        let name = unsafe { crate::error::text(name, "name") }?
+            .ok_or_else(|| Error::invalid("`name` is NULL".to_string()))?;
+        // SAFETY: (the caller's contract) one thread at a time uses a query object.
+        let query = unsafe { out(query, "query") }?;
+        let filter = change(query.filter.clone(), &name);
+        let costs = query
+            .file
+            .query()
+            .costs(&filter)
+            .map_err(|e| Error::invalid(e.to_string()))?;
+        query.filter = filter;
+        query.costs = costs;
+        Ok(())
     })
 }
 

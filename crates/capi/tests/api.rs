@@ -104,17 +104,26 @@ fn bake(scene: Option<&Path>, out: &Path, edit: impl FnOnce(&mut TesseraBakeOpti
     unsafe { tessera_bake(&options) }
 }
 
-/// One small bake shared by the tests: (its folder, the progress it reported).
+/// One small bake shared by the tests, with a one-way off-mesh link `hop` from the box's top
+/// down to the floor east of it: (its folder, the progress it reported).
 fn baked() -> &'static (tempfile::TempDir, Vec<(i32, String)>) {
     static BAKED: OnceLock<(tempfile::TempDir, Vec<(i32, String)>)> = OnceLock::new();
     BAKED.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         small_obj(&dir.path().join("s.obj"));
+        std::fs::write(
+            dir.path().join("hop.toml"),
+            "[[links]]\nfrom = [6.4, 6.0, 1.0]\nto = [8.0, 6.0, 0.0]\nbidirectional = false\n\
+             name = \"hop\"\n",
+        )
+        .unwrap();
+        let config = c_path(&dir.path().join("hop.toml"));
         let seen: Seen = Mutex::new(Vec::new());
         let status = bake(
             Some(&dir.path().join("s.obj")),
             &dir.path().join("b"),
             |o| {
+                o.config = config.as_ptr();
                 o.progress = Some(record);
                 o.progress_user = &seen as *const Seen as *mut c_void;
             },
@@ -344,6 +353,41 @@ fn paths_through_c_are_the_command_lines_answers() {
         found += usize::from(r.found);
     }
     assert!(found >= 20, "only {found} of 40 pairs joined");
+}
+
+#[test]
+fn a_query_objects_filter_costs_and_avoids_links_by_name() {
+    let opened = Opened::new(1);
+    // From the box's top (the step up to it too high) to the floor east of it: by `hop` alone.
+    let (top, east) = ([6.0, 6.0, 1.0], [9.0, 6.0, 0.0]);
+    let (hop, ..) = opened.path(top, east);
+    assert!(hop.found && hop.link_count == 1, "{hop:?}");
+    let (name, nope) = (c("hop"), c("nope"));
+    // SAFETY: a live query object and NUL-terminated names.
+    unsafe {
+        assert_eq!(tessera_query_avoid(opened.query, name.as_ptr()), TESSERA_OK);
+        assert!(!opened.path(top, east).0.found);
+        // A name the mesh does not have is refused, naming the ones it has; nothing changes.
+        assert_eq!(
+            tessera_query_avoid(opened.query, nope.as_ptr()),
+            TESSERA_INVALID_ARGUMENT
+        );
+        assert!(last_error().contains("nope") && last_error().contains("hop"));
+        assert!(!opened.path(top, east).0.found);
+        assert_eq!(tessera_query_clear_filter(opened.query), TESSERA_OK);
+        assert_eq!(opened.path(top, east).0, hop);
+        // Costed, the only way is still taken (the cost is not a length); a negative cost
+        // is refused.
+        assert_eq!(
+            tessera_query_set_cost(opened.query, name.as_ptr(), 50.0),
+            TESSERA_OK
+        );
+        assert_eq!(opened.path(top, east).0, hop);
+        assert_eq!(
+            tessera_query_set_cost(opened.query, name.as_ptr(), -1.0),
+            TESSERA_INVALID_ARGUMENT
+        );
+    }
 }
 
 #[test]

@@ -83,7 +83,13 @@ pub(crate) fn prune(
     let seeds = pruning.seeds;
     if seeds.is_empty() {
         if pruning.min_island_area > 0.0 && np > 0 {
-            let graph = Graph::map(&input.polys, &input.neis, patches, links)?;
+            // A part is what portals and links join either way: a one-way link (a jump down)
+            // joins its two ends' parts as a two-way one does.
+            let mut both: Vec<GridLink> = links.iter().map(|l| (l.1, l.0, l.2, l.3, l.4)).collect();
+            both.extend_from_slice(links);
+            both.sort_unstable_by_key(|l| (l.0, l.1, l.2, l.3, l.4));
+            both.dedup();
+            let graph = Graph::map(&input.polys, &input.neis, patches, &both)?;
             return drop_small_islands(&graph, np, pruning.min_island_area, report);
         }
         return Ok(Reached {

@@ -146,6 +146,40 @@ fn islands_below_the_minimum_area_are_dropped_and_seeds_win() {
 }
 
 #[test]
+fn a_one_way_off_mesh_link_joins_an_island_to_the_part_it_leads_to_or_from() {
+    // The upstairs square (4 m², 5 m up) with a jump down from it to the first square, and,
+    // the other way, a ladder from the second square up to it: either keeps it, and never
+    // drops the 8 m² below through the link.
+    for (from, to) in [
+        ([1.0, 1.0, 5.0], [1.0, 1.0, 0.0]),
+        ([3.0, 1.0, 0.25], [1.0, 1.0, 5.0]),
+    ] {
+        let link = LinkSpec {
+            link: tessera_navmesh::OffMeshLink {
+                name: "drop".into(),
+                from,
+                to,
+                cost: 0.0,
+                bidirectional: false,
+            },
+            radius: 0.5,
+        };
+        let pruning = Pruning {
+            seeds: &[],
+            min_island_area: 5.0,
+        };
+        let (m, pruned) = build_linked(frame(), &input(), &pruning, vec![link]).unwrap();
+        assert_eq!(
+            (m.polys.len(), pruned.islands),
+            (3, 0),
+            "{from:?} -> {to:?}"
+        );
+        assert_eq!(m.links.len(), 1);
+        assert_eq!(m.components.len(), 1);
+    }
+}
+
+#[test]
 fn reachability_keeps_what_a_seed_reaches_and_counts_islands() {
     let i = input();
     // A seed on square 1 (x 2..4 m, 1 voxel up): squares 0 and 1 are joined, 2 is an island.

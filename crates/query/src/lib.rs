@@ -13,6 +13,8 @@
 //!   ([`Query::landing`]), and [`Query::centre_line`] is the corridor's centre line;
 //! * [`Query::raycast`]: walks a straight plan segment over the mesh until it leaves it;
 //! * [`Query::random_point`]: area-weighted uniform points, from a seeded [`Rng`];
+//! * [`Query::costs`]: a [`Filter`] (off-mesh links' costs by name, names to avoid) resolved
+//!   for the searches that take one ([`Query::find_path_costed`], [`Query::path_costed`]);
 //! * [`Query::path`]: all of the above in the scene's own coordinates, as a [`PathAnswer`];
 //!   [`Query::route`] adds the corridor, and the `scene` module answers the other queries in
 //!   scene coordinates too, for the C API and the Python package, which hold a navmesh file
@@ -34,6 +36,7 @@
 pub mod audit;
 mod detail_grid;
 pub mod diff;
+mod filter;
 mod geom;
 mod hier;
 mod path;
@@ -42,6 +45,7 @@ mod raycast;
 mod scene;
 mod search;
 
+pub use filter::{Costs, Filter, FilterError};
 pub use hier::Planner;
 pub use path::{Corridor, PathAnswer, StraightPath};
 pub use random::Rng;

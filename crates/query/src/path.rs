@@ -2,6 +2,7 @@
 
 use tessera_navmesh::NONE;
 
+use crate::filter::Costs;
 use crate::geom::{
     closest_on_segment, cross2, dist3, finite3, lerp3, mid3, plan_dist2, plan_len, V3,
 };
@@ -304,6 +305,21 @@ impl Query<'_> {
         end: [f32; 3],
         planner: Planner,
     ) -> Corridor {
+        self.find_path_costed(start_poly, start, end_poly, end, planner, &Costs::default())
+    }
+
+    /// [`Query::find_path_with`] at the off-mesh links' `costs` (a filter resolved by
+    /// [`Query::costs`]): an avoided link is never taken. Costs other than the baked ones
+    /// search flat whatever `planner` says (the hierarchy's lengths hold the baked costs).
+    pub fn find_path_costed(
+        &self,
+        start_poly: u32,
+        start: [f32; 3],
+        end_poly: u32,
+        end: [f32; 3],
+        planner: Planner,
+        costs: &Costs,
+    ) -> Corridor {
         if !self.valid_poly(start_poly)
             || !self.valid_poly(end_poly)
             || !finite3(start)
@@ -319,10 +335,12 @@ impl Query<'_> {
                 jumps: Vec::new(),
             };
         }
-        let planned =
-            planner == Planner::Hierarchical && self.plans(start_poly, start, end_poly, end);
+        let planned = planner == Planner::Hierarchical
+            && costs.baked()
+            && self.plans(start_poly, start, end_poly, end);
         SEARCH.with(|search| {
             let mut search = search.borrow_mut();
+            search.costs = costs.clone();
             let ends = crate::hier::Ends {
                 start_poly,
                 start,
@@ -333,6 +351,7 @@ impl Query<'_> {
                 .then(|| self.find_path_planned(ends, &mut search))
                 .flatten()
                 .unwrap_or_else(|| self.polyanya(ends, &mut search));
+            search.costs = Costs::default();
             search.shrink(KEEP_NODES);
             corridor
         })
@@ -580,6 +599,29 @@ impl Query<'_> {
 
     /// [`Query::route`] by the search `planner` names.
     pub fn route_with(&self, from_scene: [f64; 3], to_scene: [f64; 3], planner: Planner) -> Route {
+        self.route_costed(from_scene, to_scene, planner, &Costs::default())
+    }
+
+    /// [`Query::path_with`] at the off-mesh links' `costs` (see [`Query::find_path_costed`]).
+    pub fn path_costed(
+        &self,
+        from_scene: [f64; 3],
+        to_scene: [f64; 3],
+        planner: Planner,
+        costs: &Costs,
+    ) -> PathAnswer {
+        self.route_costed(from_scene, to_scene, planner, costs)
+            .answer
+    }
+
+    /// [`Query::route_with`] at the off-mesh links' `costs`.
+    pub fn route_costed(
+        &self,
+        from_scene: [f64; 3],
+        to_scene: [f64; 3],
+        planner: Planner,
+        costs: &Costs,
+    ) -> Route {
         let (a, b) = (
             self.frame.to_internal(from_scene),
             self.frame.to_internal(to_scene),
@@ -588,7 +630,7 @@ impl Query<'_> {
         let (Some((sp, s)), Some((ep, e))) = (self.nearest(a, ext), self.nearest(b, ext)) else {
             return Route::default();
         };
-        let corridor = self.find_path_with(sp, s, ep, e, planner);
+        let corridor = self.find_path_costed(sp, s, ep, e, planner, costs);
         let answer = if corridor.found {
             self.answer(s, e, &corridor)
         } else {

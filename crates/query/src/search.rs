@@ -33,6 +33,7 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 use tessera_navmesh::NONE;
 
+use crate::filter::Costs;
 use crate::geom::{cross2, lerp3, plan_dist2, plan_len, V3};
 use crate::hier::Ends;
 use crate::path::Corridor;
@@ -145,6 +146,8 @@ pub(crate) struct Search {
     /// A length no way searched for is longer than: nodes whose `f` passes it are dropped
     /// (a scoped search given the length of a way known within its scope).
     pub(crate) bound: Option<f64>,
+    /// The off-mesh links' costs (a query's filter; the baked ones by default).
+    pub(crate) costs: Costs,
 }
 
 impl Search {
@@ -319,7 +322,7 @@ impl Query<'_> {
             // round). The polygons still join, so a corridor over them stands in, its string
             // pulled as any.
             Run::Exhausted => self
-                .corridor_over_polygons(start_poly, end_poly)
+                .corridor_over_polygons(start_poly, end_poly, &s.costs)
                 .unwrap_or_else(|| self.nearest_reached(s, start_poly, end)),
         }
     }
@@ -456,9 +459,15 @@ impl Query<'_> {
             })
     }
 
-    /// A corridor from `start_poly` to `end_poly` over portals and links, by a search over
-    /// polygons (the plan distance between their centres); None when none joins them.
-    fn corridor_over_polygons(&self, start_poly: u32, end_poly: u32) -> Option<Corridor> {
+    /// A corridor from `start_poly` to `end_poly` over portals and links (off-mesh links at
+    /// `costs`), by a search over polygons (the plan distance between their centres); None
+    /// when none joins them.
+    fn corridor_over_polygons(
+        &self,
+        start_poly: u32,
+        end_poly: u32,
+        costs: &Costs,
+    ) -> Option<Corridor> {
         let centre = |p: u32| {
             let pts = self.poly_points(p);
             let k = pts.len().max(1) as f64;
@@ -468,41 +477,66 @@ impl Query<'_> {
             [x as f32, y as f32, 0.0]
         };
         let goal = centre(end_poly);
-        let mut best: FxHashMap<u32, (f64, u32)> = FxHashMap::default();
+        // Per polygon reached: its cost, the polygon before, the off-mesh link taken into it.
+        let mut best: FxHashMap<u32, (f64, u32, u32)> = FxHashMap::default();
         let mut open = BinaryHeap::new();
-        best.insert(start_poly, (0.0, NONE));
+        best.insert(start_poly, (0.0, NONE, NONE));
         open.push(Open {
             f: plan_len(centre(start_poly), goal),
             node: start_poly,
         });
         while let Some(Open { node: p, .. }) = open.pop() {
             if p == end_poly {
-                let mut polys = vec![p];
-                while let Some(&(_, from)) = best.get(polys.last().expect("not empty")) {
+                let (mut polys, mut jumps) = (vec![p], Vec::new());
+                while let Some(&(_, from, link)) = best.get(polys.last().expect("not empty")) {
                     if from == NONE {
                         break;
+                    }
+                    if link != NONE {
+                        jumps.push((polys.len() - 1, link));
                     }
                     polys.push(from);
                 }
                 polys.reverse();
+                let last = polys.len() - 1;
+                let jumps = jumps
+                    .into_iter()
+                    .rev()
+                    .map(|(k, link)| ((last - k) as u32, link))
+                    .collect();
                 return Some(Corridor {
                     polys,
                     found: true,
-                    jumps: Vec::new(),
+                    jumps,
                 });
             }
             let (g, here) = (best[&p].0, centre(p));
-            let links = self.mesh.poly_links(p).iter().map(|l| l.to.to_native());
-            for nb in self.mesh.poly_neighbours(p).chain(links) {
+            let first_link = self.mesh.polys[p as usize].link_first.to_native();
+            let links = self
+                .mesh
+                .poly_links(p)
+                .iter()
+                .enumerate()
+                .filter_map(|(k, l)| {
+                    let off_mesh = l.off_mesh.to_native();
+                    if off_mesh == NONE {
+                        Some((l.to.to_native(), 0.0, NONE))
+                    } else {
+                        let extra = costs.link(off_mesh, l.cost.to_native())?;
+                        Some((l.to.to_native(), f64::from(extra), first_link + k as u32))
+                    }
+                });
+            let portals = self.mesh.poly_neighbours(p).map(|nb| (nb, 0.0, NONE));
+            for (nb, extra, link) in portals.chain(links) {
                 if nb == NONE || nb == p || !self.valid_poly(nb) {
                     continue;
                 }
                 let there = centre(nb);
-                let g = g + plan_len(here, there);
-                if best.get(&nb).is_some_and(|&(b, _)| b <= g) {
+                let g = g + plan_len(here, there) + extra;
+                if best.get(&nb).is_some_and(|&(b, _, _)| b <= g) {
                     continue;
                 }
-                best.insert(nb, (g, p));
+                best.insert(nb, (g, p, link));
                 open.push(Open {
                     f: g + plan_len(there, goal),
                     node: nb,
@@ -674,9 +708,12 @@ impl Query<'_> {
                 continue;
             }
             let (a, b) = (l.a.map(|c| c.to_native()), l.b.map(|c| c.to_native()));
-            if l.off_mesh.to_native() != NONE {
-                let cost = plan_len(a, b) + f64::from(l.cost.to_native());
-                self.push_jump(s, id, &n, (a, b), cost, to, goal);
+            let off_mesh = l.off_mesh.to_native();
+            if off_mesh != NONE {
+                if let Some(extra) = s.costs.link(off_mesh, l.cost.to_native()) {
+                    let cost = plan_len(a, b) + f64::from(extra);
+                    self.push_jump(s, id, &n, (a, b), cost, to, goal);
+                }
                 continue;
             }
             self.pieces(&n, bends, a, b, &mut pieces);
@@ -912,7 +949,7 @@ impl Query<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::Query;
+    use crate::{Costs, Query};
 
     /// Squares of 2 m at `cells` (x, y), each its own polygon, in that order.
     fn squares(cells: &[(i32, i32)]) -> Vec<u8> {
@@ -928,10 +965,12 @@ mod tests {
         let bytes = tessera_navmesh::aligned(&squares(&[(0, 0), (1, 0), (1, 1), (5, 5)]));
         let mesh = tessera_navmesh::access(&bytes, "test.tsn").unwrap();
         let q = Query::new(mesh);
-        let c = q.corridor_over_polygons(0, 2).expect("joined");
+        let c = q
+            .corridor_over_polygons(0, 2, &Costs::default())
+            .expect("joined");
         assert!(c.found);
         assert_eq!(c.polys, [0, 1, 2]);
-        assert!(q.corridor_over_polygons(0, 3).is_none());
+        assert!(q.corridor_over_polygons(0, 3, &Costs::default()).is_none());
     }
 
     #[test]

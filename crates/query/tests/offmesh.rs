@@ -6,7 +6,7 @@ mod common;
 use common::{frame, Builder, Bytes};
 use tessera_navgraph::LinkSpec;
 use tessera_navmesh::OffMeshLink;
-use tessera_query::{Planner, Query};
+use tessera_query::{Filter, Planner, Query};
 
 /// The ledge (3 m: 12 quarter-metre voxels): polygons 0 (x 0..4) and 1 (x 4..8) over y 0..6.
 /// The ground (0 m): polygons 2 (x 10..16) and 3 (x 16..22) over y 0..6. A 2 m plan gap at
@@ -206,4 +206,42 @@ fn planned_paths_cross_clusters_by_off_mesh_links_as_flat_ones_do() {
         planned > 100 && jumped > 100,
         "{planned} planned, {jumped} across"
     );
+}
+
+#[test]
+fn a_filter_overrides_costs_and_avoids_links_by_name() {
+    let bytes = Bytes::linked(
+        frame(),
+        &ledge().input,
+        vec![
+            link("south", [7.8, 1.0, 3.0], [10.2, 1.0, 0.0], 0.0, false),
+            link("north", [7.8, 5.0, 3.0], [10.2, 5.0, 0.0], 0.0, false),
+        ],
+    );
+    let q = Query::new(bytes.mesh());
+    let (from, to) = (scene(TOP), scene([12.0, 5.5, 0.0]));
+    let taken = |filter: Filter| {
+        let costs = q.costs(&filter).expect("names the mesh has");
+        let a = q.path_costed(from, to, Planner::Hierarchical, &costs);
+        a.found.then(|| a.link_names.join(","))
+    };
+    assert_eq!(taken(Filter::default()), Some("north".to_string()));
+    assert_eq!(
+        taken(Filter::default().avoid("north")),
+        Some("south".to_string())
+    );
+    assert_eq!(
+        taken(Filter::default().cost("north", 6.0)),
+        Some("south".to_string())
+    );
+    assert_eq!(
+        taken(Filter::default().cost("north", 6.0).cost("south", 9.0)),
+        Some("north".to_string())
+    );
+    assert_eq!(taken(Filter::default().avoid("north").avoid("south")), None);
+    // Names the mesh does not have, and costs that are no costs, are refused.
+    let err = q.costs(&Filter::default().avoid("zipline")).unwrap_err();
+    assert!(err.to_string().contains("zipline") && err.to_string().contains("north, south"));
+    assert!(q.costs(&Filter::default().cost("north", -1.0)).is_err());
+    assert!(q.costs(&Filter::default().cost("north", f32::NAN)).is_err());
 }

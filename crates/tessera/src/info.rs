@@ -87,8 +87,8 @@ fn json(path: &Path, file: &NavMeshFile, query: &Query, facts: &Facts) -> serde_
             .iter()
             .map(|l| serde_json::json!({
                 "name": l.name.as_str(),
-                "from": frame.to_scene(l.from.map(|c| c.to_native())),
-                "to": frame.to_scene(l.to.map(|c| c.to_native())),
+                "from": query.to_scene(l.from.map(|c| c.to_native())),
+                "to": query.to_scene(l.to.map(|c| c.to_native())),
                 "bidirectional": l.bidirectional,
                 "cost": l.cost.to_native(),
             }))

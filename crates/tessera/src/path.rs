@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use tessera_geom::parse_point;
-use tessera_query::{Planner, Query, Rng};
+use tessera_query::{Costs, Filter, Planner, Query, Rng};
 
 use crate::exit::{self, Failure};
 use crate::out;
@@ -57,6 +57,13 @@ pub struct Args {
     /// hierarchy of clusters first and searching the clusters planned (the default).
     #[arg(long)]
     flat: bool,
+    /// Off-mesh links named NAME cost VALUE (metres added to their length) instead of their
+    /// baked cost; repeatable. Any filter searches flat (the hierarchy holds baked costs).
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_cost)]
+    cost: Vec<(String, f32)>,
+    /// Never take the off-mesh links named NAME; repeatable.
+    #[arg(long, value_name = "NAME")]
+    avoid: Vec<String>,
 }
 
 impl Args {
@@ -67,6 +74,36 @@ impl Args {
             Planner::Hierarchical
         }
     }
+
+    /// The `--cost` and `--avoid` filter resolved against `query`'s navmesh; a name it does
+    /// not have is a usage error.
+    fn costs(&self, query: &Query) -> Result<Costs, Failure> {
+        let filter = Filter {
+            costs: self.cost.clone(),
+            avoid: self.avoid.clone(),
+        };
+        query.costs(&filter).map_err(|e| {
+            Failure::new(
+                exit::USAGE,
+                anyhow::anyhow!("{}: {e}", self.navmesh.display()),
+            )
+        })
+    }
+}
+
+/// `NAME=VALUE` with a number >= 0.
+fn parse_cost(text: &str) -> Result<(String, f32), String> {
+    let (name, value) = text
+        .rsplit_once('=')
+        .ok_or_else(|| format!("`{text}` is not NAME=VALUE"))?;
+    let cost: f32 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{value}` in `{text}` is not a number"))?;
+    if name.is_empty() || !(cost.is_finite() && cost >= 0.0) {
+        return Err(format!("`{text}`: a name, and a cost >= 0"));
+    }
+    Ok((name.to_string(), cost))
 }
 
 pub fn run(args: Args) -> Result<(), Failure> {
@@ -80,11 +117,12 @@ pub fn run(args: Args) -> Result<(), Failure> {
     }
     let file = crate::navmesh::open(&args.navmesh)?;
     let query = Query::new(file.mesh());
+    let costs = args.costs(&query)?;
     if let Some(n) = args.random_pairs {
-        return random_pairs(&args, &query, n);
+        return random_pairs(&args, &query, n, &costs);
     }
     if let Some(pairs) = &args.batch {
-        return batch(pairs, args.threads, &query, args.planner());
+        return batch(pairs, args.threads, &query, (args.planner(), &costs));
     }
     let (Some(from), Some(to)) = (args.from, args.to) else {
         // clap already requires --from and --to together unless --random-pairs is given.
@@ -93,7 +131,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
             anyhow::anyhow!("give --from and --to, or --random-pairs"),
         ));
     };
-    let a = query.path_with(from, to, args.planner());
+    let a = query.path_costed(from, to, args.planner(), &costs);
     out::print(|out| {
         if args.json {
             let json = serde_json::to_string(&a).map_err(|e| Failure::new(exit::IO, e))?;
@@ -125,7 +163,7 @@ pub fn run(args: Args) -> Result<(), Failure> {
 /// `n` pairs of random points on the mesh from `args.seed`, each with its path's length,
 /// printed as each is answered (a million pairs never wait in memory); then, as text, how many
 /// were joined. As JSON, one array with an element per line.
-fn random_pairs(args: &Args, query: &Query, n: u32) -> Result<(), Failure> {
+fn random_pairs(args: &Args, query: &Query, n: u32, costs: &Costs) -> Result<(), Failure> {
     let mut rng = Rng::new(args.seed);
     let mut found = 0u32;
     out::print(|out| {
@@ -144,7 +182,7 @@ fn random_pairs(args: &Args, query: &Query, n: u32) -> Result<(), Failure> {
                 .into());
             };
             let (from, to) = (query.to_scene(a), query.to_scene(b));
-            let answer = query.path_with(from, to, args.planner());
+            let answer = query.path_costed(from, to, args.planner(), costs);
             found += u32::from(answer.found);
             if args.json {
                 let pair = serde_json::json!({
@@ -223,7 +261,7 @@ fn batch(
     pairs: &std::path::Path,
     threads: Option<u16>,
     query: &Query,
-    planner: Planner,
+    (planner, costs): (Planner, &Costs),
 ) -> Result<(), Failure> {
     use rayon::prelude::*;
     use std::io::BufRead;
@@ -278,7 +316,7 @@ fn batch(
             parsed
                 .par_iter()
                 .map(|p| {
-                    serde_json::to_string(&query.path_with(p.from, p.to, planner))
+                    serde_json::to_string(&query.path_costed(p.from, p.to, planner, costs))
                         .expect("an answer serializes")
                 })
                 .collect()

@@ -30,18 +30,21 @@ fn bake(dir: &Path, out: &str, more: &[&str]) {
 
 /// `tessera path` between two scene points, as JSON.
 fn path(dir: &Path, from: &str, to: &str) -> serde_json::Value {
-    let o = tessera(
-        &[
-            "path",
-            "b/navmesh.tsn",
-            "--from",
-            from,
-            "--to",
-            to,
-            "--json",
-        ],
-        dir,
-    );
+    path_with(dir, from, to, &[])
+}
+
+/// [`path`] with `more` arguments.
+fn path_with(dir: &Path, from: &str, to: &str, more: &[&str]) -> serde_json::Value {
+    let args = [
+        "path",
+        "b/navmesh.tsn",
+        "--from",
+        from,
+        "--to",
+        to,
+        "--json",
+    ];
+    let o = tessera(&[&args[..], more].concat(), dir);
     assert!(o.status.success(), "{}", stderr(&o));
     serde_json::from_slice(&o.stdout).expect("one JSON answer")
 }
@@ -83,6 +86,30 @@ fn a_one_way_link_from_a_links_file_takes_paths_down_the_ledge_and_never_up() {
     // Up is not found: the block's walls are 3 m, the link is one way.
     let up = path(d, "25,6,0", "5,6,3");
     assert_eq!(up["found"], false, "{up}");
+    // Avoided, there is no way down either; costed, the same way costs more but is found.
+    let avoided = path_with(d, "5,6,3", "25,6,0", &["--avoid", "jump"]);
+    assert_eq!(avoided["found"], false, "{avoided}");
+    let costed = path_with(d, "5,6,3", "25,6,0", &["--cost", "jump=40"]);
+    assert_eq!(costed["waypoints"], down["waypoints"], "{costed}");
+    let o = tessera(
+        &[
+            "path",
+            "b/navmesh.tsn",
+            "--from",
+            "5,6,3",
+            "--to",
+            "25,6,0",
+            "--avoid",
+            "rope",
+        ],
+        d,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("rope") && stderr(&o).contains("jump"),
+        "{}",
+        stderr(&o)
+    );
 
     // `tessera info` lists it, its ends where they snapped (onto the mesh, in scene terms).
     let o = tessera(&["info", "b/navmesh.tsn", "--json"], d);
