@@ -32,6 +32,22 @@ static int32_t on_progress(void *user, const TesseraProgress *p) {
     return 0; /* non-zero would cancel the bake */
 }
 
+/* A string as a JSON string: quoted, with quotes, backslashes and control characters escaped. */
+static void print_json_string(const char *s) {
+    putchar('"');
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            printf("\\%c", c);
+        } else if (c < 0x20) {
+            printf("\\u%04x", c);
+        } else {
+            putchar(c);
+        }
+    }
+    putchar('"');
+}
+
 static int fail(const char *what, TesseraStatus status) {
     fprintf(stderr, "%s failed (%d): %s\n", what, (int)status, tessera_last_error());
     return status == TESSERA_OK ? 1 : (int)status;
@@ -104,8 +120,13 @@ int main(int argc, char **argv) {
 
     fprintf(stderr, "from %.3f %.3f %.3f to %.3f %.3f %.3f: %zu polygons in the corridor\n",
             from[0], from[1], from[2], to[0], to[1], to[2], path.corridor_count);
-    printf("{\"found\":%s,\"length\":%.17g,\"links\":[", path.found ? "true" : "false",
+    printf("{\"found\":%s,\"length\":%.17g,\"link_names\":[", path.found ? "true" : "false",
            path.length);
+    for (size_t i = 0; i < path.link_count; i++) {
+        printf("%s", i ? "," : "");
+        print_json_string(tessera_query_link_name(query, i));
+    }
+    printf("],\"links\":[");
     for (size_t i = 0; i < path.link_count; i++) {
         printf("%s%u", i ? "," : "", (unsigned)links[i]);
     }

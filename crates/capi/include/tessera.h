@@ -267,6 +267,12 @@ TesseraStatus tessera_query_find_path(struct TesseraQuery *query,
                                       size_t link_capacity,
                                       struct TesseraPath *result);
 
+// The name of link step `k` of the last path `tessera_query_find_path` found with this query
+// object (`"stair"` for a step the bake found, else the off-mesh link's name), as `tessera
+// path --json` lists them in `link_names`; NULL when `k` is not below its `link_count` (or
+// `query` is NULL). The string lives until the next call on this query object.
+const char *tessera_query_link_name(const struct TesseraQuery *query, size_t k);
+
 // Makes the off-mesh links named `name` cost `cost` (metres added to their length, >= 0)
 // instead of their baked cost in this query object's paths, as `tessera path --cost` does.
 // `TESSERA_INVALID_ARGUMENT` when the navmesh has no link of that name (the message lists

@@ -1,6 +1,6 @@
 //! Navmesh handles and the query objects over them.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CString};
 use std::path::PathBuf;
 use std::ptr;
 use std::sync::Arc;
@@ -27,6 +27,8 @@ pub struct TesseraQuery {
     /// filter is (`tessera_query_set_cost`, `tessera_query_avoid`), and as resolved.
     filter: Filter,
     costs: Costs,
+    /// The names of the links the last path found takes (`tessera_query_link_name`).
+    link_names: Vec<CString>,
 }
 
 /// A point of the mesh, or none.
@@ -175,6 +177,7 @@ pub unsafe extern "C" fn tessera_query_new(
                 rng: Rng::new(seed),
                 filter: Filter::default(),
                 costs: Costs::default(),
+                link_names: Vec::new(),
             })
         })
     }
@@ -285,15 +288,22 @@ pub unsafe extern "C" fn tessera_query_find_path(
     result: *mut TesseraPath,
 ) -> TesseraStatus {
     guard(|| {
-        let query = unsafe { arg(query, "query") }?;
+        // SAFETY: (the caller's contract) one thread at a time uses a query object.
+        let query = unsafe { out(query, "query") }?;
         let (a, b) = unsafe { (point(from, "from")?, point(to, "to")?) };
         let result = unsafe { out(result, "result") }?;
         *result = TesseraPath::default();
+        query.link_names.clear();
         let route = query
             .file
             .query()
             .route_costed(a, b, Planner::Hierarchical, &query.costs);
         let answer = &route.answer;
+        query.link_names = answer
+            .link_names
+            .iter()
+            .map(|n| CString::new(n.replace('\0', "\u{fffd}")).unwrap_or_default())
+            .collect();
         let flat: Vec<f64> = answer.waypoints.iter().flatten().copied().collect();
         let steps: Vec<u32> = answer.links.iter().map(|&i| i as u32).collect();
         *result = TesseraPath {
@@ -328,6 +338,25 @@ pub unsafe extern "C" fn tessera_query_find_path(
         };
         check_room(&short)
     })
+}
+
+/// The name of link step `k` of the last path `tessera_query_find_path` found with this query
+/// object (`"stair"` for a step the bake found, else the off-mesh link's name), as `tessera
+/// path --json` lists them in `link_names`; NULL when `k` is not below its `link_count` (or
+/// `query` is NULL). The string lives until the next call on this query object.
+#[no_mangle]
+pub unsafe extern "C" fn tessera_query_link_name(
+    query: *const TesseraQuery,
+    k: usize,
+) -> *const c_char {
+    // SAFETY: (the caller's contract) NULL or a live query object.
+    let Ok(query) = (unsafe { arg(query, "query") }) else {
+        return ptr::null();
+    };
+    query
+        .link_names
+        .get(k)
+        .map_or(ptr::null(), |name| name.as_ptr())
 }
 
 /// Makes the off-mesh links named `name` cost `cost` (metres added to their length, >= 0)

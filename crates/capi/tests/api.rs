@@ -365,6 +365,11 @@ fn a_query_objects_filter_costs_and_avoids_links_by_name() {
     let (name, nope) = (c("hop"), c("nope"));
     // SAFETY: a live query object and NUL-terminated names.
     unsafe {
+        // The last path's link steps by name, valid until the next call.
+        let step = tessera_query_link_name(opened.query, 0);
+        assert_eq!(CStr::from_ptr(step).to_str().unwrap(), "hop");
+        assert!(tessera_query_link_name(opened.query, 1).is_null());
+        assert!(tessera_query_link_name(null(), 0).is_null());
         assert_eq!(tessera_query_avoid(opened.query, name.as_ptr()), TESSERA_OK);
         assert!(!opened.path(top, east).0.found);
         // A name the mesh does not have is refused, naming the ones it has; nothing changes.
