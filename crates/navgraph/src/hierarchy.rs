@@ -966,7 +966,8 @@ fn lengths(
 
 /// Cluster `c`'s polygons `members` as a navmesh of their own (portals out of the cluster
 /// cut, links inside it kept, one component, no detail, one grid cell; the whole mesh's
-/// bounds, so that queries on it take the same tolerance), and each polygon's number in it.
+/// bounds, so that queries on it take the same tolerance; the off-mesh links it keeps in a
+/// table of its own), and each polygon's number in it.
 fn cluster_mesh(
     mesh: &MeshView,
     cluster_of: &[u32],
@@ -979,6 +980,7 @@ fn cluster_mesh(
         .map(|(i, &p)| (p, i as u32))
         .collect();
     let mut vert_of: HashMap<u32, u32> = HashMap::default();
+    let (mut off_mesh, mut off_mesh_of) = (Vec::new(), HashMap::<u32, u32>::default());
     let (mut verts, mut polys, mut poly_verts, mut poly_neis, mut links) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut area = 0.0f64;
@@ -1002,9 +1004,19 @@ fn cluster_mesh(
         let link_first = links.len() as u32;
         for l in mesh.links_of(p) {
             if let Some(&to) = local.get(&l.to) {
+                // An off-mesh link names its entry in the cluster's own table.
+                let off_mesh = if l.off_mesh == NONE {
+                    NONE
+                } else {
+                    *off_mesh_of.entry(l.off_mesh).or_insert_with(|| {
+                        off_mesh.push(mesh.off_mesh[l.off_mesh as usize].clone());
+                        off_mesh.len() as u32 - 1
+                    })
+                };
                 links.push(Link {
                     from: local[&p],
                     to,
+                    off_mesh,
                     ..*l
                 });
             }
@@ -1037,12 +1049,7 @@ fn cluster_mesh(
         poly_neis,
         detail_tris: Vec::new(),
         detail_verts: Vec::new(),
-        // The table only when a link names it (each cluster's navmesh is encoded on its own).
-        off_mesh: if links.iter().any(|l| l.off_mesh != NONE) {
-            mesh.off_mesh.to_vec()
-        } else {
-            Vec::new()
-        },
+        off_mesh,
         links,
         grid: Grid {
             min: [mesh.bounds_min[0], mesh.bounds_min[1]],

@@ -174,10 +174,23 @@ fn planned_paths_cross_clusters_by_off_mesh_links_as_flat_ones_do() {
         vec![
             link("north", [75.0, 19.5, 0.0], [5.0, 30.5, 0.0], 3.0, false),
             link("south", [40.0, 30.5, 0.0], [40.0, 19.5, 0.0], 10.0, false),
+            // Inside one cluster: measured in the cluster's table of lengths.
+            link("hop", [1.5, 1.5, 0.0], [5.5, 4.5, 0.0], 0.0, true),
         ],
     );
     let q = Query::new(bytes.mesh());
     assert!(q.mesh().hierarchy.clusters.len() >= 16);
+    let h = &q.mesh().hierarchy;
+    let hop = q
+        .mesh()
+        .links
+        .iter()
+        .find(|l| l.off_mesh == 2)
+        .expect("the hop");
+    assert_eq!(
+        h.cluster_of(hop.from.to_native()),
+        h.cluster_of(hop.to.to_native())
+    );
     let mut rng = tessera_query::Rng::new(3);
     let (mut planned, mut jumped) = (0, 0);
     for _ in 0..300 {
