@@ -37,7 +37,8 @@ impl std::fmt::Display for LinkEnd {
     }
 }
 
-/// Plan size of the buckets ends are filed in [world units].
+/// Plan size of the buckets ends are filed in [world units], at the least: twice the largest
+/// radius when that is more, so an end is filed in at most 3 x 3 buckets whatever its radius.
 const BUCKET: f64 = 4.0;
 
 /// A bounding box spanning more buckets than this is matched against every end instead.
@@ -57,14 +58,18 @@ pub(crate) struct Snapper {
     /// `2 k`: link `k`'s `from` end; `2 k + 1`: its `to` end.
     ends: Vec<End>,
     buckets: FxHashMap<(i64, i64), Vec<u32>>,
-}
-
-fn bucket(c: f64) -> i64 {
-    (c / BUCKET).floor() as i64
+    /// The buckets' plan size.
+    size: f64,
 }
 
 impl Snapper {
     pub(crate) fn new(specs: Vec<LinkSpec>) -> Snapper {
+        let largest = specs
+            .iter()
+            .map(|s| f64::from(s.radius))
+            .fold(0.0, f64::max);
+        let size = BUCKET.max(2.0 * largest);
+        let bucket = |c: f64| (c / size).floor() as i64;
         let mut ends = Vec::with_capacity(2 * specs.len());
         let mut buckets: FxHashMap<(i64, i64), Vec<u32>> = FxHashMap::default();
         for s in &specs {
@@ -88,6 +93,7 @@ impl Snapper {
             specs,
             ends,
             buckets,
+            size,
         }
     }
 
@@ -98,6 +104,8 @@ impl Snapper {
     /// Offers polygon `poly`, whose plan box is `[x0, y0, x1, y1]` and whose detail surface is
     /// `tris` (world units), to every end near it.
     pub(crate) fn offer(&mut self, poly: u32, bbox: [f64; 4], tris: &[[[f64; 3]; 3]]) {
+        let size = self.size;
+        let bucket = |c: f64| (c / size).floor() as i64;
         let (bx0, by0, bx1, by1) = (
             bucket(bbox[0]),
             bucket(bbox[1]),
@@ -299,6 +307,13 @@ mod tests {
         assert_eq!(table[1].from, [6.0, 3.0, 0.0]);
         assert_eq!(decode(3), Some((1, true)));
         assert_eq!(decode(STAIR), None);
+    }
+
+    #[test]
+    fn an_end_of_any_radius_is_filed_in_a_few_buckets() {
+        let s = Snapper::new(vec![spec([0.0; 3], [500.0, 0.0, 0.0], 100.0, true); 10]);
+        let filed: usize = s.buckets.values().map(Vec::len).sum();
+        assert!(filed <= 20 * 9, "{filed}");
     }
 
     #[test]
