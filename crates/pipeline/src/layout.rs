@@ -16,6 +16,10 @@
 //! OUT/work/spans.pack                voxelized span fields per tile
 //! OUT/work/regions.pack              merged regions and their contours, batched by the tile that closed them
 //! OUT/work/floors.pack               walkable floors per tile, for height detail
+//! OUT/work/tile-hashes.pack          per tile, the hash of the triangles it was voxelized from
+//! OUT/work/previous/                 the span, floor and hash journals of the last finished
+//!                                    voxelization, kept while the next one (of a changed
+//!                                    scene) reuses its unchanged tiles
 //! OUT/work/scratch/                  temporary files of a running ingest (and the OBJ
 //!                                    tables process 0 shares: scratch/obj-tables/)
 //! OUT/work/polygons/                 temporary files of a running polygon stage:
@@ -130,6 +134,14 @@ impl BakeLayout {
     }
     pub fn floors_pack(&self) -> PathBuf {
         self.work().join("floors.pack")
+    }
+    pub fn tile_hashes_pack(&self) -> PathBuf {
+        self.work().join("tile-hashes.pack")
+    }
+    /// Where the journals of the last finished voxelization wait while the next one reuses
+    /// their unchanged tiles.
+    pub fn previous(&self) -> PathBuf {
+        self.work().join("previous")
     }
     /// The polygon stage's scratch folder, removed when the navmesh is written and at the
     /// start of a polygon stage.

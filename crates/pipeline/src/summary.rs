@@ -72,6 +72,11 @@ pub struct BakeSummary {
     pub stages_reused: Vec<String>,
     /// Tiles whose voxelization was recovered from a checkpoint rather than recomputed.
     pub resumed_tiles: u64,
+    /// Tiles whose triangles were the same as in the last finished bake in this folder (of a
+    /// scene since changed): their voxelization was taken from it.
+    pub tiles_reused: u64,
+    /// Tiles voxelized by this run (neither resumed nor reused).
+    pub tiles_rebaked: u64,
     pub spans: u64,
     pub walkable_spans: u64,
     /// Merged regions (flat: 8-connected spans of one floor height), across tile borders.
@@ -204,6 +209,8 @@ impl BakeSummary {
             triangle_placements: bin.placements,
             stages_reused,
             resumed_tiles: vox.resumed_tiles,
+            tiles_reused: vox.reused_tiles,
+            tiles_rebaked: vox.tiles_with_geometry - vox.resumed_tiles - vox.reused_tiles,
             spans: vox.spans,
             walkable_spans: vox.walkable_spans,
             regions: merged.regions,

@@ -61,6 +61,12 @@ use tessera_stitch::LocalLink;
 pub(crate) struct TileDone {
     pub(crate) index: u32,
     pub(crate) recovered: bool,
+    /// The hash of the triangles it was voxelized from (0 when recovered: the checkpoint
+    /// holds it).
+    pub(crate) hash: u64,
+    /// Its span field and floors were taken from the last bake's, whose triangles were the
+    /// same ([`Previous`]).
+    pub(crate) reused: bool,
     pub(crate) regions: tessera_artifacts::TileRegions,
     /// The links to other tiles of the process that computed it, matched there (a
     /// distributed bake; `regions.links` holds the rest).
@@ -75,7 +81,7 @@ pub(crate) struct TileDone {
 }
 
 const WIRE_MAGIC: &[u8; 8] = b"TSTILEDN";
-const WIRE_VERSION: u32 = 2;
+const WIRE_VERSION: u32 = 3;
 
 impl TileDone {
     /// The tile as another process's writer needs it (a distributed bake): its counts, the
@@ -83,6 +89,7 @@ impl TileDone {
     pub(crate) fn to_wire(&self) -> Vec<u8> {
         let mut w = Writer::default();
         w.u32(self.index);
+        w.u64(self.hash);
         w.u64(self.spans);
         w.u64(self.walkable);
         let regions = self.regions.encode();
@@ -129,8 +136,9 @@ impl TileDone {
             .map_err(|e| e.to_string())?;
         let r = &mut Reader::new(payload, A);
         let fail = |e: tessera_artifacts::ArtifactError| e.to_string();
-        let (index, spans, walkable) = (
+        let (index, hash, spans, walkable) = (
             r.u32().map_err(fail)?,
+            r.u64().map_err(fail)?,
             r.u64().map_err(fail)?,
             r.u64().map_err(fail)?,
         );
@@ -167,6 +175,8 @@ impl TileDone {
         Ok(TileDone {
             index,
             recovered: false,
+            hash,
+            reused: false,
             regions,
             local,
             contours,
@@ -182,6 +192,36 @@ impl TileDone {
             walkable,
             _reservation: reservation,
         })
+    }
+}
+
+/// The hash a tile's voxelization is reused by: of its triangles (the band around it included)
+/// as binned, bytes and order.
+pub(crate) fn triangles_hash(triangles: &[Triangle]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(triangles))
+}
+
+/// A tile's span field and floors, raw, as the journals hold them.
+type SpansAndFloors = (Vec<u8>, Vec<u8>);
+
+/// The span, floor and hash journals of the last finished voxelization, when its grid and
+/// voxel settings are this one's: a tile whose triangles hash alike takes its span field and
+/// floors from them instead of being voxelized again (an incremental rebake).
+pub(crate) struct Previous {
+    pub(crate) hashes: std::collections::HashMap<u32, u64>,
+    pub(crate) spans: JournalReader,
+    pub(crate) floors: JournalReader,
+    pub(crate) spans_path: std::path::PathBuf,
+}
+
+impl Previous {
+    /// Tile `key`'s span field and floors (raw), if the last bake voxelized it from triangles
+    /// of hash `hash`.
+    fn records(&self, key: u32, hash: u64) -> Result<Option<SpansAndFloors>, BakeError> {
+        if self.hashes.get(&key) != Some(&hash) {
+            return Ok(None);
+        }
+        Ok(Some((self.spans.read(key)?, self.floors.read(key)?)))
     }
 }
 
@@ -314,8 +354,8 @@ impl WorkerState {
 pub(crate) fn run_job(
     frame: &GridFrame,
     params: &VoxelParams,
-    checkpoint: Option<&JournalReader>,
-    checkpoint_path: &Path,
+    (checkpoint, checkpoint_path): (Option<&JournalReader>, &Path),
+    previous: Option<&Previous>,
     job: TileJob,
     state: &mut WorkerState,
 ) -> Result<TileDone, BakeError> {
@@ -327,7 +367,23 @@ pub(crate) fn run_job(
         .held
         .shrink_to(state.byte_size().saturating_sub(reservation.bytes()));
     let recovered = matches!(job.work, Work::Recovered);
+    let mut hash = 0;
+    // A tile the last bake voxelized from the same triangles: its span field and floors.
+    let mut reused: Option<SpansAndFloors> = None;
+    if let Work::Voxelize { triangles, .. } = &job.work {
+        hash = triangles_hash(triangles);
+        if let Some(previous) = previous {
+            reused = previous.records(job.index, hash)?;
+        }
+    }
     let owned: Option<SpanField> = match job.work {
+        _ if reused.is_some() => {
+            let (spans, _) = reused.as_ref().expect("reused");
+            Some(SpanField::decode(spans).map_err(|e| BakeError::Corrupt {
+                path: previous.map(|p| p.spans_path.clone()).unwrap_or_default(),
+                message: format!("tile {}: {e}", job.index),
+            })?)
+        }
         Work::Recovered => {
             let corrupt = |message: String| BakeError::Corrupt {
                 path: checkpoint_path.to_path_buf(),
@@ -406,6 +462,11 @@ pub(crate) fn run_job(
     state.segment.recycle(std::mem::take(&mut regions.labels));
     let (spans_packed, floors_packed) = if recovered {
         (Packed::default(), Packed::default())
+    } else if let Some((spans, floors)) = &reused {
+        (
+            Packed::of(spans, &mut state.compressed),
+            Packed::of(floors, &mut state.compressed),
+        )
     } else {
         field.encode_into(&mut state.encoded);
         let spans = Packed::of(&state.encoded, &mut state.compressed);
@@ -422,6 +483,8 @@ pub(crate) fn run_job(
     Ok(TileDone {
         index: job.index,
         recovered,
+        hash,
+        reused: reused.is_some(),
         regions,
         local: Vec::new(),
         contours,

@@ -35,7 +35,7 @@ use tessera_store::{Journal, JournalReader};
 use crate::bin::Binned;
 use crate::keys::StageKey;
 use crate::merge::{Merge, Merged, REGIONS_KIND};
-use crate::tile_work::{read_and_plan, run_job, TileDone, TileJob, Work, WorkerState};
+use crate::tile_work::{read_and_plan, run_job, Previous, TileDone, TileJob, Work, WorkerState};
 use crate::{BakeError, BakeLayout, Progress};
 
 const STAGE: &str = "voxelize";
@@ -43,6 +43,8 @@ const STAGE: &str = "voxelize";
 pub const SPANS_KIND: &[u8; 8] = b"TSSPANS\0";
 /// Pack kind of the floor journal.
 pub const FLOORS_KIND: &[u8; 8] = b"TSFLOORS";
+/// Pack kind of the journal of tile hashes (8 bytes per tile: the hash of its triangles).
+pub const HASHES_KIND: &[u8; 8] = b"TSTHASH\0";
 /// How often the writer makes its checkpoints durable.
 const SYNC_EVERY: Duration = Duration::from_millis(500);
 
@@ -61,6 +63,9 @@ pub(crate) struct Voxelized {
     pub walkable_spans: u64,
     /// Tiles taken from the checkpoint instead of voxelized again.
     pub resumed_tiles: u64,
+    /// Tiles whose triangles were those of the last finished bake's same tile: its span field
+    /// taken instead of voxelized again (an incremental rebake of a changed scene).
+    pub reused_tiles: u64,
     /// Every tile came from the checkpoint.
     pub reused: bool,
     pub merged: Merged,
@@ -120,31 +125,111 @@ struct Checkpoints {
     spans: Journal,
     floors: Journal,
     regions: Journal,
+    hashes: Journal,
+}
+
+/// The header blob of the hash journal: the grid, then a key of the voxel settings. A hash
+/// journal made under the same blob holds tiles voxelized on the same grid with the same
+/// settings, whatever the scene.
+fn hashes_blob(frame: &GridFrame, params: &VoxelParams) -> Vec<u8> {
+    let mut blob = frame.encode();
+    let settings = StageKey::new(STAGE).reads("voxel", params).finish();
+    blob.extend_from_slice(&settings.to_le_bytes());
+    blob
+}
+
+/// Before a voxelization under a new key: keeps the journals of the last one in
+/// `work/previous/` when they are whole and were made on the same grid with the same settings
+/// (a changed scene), so that its unchanged tiles are reused; clears them otherwise. A
+/// voxelization resumed under its own key keeps what `previous/` holds.
+fn keep_previous(layout: &BakeLayout, stage_key: u64, blob: &[u8]) -> Result<(), BakeError> {
+    let dir = layout.previous();
+    let current = [
+        (layout.spans_pack(), SPANS_KIND),
+        (layout.floors_pack(), FLOORS_KIND),
+        (layout.tile_hashes_pack(), HASHES_KIND),
+    ];
+    let hashes = &current[2].0;
+    if !hashes.exists() || Journal::stage_key_of(hashes).ok() == Some(stage_key) {
+        return Ok(());
+    }
+    let whole = Journal::blob(hashes).ok().as_deref() == Some(blob)
+        && current
+            .iter()
+            .all(|(path, kind)| Journal::open_complete(path, kind).is_ok());
+    let remove = |path: &std::path::Path| match std::fs::remove_dir_all(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(BakeError::Io(tessera_store::StoreError::io(path, e)))
+        }
+        _ => Ok(()),
+    };
+    remove(&dir)?;
+    if whole {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| BakeError::Io(tessera_store::StoreError::io(&dir, e)))?;
+        for (path, _) in &current {
+            let to = dir.join(path.file_name().expect("a file"));
+            std::fs::rename(path, &to)
+                .map_err(|e| BakeError::Io(tessera_store::StoreError::io(path, e)))?;
+        }
+    }
+    Ok(())
+}
+
+/// The journals `work/previous/` holds, when they are whole and their grid and settings are
+/// `blob`'s.
+fn open_previous(layout: &BakeLayout, blob: &[u8]) -> Option<Previous> {
+    let dir = layout.previous();
+    let path = |p: std::path::PathBuf| dir.join(p.file_name().expect("a file"));
+    let hashes_path = path(layout.tile_hashes_pack());
+    if Journal::blob(&hashes_path).ok().as_deref() != Some(blob) {
+        return None;
+    }
+    let open =
+        |p: std::path::PathBuf, kind| Journal::open_complete(p, kind).and_then(|j| j.snapshot());
+    let hashes_journal = Journal::open_complete(hashes_path, HASHES_KIND).ok()?;
+    let spans_path = path(layout.spans_pack());
+    let spans = open(spans_path.clone(), SPANS_KIND).ok()?;
+    let floors = open(path(layout.floors_pack()), FLOORS_KIND).ok()?;
+    let mut hashes = std::collections::HashMap::new();
+    for key in hashes_journal.keys() {
+        let record = hashes_journal.read(key).ok()?;
+        hashes.insert(key, u64::from_le_bytes(record.try_into().ok()?));
+    }
+    Some(Previous {
+        hashes,
+        spans,
+        floors,
+        spans_path,
+    })
 }
 
 /// Opens the three checkpoints of the stage and lines them up: all hold the same first
 /// tiles, in tile order, or all start afresh. Returns how many tiles they hold.
 fn open_checkpoints(
     layout: &BakeLayout,
-    frame: &GridFrame,
+    (frame, params): (&GridFrame, &VoxelParams),
     stage_key: u64,
     order: &[u32],
     progress: &Progress,
 ) -> Result<(Checkpoints, usize), BakeError> {
     let blob = frame.encode();
+    let hashes = hashes_blob(frame, params);
+    keep_previous(layout, stage_key, &hashes)?;
     let mut c = Checkpoints {
         spans: Journal::open(layout.spans_pack(), SPANS_KIND, stage_key, &blob)?,
         floors: Journal::open(layout.floors_pack(), FLOORS_KIND, stage_key, &blob)?,
         regions: Journal::open(layout.regions_pack(), REGIONS_KIND, stage_key, &blob)?,
+        hashes: Journal::open(layout.tile_hashes_pack(), HASHES_KIND, stage_key, &hashes)?,
     };
-    let journals = [&c.spans, &c.floors, &c.regions];
+    let journals = [&c.spans, &c.floors, &c.regions, &c.hashes];
     let n = journals.iter().map(|j| j.keys().len()).min().unwrap_or(0);
     let prefix_ok = journals.iter().all(|j| j.keys()[..n] == order[..n]);
     let n = if prefix_ok { n } else { 0 };
     if !prefix_ok {
         progress.warn("voxelize checkpoints do not match the tile order; recomputing");
     }
-    for j in [&mut c.spans, &mut c.floors, &mut c.regions] {
+    for j in [&mut c.spans, &mut c.floors, &mut c.regions, &mut c.hashes] {
         j.truncate(n)?;
     }
     Ok((c, n))
@@ -156,11 +241,17 @@ impl Checkpoints {
     fn sync(&self) -> Result<(), tessera_store::StoreError> {
         self.spans.sync()?;
         self.floors.sync()?;
+        self.hashes.sync()?;
         self.regions.sync()
     }
 
     fn finish(&mut self) -> Result<(), tessera_store::StoreError> {
-        for j in [&mut self.spans, &mut self.floors, &mut self.regions] {
+        for j in [
+            &mut self.spans,
+            &mut self.floors,
+            &mut self.hashes,
+            &mut self.regions,
+        ] {
             if !j.is_complete() {
                 j.finish()?;
             }
@@ -197,8 +288,8 @@ fn spawn_reader_and_workers<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     s: &'env Shared<'env>,
     tiles: &'env [LocalTile],
-    checkpoint: Option<&'env JournalReader>,
-    checkpoint_path: &'env std::path::Path,
+    (checkpoint, checkpoint_path): (Option<&'env JournalReader>, &'env std::path::Path),
+    previous: Option<&'env Previous>,
     pool: rayon::ThreadPool,
     threads: usize,
     done_tx: Sender<Result<TileDone, BakeError>>,
@@ -248,8 +339,8 @@ fn spawn_reader_and_workers<'scope, 'env>(
                 let done = run_job(
                     s.frame,
                     s.params,
-                    checkpoint,
-                    checkpoint_path,
+                    (checkpoint, checkpoint_path),
+                    previous,
                     job,
                     &mut state,
                 );
@@ -307,7 +398,8 @@ fn stream(
     let keys = s.tiles.keys();
     progress.stage_start(STAGE, keys.len() as u64);
     let (mut journals, recovered) =
-        open_checkpoints(s.layout, s.frame, stage_key, &keys, progress)?;
+        open_checkpoints(s.layout, (s.frame, s.params), stage_key, &keys, progress)?;
+    let previous = open_previous(s.layout, &hashes_blob(s.frame, s.params));
     // Which process computes each tile past the checkpoints (0: this one).
     let owners = match share {
         Some(share) => {
@@ -335,6 +427,7 @@ fn stream(
         spans: 0,
         walkable_spans: 0,
         resumed_tiles: recovered as u64,
+        reused_tiles: 0,
         reused: false,
         merged: Merged::default(),
         seconds: 0.0,
@@ -348,8 +441,8 @@ fn stream(
             scope,
             s,
             &local,
-            Some(&checkpoint),
-            &checkpoint_path,
+            (Some(&checkpoint), &checkpoint_path),
+            previous.as_ref(),
             pool,
             threads,
             done_tx.clone(),
@@ -367,6 +460,7 @@ fn stream(
         let received = order.receive(&done_rx, |done| {
             let (position, key) = (written as usize, done.index);
             progress.add_bytes(done.spans_packed.bytes.len() as u64);
+            out.reused_tiles += u64::from(done.reused);
             let (spans, walkable) = write_tile(done, key, &mut journals, &mut merge)?;
             out.tiles_with_geometry += 1;
             out.spans += spans;
@@ -397,6 +491,9 @@ fn stream(
         }
     })?;
     journals.finish()?;
+    // Whatever the last bake left to reuse has served.
+    drop(previous);
+    let _ = std::fs::remove_dir_all(s.layout.previous());
     progress.stage_done(STAGE, out.tiles_with_geometry);
     out.merged = merge.finish();
     Ok(out)
@@ -426,8 +523,8 @@ pub(crate) fn stream_for_peer(
             scope,
             s,
             &local,
+            (None, &no_checkpoint),
             None,
-            &no_checkpoint,
             pool,
             threads,
             done_tx,
@@ -545,6 +642,10 @@ fn write_tile(
     merge: &mut Merge,
 ) -> Result<(u64, u64), BakeError> {
     if !done.recovered {
+        // Eight bytes, stored raw.
+        journals
+            .hashes
+            .append_stored(key, &done.hash.to_le_bytes(), 8)?;
         journals
             .spans
             .append_stored(key, &done.spans_packed.bytes, done.spans_packed.raw_len)?;

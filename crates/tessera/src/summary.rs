@@ -94,6 +94,13 @@ pub fn print_bake(w: &mut dyn Write, summary: &BakeSummary, out: &Outputs) -> io
     )?;
     writeln!(w, "  seconds          {}", seconds_line(summary))?;
     writeln!(w, "  disk             {:.1} MiB", mib(summary.disk_bytes))?;
+    if summary.tiles_reused > 0 {
+        writeln!(
+            w,
+            "  rebaked          {} tiles changed and voxelized again, {} unchanged and reused",
+            summary.tiles_rebaked, summary.tiles_reused
+        )?;
+    }
     if !summary.stages_reused.is_empty() || summary.resumed_tiles > 0 {
         writeln!(
             w,

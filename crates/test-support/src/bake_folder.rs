@@ -35,6 +35,8 @@ pub const RUN_FIELDS: &[&str] = &[
     "disk_bytes",
     "stages_reused",
     "resumed_tiles",
+    "tiles_reused",
+    "tiles_rebaked",
     "scene_cache_reused",
     "scene_files",
     "triangle_placements",
@@ -58,6 +60,7 @@ const TILING_FILES: &[&str] = &[
     "work/spans.pack",
     "work/floors.pack",
     "work/regions.pack",
+    "work/tile-hashes.pack",
 ];
 
 /// A folder whose files' bytes depend on the tile size: the tile pack's parts.
