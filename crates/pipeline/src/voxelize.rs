@@ -15,11 +15,15 @@
 //!   regions and contours to the [merge](crate::merge), so every file has the same bytes for
 //!   any thread count.
 //! * Inputs: the tile pack, the grid, the voxel parameters. Outputs: `work/spans.pack` (the
-//!   span fields), `work/floors.pack` (their walkable floors, which height detail reads) and,
-//!   through the merge, `work/regions.pack`: journals whose header holds the key and grid.
+//!   span fields), `work/floors.pack` (their walkable floors, which height detail reads),
+//!   `work/tile-hashes.pack` (the hash of each tile's triangles) and, through the merge,
+//!   `work/regions.pack`: journals whose header holds the key and grid.
 //! * Key: [`key`], the tile pack's key and [`VoxelParams`]. The journals keep their whole
-//!   records up to any damage and are cut to the tiles all three hold; those tiles are decoded
+//!   records up to any damage and are cut to the tiles all four hold; those tiles are decoded
 //!   instead of voxelized.
+//! * Rebakes: under a new key on the same grid and settings (a changed scene), the last
+//!   finished voxelization waits in `work/previous/`, and a tile whose triangles hash as they
+//!   did there is decoded from it instead of voxelized.
 //! * Progress: tiles written (and tiles merged, as the merge stage).
 
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -204,8 +208,9 @@ fn open_previous(layout: &BakeLayout, blob: &[u8]) -> Option<Previous> {
     })
 }
 
-/// Opens the three checkpoints of the stage and lines them up: all hold the same first
-/// tiles, in tile order, or all start afresh. Returns how many tiles they hold.
+/// Opens the four checkpoints of the stage and lines them up: all hold the same first
+/// tiles, in tile order, or all start afresh. Returns how many tiles they hold. A new key on
+/// the same grid and settings first keeps the last voxelization for reuse ([`keep_previous`]).
 fn open_checkpoints(
     layout: &BakeLayout,
     (frame, params): (&GridFrame, &VoxelParams),
@@ -237,7 +242,7 @@ fn open_checkpoints(
 
 impl Checkpoints {
     /// Makes every journal durable, spans and floors first: a resume keeps the tiles all
-    /// three hold.
+    /// four hold.
     fn sync(&self) -> Result<(), tessera_store::StoreError> {
         self.spans.sync()?;
         self.floors.sync()?;
