@@ -201,8 +201,13 @@ pub(crate) fn triangles_hash(triangles: &[Triangle]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(triangles))
 }
 
-/// A tile's span field and floors, raw, as the journals hold them.
-type SpansAndFloors = (Vec<u8>, Vec<u8>);
+/// A tile's span field (raw, to decode) and its span field and floors as the journals store
+/// them (to copy).
+struct SpansAndFloors {
+    spans: Vec<u8>,
+    spans_packed: Packed,
+    floors_packed: Packed,
+}
 
 /// The span, floor and hash journals of the last finished voxelization, when its grid and
 /// voxel settings are this one's: a tile whose triangles hash alike takes its span field and
@@ -215,13 +220,24 @@ pub(crate) struct Previous {
 }
 
 impl Previous {
-    /// Tile `key`'s span field and floors (raw), if the last bake voxelized it from triangles
-    /// of hash `hash`.
+    /// Tile `key`'s span field and floors, if the last bake voxelized it from triangles of
+    /// hash `hash`.
     fn records(&self, key: u32, hash: u64) -> Result<Option<SpansAndFloors>, BakeError> {
         if self.hashes.get(&key) != Some(&hash) {
             return Ok(None);
         }
-        Ok(Some((self.spans.read(key)?, self.floors.read(key)?)))
+        let packed = |(bytes, raw_len)| Packed { bytes, raw_len };
+        let (Some(spans_packed), Some(floors_packed)) = (
+            self.spans.read_stored(key)?.map(packed),
+            self.floors.read_stored(key)?.map(packed),
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some(SpansAndFloors {
+            spans: self.spans.read(key)?,
+            spans_packed,
+            floors_packed,
+        }))
     }
 }
 
@@ -378,7 +394,7 @@ pub(crate) fn run_job(
     }
     let owned: Option<SpanField> = match job.work {
         _ if reused.is_some() => {
-            let (spans, _) = reused.as_ref().expect("reused");
+            let spans = &reused.as_ref().expect("reused").spans;
             Some(SpanField::decode(spans).map_err(|e| BakeError::Corrupt {
                 path: previous.map(|p| p.spans_path.clone()).unwrap_or_default(),
                 message: format!("tile {}: {e}", job.index),
@@ -460,13 +476,11 @@ pub(crate) fn run_job(
     // Only tracing reads the labels; the merge takes the regions and their links.
     let mut regions = regions;
     state.segment.recycle(std::mem::take(&mut regions.labels));
+    let is_reused = reused.is_some();
     let (spans_packed, floors_packed) = if recovered {
         (Packed::default(), Packed::default())
-    } else if let Some((spans, floors)) = &reused {
-        (
-            Packed::of(spans, &mut state.compressed),
-            Packed::of(floors, &mut state.compressed),
-        )
+    } else if let Some(r) = reused {
+        (r.spans_packed, r.floors_packed)
     } else {
         field.encode_into(&mut state.encoded);
         let spans = Packed::of(&state.encoded, &mut state.compressed);
@@ -484,7 +498,7 @@ pub(crate) fn run_job(
         index: job.index,
         recovered,
         hash,
-        reused: reused.is_some(),
+        reused: is_reused,
         regions,
         local: Vec::new(),
         contours,

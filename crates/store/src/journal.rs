@@ -107,6 +107,28 @@ impl JournalReader {
     pub fn raw_len(&self, key: u32) -> u64 {
         self.entries.raw_len(key)
     }
+
+    /// The record of `key` as stored (compressed, or raw when its stored length is its raw
+    /// length) with its raw length, its checksum checked: what [`Journal::append_stored`] takes
+    /// to copy it into another journal without decompressing it. `None` when `key` has no
+    /// record or more than one.
+    pub fn read_stored(&self, key: u32) -> Result<Option<(Vec<u8>, usize)>, StoreError> {
+        use std::os::unix::fs::FileExt;
+        let [e] = self.entries.records_of(key)[..] else {
+            return Ok(None);
+        };
+        let mut stored = vec![0u8; e.stored_len as usize];
+        self.file
+            .read_exact_at(&mut stored, e.offset)
+            .map_err(|err| StoreError::io(&self.path, err))?;
+        if xxh3_64(&stored) != e.checksum {
+            return Err(StoreError::Corrupt {
+                path: self.path.clone(),
+                what: format!("checksum mismatch in the record of key {key}"),
+            });
+        }
+        Ok(Some((stored, e.raw_len as usize)))
+    }
 }
 
 const JOURNAL_MAGIC: &[u8; 8] = b"TSJRNL02";
