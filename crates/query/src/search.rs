@@ -270,6 +270,23 @@ fn seen_from(n: &Node, p: V3) -> Option<(V3, f64)> {
     }
 }
 
+/// A corridor from its polygons gathered end first and the off-mesh links into them, `(k,
+/// link)` with `k` counted from the end.
+fn corridor_from_end(mut polys: Vec<u32>, jumps: Vec<(usize, u32)>, found: bool) -> Corridor {
+    polys.reverse();
+    let last = polys.len().saturating_sub(1);
+    let jumps = jumps
+        .into_iter()
+        .rev()
+        .map(|(k, link)| ((last - k) as u32, link))
+        .collect();
+    Corridor {
+        polys,
+        found,
+        jumps,
+    }
+}
+
 /// The way from `root` through the segment `a..b` to `goal`, in plan: straight when the
 /// line crosses the segment, else round the nearer end. `goal` on the root's side of the
 /// segment's line is mirrored across it first (a way through the segment must come back).
@@ -497,18 +514,7 @@ impl Query<'_> {
                     }
                     polys.push(from);
                 }
-                polys.reverse();
-                let last = polys.len() - 1;
-                let jumps = jumps
-                    .into_iter()
-                    .rev()
-                    .map(|(k, link)| ((last - k) as u32, link))
-                    .collect();
-                return Some(Corridor {
-                    polys,
-                    found: true,
-                    jumps,
-                });
+                return Some(corridor_from_end(polys, jumps, true));
             }
             let (g, here) = (best[&p].0, centre(p));
             let first_link = self.mesh.polys[p as usize].link_first.to_native();
@@ -582,23 +588,12 @@ impl Query<'_> {
                 polys.push(n.poly);
             }
             if let Some(link) = self.jump_of(s, n) {
-                // The step into this polygon, counted from the end for now.
+                // The step into this polygon, counted from the end.
                 jumps.push((polys.len() - 1, link));
             }
             cur = n.parent;
         }
-        polys.reverse();
-        let last = polys.len().saturating_sub(1);
-        let jumps = jumps
-            .into_iter()
-            .rev()
-            .map(|(from_end, link)| ((last - from_end) as u32, link))
-            .collect();
-        Corridor {
-            polys,
-            found,
-            jumps,
-        }
+        corridor_from_end(polys, jumps, found)
     }
 
     /// The off-mesh link node `n` landed by, if it did: the link of its parent's polygon into
