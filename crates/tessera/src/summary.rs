@@ -97,7 +97,7 @@ pub fn print_bake(w: &mut dyn Write, summary: &BakeSummary, out: &Outputs) -> io
     if summary.tiles_reused > 0 {
         writeln!(
             w,
-            "  rebaked          {} tiles changed and voxelized again, {} unchanged and reused",
+            "  rebaked          {} tiles voxelized, {} unchanged since the last bake and reused",
             summary.tiles_rebaked, summary.tiles_reused
         )?;
     }
