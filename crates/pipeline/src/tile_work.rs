@@ -233,8 +233,15 @@ impl Previous {
         ) else {
             return Ok(None);
         };
+        // Decoded from the bytes read, not read again.
+        let spans = tessera_store::decompress(&spans_packed.bytes, spans_packed.raw_len).map_err(
+            |message| BakeError::Corrupt {
+                path: self.spans_path.clone(),
+                message: format!("tile {key}: {message}"),
+            },
+        )?;
         Ok(Some(SpansAndFloors {
-            spans: self.spans.read(key)?,
+            spans,
             spans_packed,
             floors_packed,
         }))

@@ -143,38 +143,33 @@ fn hashes_blob(frame: &GridFrame, params: &VoxelParams) -> Vec<u8> {
 }
 
 /// Before a voxelization under a new key: keeps the journals of the last one in
-/// `work/previous/` when they are whole and were made on the same grid with the same settings
-/// (a changed scene), so that its unchanged tiles are reused; clears them otherwise. A
+/// `work/previous/` when they were made on the same grid with the same settings (a changed
+/// scene), so that its unchanged tiles are reused ([`open_previous`] takes them only whole);
+/// clears them otherwise. A
 /// voxelization resumed under its own key keeps what `previous/` holds.
 fn keep_previous(layout: &BakeLayout, stage_key: u64, blob: &[u8]) -> Result<(), BakeError> {
     let dir = layout.previous();
     let current = [
-        (layout.spans_pack(), SPANS_KIND),
-        (layout.floors_pack(), FLOORS_KIND),
-        (layout.tile_hashes_pack(), HASHES_KIND),
+        layout.spans_pack(),
+        layout.floors_pack(),
+        layout.tile_hashes_pack(),
     ];
-    let hashes = &current[2].0;
+    let hashes = &current[2];
     if !hashes.exists() || Journal::stage_key_of(hashes).ok() == Some(stage_key) {
         return Ok(());
     }
-    let whole = Journal::blob(hashes).ok().as_deref() == Some(blob)
-        && current
-            .iter()
-            .all(|(path, kind)| Journal::open_complete(path, kind).is_ok());
-    let remove = |path: &std::path::Path| match std::fs::remove_dir_all(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(BakeError::Io(tessera_store::StoreError::io(path, e)))
-        }
-        _ => Ok(()),
-    };
-    remove(&dir)?;
-    if whole {
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| BakeError::Io(tessera_store::StoreError::io(&dir, e)))?;
-        for (path, _) in &current {
+    // Whether they are whole is checked once, when they are opened for reuse.
+    let same_grid = Journal::blob(hashes).ok().as_deref() == Some(blob);
+    let io = |path: &std::path::Path, e| BakeError::Io(tessera_store::StoreError::io(path, e));
+    match std::fs::remove_dir_all(&dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&dir, e)),
+        _ => {}
+    }
+    if same_grid {
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        for path in current.iter().filter(|p| p.exists()) {
             let to = dir.join(path.file_name().expect("a file"));
-            std::fs::rename(path, &to)
-                .map_err(|e| BakeError::Io(tessera_store::StoreError::io(path, e)))?;
+            std::fs::rename(path, &to).map_err(|e| io(path, e))?;
         }
     }
     Ok(())

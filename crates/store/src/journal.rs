@@ -113,20 +113,11 @@ impl JournalReader {
     /// to copy it into another journal without decompressing it. `None` when `key` has no
     /// record or more than one.
     pub fn read_stored(&self, key: u32) -> Result<Option<(Vec<u8>, usize)>, StoreError> {
-        use std::os::unix::fs::FileExt;
         let [e] = self.entries.records_of(key)[..] else {
             return Ok(None);
         };
-        let mut stored = vec![0u8; e.stored_len as usize];
-        self.file
-            .read_exact_at(&mut stored, e.offset)
-            .map_err(|err| StoreError::io(&self.path, err))?;
-        if xxh3_64(&stored) != e.checksum {
-            return Err(StoreError::Corrupt {
-                path: self.path.clone(),
-                what: format!("checksum mismatch in the record of key {key}"),
-            });
-        }
+        let mut stored = Vec::new();
+        crate::pack::read_checked(&self.path, &self.file, e, &mut stored)?;
         Ok(Some((stored, e.raw_len as usize)))
     }
 }

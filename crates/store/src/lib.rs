@@ -29,4 +29,4 @@ mod pack;
 pub use atomic::{remove_stale_temp_files, write_atomic, AtomicFile};
 pub use error::StoreError;
 pub use journal::{Journal, JournalReader};
-pub use pack::{compress, compress_with, PackReader, PackWriter};
+pub use pack::{compress, compress_with, decompress, PackReader, PackWriter};

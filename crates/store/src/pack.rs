@@ -233,19 +233,9 @@ impl PackReader {
     /// Checks every chunk's checksum (reading the whole file once, decompressing nothing):
     /// the test a checkpoint passes before it is reused.
     pub fn verify(&self) -> Result<(), StoreError> {
-        use std::os::unix::fs::FileExt;
         let mut buf = Vec::new();
         for e in &self.entries {
-            buf.resize(e.stored_len as usize, 0);
-            self.file
-                .read_exact_at(&mut buf, e.offset)
-                .map_err(|err| StoreError::io(&self.path, err))?;
-            if xxh3_64(&buf) != e.checksum {
-                return Err(StoreError::Corrupt {
-                    path: self.path.clone(),
-                    what: format!("checksum mismatch in a chunk of key {}", e.key),
-                });
-            }
+            read_checked(&self.path, &self.file, e, &mut buf)?;
         }
         Ok(())
     }
@@ -298,6 +288,40 @@ pub(crate) fn read_entries<'a>(
     Ok(out)
 }
 
+/// Reads entry `e`'s stored bytes into `buf` (resized to them) and checks their checksum.
+pub(crate) fn read_checked(
+    path: &Path,
+    file: &File,
+    e: &Entry,
+    buf: &mut Vec<u8>,
+) -> Result<(), StoreError> {
+    use std::os::unix::fs::FileExt;
+    buf.resize(e.stored_len as usize, 0);
+    file.read_exact_at(buf, e.offset)
+        .map_err(|err| StoreError::io(path, err))?;
+    if xxh3_64(buf) != e.checksum {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("checksum mismatch in a chunk of key {}", e.key),
+        });
+    }
+    Ok(())
+}
+
+/// The raw bytes of a chunk [`compress`] stored as `stored`, `raw_len` bytes long: `stored`
+/// itself when it is that long, else its lz4 block decompressed.
+pub fn decompress(stored: &[u8], raw_len: usize) -> Result<Vec<u8>, String> {
+    if stored.len() == raw_len {
+        return Ok(stored.to_vec());
+    }
+    let mut out = vec![0; raw_len];
+    match lz4_flex::decompress_into(stored, &mut out) {
+        Ok(n) if n == raw_len => Ok(out),
+        Ok(n) => Err(format!("decompresses to {n} bytes, expected {raw_len}")),
+        Err(e) => Err(format!("does not decompress: {e}")),
+    }
+}
+
 /// [`read_entries`] into `out`, which must be as long as the chunks decompressed.
 fn read_entries_into<'a>(
     path: &Path,
@@ -339,12 +363,7 @@ fn read_entries_into<'a>(
                 ),
             });
         } else {
-            stored.resize(e.stored_len as usize, 0);
-            file.read_exact_at(&mut stored, e.offset)
-                .map_err(|err| StoreError::io(path, err))?;
-            if xxh3_64(&stored) != e.checksum {
-                return Err(checksum_mismatch());
-            }
+            read_checked(path, file, e, &mut stored)?;
             lz4_flex::decompress_into(&stored, &mut out[start..end]).map_err(|err| {
                 StoreError::Corrupt {
                     path: path.to_path_buf(),
@@ -378,6 +397,20 @@ fn read_entries_into<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decompress_undoes_compress_whether_stored_raw_or_as_lz4() {
+        let repetitive = vec![7u8; 4096];
+        let noise: Vec<u8> = (0u32..64)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        for raw in [&repetitive, &noise] {
+            let stored = compress(raw);
+            assert_eq!(&decompress(&stored, raw.len()).unwrap(), raw);
+        }
+        assert!(compress(&repetitive).len() < repetitive.len());
+        assert!(decompress(&compress(&repetitive), 100).is_err());
+    }
 
     #[test]
     fn pack_round_trip_keeps_chunk_order() {
