@@ -18,19 +18,18 @@ use tessera_pipeline::{BakeRequest, Progress, SceneInput};
 use tessera_tests::{demo_world, file, recast_scenes};
 
 /// The format version the digests were recorded with.
-const FORMAT_VERSION: u32 = 9;
+const FORMAT_VERSION: u32 = 10;
 
-/// (scene, payload length, xxh3 of the payload), recorded with format 9: format 8's mesh
-/// (components, the hierarchical graph) with each link's off-mesh index and cost and the
-/// table of off-mesh links (issue 18). Checked when recorded, on the demo world and the three
-/// scenes: `tessera info --json` equal to format 8's but for the file's size and the (empty)
-/// list of off-mesh links, and `tessera path --random-pairs 500 --json` answers equal to
-/// format 8's but for the links' names.
+/// (scene, payload length, xxh3 of the payload), recorded with format 10: format 9's mesh
+/// with each polygon's area id and the table of areas (issue 18). Checked when recorded, on
+/// the demo world and the three scenes: `tessera info --json` equal to format 9's but for the
+/// file's size and the list of areas (`default` alone), and `tessera path --random-pairs 500
+/// --json` answers byte-identical to format 9's.
 const GOLDEN: [(&str, u64, u64); 4] = [
-    ("demo", 183216, 0x3d090367d96b67f2),
-    ("dungeon.obj", 31616, 0x4ceeeaefb3a1a115),
-    ("nav_test.obj", 51664, 0xeec8104998596b1b),
-    ("undulating.obj", 178232, 0x01cda9baa272bea8),
+    ("demo", 186704, 0x46f2148753734150),
+    ("dungeon.obj", 32400, 0xab5a09240dfbc571),
+    ("nav_test.obj", 52672, 0xc9e10681a36e9044),
+    ("undulating.obj", 179080, 0xd9b1f7bdf1633dca),
 ];
 
 /// Bakes `scene` with `config` into `out` and returns the navmesh file's bytes.

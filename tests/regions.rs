@@ -573,11 +573,7 @@ fn layered_regions_take_slopes_and_steps_whole_and_flat_ones_terrace() {
         c.regions.mode = mode;
         let out = dir.path().join(format!("{mode:?}"));
         let (summary, _) = bake_columns(
-            MeshBuilder {
-                positions: mesh.positions.clone(),
-                triangles: mesh.triangles.clone(),
-            }
-            .into_scene("steps and ramp"),
+            mesh.clone().into_scene("steps and ramp"),
             &c,
             &out,
             2,

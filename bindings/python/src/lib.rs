@@ -278,7 +278,8 @@ impl NavMesh {
 
     /// The path from `a` to `b`: a dict with the fields of `tessera path --json` (`found`,
     /// `length`, `link_names`, `links`, `waypoints`), `waypoints` as an (n, 3) float64 array.
-    /// `cost` ({name: metres}) and `avoid` ([name, ...]) filter the off-mesh links by name, as
+    /// `cost` ({name: value}: an area's factor on lengths through it, an off-mesh link's metres
+    /// added) and `avoid` ([name, ...]) filter the areas and off-mesh links by name, as
     /// `tessera path --cost` and `--avoid` do; a name the navmesh lacks raises ValueError.
     #[pyo3(signature = (a, b, cost=None, avoid=None))]
     fn path<'py>(

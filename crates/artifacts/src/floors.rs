@@ -188,6 +188,7 @@ mod tests {
                 zmin,
                 zmax,
                 walkable,
+                area: 0,
             });
         }
         for c in f.column_start.iter_mut().skip(i + 1) {

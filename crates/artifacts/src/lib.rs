@@ -30,10 +30,10 @@ pub use floors::TileFloors;
 pub use frame::{CellRect, GridFrame, TileCoord};
 pub use polygons::{ArchivedNotchGroups, InputPoly, MeshInput, NotchGroups, DETAIL, NOTCH_GROUPS};
 pub use regions::{
-    Contour, Levels, MergedRegion, Point, RegionBatch, SpanKey, NO_LEVEL, NO_NEIGHBOUR,
+    Contour, Levels, MergedRegion, Point, RegionBatch, SpanKey, AREA_BITS, NO_LEVEL, NO_NEIGHBOUR,
     OUT_OF_REACH,
 };
-pub use spans::{Span, SpanField};
+pub use spans::{Span, SpanField, MAX_AREA_ID};
 pub use tessera_geom::Triangle;
 pub use tile_contours::{heading, Chain, EdgeKey, Reach, TileContours};
 pub use tile_regions::{BorderLink, LinkKey, LocalRegion, TileRegions, NO_REGION};
@@ -76,30 +76,48 @@ pub(crate) fn invalid(artifact: &'static str, what: impl Into<String>) -> Artifa
     }
 }
 
-/// Triangles as raw little-endian bytes (36 bytes each), the payload of tile files.
-pub fn triangles_as_bytes(triangles: &[Triangle]) -> &[u8] {
+/// A triangle as the tile pack holds it: its corners and its area id (0 `default`, else a
+/// `[[areas]]` rule's), 40 bytes, little-endian.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct TileTriangle {
+    pub corners: Triangle,
+    pub area: u32,
+}
+
+/// Tile triangles as raw little-endian bytes, the payload of tile files.
+pub fn triangles_as_bytes(triangles: &[TileTriangle]) -> &[u8] {
     bytemuck::cast_slice(triangles)
 }
 
-/// Reads triangles back from [`triangles_as_bytes`] output (copying, so any alignment works).
-pub fn triangles_from_bytes(bytes: &[u8]) -> Result<Vec<Triangle>, ArtifactError> {
-    const SIZE: usize = std::mem::size_of::<Triangle>();
+/// Reads tile triangles back from [`triangles_as_bytes`] output (copying, so any alignment
+/// works), checked ([`check_triangles`]).
+pub fn triangles_from_bytes(bytes: &[u8]) -> Result<Vec<TileTriangle>, ArtifactError> {
+    const SIZE: usize = std::mem::size_of::<TileTriangle>();
     if !bytes.len().is_multiple_of(SIZE) {
         return Err(invalid(
             "tile triangles",
             format!("{} bytes is not a whole number of triangles", bytes.len()),
         ));
     }
-    let mut out = vec![[[0f32; 3]; 3]; bytes.len() / SIZE];
-    bytemuck::cast_slice_mut::<Triangle, u8>(&mut out).copy_from_slice(bytes);
+    let mut out = vec![bytemuck::Zeroable::zeroed(); bytes.len() / SIZE];
+    bytemuck::cast_slice_mut::<TileTriangle, u8>(&mut out).copy_from_slice(bytes);
     check_triangles(&out)?;
     Ok(out)
 }
 
-/// Refuses triangles read back from disk with a non-finite coordinate.
-pub fn check_triangles(triangles: &[Triangle]) -> Result<(), ArtifactError> {
-    if triangles.iter().flatten().flatten().any(|c| !c.is_finite()) {
-        return Err(invalid("tile triangles", "non-finite coordinate"));
+/// Refuses triangles read back from disk with a non-finite coordinate or an unknown area.
+pub fn check_triangles(triangles: &[TileTriangle]) -> Result<(), ArtifactError> {
+    for t in triangles {
+        if t.corners.iter().flatten().any(|c| !c.is_finite()) {
+            return Err(invalid("tile triangles", "non-finite coordinate"));
+        }
+        if t.area > MAX_AREA_ID as u32 {
+            return Err(invalid(
+                "tile triangles",
+                format!("area {} above {MAX_AREA_ID}", t.area),
+            ));
+        }
     }
     Ok(())
 }

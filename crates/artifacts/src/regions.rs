@@ -30,6 +30,9 @@ pub struct SpanKey {
 ///   neighbours (the tiles keep a ring of two cells for that). Labels also carry the parity
 ///   of the `block`-cell square the column lies in, which cuts regions at that grid.
 ///
+/// In every mode a label's low [`AREA_BITS`] bits are the span's area, so spans of two areas
+/// never share a label and regions never cross an area border ([`Levels::area_of_label`]).
+///
 /// In every mode the step never exceeds the agent's clearance, so a region never holds two
 /// spans of one column, and whether two cells belong together is decided by their two columns
 /// (and, in surface mode, the columns around them) alone: that is what keeps regions and
@@ -61,24 +64,38 @@ impl Levels {
         }
     }
 
-    /// The label of a floor at `zmax` in column (x, y); `ground` when it is the column's ground
-    /// and no neighbour's ground lies more than the climb below it. Always below
-    /// [`OUT_OF_REACH`] in surface mode.
+    /// The label of a floor at `zmax` of area `area` in column (x, y); `ground` when it is the
+    /// column's ground and no neighbour's ground lies more than the climb below it. Always below
+    /// [`OUT_OF_REACH`].
     #[inline]
-    pub fn label(&self, x: i32, y: i32, ground: bool, zmax: u32) -> u32 {
+    pub fn label(&self, x: i32, y: i32, ground: bool, zmax: u32, area: u8) -> u32 {
         if !self.surface {
-            return zmax / self.step;
+            return Levels::band_label(zmax / self.step, area);
         }
-        self.surface_label(ground, zmax, self.parity_x(x) | self.parity_y(y))
+        self.surface_label(ground, zmax, self.parity_x(x) | self.parity_y(y), area)
     }
 
-    /// A surface label from its parts: the band (0 for ground) and the block parity of its
-    /// column ([`Levels::parity_x`] | [`Levels::parity_y`]).
+    /// A surface label from its parts: the band (0 for ground), the block parity of its
+    /// column ([`Levels::parity_x`] | [`Levels::parity_y`]) and the area.
     #[inline]
-    fn surface_label(&self, ground: bool, zmax: u32, parity: u32) -> u32 {
+    fn surface_label(&self, ground: bool, zmax: u32, parity: u32, area: u8) -> u32 {
         let band = if ground { 0 } else { zmax / self.step + 1 };
-        // Labels are compared between neighbouring cells only; bands that far up alias.
-        ((band & 0x0FFF_FFFF) << 2) | parity
+        // Labels are compared between neighbouring cells only (and between the walkable
+        // spans of one column, which are a clearance apart); bands that far up alias.
+        ((band & 0x003F_FFFF) << (2 + AREA_BITS)) | parity << AREA_BITS | area as u32
+    }
+
+    /// A flat or layered label: the band and the area. Labels stay below [`OUT_OF_REACH`];
+    /// bands 2^24 apart alias, as they are never neighbours.
+    #[inline]
+    fn band_label(band: u32, area: u8) -> u32 {
+        (band & 0x00FF_FFFF) << AREA_BITS | area as u32
+    }
+
+    /// The area of a span of label `label` (any mode).
+    #[inline]
+    pub fn area_of_label(label: u32) -> u8 {
+        (label & ((1 << AREA_BITS) - 1)) as u8
     }
 
     /// The x half of a column's block parity (0 without blocks).
@@ -116,7 +133,7 @@ impl Levels {
         if !self.surface {
             out.extend(field.spans.iter().map(|s| {
                 if s.walkable {
-                    s.zmax / self.step
+                    Levels::band_label(s.zmax / self.step, s.area)
                 } else {
                     NO_LEVEL
                 }
@@ -186,7 +203,7 @@ impl Levels {
                 let parity = xpar[cx] | ypar;
                 for (s, label) in field.spans[a..b].iter().zip(&mut out[a..b]) {
                     if s.walkable {
-                        *label = self.surface_label(is_ground, s.zmax, parity);
+                        *label = self.surface_label(is_ground, s.zmax, parity, s.area);
                         is_ground = false;
                     }
                 }
@@ -197,9 +214,12 @@ impl Levels {
     /// True for a surface label of ground (see [`Levels`]); meaningless in the other modes.
     #[inline]
     pub fn is_ground_label(label: u32) -> bool {
-        label >> 2 == 0
+        label >> (2 + AREA_BITS) == 0
     }
 }
+
+/// Bits of a label that hold the span's area (areas are below 64).
+pub const AREA_BITS: u32 = 6;
 
 /// The level of a span that is not walkable (no floor height has it: a level is at most
 /// `u32::MAX - 1`).
@@ -510,7 +530,7 @@ mod tests {
                         out.push(NO_LEVEL);
                         continue;
                     }
-                    out.push(levels.label(x, y, first && level_ground, s.zmax));
+                    out.push(levels.label(x, y, first && level_ground, s.zmax, s.area));
                     first = false;
                 }
             }
@@ -547,6 +567,7 @@ mod tests {
                         zmin: z,
                         zmax,
                         walkable: next(5) != 0,
+                        area: 0,
                     });
                     z = zmax + 1 + next(20) as u32;
                 }

@@ -12,7 +12,13 @@ pub struct Span {
     pub zmax: u32,
     /// An agent can stand on top of this span (after slope, climb, clearance and erosion).
     pub walkable: bool,
+    /// The area of the surface that decides its top: 0 (`default`) or a `[[areas]]` rule's
+    /// id, below [`MAX_AREA_ID`] + 1. Regions never join spans of two areas.
+    pub area: u8,
 }
+
+/// The largest area id: 63 rules besides `default` (0).
+pub const MAX_AREA_ID: u8 = 63;
 
 /// The spans of a rectangle of columns, stored column by column (compressed sparse rows):
 /// column `i` (row-major in `rect`) holds `spans[column_start[i]..column_start[i + 1]]`, sorted
@@ -28,7 +34,7 @@ pub struct SpanField {
 }
 
 const MAGIC: &[u8; 8] = b"TSSPANS\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 impl SpanField {
     /// An empty field over `rect`.
@@ -57,6 +63,7 @@ impl SpanField {
                         zmin: z - 1,
                         zmax: z,
                         walkable: true,
+                        area: 0,
                     });
                 }
                 f.column_start.push(f.spans.len() as u32);
@@ -190,13 +197,14 @@ impl SpanField {
         for c in self.column_start.windows(2) {
             w.u32(c[1] - c[0]);
         }
-        // The spans, 9 bytes each, written into room made once.
+        // The spans, 9 bytes each (floor, top, walkable flag and area in one byte), written
+        // into room made once.
         let start = w.bytes.len();
         w.bytes.resize(start + self.spans.len() * 9, 0);
         for (s, b) in self.spans.iter().zip(w.bytes[start..].chunks_exact_mut(9)) {
             b[0..4].copy_from_slice(&s.zmin.to_le_bytes());
             b[4..8].copy_from_slice(&s.zmax.to_le_bytes());
-            b[8] = s.walkable as u8;
+            b[8] = s.walkable as u8 | s.area << 1;
         }
         *out = w.seal(MAGIC, VERSION);
     }
@@ -236,15 +244,17 @@ impl SpanField {
         for _ in 0..span_count {
             let zmin = r.u32()?;
             let zmax = r.u32()?;
-            let walkable = match r.u8()? {
-                0 => false,
-                1 => true,
-                other => return Err(invalid(A, format!("walkable flag {other}"))),
-            };
+            // Bit 0: walkable; the rest: the area.
+            let flags = r.u8()?;
+            let area = flags >> 1;
+            if area > MAX_AREA_ID {
+                return Err(invalid(A, format!("area {area} above {MAX_AREA_ID}")));
+            }
             spans.push(Span {
                 zmin,
                 zmax,
-                walkable,
+                walkable: flags & 1 == 1,
+                area,
             });
         }
         let field = SpanField {
@@ -281,16 +291,19 @@ mod tests {
                 zmin: 0,
                 zmax: 3,
                 walkable: true,
+                area: 0,
             },
             Span {
                 zmin: 5,
                 zmax: 9,
                 walkable: false,
+                area: 63,
             },
             Span {
                 zmin: 1,
                 zmax: 2,
                 walkable: true,
+                area: 0,
             },
         ];
         f.column_start = vec![0, 0, 0, 0, 0, 2, 3];
@@ -312,7 +325,7 @@ mod tests {
         assert!(f.validate().is_err());
         let mut bytes = sample().encode();
         let n = bytes.len();
-        bytes[n - 1] = 7; // a walkable flag of 7, with a recomputed checksum below
+        bytes[n - 1] = 1 | 64 << 1; // area 64, with a recomputed checksum below
         let payload = bytes[codec::HEADER_LEN..].to_vec();
         let resealed = codec::seal(MAGIC, VERSION, &payload);
         assert!(SpanField::decode(&resealed).is_err());

@@ -273,17 +273,19 @@ TesseraStatus tessera_query_find_path(struct TesseraQuery *query,
 // `query` is NULL). The string lives until the next call on this query object.
 const char *tessera_query_link_name(const struct TesseraQuery *query, size_t k);
 
-// Makes the off-mesh links named `name` cost `cost` (metres added to their length, >= 0)
-// instead of their baked cost in this query object's paths, as `tessera path --cost` does.
-// `TESSERA_INVALID_ARGUMENT` when the navmesh has no link of that name (the message lists
-// the names it has) or the cost is not a finite number >= 0; the filter is then unchanged.
+// Makes the area named `name` cost `cost` (a factor on the length walked through it, > 0),
+// or the off-mesh links named `name` cost `cost` (metres added to their length, >= 0),
+// instead of the baked cost in this query object's paths, as `tessera path --cost` does.
+// `TESSERA_INVALID_ARGUMENT` when the navmesh has no area or link of that name (the message
+// lists the names it has) or the cost is out of range; the filter is then unchanged.
 TesseraStatus tessera_query_set_cost(struct TesseraQuery *query, const char *name, double cost);
 
-// Makes this query object's paths never take the off-mesh links named `name`, as `tessera
-// path --avoid` does. `TESSERA_INVALID_ARGUMENT` when the navmesh has no link of that name.
+// Makes this query object's paths never enter the area, or take the off-mesh links, named
+// `name`, as `tessera path --avoid` does. `TESSERA_INVALID_ARGUMENT` when the navmesh has no
+// area or link of that name.
 TesseraStatus tessera_query_avoid(struct TesseraQuery *query, const char *name);
 
-// Gives this query object the baked costs back (no link costed or avoided).
+// Gives this query object the baked costs back (no area or link costed or avoided).
 TesseraStatus tessera_query_clear_filter(struct TesseraQuery *query);
 
 // Walks the plan segment from `from` (snapped onto the mesh) towards `to` over the mesh until

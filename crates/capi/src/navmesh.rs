@@ -359,10 +359,11 @@ pub unsafe extern "C" fn tessera_query_link_name(
         .map_or(ptr::null(), |name| name.as_ptr())
 }
 
-/// Makes the off-mesh links named `name` cost `cost` (metres added to their length, >= 0)
-/// instead of their baked cost in this query object's paths, as `tessera path --cost` does.
-/// `TESSERA_INVALID_ARGUMENT` when the navmesh has no link of that name (the message lists
-/// the names it has) or the cost is not a finite number >= 0; the filter is then unchanged.
+/// Makes the area named `name` cost `cost` (a factor on the length walked through it, > 0),
+/// or the off-mesh links named `name` cost `cost` (metres added to their length, >= 0),
+/// instead of the baked cost in this query object's paths, as `tessera path --cost` does.
+/// `TESSERA_INVALID_ARGUMENT` when the navmesh has no area or link of that name (the message
+/// lists the names it has) or the cost is out of range; the filter is then unchanged.
 #[no_mangle]
 pub unsafe extern "C" fn tessera_query_set_cost(
     query: *mut TesseraQuery,
@@ -372,8 +373,9 @@ pub unsafe extern "C" fn tessera_query_set_cost(
     unsafe { change_filter(query, name, |f, name| f.cost(name, cost as f32)) }
 }
 
-/// Makes this query object's paths never take the off-mesh links named `name`, as `tessera
-/// path --avoid` does. `TESSERA_INVALID_ARGUMENT` when the navmesh has no link of that name.
+/// Makes this query object's paths never enter the area, or take the off-mesh links, named
+/// `name`, as `tessera path --avoid` does. `TESSERA_INVALID_ARGUMENT` when the navmesh has no
+/// area or link of that name.
 #[no_mangle]
 pub unsafe extern "C" fn tessera_query_avoid(
     query: *mut TesseraQuery,
@@ -382,7 +384,7 @@ pub unsafe extern "C" fn tessera_query_avoid(
     unsafe { change_filter(query, name, |f, name| f.avoid(name)) }
 }
 
-/// Gives this query object the baked costs back (no link costed or avoided).
+/// Gives this query object the baked costs back (no area or link costed or avoided).
 #[no_mangle]
 pub unsafe extern "C" fn tessera_query_clear_filter(query: *mut TesseraQuery) -> TesseraStatus {
     guard(|| {

@@ -309,6 +309,35 @@ fn default_link_name() -> String {
     "link".to_string()
 }
 
+/// An area (`[[areas]]`): the triangles whose scene names match one of `match` (glob
+/// patterns: `*` any run of characters, `?` one character; case-sensitive) belong to it. A
+/// triangle takes the first rule that matches any of its names (OBJ `usemtl`, `g`, `o`; glTF
+/// material, mesh, node and its ancestors); no match is area `default` (walkable, cost 1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AreaSettings {
+    #[serde(rename = "match")]
+    pub patterns: Vec<String>,
+    /// 1 to 64 characters, unique, not `default`.
+    pub name: String,
+    /// Whether agents stand on it (false: water, lava). Default true.
+    #[serde(default = "yes")]
+    pub walkable: bool,
+    /// Multiplies the length of a path through it. Limit: > 0 ..= 1e6. Default 1.
+    #[serde(default = "one")]
+    pub cost: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// The most `[[areas]]` rules one bake takes: with `default`, 64 areas.
+pub const MAX_AREAS: usize = 63;
+
+/// The name of the area of every triangle no rule matches.
+pub const DEFAULT_AREA: &str = "default";
+
 /// A links file (`links_file`): `[[links]]` tables and nothing else.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -336,6 +365,9 @@ pub struct BakeConfig {
     /// Off-mesh links, in order (see [`LinkSettings`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkSettings>,
+    /// Areas by scene names, in order of precedence (see [`AreaSettings`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub areas: Vec<AreaSettings>,
 }
 
 impl Default for VoxelSettings {
@@ -583,6 +615,7 @@ impl BakeConfig {
             }
         }
         self.validate_links(source_name)?;
+        self.validate_areas(source_name)?;
         let d = &self.polygons;
         if d.detail_sample_distance > 0.0 && d.detail_sample_distance < 2.0 * self.voxel.cell_size {
             return Err(fail(
@@ -667,6 +700,46 @@ impl BakeConfig {
         Ok(())
     }
 
+    /// Checks the areas: at most [`MAX_AREAS`] rules, names unique and not `default`,
+    /// patterns given, costs in range.
+    fn validate_areas(&self, source_name: &str) -> Result<(), ConfigError> {
+        let fail = |message: String| ConfigError::Field {
+            source_name: source_name.to_string(),
+            field: "areas",
+            message,
+        };
+        if self.areas.len() > MAX_AREAS {
+            return Err(fail(format!(
+                "{} areas, more than the {MAX_AREAS} one bake takes besides `{DEFAULT_AREA}`",
+                self.areas.len()
+            )));
+        }
+        for (i, a) in self.areas.iter().enumerate() {
+            let name = &a.name;
+            if name.is_empty() || name.chars().count() > 64 {
+                return Err(fail(format!("area {i}: a name has 1 to 64 characters")));
+            }
+            if name == DEFAULT_AREA || self.areas[..i].iter().any(|b| &b.name == name) {
+                return Err(fail(format!(
+                    "area {i} (\"{name}\"): the name is taken (names are unique and not \
+                     `{DEFAULT_AREA}`; list every pattern of one area in one rule)"
+                )));
+            }
+            if a.patterns.is_empty() || a.patterns.iter().any(|p| p.is_empty()) {
+                return Err(fail(format!(
+                    "area {i} (\"{name}\"): `match` needs at least one non-empty pattern"
+                )));
+            }
+            if !(a.cost.is_finite() && a.cost > 0.0 && a.cost <= 1.0e6) {
+                return Err(fail(format!(
+                    "area {i} (\"{name}\"): cost {} is out of range (must be > 0 and <= 1e6)",
+                    a.cost
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The settings in voxel units: the one place world units become grid units.
     pub fn voxel_params(&self) -> VoxelParams {
         let v = &self.voxel;
@@ -697,6 +770,12 @@ impl BakeConfig {
                 SegmentationMode::Surface => self.regions.block,
                 _ => 0,
             },
+            blocked_areas: self
+                .areas
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| !a.walkable)
+                .fold(0, |mask, (i, _)| mask | 1 << (i + 1)),
         }
     }
 }
@@ -736,6 +815,7 @@ impl BakeConfig {
                 0.0
             },
             links: self.links.clone(),
+            areas: self.areas.clone(),
         }
     }
 }
@@ -769,6 +849,9 @@ pub struct VoxelParams {
     /// Surface regions are cut at a grid of squares this wide [cells]; 0: never (and always 0
     /// in the other modes).
     pub region_block: u32,
+    /// The areas that are not walkable (bit `id`, id = `[[areas]]` index + 1): spans whose
+    /// top is theirs never are.
+    pub blocked_areas: u64,
 }
 
 /// Most points height detail adds to one polygon.
@@ -802,6 +885,8 @@ pub struct PolygonParams {
     /// Off-mesh links, in the scene's own coordinates and up axis [m] (converted by the
     /// navmesh's frame, as the seeds are).
     pub links: Vec<LinkSettings>,
+    /// The `[[areas]]` rules (area id = index + 1; `default` is 0): the navmesh's table.
+    pub areas: Vec<AreaSettings>,
 }
 
 /// How regions are cut into convex polygons, with that rule's settings.
@@ -969,6 +1054,49 @@ mod tests {
             "{err}"
         );
         assert!(!err.contains("untagged") && !err.contains("Raw"), "{err}");
+    }
+
+    #[test]
+    fn areas_are_checked_and_give_their_ids() {
+        let ok =
+            "[[areas]]\nmatch = [\"Ocean*\", \"water*\"]\nname = \"water\"\nwalkable = false\n\
+                  [[areas]]\nmatch = [\"road*\"]\nname = \"road\"\ncost = 0.8\n";
+        let c = BakeConfig::from_toml(ok, "t.toml").unwrap();
+        assert_eq!(c.areas.len(), 2);
+        assert_eq!((c.areas[1].cost, c.areas[1].walkable), (0.8, true));
+        // Only water (id 1) is blocked; the areas reach the polygon stage's key.
+        assert_eq!(c.voxel_params().blocked_areas, 1 << 1);
+        assert_eq!(c.polygon_params().areas, c.areas);
+        // The effective config keeps them, under `match`.
+        let again = BakeConfig::from_toml(&c.to_toml(), "again").unwrap();
+        assert_eq!(again, c);
+        assert!(c.to_toml().contains("match = ["));
+        let area = |body: &str| format!("[[areas]]\n{body}\n");
+        let bad = [
+            area("match = [\"x\"]\nname = \"default\""),
+            area("match = []\nname = \"a\""),
+            area("match = [\"\"]\nname = \"a\""),
+            area("match = [\"x\"]\nname = \"\""),
+            area("match = [\"x\"]\nname = \"a\"\ncost = 0.0"),
+            area("match = [\"x\"]\nname = \"a\"\ncost = inf"),
+            area("match = [\"x\"]\nname = \"a\"") + &area("match = [\"y\"]\nname = \"a\""),
+            (0..64)
+                .map(|i| area(&format!("match = [\"m{i}\"]\nname = \"a{i}\"")))
+                .collect(),
+        ];
+        for text in bad {
+            let err = BakeConfig::from_toml(&text, "t.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("areas") && err.contains("t.toml"),
+                "{text}: {err}"
+            );
+        }
+        let err = BakeConfig::from_toml(&area("name = \"a\""), "t.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("match"), "{err}");
     }
 
     #[test]

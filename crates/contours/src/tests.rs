@@ -1,6 +1,6 @@
 use tessera_artifacts::{
     CellRect, Contour, Levels, Point, Reach, SpanField, TileContours, TileCoord, TileRegions,
-    NO_NEIGHBOUR, OUT_OF_REACH,
+    AREA_BITS, NO_NEIGHBOUR, OUT_OF_REACH,
 };
 use tessera_regions::segment_tile;
 use tessera_test_support::drawing::field;
@@ -173,7 +173,10 @@ fn a_vertex_marks_where_the_neighbour_across_changes() {
                 height: climb,
             },
         );
-        out.cycles.into_iter().find(|c| c.level == 1).unwrap()
+        out.cycles
+            .into_iter()
+            .find(|c| c.level == 1 << AREA_BITS)
+            .unwrap()
     };
     // Beyond the agent's height: nothing across, only the four corners.
     assert_eq!(top(0).points.len(), 4);
@@ -186,20 +189,28 @@ fn a_vertex_marks_where_the_neighbour_across_changes() {
             height: 4,
         },
     );
-    let c = out.cycles.iter().find(|c| c.level == 1).unwrap();
+    let c = out
+        .cycles
+        .iter()
+        .find(|c| c.level == 1 << AREA_BITS)
+        .unwrap();
     assert_eq!(c.points.len(), 5);
-    assert!(c.neighbours.contains(&(2 | OUT_OF_REACH)));
+    assert!(c.neighbours.contains(&(2 << AREA_BITS | OUT_OF_REACH)));
     // Within the climb: the bottom edge splits where floor 2 ends.
     let c = top(1);
     c.validate().unwrap();
     assert_eq!(c.canonical(), vec![(0, 1), (2, 1), (4, 1), (4, 2), (0, 2)]);
     let at = |p: Point| c.points.iter().position(|&q| q == p).unwrap();
-    assert_eq!(c.neighbours[at((0, 1))], 2);
+    assert_eq!(c.neighbours[at((0, 1))], 2 << AREA_BITS);
     assert_eq!(c.neighbours[at((2, 1))], NO_NEIGHBOUR);
     assert!(c.heights.iter().all(|&h| h == 1));
     // The lower floor's contour lists the same shared border, and its heights are its own.
     let out = trace_tile(&field, &regions, REACH);
-    let low = out.cycles.iter().find(|c| c.level == 2).unwrap();
+    let low = out
+        .cycles
+        .iter()
+        .find(|c| c.level == 2 << AREA_BITS)
+        .unwrap();
     assert!(low.points.contains(&(0, 1)) && low.points.contains(&(2, 1)));
     assert!(low.heights.iter().all(|&h| h == 2));
 }

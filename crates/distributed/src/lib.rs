@@ -237,7 +237,7 @@ impl IngestShare for Farm<'_> {
                 Body::IngestPart {
                     path: path.display().to_string(),
                     up: key.up.code(),
-                    key: (key.size, key.mtime_ns, key.content_hash),
+                    key: (key.size, key.mtime_ns, key.content_hash, key.areas),
                     windows: (windows.start as u64, windows.end as u64),
                     parts: parts.len() as u32,
                 },
@@ -507,6 +507,7 @@ fn peer_work(
                         mtime_ns: key.1,
                         content_hash: key.2,
                         up,
+                        areas: key.3,
                     },
                     windows: windows.0 as usize..windows.1 as usize,
                 };

@@ -71,11 +71,12 @@ pub(crate) enum Body {
     Ingested { reused: Vec<bool> },
     /// Process 0 to another: read windows `windows` of pass 2 of the OBJ file `path` (the
     /// tables of its pass 1 are in the bake folder) into your part, of `parts`, of its
-    /// cache; the file's source key is `key` (size, mtime, content hash) with `up`.
+    /// cache; the file's source key is `key` (size, mtime, content hash, area rules' key)
+    /// with `up`.
     IngestPart {
         path: String,
         up: u8,
-        key: (u64, u64, u64),
+        key: (u64, u64, u64, u64),
         windows: (u64, u64),
         parts: u32,
     },

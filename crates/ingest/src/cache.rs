@@ -2,21 +2,25 @@
 //!
 //! ```text
 //! triangles  [f32; 9] x N, little-endian, from byte 0 (so the memory map is aligned)
+//! areas      u8 x N: each triangle's area id (`areas`), in triangle order
+//! padding    zeros up to a multiple of 8 bytes
 //! trailer    TRAILER_LEN bytes: magic, version, source key, origin, bounds, counts,
-//!            xxh3 of the triangles, xxh3 of the trailer itself
+//!            xxh3 of the payload (triangles, areas, padding), xxh3 of the trailer itself
 //! ```
 //!
-//! The trailer goes last so the file is written in one sequential pass. A cache whose key
-//! (input size, mtime, content hash, up axis) matches is reused; one that fails its checksums is
-//! reported and rebuilt.
+//! The trailer goes last so the file is written in one sequential pass (the areas wait in
+//! memory, or in a temporary file beside the cache once they are many, until the triangles are
+//! written). A cache whose key (input size, mtime, content hash, up axis, area rules) matches
+//! is reused; one that fails its checksums is reported and rebuilt.
 //!
 //! A distributed bake may write one file's cache in parts, one per process, each a cache of
 //! its own (its trailer: the file's key, the scene's origin, its own counts and checksum),
-//! and then a manifest that names them ([`write_split`], [`open_split`]). Read in order the
-//! parts are the one cache a single process writes: the manifest keeps that cache's trailer,
-//! whose payload checksum is taken over the parts' triangles end to end.
+//! and then a manifest that names them ([`write_split`], [`open_split`]). The parts are the
+//! one cache a single process writes, cut: the manifest keeps that cache's trailer, whose
+//! payload checksum is taken over the parts' triangles end to end, then their areas end to
+//! end, then the one cache's padding.
 
-use crate::{IngestError, SceneSource, Stop, WorldTriangle};
+use crate::{AreaRules, IngestError, ReadLimits, SceneSource, WorldTriangle};
 use memmap2::Mmap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -26,8 +30,15 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 const MAGIC: &[u8; 8] = b"TSSCENE\0";
 /// Bumped whenever the layout or the meaning of the cache changes.
-pub const VERSION: u32 = 1;
-const TRAILER_LEN: usize = 8 + 4 + 4 + 8 * 4 + 8 * 3 + 4 * 6 + 8 * 3;
+pub const VERSION: u32 = 2;
+const TRAILER_LEN: usize = 8 + 4 + 4 + 8 * 4 + 8 * 3 + 4 * 6 + 8 * 4;
+const TRIANGLE_LEN: u64 = std::mem::size_of::<Triangle>() as u64;
+
+/// Bytes before the trailer of a cache of `triangles`: the triangles, their areas, and the
+/// padding that makes it a multiple of 8.
+fn payload_len(triangles: u64) -> u64 {
+    (triangles * (TRIANGLE_LEN + 1)).next_multiple_of(8)
+}
 
 /// What a cache was built from: a cache is reused only for an equal key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,12 +47,15 @@ pub struct SourceKey {
     pub mtime_ns: u64,
     pub content_hash: u64,
     pub up: UpAxis,
+    /// The key of the area rules the triangles' areas were given by ([`AreaRules::key`]).
+    pub areas: u64,
 }
 
 impl SourceKey {
     /// The key of a scene file: its size, mtime and a hash of its bytes (and of the external
     /// buffers a `.gltf` names): xxh3 over the xxh3 of each 1 MiB piece, the pieces hashed in
-    /// parallel on the current thread pool. A raised `stop` ends it at the next 64 MiB.
+    /// parallel on the current thread pool; and the key of `limits`' area rules. A raised stop
+    /// flag of `limits` ends it at the next 64 MiB.
     ///
     /// Only buffer files the glTF reader would read count: regular files at relative paths
     /// inside the scene's folder. Any other URI (`/etc/passwd`, `../x.bin`, a missing file, a
@@ -49,7 +63,8 @@ impl SourceKey {
     /// buffer; hashing it first would read what the reader refuses to, and fail without
     /// naming either.
     #[allow(unsafe_code)] // maps the input file read-only to hash it: see the SAFETY comment inside
-    pub fn of_file(path: &Path, up: UpAxis, stop: &Stop) -> Result<SourceKey, IngestError> {
+    pub fn of_file(path: &Path, up: UpAxis, limits: &ReadLimits) -> Result<SourceKey, IngestError> {
+        let stop = limits.stop();
         let mut files = vec![path.to_path_buf()];
         if path
             .extension()
@@ -83,6 +98,7 @@ impl SourceKey {
             mtime_ns: 0,
             content_hash: 0,
             up,
+            areas: limits.areas().key(),
         };
         let mut hasher = Xxh3::new();
         for f in &files {
@@ -114,8 +130,15 @@ impl SourceKey {
         Ok(key)
     }
 
-    /// The key of an in-memory mesh (no file: size and mtime are zero).
-    pub fn of_mesh(positions: &[[f64; 3]], triangles: &[[u32; 3]], up: UpAxis) -> SourceKey {
+    /// The key of an in-memory mesh (no file: size and mtime are zero) read for a bake with
+    /// `areas` (a mesh names nothing, so its triangles are area 0 whatever the rules; the key
+    /// names them all the same, as every scene's does).
+    pub fn of_mesh(
+        positions: &[[f64; 3]],
+        triangles: &[[u32; 3]],
+        up: UpAxis,
+        areas: &AreaRules,
+    ) -> SourceKey {
         let mut h = Xxh3::new();
         for p in positions {
             for c in p {
@@ -132,6 +155,7 @@ impl SourceKey {
             mtime_ns: 0,
             content_hash: h.digest(),
             up,
+            areas: areas.key(),
         }
     }
 }
@@ -188,6 +212,7 @@ impl CacheInfo {
             b.extend_from_slice(&v.to_le_bytes());
         }
         b.extend_from_slice(&self.degenerate.to_le_bytes());
+        b.extend_from_slice(&self.key.areas.to_le_bytes());
         b.extend_from_slice(&self.payload_hash.to_le_bytes());
         let own = xxh3_64(&b);
         b.extend_from_slice(&own.to_le_bytes());
@@ -222,13 +247,14 @@ impl CacheInfo {
                 mtime_ns: u64_at(24),
                 content_hash: u64_at(32),
                 up,
+                areas: u64_at(104),
             },
             triangles: u64_at(40),
             origin: [f64_at(48), f64_at(56), f64_at(64)],
             bounds_min: [f32_at(72), f32_at(76), f32_at(80)],
             bounds_max: [f32_at(84), f32_at(88), f32_at(92)],
             degenerate: u64_at(96),
-            payload_hash: u64_at(104),
+            payload_hash: u64_at(112),
         })
     }
 }
@@ -280,7 +306,11 @@ impl SceneCache {
         // this mapping on the old inode), never truncated in place.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| IngestError::io(path, e))?;
         let info = CacheInfo::decode(&map[len - TRAILER_LEN..]).map_err(bad)?;
-        if (len - TRAILER_LEN) as u64 != info.triangles * std::mem::size_of::<Triangle>() as u64 {
+        let payload = info
+            .triangles
+            .checked_mul(TRIANGLE_LEN + 1)
+            .and_then(|b| b.checked_next_multiple_of(8));
+        if payload != Some((len - TRAILER_LEN) as u64) {
             return Err(bad("triangle count does not match the file size".into()));
         }
         Ok(SceneCache {
@@ -319,9 +349,24 @@ impl SceneCache {
     /// The triangles, straight from the memory map.
     pub fn triangles(&self) -> &[Triangle] {
         match &self.map {
-            Some(m) => bytemuck::cast_slice(&m[..m.len() - TRAILER_LEN]),
+            Some(m) => bytemuck::cast_slice(&m[..self.triangle_bytes()]),
             None => &[],
         }
+    }
+
+    /// Each triangle's area id ([`crate::areas`]; 0: no rule), in the order of
+    /// [`SceneCache::triangles`], straight from the memory map.
+    pub fn areas(&self) -> &[u8] {
+        let at = self.triangle_bytes();
+        match &self.map {
+            Some(m) => &m[at..at + self.info.triangles as usize],
+            None => &[],
+        }
+    }
+
+    /// Bytes of triangles at the start of the file.
+    fn triangle_bytes(&self) -> usize {
+        (self.info.triangles * TRIANGLE_LEN) as usize
     }
 
     /// Tells the OS that the pages read so far may be dropped (they are clean file pages):
@@ -347,12 +392,14 @@ pub struct IngestStats {
 }
 
 /// Triangles made ready for the cache, in file order: rebased on the world origin, narrowed to
-/// f32, those without area dropped and counted. Readers fill batches (on any thread) and
-/// [`build_cache`] writes them in order.
+/// f32, those without area dropped and counted, each kept one with its area id. Readers fill
+/// batches (on any thread) and [`build_cache`] writes them in order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CacheBatch {
     /// The kept triangles as the cache stores them (`[f32; 9]` each, little-endian).
     bytes: Vec<u8>,
+    /// The kept triangles' area ids.
+    areas: Vec<u8>,
     triangles: u64,
     degenerate: u64,
     /// Bounds of the kept triangles, rebased.
@@ -364,6 +411,7 @@ impl Default for CacheBatch {
     fn default() -> Self {
         CacheBatch {
             bytes: Vec::new(),
+            areas: Vec::new(),
             triangles: 0,
             degenerate: 0,
             min: [f32::INFINITY; 3],
@@ -375,13 +423,13 @@ impl Default for CacheBatch {
 impl CacheBatch {
     /// The size at which a reader filling batches on one thread hands one on [bytes].
     pub const FULL: usize = 1 << 16;
-    /// Bytes of batch per triangle kept.
+    /// Bytes of batch per triangle kept (its area id aside).
     pub const TRIANGLE_BYTES: usize = std::mem::size_of::<Triangle>();
 
-    /// Adds a world triangle: counted as degenerate if it has no area, else rebased on
-    /// `origin` and narrowed to f32.
+    /// Adds a world triangle of area id `area`: counted as degenerate if it has no surface,
+    /// else rebased on `origin` and narrowed to f32.
     #[inline]
-    pub fn push(&mut self, origin: [f64; 3], t: WorldTriangle) {
+    pub fn push(&mut self, origin: [f64; 3], t: WorldTriangle, area: u8) {
         if is_degenerate(&t) {
             self.degenerate += 1;
             return;
@@ -395,12 +443,13 @@ impl CacheBatch {
             }
         }
         self.bytes.extend_from_slice(bytemuck::cast_slice(&rebased));
+        self.areas.push(area);
         self.triangles += 1;
     }
 
-    /// Bytes of kept triangles.
+    /// Bytes of kept triangles (and their areas).
     pub fn byte_len(&self) -> usize {
-        self.bytes.len()
+        self.bytes.len() + self.areas.len()
     }
 
     /// Triangles read into the batch, kept or not.
@@ -440,21 +489,27 @@ fn write_cache(
     path: &Path,
     part: bool,
 ) -> Result<(IngestStats, CacheInfo), IngestError> {
+    if source.areas_key().is_some_and(|k| k != key.areas) {
+        return Err(IngestError::Cache {
+            path: path.to_path_buf(),
+            message: "the scene's key names other area rules than its reader has".into(),
+        });
+    }
     let bounds: WorldBounds = source.bounds();
     let origin = if bounds.is_empty() {
         [0.0; 3]
     } else {
         bounds.min
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| IngestError::io(dir, e))?;
-    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| IngestError::io(dir, e))?;
     let mut file = AtomicFile::create(path)?;
     let mut hasher = Xxh3::new();
     let mut stats = IngestStats::default();
     let mut bmin = [f32::INFINITY; 3];
     let mut bmax = [f32::NEG_INFINITY; 3];
     let mut write_err = None;
+    let mut areas = AreaSpill::new(dir);
     source
         .for_each_cache_batch(origin, &mut |batch| {
             stats.degenerate += batch.degenerate;
@@ -466,6 +521,7 @@ fn write_cache(
                 bmax[axis] = bmax[axis].max(batch.max[axis]);
             }
             hasher.update(&batch.bytes);
+            areas.push(&batch.areas)?;
             if let Err(e) = file.write_all(&batch.bytes) {
                 write_err = Some(e);
                 return Err(IngestError::Cache {
@@ -485,6 +541,14 @@ fn write_cache(
             degenerate: stats.degenerate,
         });
     }
+    areas.drain(&mut |b| {
+        hasher.update(b);
+        file.write_all(b).map_err(IngestError::Store)
+    })?;
+    let padding = payload_len(stats.triangles) - stats.triangles * (TRIANGLE_LEN + 1);
+    let zeros = [0u8; 8];
+    hasher.update(&zeros[..padding as usize]);
+    file.write_all(&zeros[..padding as usize])?;
     let info = CacheInfo {
         key,
         origin,
@@ -497,6 +561,70 @@ fn write_cache(
     file.write_all(&info.encode())?;
     file.commit_unsynced()?;
     Ok((stats, info))
+}
+
+/// The area ids of the triangles written so far, which the cache stores after them: in
+/// memory up to [`AreaSpill::IN_MEMORY`] bytes, then in an unnamed temporary file in the
+/// cache's folder (a scene of billions of triangles has gigabytes of them).
+struct AreaSpill<'d> {
+    dir: &'d Path,
+    memory: Vec<u8>,
+    file: Option<std::io::BufWriter<File>>,
+}
+
+impl<'d> AreaSpill<'d> {
+    #[cfg(not(test))]
+    const IN_MEMORY: usize = 4 << 20;
+    /// Tests go through the file with a few hundred triangles.
+    #[cfg(test)]
+    const IN_MEMORY: usize = 64;
+
+    fn new(dir: &'d Path) -> AreaSpill<'d> {
+        AreaSpill {
+            dir,
+            memory: Vec::new(),
+            file: None,
+        }
+    }
+
+    fn push(&mut self, areas: &[u8]) -> Result<(), IngestError> {
+        use std::io::Write;
+        let io = |e| IngestError::io(self.dir, e);
+        if let Some(f) = &mut self.file {
+            return f.write_all(areas).map_err(io);
+        }
+        self.memory.extend_from_slice(areas);
+        if self.memory.len() > AreaSpill::IN_MEMORY {
+            let mut f = std::io::BufWriter::new(tempfile::tempfile_in(self.dir).map_err(io)?);
+            f.write_all(&self.memory).map_err(io)?;
+            self.memory = Vec::new();
+            self.file = Some(f);
+        }
+        Ok(())
+    }
+
+    /// Every area pushed, in order, to `out` a piece at a time.
+    fn drain(
+        self,
+        out: &mut dyn FnMut(&[u8]) -> Result<(), IngestError>,
+    ) -> Result<(), IngestError> {
+        use std::io::{Read, Seek};
+        let io = |e| IngestError::io(self.dir, e);
+        let Some(f) = self.file else {
+            return out(&self.memory);
+        };
+        let mut f = f.into_inner().map_err(|e| io(e.into_error()))?;
+        f.rewind().map_err(io)?;
+        let mut piece = vec![0u8; 1 << 20];
+        loop {
+            match f.read(&mut piece) {
+                Ok(0) => return Ok(()),
+                Ok(n) => out(&piece[..n])?,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io(e)),
+            }
+        }
+    }
 }
 
 /// Opens the cache at `path` if it was built from `key`, else (re)builds it from the source
@@ -559,10 +687,10 @@ pub struct SplitCache {
 
 /// The parts at `paths` (in the manifest's folder, in file order) opened as one cache: each
 /// verified by its own checksum, and the whole's trailer made from theirs (the payload
-/// checksum over their triangles end to end, in the same reading). Every part must have
-/// `key` and one origin.
+/// checksum over their triangles end to end, in the same reading, then over their areas and
+/// the one cache's padding). Every part must have `key` and one origin.
 fn join_parts(paths: &[PathBuf], key: SourceKey) -> Result<SplitCache, IngestError> {
-    let mut parts = Vec::with_capacity(paths.len());
+    let mut parts: Vec<SceneCache> = Vec::with_capacity(paths.len());
     let mut whole_hash = Xxh3::new();
     let mut whole: Option<CacheInfo> = None;
     for path in paths {
@@ -579,9 +707,15 @@ fn join_parts(paths: &[PathBuf], key: SourceKey) -> Result<SplitCache, IngestErr
         }
         let mut own = Xxh3::new();
         if let Some(map) = &part.map {
+            let triangles = part.triangle_bytes();
+            let mut at = 0;
             crate::pages::hash_released(map, map.len() - TRAILER_LEN, |b| {
                 own.update(b);
-                whole_hash.update(b);
+                // The whole's triangles first: this part's areas are hashed after every
+                // part's triangles.
+                let upto = (triangles - at.min(triangles)).min(b.len());
+                whole_hash.update(&b[..upto]);
+                at += b.len();
             });
         }
         if own.digest() != info.payload_hash {
@@ -608,6 +742,12 @@ fn join_parts(paths: &[PathBuf], key: SourceKey) -> Result<SplitCache, IngestErr
         path: PathBuf::from("scene"),
         message: "a cache in no parts".into(),
     })?;
+    // The areas of a part are a small fraction of it (1 byte to 36 of triangles), read again.
+    for part in &parts {
+        whole_hash.update(part.areas());
+    }
+    let padding = payload_len(whole.triangles) - whole.triangles * (TRIANGLE_LEN + 1);
+    whole_hash.update(&[0u8; 8][..padding as usize]);
     whole.payload_hash = whole_hash.digest();
     Ok(SplitCache { parts, whole })
 }
@@ -714,6 +854,201 @@ mod tests {
         }
     }
 
+    /// A mesh whose triangle `i` has area `areas[i]`, read as if by `rules`.
+    struct Named<'a> {
+        mesh: MeshSource<'a>,
+        areas: &'a [u8],
+        rules: &'a AreaRules,
+    }
+
+    impl SceneSource for Named<'_> {
+        fn name(&self) -> String {
+            self.mesh.name()
+        }
+        fn bounds(&self) -> WorldBounds {
+            self.mesh.bounds()
+        }
+        fn for_each_triangle(
+            &mut self,
+            emit: &mut dyn FnMut(WorldTriangle) -> Result<(), IngestError>,
+        ) -> Result<(), IngestError> {
+            self.mesh.for_each_triangle(emit)
+        }
+        fn for_each_cache_batch(
+            &mut self,
+            origin: [f64; 3],
+            emit: &mut dyn FnMut(CacheBatch) -> Result<(), IngestError>,
+        ) -> Result<(), IngestError> {
+            // Small batches: several of them.
+            let (mut batch, mut i) = (CacheBatch::default(), 0);
+            let areas = self.areas;
+            self.mesh.for_each_triangle(&mut |t| {
+                batch.push(origin, t, areas[i]);
+                i += 1;
+                if i % 7 == 0 {
+                    emit(std::mem::take(&mut batch))?;
+                }
+                Ok(())
+            })?;
+            emit(batch)
+        }
+        fn areas_key(&self) -> Option<u64> {
+            Some(self.rules.key())
+        }
+    }
+
+    /// `n` triangles in a row (every fifth degenerate), and area `i % 4` for triangle `i`.
+    fn row(n: u32) -> (Vec<[f64; 3]>, Vec<[u32; 3]>, Vec<u8>) {
+        let mut p = Vec::new();
+        let mut t = Vec::new();
+        for i in 0..n {
+            let x = f64::from(i);
+            let k = p.len() as u32;
+            p.extend([[x, 0.0, 0.0], [x + 1.0, 0.0, 0.0], [x, 1.0, 0.0]]);
+            t.push(if i % 5 == 4 {
+                [k, k, k + 1]
+            } else {
+                [k, k + 1, k + 2]
+            });
+        }
+        let areas = (0..n).map(|i| (i % 4) as u8).collect();
+        (p, t, areas)
+    }
+
+    /// The areas of the triangles of [`row`] that are kept.
+    fn kept_areas(areas: &[u8]) -> Vec<u8> {
+        areas
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 5 != 4)
+            .map(|(_, &a)| a)
+            .collect()
+    }
+
+    fn rules(patterns: &[&str]) -> AreaRules {
+        AreaRules::new(patterns.iter().map(|p| vec![p.to_string()]).collect())
+    }
+
+    #[test]
+    fn areas_survive_reopening_and_other_rules_rebuild_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c");
+        // More areas than AreaSpill keeps in memory in tests: they go through its file.
+        for n in [1, 9, 200] {
+            let (p, t, areas) = row(n);
+            let (a, b) = (rules(&["a"]), rules(&["b"]));
+            let key_a = SourceKey::of_mesh(&p, &t, UpAxis::Z, &a);
+            let key_b = SourceKey::of_mesh(&p, &t, UpAxis::Z, &b);
+            assert_ne!(key_a, key_b);
+            let source = |rules| Named {
+                mesh: mesh_source(&p, &t),
+                areas: &areas,
+                rules,
+            };
+            let (_, info) = build_cache(&mut source(&a), key_a, &path).unwrap();
+            let want = kept_areas(&areas);
+            let cache = SceneCache::open(&path).unwrap();
+            assert_eq!((cache.areas(), cache.info()), (&want[..], &info));
+            assert_eq!(cache.triangles().len(), want.len());
+            assert_eq!(std::fs::metadata(&path).unwrap().len() % 8, 0);
+            // Reused under the same rules, made again under others.
+            let (_, got) =
+                ensure_cache(&path, key_a, &mut || unreachable!(), &mut |_| panic!()).unwrap();
+            assert!(got.reused);
+            let mut opened = 0;
+            let (cache, got) = ensure_cache(
+                &path,
+                key_b,
+                &mut || {
+                    opened += 1;
+                    Ok(Box::new(source(&b)))
+                },
+                &mut |e| panic!("{e}"),
+            )
+            .unwrap();
+            assert_eq!((opened, got.reused), (1, false));
+            assert_eq!(cache.info().key.areas, b.key());
+            assert_eq!(cache.areas(), want);
+            // A key that names other rules than the reader's is refused.
+            let e = build_cache(&mut source(&b), key_a, &path).unwrap_err();
+            assert!(e.to_string().contains("area rules"), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_corrupt_area_is_caught_by_the_checksum() {
+        // 6 triangles kept: 222 bytes, 2 of padding.
+        let (p, t, areas) = row(7);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c");
+        let r = rules(&["a"]);
+        let key = SourceKey::of_mesh(&p, &t, UpAxis::Z, &r);
+        let mut source = Named {
+            mesh: mesh_source(&p, &t),
+            areas: &areas,
+            rules: &r,
+        };
+        build_cache(&mut source, key, &path).unwrap();
+        let kept = kept_areas(&areas).len();
+        let clean = std::fs::read(&path).unwrap();
+        // An area, and the padding after the areas.
+        for at in [kept * 36 + 2, kept * 37] {
+            let mut bytes = clean.clone();
+            bytes[at] ^= 1;
+            std::fs::write(&path, &bytes).unwrap();
+            let e = SceneCache::open(&path).unwrap_err().to_string();
+            assert!(e.contains("checksum"), "{e}");
+            let mut reported = 0;
+            assert!(reuse_cache(&path, key, &mut |_| reported += 1).is_none());
+            assert_eq!(reported, 1);
+        }
+    }
+
+    #[test]
+    fn parts_joined_have_the_areas_of_the_one_cache() {
+        let (p, t, areas) = row(40);
+        let dir = tempfile::tempdir().unwrap();
+        let r = rules(&["a"]);
+        let key = SourceKey::of_mesh(&p, &t, UpAxis::Z, &r);
+        let one = dir.path().join("one.cache");
+        build_cache(
+            &mut Named {
+                mesh: mesh_source(&p, &t),
+                areas: &areas,
+                rules: &r,
+            },
+            key,
+            &one,
+        )
+        .unwrap();
+        let one = SceneCache::open(&one).unwrap();
+        // Parts of the same positions (so the same origin), cut at 0, 13, 13 (empty), 40.
+        let mut paths = Vec::new();
+        for (k, run) in [0..13, 13..13, 13..40].into_iter().enumerate() {
+            let at = dir.path().join(format!("part-{k}.cache"));
+            let mut source = Named {
+                mesh: mesh_source(&p, &t[run.clone()]),
+                areas: &areas[run],
+                rules: &r,
+            };
+            build_cache_part(&mut source, key, &at).unwrap();
+            paths.push(at);
+        }
+        let manifest = dir.path().join("scene.parts");
+        let split = write_split(&manifest, &paths, key, "mesh").unwrap();
+        assert_eq!(split.whole, *one.info());
+        let split = open_split(&manifest, Some(key)).unwrap().unwrap();
+        let joined: Vec<u8> = split
+            .parts
+            .iter()
+            .flat_map(|c| c.areas().to_vec())
+            .collect();
+        assert_eq!(joined, one.areas());
+        // The manifest is not one for another rules' key.
+        let other = SourceKey::of_mesh(&p, &t, UpAxis::Z, &rules(&["b"]));
+        assert!(open_split(&manifest, Some(other)).unwrap().is_none());
+    }
+
     #[test]
     fn the_key_reads_only_the_buffer_files_the_reader_would() {
         let dir = tempfile::tempdir().unwrap();
@@ -738,11 +1073,11 @@ mod tests {
         std::fs::write(&gltf, &text).unwrap();
         // Neither a failure (the reader names the scene and the buffer) nor a read of a
         // file outside the folder: only the scene and tri.bin are hashed.
-        let key = SourceKey::of_file(&gltf, UpAxis::Y, &Stop::default()).unwrap();
+        let key = SourceKey::of_file(&gltf, UpAxis::Y, &ReadLimits::default()).unwrap();
         assert_eq!(key.size, text.len() as u64 + 36);
         // tri.bin's bytes are part of the key.
         std::fs::write(dir.path().join("tri.bin"), [8u8; 36]).unwrap();
-        let changed = SourceKey::of_file(&gltf, UpAxis::Y, &Stop::default()).unwrap();
+        let changed = SourceKey::of_file(&gltf, UpAxis::Y, &ReadLimits::default()).unwrap();
         assert_ne!(key.content_hash, changed.content_hash);
     }
 
@@ -760,7 +1095,7 @@ mod tests {
         let t = [[0, 1, 2], [3, 4, 5]];
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("scene.cache");
-        let key = SourceKey::of_mesh(&p, &t, UpAxis::Z);
+        let key = SourceKey::of_mesh(&p, &t, UpAxis::Z, &AreaRules::default());
         build_cache(&mut mesh_source(&p, &t), key, &path).unwrap();
         let cache = SceneCache::open(&path).unwrap();
         let tris = cache.triangles();
@@ -795,7 +1130,7 @@ mod tests {
         let t = [[0, 1, 2], [0, 0, 1], [0, 1, 3]];
         let (stats, info) = build_cache(
             &mut mesh_source(&p, &t),
-            SourceKey::of_mesh(&p, &t, UpAxis::Z),
+            SourceKey::of_mesh(&p, &t, UpAxis::Z, &AreaRules::default()),
             &path,
         )
         .unwrap();
@@ -814,7 +1149,7 @@ mod tests {
         let only_bad = [[0, 0, 1]];
         let err = build_cache(
             &mut mesh_source(&p, &only_bad),
-            SourceKey::of_mesh(&p, &only_bad, UpAxis::Z),
+            SourceKey::of_mesh(&p, &only_bad, UpAxis::Z, &AreaRules::default()),
             &path,
         )
         .unwrap_err();
@@ -829,7 +1164,7 @@ mod tests {
         let t = [[0, 1, 2]];
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c");
-        let key = SourceKey::of_mesh(&p, &t, UpAxis::Z);
+        let key = SourceKey::of_mesh(&p, &t, UpAxis::Z, &AreaRules::default());
         build_cache(&mut mesh_source(&p, &t), key, &path).unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[3] ^= 0x40;

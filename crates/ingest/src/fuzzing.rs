@@ -5,6 +5,9 @@
 //! `tests/fuzz_regressions.rs` call these same functions, so every input the fuzzer kept (its
 //! corpus, and each crash it found) is replayed on stable by `cargo test`.
 //!
+//! The readers run with area rules, so that the statements and names that give areas are
+//! read too.
+//!
 //! A reader may refuse its input with an [`IngestError`]. It must never panic, and what it
 //! accepts must be fit for the scene cache: every coordinate of every triangle finite and inside
 //! the bounds the reader reported (the world origin is their minimum). These functions panic
@@ -12,7 +15,7 @@
 
 use crate::gltf_scene::GltfScene;
 use crate::obj::ObjScene;
-use crate::{IngestError, SceneSource};
+use crate::{AreaRules, IngestError, ReadLimits, SceneSource};
 use std::path::Path;
 use tessera_geom::UpAxis;
 
@@ -22,7 +25,7 @@ use tessera_geom::UpAxis;
 pub fn read_obj(bytes: &[u8], scratch: &Path) -> Result<u64, IngestError> {
     let path = scratch.join("input.obj");
     std::fs::write(&path, bytes).map_err(|e| IngestError::io(&path, e))?;
-    let mut scene = ObjScene::open(&path, UpAxis::Z, scratch)?;
+    let mut scene = ObjScene::open_with(&path, UpAxis::Z, scratch, limits())?;
     read_all(&mut scene)
 }
 
@@ -30,9 +33,25 @@ pub fn read_obj(bytes: &[u8], scratch: &Path) -> Result<u64, IngestError> {
 /// with no folder to read external buffers from (data URIs and the GLB chunk only). Returns the
 /// number of triangles.
 pub fn read_gltf(bytes: &[u8]) -> Result<u64, IngestError> {
-    let mut scene =
-        GltfScene::from_bytes(Path::new("input.gltf"), bytes.to_vec(), UpAxis::Y, None)?;
+    let mut scene = GltfScene::from_bytes_with(
+        Path::new("input.gltf"),
+        bytes.to_vec(),
+        UpAxis::Y,
+        None,
+        limits(),
+    )?;
     read_all(&mut scene)
+}
+
+/// The default limits, with rules that match some names and not others.
+fn limits() -> ReadLimits {
+    let rules = [&["*a*", "b?"][..], &["?"], &["*"]];
+    ReadLimits::default().with_areas(AreaRules::new(
+        rules
+            .iter()
+            .map(|r| r.iter().map(|p| p.to_string()).collect())
+            .collect(),
+    ))
 }
 
 /// Reads every triangle of `scene`, checking each coordinate against the reported bounds.

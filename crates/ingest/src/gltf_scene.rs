@@ -1,7 +1,9 @@
 //! glTF 2.0 scenes (`.gltf` with external or embedded buffers, and `.glb`).
 //!
 //! Every primitive in triangle mode (lists, strips, fans), indexed or not, is read with its
-//! node's world transform applied. Transforms are composed in f64 from the JSON text itself:
+//! node's world transform applied. With area rules ([`ReadLimits::with_areas`]), its
+//! triangles' area is that of the names of its material, its mesh, its node and the node's
+//! ancestors. Transforms are composed in f64 from the JSON text itself:
 //! the `gltf` crate narrows them to f32, which would move a UTM-like node translation (x around
 //! 500 000) by centimetres. Accessors are bounds-checked against their buffers before any read,
 //! so a hostile or truncated file gives an error naming the accessor, never a panic.
@@ -18,6 +20,7 @@
 //! keeps a bounded part of it resident. The checks (finite positions, indices in range) and
 //! the bounds pass at opening run the same way.
 
+use crate::areas::{AreaMemo, AreaRules};
 use crate::cache::CacheBatch;
 use crate::{IngestError, ReadLimits, SceneSource, WorldTriangle};
 use base64::Engine;
@@ -152,10 +155,50 @@ fn triangles_of(mode: Mode, n: usize) -> u64 {
     }
 }
 
+/// The first rule matching the name of item `index` of the JSON's array `list` (`nodes`,
+/// `meshes`, `materials`); 0 when none matches or it has no name.
+fn first_rule(memo: &mut AreaMemo, json: &serde_json::Value, list: &str, index: usize) -> u8 {
+    if memo.rules().is_empty() {
+        return 0;
+    }
+    let name = json
+        .get(list)
+        .and_then(|l| l.get(index))
+        .and_then(|item| item.get("name"))
+        .and_then(|n| n.as_str());
+    name.map_or(0, |n| memo.first_rule(n.as_bytes()))
+}
+
+/// The area of each primitive of `mesh` under a node whose names (its own and its
+/// ancestors') have area `nodes`: the earliest of theirs, the mesh's and the material's. Empty
+/// without rules.
+fn mesh_areas(
+    memo: &mut AreaMemo,
+    json: &serde_json::Value,
+    mesh: &gltf::Mesh,
+    nodes: u8,
+) -> Vec<u8> {
+    if memo.rules().is_empty() {
+        return Vec::new();
+    }
+    let named = AreaRules::earlier(nodes, first_rule(memo, json, "meshes", mesh.index()));
+    mesh.primitives()
+        .map(|p| {
+            let material = p
+                .material()
+                .index()
+                .map_or(0, |m| first_rule(memo, json, "materials", m));
+            AreaRules::earlier(named, material)
+        })
+        .collect()
+}
+
 /// One mesh to read (every primitive of it), with its world transform.
 struct Instance {
     mesh: usize,
     matrix: Mat4,
+    /// The area of each of its primitives' triangles (empty without area rules: all 0).
+    areas: Vec<u8>,
 }
 
 /// A glTF file loaded for ingest.
@@ -169,6 +212,8 @@ pub struct GltfScene {
     /// Triangles per batch of runs filled at once for the cache: two batches' results are
     /// held at a time, within the limits' buffer bound.
     batch_triangles: usize,
+    /// The key of the area rules the instances' areas were given by.
+    areas_key: u64,
 }
 
 impl GltfScene {
@@ -346,8 +391,9 @@ impl GltfScene {
             bounds: WorldBounds::EMPTY,
             batch_triangles: crate::windows::batch_text(
                 limits.buffer_bytes(),
-                crate::cache::CacheBatch::TRIANGLE_BYTES,
+                crate::cache::CacheBatch::TRIANGLE_BYTES + 1,
             ),
+            areas_key: limits.areas().key(),
         };
         scene.instances = scene.instances(&json, limits)?;
         scene.bounds = scene.triangle_bounds()?;
@@ -355,9 +401,10 @@ impl GltfScene {
     }
 
     /// The meshes to read: the default scene (or every scene) walked from its roots, every
-    /// mesh once when there is no scene. Refuses a node graph that is not a set of trees, and
-    /// one whose instances would make too many triangles (`limits`): counted here, per
-    /// instance from the accessors' counts, before any vertex is read.
+    /// mesh once when there is no scene, each with its primitives' areas by `limits`' rules.
+    /// Refuses a node graph that is not a set of trees, and one whose instances would make too
+    /// many triangles (`limits`): counted here, per instance from the accessors' counts,
+    /// before any vertex is read.
     fn instances(
         &self,
         json: &serde_json::Value,
@@ -371,6 +418,7 @@ impl GltfScene {
             .map(Vec::as_slice)
             .unwrap_or_default();
         let mut instances = Vec::new();
+        let mut memo = AreaMemo::new(limits.areas());
         let scenes: Vec<gltf::Scene> = match document.default_scene() {
             Some(s) => vec![s],
             None => document.scenes().collect(),
@@ -381,14 +429,17 @@ impl GltfScene {
                 instances.push(Instance {
                     mesh: mesh.index(),
                     matrix: IDENTITY,
+                    areas: mesh_areas(&mut memo, json, &mesh, 0),
                 });
             }
             return Ok(instances);
         }
-        let mut stack: Vec<(gltf::Node, Mat4, usize, usize)> = Vec::new();
+        // Each node with its parent's world transform, depth, scene, and the area of its
+        // ancestors' names.
+        let mut stack: Vec<(gltf::Node, Mat4, usize, usize, u8)> = Vec::new();
         for (s, scene) in scenes.iter().enumerate() {
             for root in scene.nodes() {
-                stack.push((root, IDENTITY, 0, s));
+                stack.push((root, IDENTITY, 0, s, 0));
             }
         }
         // The triangles of each mesh, once its first instance has checked its accessors.
@@ -400,7 +451,7 @@ impl GltfScene {
         // layers of such nodes multiply the paths (2^30 from 30 nodes). Scenes are walked
         // one after the other (the last first), so one mark per node tells its scene.
         let mut reached_in: Vec<Option<usize>> = vec![None; document.nodes().len()];
-        while let Some((node, parent, depth, s)) = stack.pop() {
+        while let Some((node, parent, depth, s, ancestors)) = stack.pop() {
             if depth > 1024 {
                 return Err(err(
                     "nodes",
@@ -421,6 +472,8 @@ impl GltfScene {
                 .map(local_matrix)
                 .unwrap_or(IDENTITY);
             let world = mul(&parent, &local);
+            let own = first_rule(&mut memo, json, "nodes", node.index());
+            let named = AreaRules::earlier(ancestors, own);
             if let Some(mesh) = node.mesh() {
                 // A tree has at most one instance per node, so this loop (not one per
                 // triangle) bounds the count's cost by the size of the JSON.
@@ -439,12 +492,13 @@ impl GltfScene {
                 instances.push(Instance {
                     mesh: mesh.index(),
                     matrix: world,
+                    areas: mesh_areas(&mut memo, json, &mesh, named),
                 });
             }
             // Children in reverse so that the stack visits them in file order.
             let children: Vec<_> = node.children().collect();
             for child in children.into_iter().rev() {
-                stack.push((child, world, depth + 1, s));
+                stack.push((child, world, depth + 1, s, named));
             }
         }
         let limit = limits.instanced_triangles();
@@ -636,6 +690,7 @@ impl GltfScene {
             return Ok(None);
         };
         let read = Primitive {
+            area: inst.areas.get(prim.index()).copied().unwrap_or(0),
             mode: prim.mode(),
             positions: self.elements(&pos_accessor),
             indices: ind_accessor.as_ref().map(|a| self.elements(a)),
@@ -708,7 +763,7 @@ impl GltfScene {
                 |_, run| {
                     let mut batch = CacheBatch::default();
                     for i in run {
-                        batch.push(origin, prim.triangle(i));
+                        batch.push(origin, prim.triangle(i), prim.area);
                     }
                     batch
                 },
@@ -818,6 +873,8 @@ impl Elements<'_> {
 /// A primitive of an instance, checked, read from its buffers when asked: its indices (or
 /// `0..n` unindexed) as its mode takes them, each position through the instance's transform.
 struct Primitive<'s> {
+    /// Its triangles' area.
+    area: u8,
     mode: Mode,
     positions: Elements<'s>,
     indices: Option<Elements<'s>>,
@@ -1000,6 +1057,9 @@ impl SceneSource for GltfScene {
         let path = self.path.clone();
         guarded(&path, || self.cache_batches(origin, emit))
     }
+    fn areas_key(&self) -> Option<u64> {
+        Some(self.areas_key)
+    }
 }
 
 #[cfg(test)]
@@ -1159,7 +1219,7 @@ mod tests {
         std::fs::write(dir.path().join("grid.bin"), &bin).unwrap();
         let path = dir.path().join("scene.gltf");
         std::fs::write(&path, json).unwrap();
-        let key = crate::cache::SourceKey::of_mesh(&[], &[], UpAxis::Z);
+        let key = crate::cache::SourceKey::of_mesh(&[], &[], UpAxis::Z, &AreaRules::default());
         let read = |source: &mut dyn SceneSource, name: &str| {
             let out = dir.path().join(name);
             let (stats, _) = crate::cache::build_cache(source, key, &out).unwrap();
@@ -1190,6 +1250,65 @@ mod tests {
             })
             .unwrap();
         assert_eq!(bounds, scene.bounds());
+    }
+
+    /// The areas of the cache of the glTF `json` (in memory) read with `rules`.
+    fn areas_of(json: &str, rules: &AreaRules) -> Vec<u8> {
+        let limits = ReadLimits::default().with_areas(rules.clone());
+        let mut scene = GltfScene::from_bytes_with(
+            Path::new("named.gltf"),
+            json.as_bytes().to_vec(),
+            UpAxis::Y,
+            None,
+            limits,
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().join("scene.cache");
+        let key = crate::cache::SourceKey::of_mesh(&[], &[], UpAxis::Y, rules);
+        crate::cache::build_cache(&mut scene, key, &at).unwrap();
+        crate::cache::SceneCache::open(&at)
+            .unwrap()
+            .areas()
+            .to_vec()
+    }
+
+    #[test]
+    fn material_mesh_node_and_ancestor_names_give_areas() {
+        let data = base64::engine::general_purpose::STANDARD.encode(bin());
+        // Level > [Bridge_1 (deck: a Road primitive, one without material), props (rock:
+        // Water_mat), Other (plain), Bridge_1's child Sub (rock again)]; a triangle per
+        // primitive.
+        let json = format!(
+            r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],
+"nodes":[{{"name":"Level","children":[1,2,3]}},{{"name":"Bridge_1","mesh":0,"children":[4]}},
+{{"name":"props","mesh":1}},{{"name":"Other","mesh":2}},{{"name":"Sub","mesh":1}}],
+"materials":[{{"name":"Road"}},{{"name":"Water_mat"}},{{}}],
+"meshes":[{{"name":"deck","primitives":[{{"attributes":{{"POSITION":0}},"material":0}},{{"attributes":{{"POSITION":0}}}}]}},
+{{"name":"rock","primitives":[{{"attributes":{{"POSITION":0}},"material":1}}]}},
+{{"name":"plain","primitives":[{{"attributes":{{"POSITION":0}},"material":2}}]}}],
+"buffers":[{{"byteLength":36,"uri":"data:application/octet-stream;base64,{data}"}}],
+"bufferViews":[{{"buffer":0,"byteLength":36}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}}]}}"#
+        );
+        let rule = |p: &[&str]| p.iter().map(|s| s.to_string()).collect();
+        let rules = AreaRules::new(vec![
+            rule(&["Water*"]),
+            rule(&["Road"]),
+            rule(&["Bridge*"]),
+            rule(&["Lev?l"]),
+            rule(&["rock", "deck"]),
+        ]);
+        // In reading order: Bridge_1's two primitives (Road; deck under Bridge_1), Sub's
+        // (Water_mat), props' (Water_mat), Other's (an ancestor: Level).
+        assert_eq!(areas_of(&json, &rules), [2, 3, 1, 1, 4]);
+        // Names only the mesh matches: rock and deck.
+        let meshes = AreaRules::new(vec![rule(&["nothing"]), rule(&["rock", "deck"])]);
+        assert_eq!(areas_of(&json, &meshes), [2, 2, 2, 2, 0]);
+        assert_eq!(areas_of(&json, &AreaRules::default()), [0; 5]);
+        // Without a scene, every mesh once, named by its mesh and material alone.
+        let no_scene = json.replace(r#""scene":0,"scenes":[{"nodes":[0]}],"#, "");
+        assert_eq!(areas_of(&no_scene, &rules), [2, 5, 1, 0]);
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //!   takes their results in file order, within the memory bound of [`ReadLimits`].
 //! * [`gltf_scene`]: glTF 2.0 (`.gltf` + `.bin`, `.glb`): every triangle primitive, node
 //!   transforms composed in f64 down the scene tree.
-//! * [`cache`]: the scene cache, a versioned, checksummed file of rebased f32 triangles that the
-//!   tiler memory-maps; a second bake of the same input (same size, mtime, content hash and up
-//!   axis) reuses it.
+//! * [`cache`]: the scene cache, a versioned, checksummed file of rebased f32 triangles and
+//!   their area ids that the tiler memory-maps; a second bake of the same input (same size,
+//!   mtime, content hash, up axis and area rules) reuses it.
+//! * [`areas`]: area ids from scene names ([`AreaRules`], glob patterns), given to each
+//!   triangle by the readers.
 //! * [`fuzzing`]: the readers on arbitrary bytes, shared by the fuzz targets (`fuzz/`) and the
 //!   regression tests that replay what they found.
 //!
@@ -22,6 +24,7 @@
 //! its inputs read-only (README.md states the contract for users) and its own scratch and
 //! cache files, which nothing else writes and which are replaced only by rename.
 
+pub mod areas;
 pub mod cache;
 pub mod fuzzing;
 pub mod gltf_scene;
@@ -30,6 +33,7 @@ pub mod obj;
 mod pages;
 mod windows;
 
+pub use areas::AreaRules;
 use cache::CacheBatch;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -144,9 +148,10 @@ pub trait SceneSource {
         Ok(found)
     }
     /// Every triangle in file order made ready for the scene cache, rebased on `origin`
-    /// ([`CacheBatch::push`]), in batches that `emit` receives in file order on the calling
-    /// thread. A source may fill batches on the threads of the current rayon pool (OBJ does);
-    /// by default they are filled here from [`SceneSource::for_each_triangle`].
+    /// ([`CacheBatch::push`]) with its area, in batches that `emit` receives in file order on
+    /// the calling thread. A source may fill batches on the threads of the current rayon pool
+    /// (OBJ does); by default they are filled here from [`SceneSource::for_each_triangle`],
+    /// every triangle area 0.
     fn for_each_cache_batch(
         &mut self,
         origin: [f64; 3],
@@ -154,13 +159,19 @@ pub trait SceneSource {
     ) -> Result<(), IngestError> {
         let mut batch = CacheBatch::default();
         self.for_each_triangle(&mut |t| {
-            batch.push(origin, t);
+            batch.push(origin, t, 0);
             if batch.byte_len() >= CacheBatch::FULL {
                 emit(std::mem::take(&mut batch))?;
             }
             Ok(())
         })?;
         emit(batch)
+    }
+    /// The key of the area rules the source gives areas by ([`AreaRules::key`]); `None` for
+    /// a source without names, whose triangles are area 0 under any rules (the default).
+    /// A cache is refused a [`cache::SourceKey`] that names other rules.
+    fn areas_key(&self) -> Option<u64> {
+        None
     }
 }
 
@@ -212,8 +223,8 @@ impl Eq for Stop {}
 
 /// What a reader may hold while it reads, beyond its memory maps: the parsed results of its
 /// windows (OBJ) waiting to be written. The threads are those of the current rayon pool.
-/// Also how many triangles a glTF scene may make by instancing its meshes, and the flag that
-/// stops it.
+/// Also how many triangles a glTF scene may make by instancing its meshes, the flag that
+/// stops it, and the area rules the readers give triangles their areas by.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReadLimits {
     buffer_bytes: usize,
@@ -221,6 +232,7 @@ pub struct ReadLimits {
     min_window: usize,
     instanced_triangles: u64,
     stop: Stop,
+    areas: AreaRules,
 }
 
 impl ReadLimits {
@@ -252,7 +264,19 @@ impl ReadLimits {
             min_window: windows::MIN_WINDOW,
             instanced_triangles: ReadLimits::DEFAULT_INSTANCED_TRIANGLES,
             stop: Stop::default(),
+            areas: AreaRules::default(),
         }
+    }
+
+    /// Readers give each triangle its area by `areas` (by default none: every triangle area
+    /// 0), and scene keys made with these limits name them ([`cache::SourceKey::of_file`]).
+    pub fn with_areas(mut self, areas: AreaRules) -> ReadLimits {
+        self.areas = areas;
+        self
+    }
+
+    pub fn areas(&self) -> &AreaRules {
+        &self.areas
     }
 
     /// Readers stop at their next window once `stop` is raised ([`IngestError::Stopped`]).
@@ -296,6 +320,7 @@ impl Default for ReadLimits {
 }
 
 /// An in-memory mesh (the generated demo world, tests). Positions are Z-up world coordinates.
+/// It names nothing: every triangle is area 0.
 pub struct MeshSource<'a> {
     pub name: String,
     pub positions: &'a [[f64; 3]],
@@ -374,7 +399,7 @@ pub fn open_scene(
     open_scene_with(path, up, scratch, ReadLimits::default())
 }
 
-/// [`open_scene`] within `limits`.
+/// [`open_scene`] within `limits`, areas given by their rules.
 pub fn open_scene_with(
     path: &Path,
     up: UpAxis,

@@ -64,6 +64,11 @@ impl<'a> Lines<'a> {
         self.line
     }
 
+    /// Where in the text the next logical line starts (the text's length at its end).
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
     /// The next physical line's text, comment cut off.
     fn physical(&mut self) -> Option<&'a [u8]> {
         if self.pos >= self.data.len() {

@@ -5,15 +5,20 @@
 //! Pass 2 reads `f` lines and resolves their indices against it. Supported: `v x y z [w | r g b]`
 //! (extra components ignored); `f` with `i`, `i/t`, `i//n`, `i/t/n` and negative (relative)
 //! indices; polygons fan-triangulated; line ends `\n`, `\r\n` or `\r`, mixed or not; a leading
-//! UTF-8 byte-order mark; `\` line continuations; comments. Everything else
-//! (`vt`, `vn`, `vp`, `o`, `g`, `s`, `usemtl`, `mtllib`, `l`, `p`, unknown keywords) is skipped.
+//! UTF-8 byte-order mark; `\` line continuations; comments. With area rules
+//! ([`ReadLimits::with_areas`]), the names of `usemtl` (the rest of its line), `g` (each
+//! whitespace-separated name) and `o` (the rest of its line) in force at a face give its
+//! triangles their area; each statement holds until the next of its kind. Everything else
+//! (`vt`, `vn`, `vp`, `s`, `mtllib`, `l`, `p`, unknown keywords) is skipped.
 //!
 //! Both passes parse windows of the map in parallel (`windows`: cut at logical-line
 //! boundaries, parsed on the current rayon pool, results taken in file order). Pass 1 learns
 //! each window's first line number and first vertex index from the windows before it; pass 2
 //! starts every window from them, so relative indices, line numbers in errors and the order of
-//! triangles are those of a reading from start to end. The first error in file order is the one
-//! reported.
+//! triangles are those of a reading from start to end. With area rules, pass 1 also finds each
+//! window's last `usemtl`, `g` and `o` statements, and folds them in file order into the
+//! statements in force where each window starts (where their lines start in the file), which
+//! pass 2 reads again. The first error in file order is the one reported.
 //!
 //! Memory: the input and the vertex table are file-backed maps. The text is cut into windows
 //! as it is read, and the pages behind the last batch consumed are given back every 64 MiB (in
@@ -22,10 +27,11 @@
 //! mapped in at once, whatever the file's size. Parsed results wait in anonymous memory, at most
 //! two batches of them, sized so that even the densest text (`growth` bytes of result per byte
 //! of text: `v 0 0 0`, `f 1 2 3 4 ...`) stays within [`ReadLimits`]. The window table kept
-//! between the passes is 32 bytes per window (2 MiB for 1 GB of text cut at 16 KiB).
+//! between the passes is 64 bytes per window (4 MiB for 1 GB of text cut at 16 KiB).
 
+use crate::areas::{AreaMemo, AreaRules};
 use crate::cache::CacheBatch;
-use crate::lines::{Lines, Tokens};
+use crate::lines::{is_space, Lines, Tokens};
 use crate::pages::{release, Behind};
 use crate::windows::{batch_text, cut, in_order, window_text};
 use crate::{IngestError, Located, ReadLimits, SceneSource, WorldTriangle};
@@ -40,8 +46,8 @@ use tessera_geom::{UpAxis, WorldBounds};
 /// bytes and its newline.
 const VERTEX_GROWTH: usize = 4;
 /// Bytes of cache batch per byte of text at most: a face of k indices is at least 2k + 1 bytes
-/// and makes k - 2 triangles of 36 bytes.
-const CACHE_GROWTH: usize = 18;
+/// and makes k - 2 triangles of 37 bytes (36 and an area id).
+const CACHE_GROWTH: usize = 19;
 /// The same for f64 world triangles (72 bytes).
 const WORLD_GROWTH: usize = 36;
 
@@ -56,6 +62,108 @@ struct Window {
     /// Whether it holds an `f` line: pass 2 skips the others (pass 1 checked their `v`
     /// lines, and nothing else in them makes a triangle or an error).
     faces: bool,
+    /// The statements in force where it starts (with area rules; else none).
+    before: Statements,
+}
+
+/// A statement that names the faces after it: `usemtl`, `g` or `o`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Naming {
+    Material,
+    Groups,
+    Object,
+}
+
+impl Naming {
+    fn of(keyword: &[u8]) -> Option<Naming> {
+        match keyword {
+            b"usemtl" => Some(Naming::Material),
+            b"g" => Some(Naming::Groups),
+            b"o" => Some(Naming::Object),
+            _ => None,
+        }
+    }
+}
+
+/// The `usemtl`, `g` and `o` statements in force at a place in the file: where each one's
+/// logical line starts in the file, or [`Statements::NONE`] before the first of its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Statements([u64; 3]);
+
+impl Statements {
+    const NONE: u64 = u64::MAX;
+    const EMPTY: Statements = Statements([Statements::NONE; 3]);
+
+    fn set(&mut self, kind: Naming, at: u64) {
+        self.0[kind as usize] = at;
+    }
+
+    /// These statements followed by `later`'s: each kind from `later` where it has one.
+    fn then(self, later: Statements) -> Statements {
+        Statements([0, 1, 2].map(|k| match later.0[k] {
+            Statements::NONE => self.0[k],
+            at => at,
+        }))
+    }
+}
+
+/// The area of faces as a window of pass 2 reads on: each kind of statement's own (the first
+/// rule matching its names), and the earliest of the three.
+struct FaceAreas<'r> {
+    memo: AreaMemo<'r>,
+    kinds: [u8; 3],
+    area: u8,
+}
+
+impl<'r> FaceAreas<'r> {
+    /// The areas where a window starts, after the statements `before` (in `data`, the file).
+    fn at(data: &[u8], before: Statements, rules: &'r AreaRules) -> FaceAreas<'r> {
+        let mut areas = FaceAreas {
+            memo: AreaMemo::new(rules),
+            kinds: [0; 3],
+            area: 0,
+        };
+        for at in before.0 {
+            let Some(text) = data.get(at as usize..) else {
+                continue;
+            };
+            if let Some((_, line)) = Lines::new(text).next() {
+                let mut tokens = Tokens::new(&line);
+                if let Some(kind) = tokens.next().and_then(Naming::of) {
+                    areas.set(kind, tokens.rest());
+                }
+            }
+        }
+        areas
+    }
+
+    /// A statement of `kind` whose text after the keyword is `rest`.
+    fn set(&mut self, kind: Naming, rest: &[u8]) {
+        let area = match kind {
+            Naming::Groups => Tokens::new(rest).fold(0, |area, name| {
+                AreaRules::earlier(area, self.memo.first_rule(name))
+            }),
+            Naming::Material | Naming::Object => match trim(rest) {
+                [] => 0,
+                name => self.memo.first_rule(name),
+            },
+        };
+        self.kinds[kind as usize] = area;
+        self.area = self.kinds.into_iter().fold(0, AreaRules::earlier);
+    }
+}
+
+/// `text` without the whitespace at its ends.
+fn trim(text: &[u8]) -> &[u8] {
+    let start = text
+        .iter()
+        .position(|&b| !is_space(b))
+        .unwrap_or(text.len());
+    let end = text
+        .iter()
+        .rposition(|&b| !is_space(b))
+        .map_or(start, |i| i + 1);
+    &text[start..end]
 }
 
 /// What pass 1 made of one window.
@@ -71,6 +179,8 @@ struct VertexWindow {
     faces: bool,
     /// The first malformed `v` line: its number in the window and the message.
     error: Option<(u64, String)>,
+    /// Its last `usemtl`, `g` and `o` statements (when asked for).
+    last: Statements,
 }
 
 /// An OBJ file opened for ingest (pass 1 done).
@@ -90,9 +200,13 @@ pub struct ObjScene {
 const VERTEX_TABLE: &str = "vertices.table";
 const WINDOW_TABLE: &str = "windows.table";
 const WINDOW_TABLE_MAGIC: &[u8; 8] = b"TSOBJWIN";
-const WINDOW_TABLE_VERSION: u32 = 1;
-/// Bytes per window in the window table: text start and end, first line, first vertex, faces.
-const WINDOW_RECORD: usize = 8 * 4 + 1;
+const WINDOW_TABLE_VERSION: u32 = 2;
+/// Bytes per window in the window table: text start and end, first line, first vertex, faces,
+/// the statements in force where it starts.
+const WINDOW_RECORD: usize = 8 * 4 + 1 + 8 * 3;
+/// Bytes of the window table before its records: magic, version, up axis, the text's size
+/// and mtime, vertex and window counts, vertex bounds, the area rules' key.
+const WINDOW_TABLE_HEAD: usize = 8 + 4 + 1 + 4 * 8 + 6 * 8 + 8;
 
 fn map_file(file: &File, path: &Path) -> Result<Option<Mmap>, IngestError> {
     crate::pages::map_file(file).map_err(|e| IngestError::io(path, e))
@@ -120,7 +234,8 @@ impl ObjScene {
     /// [`ObjScene::open_with`], its vertex table and its window table written to `dir` (a
     /// folder every process of a distributed bake sees), so that other processes can read
     /// parts of pass 2 ([`ObjScene::open_tables`]) without a pass 1 of their own. The window
-    /// table names the text's size and modification time, and is checksummed.
+    /// table names the text's size and modification time and the area rules' key, and is
+    /// checksummed.
     pub fn open_shared(
         path: &Path,
         up: UpAxis,
@@ -141,7 +256,7 @@ impl ObjScene {
         // after it, names it (close-to-open consistency); nothing needs it on the disk itself.
         let scene = ObjScene::vertex_pass(path, up, (table, &at), limits)?;
         let (size, mtime_ns) = crate::cache::size_and_mtime(path)?;
-        let mut b = Vec::with_capacity(96 + scene.windows.len() * WINDOW_RECORD);
+        let mut b = Vec::with_capacity(WINDOW_TABLE_HEAD + 8 + scene.windows.len() * WINDOW_RECORD);
         b.extend_from_slice(WINDOW_TABLE_MAGIC);
         b.extend_from_slice(&WINDOW_TABLE_VERSION.to_le_bytes());
         b.push(up.code());
@@ -156,6 +271,7 @@ impl ObjScene {
         for v in scene.bounds.min.iter().chain(&scene.bounds.max) {
             b.extend_from_slice(&v.to_le_bytes());
         }
+        b.extend_from_slice(&scene.limits.areas().key().to_le_bytes());
         for w in &scene.windows {
             for v in [
                 w.text.start as u64,
@@ -166,6 +282,9 @@ impl ObjScene {
                 b.extend_from_slice(&v.to_le_bytes());
             }
             b.push(u8::from(w.faces));
+            for at in w.before.0 {
+                b.extend_from_slice(&at.to_le_bytes());
+            }
         }
         b.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&b).to_le_bytes());
         tessera_store::write_atomic(dir.join(WINDOW_TABLE), &b)?;
@@ -174,7 +293,8 @@ impl ObjScene {
 
     /// The OBJ file `path` whose pass 1 another process ran into `dir`
     /// ([`ObjScene::open_shared`]): maps the text and the vertex table and reads the window
-    /// table, refusing one made from another file or version of it, or damaged.
+    /// table, refusing one made from another file or version of it, with other area rules
+    /// than `limits`', or damaged.
     pub fn open_tables(
         path: &Path,
         up: UpAxis,
@@ -187,7 +307,7 @@ impl ObjScene {
             path: at.clone(),
             message: message.to_string(),
         };
-        let head = 8 + 4 + 1 + 4 * 8 + 6 * 8;
+        let head = WINDOW_TABLE_HEAD;
         if b.len() < head + 8 || &b[..8] != WINDOW_TABLE_MAGIC {
             return Err(bad("not an OBJ window table"));
         }
@@ -216,6 +336,9 @@ impl ObjScene {
             min: [f64_at(45), f64_at(53), f64_at(61)],
             max: [f64_at(69), f64_at(77), f64_at(85)],
         };
+        if u64_at(93) != limits.areas().key() {
+            return Err(bad("made with other area rules"));
+        }
         let windows: Vec<Window> = body[head..]
             .chunks_exact(WINDOW_RECORD)
             .map(|r| {
@@ -225,6 +348,9 @@ impl ObjScene {
                     first_line: at(2),
                     first_vertex: at(3),
                     faces: r[32] != 0,
+                    before: Statements([0, 1, 2].map(|k| {
+                        u64::from_le_bytes(r[33 + 8 * k..41 + 8 * k].try_into().unwrap())
+                    })),
                 }
             })
             .collect();
@@ -292,10 +418,13 @@ impl ObjScene {
             );
             let mut line = 1u64;
             let mut behind = Behind::new(data);
+            // Statements are looked for only when they give areas.
+            let names = !limits.areas().is_empty();
+            let mut statements = Statements::EMPTY;
             in_order(
                 cut(data, window),
                 batch_text(limits.buffer_bytes, VERTEX_GROWTH),
-                |_, text| vertex_window(&data[text], up),
+                |_, text| vertex_window(&data[text.clone()], (text.start, names), up),
                 |_, text, w: VertexWindow| {
                     limits.stop.check(path)?;
                     windows.push(Window {
@@ -303,7 +432,9 @@ impl ObjScene {
                         first_line: line,
                         first_vertex: vertex_count,
                         faces: w.faces,
+                        before: statements,
                     });
+                    statements = statements.then(w.last);
                     table
                         .write_all(&w.table)
                         .map_err(|e| IngestError::io(table_path, e))?;
@@ -386,15 +517,18 @@ impl ObjScene {
         ]
     }
 
-    /// Pass 2 over window `w`: its triangles to `sink` in order, until its first bad face.
+    /// Pass 2 over window `w`: its triangles to `sink` in order (each with its face's line
+    /// and area), until its first bad face.
     fn face_window(
         &self,
         data: &[u8],
         w: &Window,
-        sink: &mut impl FnMut(WorldTriangle, u64),
+        sink: &mut impl FnMut(WorldTriangle, u64, u8),
     ) -> Result<(), IngestError> {
         let mut seen_vertices = w.first_vertex;
         let mut polygon: Vec<u64> = Vec::with_capacity(8);
+        let rules = self.limits.areas();
+        let mut areas = (!rules.is_empty()).then(|| FaceAreas::at(data, w.before, rules));
         for (at, line) in Lines::new(&data[w.text.clone()]) {
             let mut tokens = Tokens::new(&line);
             match tokens.next() {
@@ -419,23 +553,30 @@ impl ObjScene {
                     }
                     let first = self.vertex(polygon[0]);
                     let line = w.first_line + at - 1;
+                    let area = areas.as_ref().map_or(0, |a| a.area);
                     for k in 1..polygon.len() - 1 {
                         let t = [first, self.vertex(polygon[k]), self.vertex(polygon[k + 1])];
-                        sink(t, line);
+                        sink(t, line, area);
                     }
                 }
-                _ => {}
+                Some(word) => {
+                    if let (Some(areas), Some(kind)) = (&mut areas, Naming::of(word)) {
+                        areas.set(kind, tokens.rest());
+                    }
+                }
+                None => {}
             }
         }
         Ok(())
     }
 
-    /// Pass 2: every window's triangles gathered by `push` into a `T` on the pool, the `T`s
-    /// handed to `emit` in file order; `growth` bounds the bytes of `T` per byte of text.
+    /// Pass 2: every window's triangles (with their line and area) gathered by `push` into a
+    /// `T` on the pool, the `T`s handed to `emit` in file order; `growth` bounds the bytes of
+    /// `T` per byte of text.
     fn faces<T: Send + Default>(
         &self,
         growth: usize,
-        push: impl Fn(&mut T, WorldTriangle, u64) + Sync,
+        push: impl Fn(&mut T, WorldTriangle, u64, u8) + Sync,
         mut emit: impl FnMut(T) -> Result<(), IngestError>,
     ) -> Result<(), IngestError> {
         let Some(data) = &self.data else {
@@ -455,8 +596,9 @@ impl ObjScene {
                 if !windows[i].faces {
                     return (out, Ok(()));
                 }
-                let result =
-                    self.face_window(data, &windows[i], &mut |t, line| push(&mut out, t, line));
+                let result = self.face_window(data, &windows[i], &mut |t, line, area| {
+                    push(&mut out, t, line, area)
+                });
                 (out, result)
             },
             |_, _, (out, result)| {
@@ -481,8 +623,9 @@ impl ObjScene {
     }
 }
 
-/// Pass 1 over one window of text: its vertices, Z-up, until its first bad `v` line.
-fn vertex_window(text: &[u8], up: UpAxis) -> VertexWindow {
+/// Pass 1 over one window of text (at `start` in the file): its vertices, Z-up, until its
+/// first bad `v` line; with `names`, its last `usemtl`, `g` and `o` statements.
+fn vertex_window(text: &[u8], (start, names): (usize, bool), up: UpAxis) -> VertexWindow {
     let mut out = VertexWindow {
         table: Vec::new(),
         count: 0,
@@ -491,23 +634,37 @@ fn vertex_window(text: &[u8], up: UpAxis) -> VertexWindow {
         lines: 0,
         faces: false,
         error: None,
+        last: Statements::EMPTY,
     };
     // Text without a `v` holds no vertex (the faces of a file mostly follow its vertices):
     // without a `\r` either, its physical lines are its line feeds, and the one after the last
-    // when the text does not end with one. An `f` anywhere may be a face.
-    if memchr::memchr2(b'v', b'\r', text).is_none() {
+    // when the text does not end with one. An `f` anywhere may be a face. Statements are
+    // looked for only in text that has the first letter of one.
+    if memchr::memchr2(b'v', b'\r', text).is_none()
+        && !(names && memchr::memchr3(b'u', b'g', b'o', text).is_some())
+    {
         out.faces = memchr::memchr(b'f', text).is_some();
         out.lines = memchr::memchr_iter(b'\n', text).count() as u64
             + u64::from(text.last().is_some_and(|&b| b != b'\n'));
         return out;
     }
     let mut lines = Lines::new(text);
-    for (at, line) in lines.by_ref() {
+    loop {
+        let line_start = lines.position();
+        let Some((at, line)) = lines.next() else {
+            break;
+        };
         let mut tokens = Tokens::new(&line);
         match tokens.next() {
             Some(b"v") => {}
             Some(b"f") => {
                 out.faces = true;
+                continue;
+            }
+            Some(word) if names => {
+                if let Some(kind) = Naming::of(word) {
+                    out.last.set(kind, (start + line_start) as u64);
+                }
                 continue;
             }
             _ => continue,
@@ -555,7 +712,7 @@ impl SceneSource for ObjScene {
     ) -> Result<(), IngestError> {
         self.faces(
             WORLD_GROWTH,
-            |out: &mut Vec<WorldTriangle>, t, _| out.push(t),
+            |out: &mut Vec<WorldTriangle>, t, _, _| out.push(t),
             |out| out.into_iter().try_for_each(&mut *emit),
         )
     }
@@ -568,7 +725,7 @@ impl SceneSource for ObjScene {
         let mut found = Vec::new();
         self.faces(
             WORLD_GROWTH,
-            |out: &mut Vec<(u64, WorldTriangle)>, t, line| {
+            |out: &mut Vec<(u64, WorldTriangle)>, t, line, _| {
                 if inside(&t) {
                     out.push((line, t));
                 }
@@ -592,9 +749,13 @@ impl SceneSource for ObjScene {
     ) -> Result<(), IngestError> {
         self.faces(
             CACHE_GROWTH,
-            |out: &mut CacheBatch, t, _| out.push(origin, t),
+            |out: &mut CacheBatch, t, _, area| out.push(origin, t, area),
             emit,
         )
+    }
+
+    fn areas_key(&self) -> Option<u64> {
+        Some(self.limits.areas().key())
     }
 }
 
@@ -935,7 +1096,7 @@ mod tests {
                 .by_ref()
                 .any(|(_, l)| Tokens::new(&l).next() == Some(b"f"));
             lines.by_ref().for_each(drop);
-            let w = vertex_window(text.as_bytes(), UpAxis::Z);
+            let w = vertex_window(text.as_bytes(), (0, false), UpAxis::Z);
             assert_eq!(
                 (w.lines, w.count, w.faces || !faces),
                 (lines.physical_lines(), 0, true),
@@ -996,12 +1157,12 @@ mod tests {
             .with_min_window(1)
             .with_stop(stop.clone());
         // Down: both read to the end.
-        crate::cache::SourceKey::of_file(&path, UpAxis::Z, &stop).unwrap();
+        crate::cache::SourceKey::of_file(&path, UpAxis::Z, &limits).unwrap();
         assert_eq!(read_triangles(&path, limits.clone()).unwrap().len(), 2000);
         // Raised: each stops, naming the file.
         flag.store(true, std::sync::atomic::Ordering::Relaxed);
         for e in [
-            crate::cache::SourceKey::of_file(&path, UpAxis::Z, &stop).unwrap_err(),
+            crate::cache::SourceKey::of_file(&path, UpAxis::Z, &limits).unwrap_err(),
             read_triangles(&path, limits).unwrap_err(),
         ] {
             assert!(matches!(e, IngestError::Stopped { .. }), "{e}");
@@ -1036,8 +1197,7 @@ mod tests {
     /// Everything a bake keeps of `path`: the bounds and the cache's bytes, or the error.
     fn cache_of(path: &Path, limits: ReadLimits) -> Result<(WorldBounds, Vec<u8>), String> {
         let scratch = tempfile::tempdir().unwrap();
-        let key =
-            crate::cache::SourceKey::of_file(path, UpAxis::Z, &crate::Stop::default()).unwrap();
+        let key = crate::cache::SourceKey::of_file(path, UpAxis::Z, &limits).unwrap();
         let mut scene = ObjScene::open_with(path, UpAxis::Z, scratch.path(), limits)
             .map_err(|e| format!("{e:?}"))?;
         let cache = scratch.path().join("scene.cache");
@@ -1054,8 +1214,7 @@ mod tests {
     ) -> Result<(WorldBounds, Vec<u8>), String> {
         use crate::cache::{build_cache_part, write_split};
         let dir = tempfile::tempdir().unwrap();
-        let key =
-            crate::cache::SourceKey::of_file(path, UpAxis::Z, &crate::Stop::default()).unwrap();
+        let key = crate::cache::SourceKey::of_file(path, UpAxis::Z, &limits).unwrap();
         let tables = dir.path().join("tables");
         let first = ObjScene::open_shared(path, UpAxis::Z, &tables, limits.clone())
             .map_err(|e| format!("{e:?}"))?;
@@ -1081,12 +1240,17 @@ mod tests {
             .unwrap()
             .expect("the same key");
         assert_eq!(reopened.whole, split.whole);
-        // The one cache's bytes: the parts' triangles end to end, then the whole's trailer.
+        // The one cache's bytes: the parts' triangles end to end, their areas end to end,
+        // zeros to a multiple of 8, then the whole's trailer.
         let mut bytes: Vec<u8> = split
             .parts
             .iter()
             .flat_map(|p| bytemuck::cast_slice::<_, u8>(p.triangles()).to_vec())
             .collect();
+        for p in &split.parts {
+            bytes.extend_from_slice(p.areas());
+        }
+        bytes.resize(bytes.len().next_multiple_of(8), 0);
         bytes.extend_from_slice(&split.whole.encode());
         Ok((bounds, bytes))
     }
@@ -1120,7 +1284,29 @@ mod tests {
             1 => Just(String::new()),
             1 => Just("v 1 \\\r\n2 3".to_string()),
             1 => Just("v 1 \\\r2 3\rf -1 -2 -3".to_string()),
+            2 => proptest::sample::select(vec![
+                "usemtl Water",
+                "usemtl Stone # a comment",
+                "usemtl",
+                "g road street",
+                "g grass \\\n myroad",
+                "g",
+                "  o  thing  ",
+                "o",
+                "o my road",
+            ]).prop_map(str::to_string),
         ]
+    }
+
+    /// Rules for the names [`obj_line`] writes.
+    fn test_rules() -> AreaRules {
+        let rule = |p: &[&str]| p.iter().map(|s| s.to_string()).collect();
+        AreaRules::new(vec![
+            rule(&["Water*"]),
+            rule(&["road*", "str??t"]),
+            rule(&["*road"]),
+            rule(&["thing"]),
+        ])
     }
 
     proptest::proptest! {
@@ -1131,6 +1317,7 @@ mod tests {
             lines in proptest::collection::vec(obj_line(), 0..60),
             end in proptest::sample::select(vec!["\n", "\r\n", "\r"]),
             bad in proptest::option::weighted(0.2, 0usize..72),
+            named in proptest::bool::ANY,
         ) {
             let mut lines: Vec<String> = head.iter().map(|c| format!("v {}", c.join(" "))).chain(lines).collect();
             if let Some(at) = bad.filter(|&at| at < lines.len()) {
@@ -1140,8 +1327,10 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("p.obj");
             std::fs::write(&path, &text).unwrap();
-            let whole = cache_of(&path, ReadLimits::default());
+            let rules = if named { test_rules() } else { AreaRules::default() };
+            let whole = cache_of(&path, ReadLimits::default().with_areas(rules.clone()));
             for limits in cut_everywhere() {
+                let limits = limits.with_areas(rules.clone());
                 proptest::prop_assert_eq!(&cache_of(&path, limits.clone()), &whole, "{:?}", limits);
                 for parts in [2, 3] {
                     let split = cache_in_parts(&path, limits.clone(), parts);
@@ -1149,6 +1338,85 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The areas of `path`'s cache read within `limits`.
+    fn areas_of(path: &Path, limits: ReadLimits) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let key = crate::cache::SourceKey::of_file(path, UpAxis::Z, &limits).unwrap();
+        let mut scene = ObjScene::open_with(path, UpAxis::Z, dir.path(), limits).unwrap();
+        let at = dir.path().join("scene.cache");
+        crate::cache::build_cache(&mut scene, key, &at).unwrap();
+        let cache = crate::cache::SceneCache::open(&at).unwrap();
+        assert_eq!(cache.areas().len(), cache.triangles().len());
+        cache.areas().to_vec()
+    }
+
+    #[test]
+    fn statements_give_faces_their_areas_whatever_the_windows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("named.obj");
+        let text = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n\
+                    f 1 2 3\n\
+                    usemtl Water\nf 1 2 3\n\
+                    g road street\nf 1 3 4\n\
+                    o thing\nf 1 2 3 4\n\
+                    usemtl Stone # first rule of road and thing: road's\nf 1 2 3\n\
+                    g\nf 1 2 3\n\
+                    o\nf 1 2 3\n\
+                    g grass \\\n  myroad\nf 1 2 3\n\
+                    f 1 1 2\n\
+                    usemtl Water\r\nf 1 2 3\n";
+        std::fs::write(&path, text).unwrap();
+        // By line: none; Water; Water road street; + thing (a quad: two triangles); Stone
+        // road street thing; Stone thing; Stone; Stone grass myroad; (degenerate, skipped);
+        // Water grass myroad.
+        let want = [0, 1, 1, 1, 1, 2, 4, 0, 3, 1];
+        let rules = test_rules();
+        let whole = areas_of(&path, ReadLimits::default().with_areas(rules.clone()));
+        assert_eq!(whole, want);
+        for limits in cut_everywhere() {
+            let limits = limits.with_areas(rules.clone());
+            assert_eq!(areas_of(&path, limits.clone()), want, "{limits:?}");
+            for parts in [2, 3, 5] {
+                assert_eq!(
+                    cache_in_parts(&path, limits.clone(), parts),
+                    cache_of(&path, ReadLimits::default().with_areas(rules.clone())),
+                    "{parts} parts, {limits:?}"
+                );
+            }
+        }
+        // Without rules, or with rules no name matches, every triangle is area 0.
+        assert_eq!(areas_of(&path, ReadLimits::default()), [0; 10]);
+        let none = AreaRules::new(vec![vec!["water".into(), "?".into()]]);
+        assert_eq!(
+            areas_of(&path, ReadLimits::default().with_areas(none)),
+            [0; 10]
+        );
+        // The order of the rules decides.
+        let rule = |p: &[&str]| p.iter().map(|s| s.to_string()).collect();
+        let reversed = AreaRules::new(vec![rule(&["thing"]), rule(&["*"])]);
+        let got = areas_of(
+            &path,
+            ReadLimits::new(1).with_min_window(1).with_areas(reversed),
+        );
+        assert_eq!(got, [0, 2, 2, 1, 1, 1, 1, 2, 2, 2]);
+    }
+
+    #[test]
+    fn shared_tables_made_with_other_rules_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.obj");
+        std::fs::write(&path, "v 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl Water\nf 1 2 3\n").unwrap();
+        let tables = dir.path().join("tables");
+        let named = ReadLimits::default().with_areas(test_rules());
+        ObjScene::open_shared(&path, UpAxis::Z, &tables, named.clone()).unwrap();
+        assert!(ObjScene::open_tables(&path, UpAxis::Z, &tables, named).is_ok());
+        let e = ObjScene::open_tables(&path, UpAxis::Z, &tables, ReadLimits::default())
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("other area rules"), "{e}");
     }
 
     const QUAD: [[f64; 3]; 4] = [

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap as HashMap;
 use tessera_artifacts::{InputPoly, NotchGroups, DETAIL};
-use tessera_navmesh::{Frame, Poly, Stats, NONE};
+use tessera_navmesh::{Area, Frame, Poly, Stats, NONE};
 use tessera_spill::{Sorter, Spill, SpillWriter};
 
 use crate::border::{match_border_edges, BorderEdge};
@@ -70,6 +70,7 @@ pub struct Assembler {
     regions: Vec<RegionStart>,
     links: Vec<GridLink>,
     off_mesh: Snapper,
+    areas: Vec<Area>,
     notches: u64,
     by_notches: NotchGroups,
     clusters: ClusterSettings,
@@ -173,6 +174,7 @@ impl Assembler {
             regions: Vec::new(),
             links: Vec::new(),
             off_mesh: Snapper::new(Vec::new()),
+            areas: vec![Area::default_area()],
             notches: 0,
             by_notches: NotchGroups::default(),
             clusters: ClusterSettings::default(),
@@ -231,6 +233,17 @@ impl Assembler {
         self.off_mesh = Snapper::new(links);
     }
 
+    /// The mesh's areas (`default` first; at most [`tessera_navmesh::MAX_AREAS`]): each
+    /// region's polygons take one of them ([`Assembler::add_region`]). Without this call,
+    /// `default` alone. Call before adding regions.
+    pub fn set_areas(&mut self, areas: Vec<Area>) {
+        assert!(
+            !areas.is_empty() && areas.len() <= tessera_navmesh::MAX_AREAS,
+            "1 to 64 areas"
+        );
+        self.areas = areas;
+    }
+
     /// Polygons added so far.
     pub fn polygons(&self) -> u64 {
         self.polys.len()
@@ -239,12 +252,13 @@ impl Assembler {
     /// Appends one region: vertices on the voxel grid, points added for height detail (plan in
     /// cells, height in voxels), polygons over them (indices local to `verts`, or to `detail`
     /// with the [`DETAIL`] bit; their `region` is ignored: regions are numbered in the order
-    /// they are added).
+    /// they are added), all of area `area` (an index into [`Assembler::set_areas`]'s table).
     pub fn add_region(
         &mut self,
         verts: &[[i32; 3]],
         detail: &[[f32; 3]],
         polys: &[InputPoly],
+        area: u8,
     ) -> Result<(), BuildError> {
         let (cs, ch) = (self.frame.cell_size as f64, self.frame.cell_height as f64);
         // The format's 32-bit indices: refused here, at the first region past one of them,
@@ -276,6 +290,12 @@ impl Assembler {
         };
         let region = self.regions.len() as u32;
         let n_in = verts.len() as u32;
+        if area as usize >= self.areas.len() {
+            return Err(BuildError::Poly {
+                poly: start.poly as usize,
+                detail: "area id out of range",
+            });
+        }
         // Validate first: nothing is written for a bad region.
         for (i, p) in polys.iter().enumerate() {
             let bad = |detail| BuildError::Poly {
@@ -415,6 +435,7 @@ impl Assembler {
                 area: (twice_area(verts, &p.verts) as f64 * 0.5 * cs * cs) as f32,
                 // Known once the mesh is whole (pass 3b).
                 component: NONE,
+                area_id: area as u32,
             })?;
             tri_at += p.tris.len() as u32;
         }
@@ -466,6 +487,7 @@ impl Assembler {
             regions,
             mut links,
             off_mesh,
+            areas,
             notches,
             by_notches,
             clusters,
@@ -523,6 +545,7 @@ impl Assembler {
                 neis: neis.get(),
                 links: &links,
                 off_mesh: &off_mesh,
+                areas: &areas,
             };
             let scratch = (input.dir.as_path(), input.memory, threads);
             build_hierarchy(&view, &clusters, scratch, report)?
@@ -551,6 +574,7 @@ impl Assembler {
             detail_verts: Column(kept.detail.clone()),
             links,
             off_mesh,
+            areas,
             components: components.table,
             hierarchy: HierarchyOut {
                 poly_cluster: Column(hierarchy.poly_cluster.clone()),

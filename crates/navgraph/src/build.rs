@@ -109,7 +109,7 @@ pub fn build_linked(
             new_id[i] = next;
             next += 1;
         }
-        asm.add_region(&verts, &detail_verts, &out)
+        asm.add_region(&verts, &detail_verts, &out, 0)
             .map_err(|e| match e {
                 BuildError::Poly { poly, detail } => BuildError::Poly {
                     poly: polys[poly - (next as usize - polys.len())],

@@ -38,8 +38,8 @@ use std::path::Path;
 use rustc_hash::FxHashMap as HashMap;
 use tessera_geom::union_find;
 use tessera_navmesh::{
-    Cluster, Component, Entrance, Frame, Grid, Hierarchy, Link, NavMesh, OffMeshLink, Poly, Stats,
-    NONE,
+    Area, Cluster, Component, Entrance, Frame, Grid, Hierarchy, Link, NavMesh, OffMeshLink, Poly,
+    Stats, NONE,
 };
 use tessera_spill::{Sorter, Spill, SpillWriter};
 
@@ -83,6 +83,8 @@ pub(crate) struct MeshView<'a> {
     pub links: &'a [Link],
     /// The off-mesh links' table ([`Link::off_mesh`]).
     pub off_mesh: &'a [OffMeshLink],
+    /// The areas' table ([`Poly::area_id`]).
+    pub areas: &'a [Area],
 }
 
 impl MeshView<'_> {
@@ -1032,6 +1034,7 @@ fn cluster_mesh(
             region: 0,
             area: poly.area,
             component: 0,
+            area_id: poly.area_id,
         });
         area += f64::from(poly.area);
     }
@@ -1050,6 +1053,7 @@ fn cluster_mesh(
         detail_tris: Vec::new(),
         detail_verts: Vec::new(),
         off_mesh,
+        areas: mesh.areas.to_vec(),
         links,
         grid: Grid {
             min: [mesh.bounds_min[0], mesh.bounds_min[1]],
@@ -1084,6 +1088,7 @@ pub fn hierarchy_of(mesh: &NavMesh, settings: &ClusterSettings) -> Result<Hierar
         neis: &mesh.poly_neis,
         links: &mesh.links,
         off_mesh: &mesh.off_mesh,
+        areas: &mesh.areas,
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     let columns = build_hierarchy(&view, settings, (dir.path(), 1 << 20, threads), &mut |_| {

@@ -310,6 +310,7 @@ pub(crate) fn write_kept_arrays(
                 region: numbering.new_region[r],
                 area: poly.area,
                 component: component[p as usize],
+                area_id: poly.area_id,
             })?;
             walkable_area += poly.area as f64;
             box_size_sum += (bx[2] - bx[0]).max(bx[3] - bx[1]) as f64;

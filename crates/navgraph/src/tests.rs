@@ -225,7 +225,7 @@ fn assembled_input(dir: &std::path::Path) -> Assembler {
                 ..p
             })
             .collect();
-        asm.add_region(&inp.verts[base as usize..base as usize + 4], &[], &local)
+        asm.add_region(&inp.verts[base as usize..base as usize + 4], &[], &local, 0)
             .unwrap();
     }
     asm
@@ -293,7 +293,8 @@ fn sorting_in_small_runs_gives_the_same_file() {
                 ..p.clone()
             };
             let b = p.verts[0] as usize;
-            asm.add_region(&inp.verts[b..b + 4], &[], &[local]).unwrap();
+            asm.add_region(&inp.verts[b..b + 4], &[], &[local], 0)
+                .unwrap();
         }
         let mut file = std::io::Cursor::new(Vec::new());
         let done = asm.finish(&Pruning::default(), 0, 0, &mut file).unwrap();
@@ -366,8 +367,8 @@ fn stair_links_join_facing_blocked_edges_across_a_small_gap() {
         asm.stair_links(r, climb);
         let (va, pa) = square(0, 0, vec![false, true, false, false]);
         let (vb, pb) = square(5, 2, vec![false, false, false, true]);
-        asm.add_region(&va, &[], &[pa]).unwrap();
-        asm.add_region(&vb, &[], &[pb]).unwrap();
+        asm.add_region(&va, &[], &[pa], 0).unwrap();
+        asm.add_region(&vb, &[], &[pb], 0).unwrap();
         let mut file = std::io::Cursor::new(Vec::new());
         let done = asm.finish(&Pruning::default(), 0, 0, &mut file).unwrap();
         let bytes = aligned(&file.into_inner());

@@ -16,8 +16,8 @@ use rkyv::ser::{Writer, WriterExt};
 use rkyv::vec::{ArchivedVec, VecResolver};
 use rkyv::{Archive, Place, Serialize};
 use tessera_navmesh::{
-    ArchivedGrid, ArchivedHierarchy, ArchivedNavMesh, Cluster, Component, Entrance, Frame, Grid,
-    Header, Hierarchy, Link, NavMesh, OffMeshLink, Poly, Stats, HEADER_LEN,
+    ArchivedGrid, ArchivedHierarchy, ArchivedNavMesh, Area, Cluster, Component, Entrance, Frame,
+    Grid, Header, Hierarchy, Link, NavMesh, OffMeshLink, Poly, Stats, HEADER_LEN,
 };
 use tessera_spill::Spill;
 
@@ -103,6 +103,7 @@ pub(crate) struct NavMeshOut {
     pub detail_verts: Column<[f32; 3]>,
     pub links: Vec<Link>,
     pub off_mesh: Vec<OffMeshLink>,
+    pub areas: Vec<Area>,
     pub grid: GridOut,
     pub components: Vec<Component>,
     pub hierarchy: HierarchyOut,
@@ -133,7 +134,7 @@ macro_rules! same_fields {
 
 same_fields!(
     frame, bounds_min, bounds_max, verts, polys, poly_verts, poly_neis, detail_tris,
-    detail_verts, links, off_mesh, components, stats;
+    detail_verts, links, off_mesh, areas, components, stats;
     grid: min, cell, width, height, start, items;
     hierarchy: poly_cluster, clusters, entrances, costs
 );

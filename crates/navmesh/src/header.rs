@@ -12,7 +12,7 @@ pub const MAGIC: &[u8; 8] = b"TSNAVMSH";
 /// offsets and lengths are 64-bit, so a navmesh may pass 2 GiB; 7: each polygon's connected
 /// component, and the table of components; 8: the hierarchical graph, [`crate::Hierarchy`]; 9:
 /// off-mesh links, [`crate::OffMeshLink`], and each link's kind and cost).
-pub const VERSION: u32 = 9;
+pub const VERSION: u32 = 10;
 /// Header length; the archive starts here (a multiple of rkyv's alignment).
 pub const HEADER_LEN: usize = std::mem::size_of::<Header>();
 

@@ -96,6 +96,8 @@ pub struct Poly {
     /// [`NavMesh::components`]. Two polygons of different components have no path between
     /// them. Components are numbered by their first polygon.
     pub component: u32,
+    /// Its area (what it is: road, grass...): an index into [`NavMesh::areas`].
+    pub area_id: u32,
 }
 
 /// A connected component of the mesh: polygons joined by portals and links.
@@ -150,6 +152,31 @@ pub struct OffMeshLink {
     pub bidirectional: bool,
 }
 
+/// An area of the mesh ([`Poly::area_id`]): `default` (index 0) or one of the bake's
+/// `[[areas]]`, in the config's order.
+#[derive(Archive, Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Area {
+    pub name: String,
+    /// Multiplies the length of a path through its polygons (> 0).
+    pub cost: f32,
+    /// False for an area agents do not stand on: it has no polygons.
+    pub walkable: bool,
+}
+
+impl Area {
+    /// The area of every polygon no `[[areas]]` rule claimed: walkable, cost 1.
+    pub fn default_area() -> Area {
+        Area {
+            name: "default".to_string(),
+            cost: 1.0,
+            walkable: true,
+        }
+    }
+}
+
+/// The most areas a mesh has (`default` and 63 rules).
+pub const MAX_AREAS: usize = 64;
+
 /// A uniform grid over the plan: `items[start[c] .. start[c + 1]]` are the polygons whose plan
 /// bounding box meets cell `c = y * width + x`.
 #[derive(Archive, Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -200,6 +227,8 @@ pub struct NavMesh {
     pub links: Vec<Link>,
     /// The off-mesh links the bake was given, in the order given ([`Link::off_mesh`]).
     pub off_mesh: Vec<OffMeshLink>,
+    /// The areas ([`Poly::area_id`]): at least `default`, at most [`MAX_AREAS`].
+    pub areas: Vec<Area>,
     pub grid: Grid,
     /// The connected components, numbered by their first polygon ([`Poly::component`]).
     pub components: Vec<Component>,

@@ -27,6 +27,7 @@ fn mesh() -> NavMesh {
         region: first / 4,
         area: 4.0,
         component: 0,
+        area_id: first / 4,
     };
     let link = |from, to| Link::stair(from, to, [2.0, 0.0, 0.0], [2.0, 2.0, 0.0]);
     NavMesh {
@@ -55,6 +56,14 @@ fn mesh() -> NavMesh {
         detail_verts: vec![[1.0, 1.0, 0.5]],
         links: vec![link(0, 1), link(1, 0)],
         off_mesh: Vec::new(),
+        areas: vec![
+            Area::default_area(),
+            Area {
+                name: "road".to_string(),
+                cost: 0.8,
+                walkable: true,
+            },
+        ],
         components: vec![Component {
             polygons: 2,
             area: 8.0,

@@ -35,6 +35,12 @@ pub enum InvalidMesh {
     LinkOffMesh { link: usize },
     #[error("off-mesh link {link}: an end is not finite, or its cost not finite and >= 0")]
     OffMeshNotFinite { link: usize },
+    #[error("areas: {count} areas (a mesh has 1 to {max})", max = crate::MAX_AREAS)]
+    AreaCount { count: usize },
+    #[error("area {area}: cost not finite and > 0")]
+    AreaCost { area: usize },
+    #[error("polygon {poly}: area id out of range")]
+    PolygonAreaId { poly: usize },
     #[error("grid: start table does not match its size")]
     GridSize,
     #[error("grid: no cells")]
@@ -112,7 +118,21 @@ pub fn validate(m: &ArchivedNavMesh) -> Result<(), InvalidMesh> {
     // polygon's: a file whose ranges overlap (every polygon listing every vertex, say) would
     // make the work of a query, a render or an export grow far beyond the file's size.
     let (mut next_vert, mut next_tri, mut next_link) = (0u64, 0u64, 0u64);
+    if m.areas.is_empty() || m.areas.len() > crate::MAX_AREAS {
+        return Err(AreaCount {
+            count: m.areas.len(),
+        });
+    }
+    for (area, a) in m.areas.iter().enumerate() {
+        let cost = a.cost.to_native();
+        if !(cost.is_finite() && cost > 0.0) {
+            return Err(AreaCost { area });
+        }
+    }
     for (poly, p) in m.polys.iter().enumerate() {
+        if p.area_id.to_native() as usize >= m.areas.len() {
+            return Err(PolygonAreaId { poly });
+        }
         let (first, count) = (p.first.to_native(), p.count.to_native());
         for (what, at, n, expected) in [
             ("vertices", first, count, &mut next_vert),

@@ -40,6 +40,7 @@ fn three_squares() -> NavMesh {
         area: 16.0,
         // A portal joins squares 0 and 1, links 0 and 2.
         component: 0,
+        area_id: 0,
     };
     NavMesh {
         frame: Frame {
@@ -59,6 +60,7 @@ fn three_squares() -> NavMesh {
             poly(1, (2, 3), (1, 0)),
             poly(2, (5, 2), (1, 1)),
         ],
+        areas: vec![tessera_navmesh::Area::default_area()],
         poly_verts: (0..12).collect(),
         poly_neis: vec![
             NONE, 1, NONE, NONE, // square 0: its east edge is the portal

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
-use tessera_artifacts::{GridFrame, Triangle};
+use tessera_artifacts::{GridFrame, TileTriangle, Triangle};
 use tessera_budget::MemoryBudget;
 use tessera_store::{PackReader, PackWriter};
 use tessera_tiler::{Binner, Placements, Spill};
@@ -46,7 +46,7 @@ const RAW_PACK_MAX: u64 = 64 << 20;
 
 /// Whether the tile pack of a scene of `triangles` triangles stores its chunks raw.
 pub(crate) fn stores_raw(triangles: u64) -> bool {
-    triangles.saturating_mul(std::mem::size_of::<Triangle>() as u64) <= RAW_PACK_MAX
+    triangles.saturating_mul(std::mem::size_of::<TileTriangle>() as u64) <= RAW_PACK_MAX
 }
 
 /// Triangles between two page releases of the scene cache (8 MiB of them), progress reports
@@ -438,7 +438,7 @@ fn bin(
     let mut spilled: Spill = Vec::new();
     let (mut released, mut binned, mut reported) = (0, 0, 0);
     for (k, (p, r)) in runs.iter().enumerate() {
-        let (triangles, current) = placed
+        let (triangles, areas, current) = placed
             .take()
             .expect("each run is placed before it is added");
         let waiting = std::mem::take(&mut spilled);
@@ -456,7 +456,12 @@ fn bin(
                     }
                 };
                 let added = current.iter().try_for_each(|(piece, p)| {
-                    binner.add_placed(&triangles[piece.clone()], p, &mut keep)
+                    binner.add_placed(
+                        &triangles[piece.clone()],
+                        &areas[piece.clone()],
+                        p,
+                        &mut keep,
+                    )
                 });
                 added.map(|()| out)
             },
@@ -509,13 +514,17 @@ fn bin(
 /// offset, else moved into the scene's frame.
 type RunTriangles<'a> = std::borrow::Cow<'a, [Triangle]>;
 
-/// The triangles of `run` of `part` (in the scene's frame) and their tiles, placed in
-/// parallel pieces of the run (the pieces' ranges are within the run's triangles).
+/// A run placed: its triangles, their areas, and pieces of the run with their tiles.
+type PlacedRun<'a> = (RunTriangles<'a>, &'a [u8], Vec<(Range<usize>, Placements)>);
+
+/// The triangles of `run` of `part` (in the scene's frame), their areas and their tiles,
+/// placed in parallel pieces of the run (the pieces' ranges are within the run's triangles).
 fn place_run<'a>(
     frame: &GridFrame,
     part: &'a crate::ingest::ScenePart,
     run: Range<usize>,
-) -> (RunTriangles<'a>, Vec<(Range<usize>, Placements)>) {
+) -> PlacedRun<'a> {
+    let areas = &part.cache.areas()[run.clone()];
     let stored = &part.cache.triangles()[run];
     let triangles: RunTriangles = if part.in_place() {
         RunTriangles::Borrowed(stored)
@@ -535,7 +544,7 @@ fn place_run<'a>(
             (piece, placed)
         })
         .collect();
-    (triangles, placed)
+    (triangles, areas, placed)
 }
 
 /// Bytes of a spilled buffer compressed as one chunk: a large buffer is stored as several
@@ -590,7 +599,7 @@ fn compress_chunks(chunks: Spill, chunking: Chunking) -> Vec<(u32, Vec<u8>, usiz
             })
             .collect();
     }
-    let triangle = std::mem::size_of::<Triangle>();
+    let triangle = std::mem::size_of::<TileTriangle>();
     let piece = (PIECE.min(chunking.group / 2) / triangle).max(1) * triangle;
     let pieces: Vec<(u32, &[u8])> = chunks
         .iter()

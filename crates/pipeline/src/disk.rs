@@ -31,7 +31,7 @@ const TILE_PACK_PER_COPY: f64 = 16.0;
 /// meshes lz4 compresses far better than these (flat grids).
 const TILE_PACK_PER_COPY_LEAST: f64 = 3.0;
 /// Bytes per triangle copy in a tile pack stored raw: the triangle itself.
-const RAW_TILE_PACK_PER_COPY: f64 = std::mem::size_of::<tessera_artifacts::Triangle>() as f64;
+const RAW_TILE_PACK_PER_COPY: f64 = std::mem::size_of::<tessera_artifacts::TileTriangle>() as f64;
 /// Bytes per grid cell in the voxelize journals, a little above the largest measured.
 const JOURNALS_PER_CELL: f64 = 1.2;
 /// Bytes per grid cell of the polygon stage's scratch and the navmesh, likewise.

@@ -1,9 +1,11 @@
 //! Stage 1, ingest: the scene (a file or an in-memory mesh) into the scene cache.
 //!
 //! * Input: [`SceneInput`].
-//! * Output: `work/scene.cache` (rebased f32 triangles and a checksummed trailer), mapped.
-//! * Key: the cache's own source key (size, mtime, content hash, up axis), kept in its
-//!   trailer; a cache made from another source is rebuilt, a corrupt one reported and rebuilt.
+//! * Output: `work/scene.cache` (rebased f32 triangles, their area ids and a checksummed
+//!   trailer), mapped.
+//! * Key: the cache's own source key (size, mtime, content hash, up axis, the key of the
+//!   config's area rules), kept in its trailer; a cache made from another source or with other
+//!   rules is rebuilt, a corrupt one reported and rebuilt.
 //! * Progress: triangles read (the total is not known before the end).
 //! * Threads: the stage runs on a pool of the bake's threads, on which the OBJ reader parses
 //!   windows of the file; what it parses waits in buffers reserved from the budget.
@@ -12,6 +14,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 use tessera_budget::MemoryBudget;
+use tessera_config::BakeConfig;
 use tessera_geom::UpAxis;
 use tessera_ingest::cache::{
     build_cache_part, ensure_cache, open_split, reuse_cache, write_split, CacheBatch, IngestStats,
@@ -19,7 +22,7 @@ use tessera_ingest::cache::{
 };
 use tessera_ingest::obj::ObjScene;
 use tessera_ingest::{
-    IngestError, MeshSource, ReadLimits, SceneFormat, SceneSource, Stop, WorldTriangle,
+    AreaRules, IngestError, MeshSource, ReadLimits, SceneFormat, SceneSource, Stop, WorldTriangle,
 };
 
 use std::path::PathBuf;
@@ -218,10 +221,17 @@ pub(crate) struct Ingested {
     pub seconds: f64,
 }
 
-/// Runs the stage on a pool of `threads`: opens the cache if it was made from this scene, else
-/// makes it.
+/// The area rules of `config`: its `[[areas]]` patterns, in order.
+pub(crate) fn area_rules(config: &BakeConfig) -> AreaRules {
+    AreaRules::new(config.areas.iter().map(|a| a.patterns.clone()).collect())
+}
+
+/// Runs the stage on a pool of `threads`: opens the cache if it was made from this scene (and
+/// `config`'s area rules), else makes it.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run(
     scene: &SceneInput,
+    config: &BakeConfig,
     layout: &BakeLayout,
     budget: &Arc<MemoryBudget>,
     threads: usize,
@@ -230,7 +240,7 @@ pub(crate) fn run(
     share: Option<&dyn IngestShare>,
 ) -> Result<Ingested, BakeError> {
     let started = Instant::now();
-    let start = Start::new(budget, threads, progress, interrupt)?;
+    let start = Start::new(config, budget, threads, progress, interrupt)?;
     let interrupted = &|| start.stop.is_raised();
     let mut ingested =
         start.run(|limits| read(scene, layout, limits, progress, interrupted, share))?;
@@ -242,7 +252,7 @@ pub(crate) fn run(
 }
 
 /// What every reading of the stage starts with: the stage announced, the flag that stops the
-/// reader, its buffers reserved from the budget, and the pool it parses on.
+/// reader, its buffers reserved from the budget, the area rules, and the pool it parses on.
 struct Start {
     stop: Stop,
     limits: ReadLimits,
@@ -252,6 +262,7 @@ struct Start {
 
 impl Start {
     fn new(
+        config: &BakeConfig,
         budget: &Arc<MemoryBudget>,
         threads: usize,
         progress: &Progress,
@@ -267,7 +278,9 @@ impl Start {
         let buffers = (budget.total() / 4).min(crate::grid::STAGE_BUFFER_CAP);
         let reservation = budget.reserve(buffers, "scene reading buffers")?;
         Ok(Start {
-            limits: ReadLimits::new(buffers as usize).with_stop(stop.clone()),
+            limits: ReadLimits::new(buffers as usize)
+                .with_stop(stop.clone())
+                .with_areas(area_rules(config)),
             stop,
             pool: crate::error::thread_pool(threads, STAGE)?,
             _buffers: reservation,
@@ -326,7 +339,7 @@ fn read(
             positions,
             triangles,
         } => {
-            let key = SourceKey::of_mesh(positions, triangles, UpAxis::Z);
+            let key = SourceKey::of_mesh(positions, triangles, UpAxis::Z, reading.limits.areas());
             let (cache, stats) = ensure_cache(
                 &layout.scene_cache(),
                 key,
@@ -368,7 +381,8 @@ pub trait IngestShare: Send + Sync {
     /// Process 0: waits until process `p` has read its files; whether each cache was reused.
     fn wait_files(&self, p: u32) -> Result<Vec<bool>, BakeError>;
     /// Process 0: every other process `p` reads the windows `parts[p]` of pass 2 of the OBJ
-    /// file `path` (source key `key`), whose pass 1 this process wrote to the bake folder
+    /// file `path` (source key `key`, its area rules' key included), whose pass 1 this process
+    /// wrote to the bake folder
     /// (`BakeLayout::obj_tables`), into part `p` of its cache (`BakeLayout::split_part`).
     fn assign_split(
         &self,
@@ -426,7 +440,7 @@ fn read_file(
     reading
         .progress
         .phase(STAGE, &what("hashing the scene file"), 0);
-    let key = SourceKey::of_file(path, up, reading.limits.stop())?;
+    let key = SourceKey::of_file(path, up, &reading.limits)?;
     cache_file(path, (up, key), cache_path, scratch, many, reading)
 }
 
@@ -544,6 +558,15 @@ fn read_files(
                 theirs[o as usize].next().unwrap_or(false),
             ),
         };
+        // Another process's areas must be given by the same rules as this one's.
+        if cache.info().key.areas != reading.limits.areas().key() {
+            return Err(BakeError::Input(IngestError::Cache {
+                path: cache.path().to_path_buf(),
+                message: "made with other area rules (does every process read the same \
+                          config?)"
+                    .into(),
+            }));
+        }
         stats.triangles += cache.info().triangles;
         stats.degenerate += cache.info().degenerate;
         parts.push(ScenePart {
@@ -596,7 +619,7 @@ fn read_one(
     };
     let name = path.display().to_string();
     progress.phase(STAGE, "hashing the scene file", 0);
-    let key = SourceKey::of_file(path, up, reading.limits.stop())?;
+    let key = SourceKey::of_file(path, up, &reading.limits)?;
     let warn = &mut |e: &IngestError| progress.warn(&format!("scene cache rebuilt: {e}"));
     let whole = |cache: SceneCache, stats: IngestStats| Ingested {
         scene: Scene::of(vec![ScenePart {
@@ -715,16 +738,18 @@ pub struct SplitAssignment {
 }
 
 /// Process `assigned.process` of a distributed bake: reads its windows of the OBJ file
-/// (with the tables process 0 shared) into its part of the file's cache; the triangles read.
+/// (with the tables process 0 shared, and `config`'s area rules, which must be those of the
+/// assignment's key) into its part of the file's cache; the triangles read.
 pub(crate) fn read_split_for_peer(
     assigned: &SplitAssignment,
+    config: &BakeConfig,
     layout: &BakeLayout,
     budget: &Arc<MemoryBudget>,
     threads: usize,
     progress: &Progress,
     interrupt: Option<&Arc<AtomicBool>>,
 ) -> Result<u64, BakeError> {
-    let start = Start::new(budget, threads, progress, interrupt)?;
+    let start = Start::new(config, budget, threads, progress, interrupt)?;
     let interrupted = &|| start.stop.is_raised();
     let key = assigned.key;
     let read = start.run(|limits| {
@@ -755,21 +780,22 @@ fn balance(sizes: &[u64], processes: u32) -> Vec<u32> {
     owner
 }
 
-/// Process `p` (from 1) of a distributed bake: reads `files` (with the scene's up axis) into
-/// their caches in the shared bake folder, its OBJ vertex tables in a scratch folder of its
-/// own; whether each cache was reused.
+/// Process `p` (from 1) of a distributed bake: reads `files` (with the scene's up axis and
+/// `config`'s area rules) into their caches in the shared bake folder, its OBJ vertex tables
+/// in a scratch folder of its own; whether each cache was reused.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read_files_for_peer(
     files: &[PathBuf],
     up: UpAxis,
     p: u32,
+    config: &BakeConfig,
     layout: &BakeLayout,
     budget: &Arc<MemoryBudget>,
     threads: usize,
     progress: &Progress,
     interrupt: Option<&Arc<AtomicBool>>,
 ) -> Result<Vec<bool>, BakeError> {
-    let start = Start::new(budget, threads, progress, interrupt)?;
+    let start = Start::new(config, budget, threads, progress, interrupt)?;
     let interrupted = &|| start.stop.is_raised();
     let scratch = layout.scratch().join(format!("process-{p}"));
     let read = start.run(|limits| {
@@ -848,6 +874,9 @@ impl SceneSource for Counted<'_> {
     }
     fn bounds(&self) -> tessera_geom::WorldBounds {
         self.inner.bounds()
+    }
+    fn areas_key(&self) -> Option<u64> {
+        self.inner.areas_key()
     }
     fn for_each_triangle(
         &mut self,

@@ -186,6 +186,7 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
     let interrupted = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
     let ingested = ingest::run(
         &req.scene,
+        &req.config,
         &layout,
         &budget,
         req.threads,
@@ -373,6 +374,7 @@ pub fn ingest_for_peer(
         files,
         up,
         process,
+        &req.config,
         &layout,
         &budget,
         threads,
@@ -392,6 +394,7 @@ pub fn ingest_split_for_peer(
     let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
     ingest::read_split_for_peer(
         assigned,
+        &req.config,
         &layout,
         &budget,
         threads,

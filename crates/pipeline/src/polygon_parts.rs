@@ -21,11 +21,12 @@ pub(crate) const PART_KIND: &[u8; 8] = b"TSPOLYPT";
 
 const ARTIFACT: &str = "polygon part";
 
-/// A region's polygons as the assembler takes them: its notches, vertices, height-detail
-/// points and polygons.
+/// A region's polygons as the assembler takes them: its notches, area, vertices,
+/// height-detail points and polygons.
 fn encode(out: &RegionOutput) -> Vec<u8> {
     let mut w = Writer::default();
     w.u64(out.notches);
+    w.u8(out.area);
     w.u64(out.verts.len() as u64);
     for v in &out.verts {
         v.iter().for_each(|&c| w.i32(c));
@@ -52,6 +53,7 @@ fn encode(out: &RegionOutput) -> Vec<u8> {
 fn decode(bytes: &[u8]) -> Result<RegionOutput, ArtifactError> {
     let r = &mut Reader::new(bytes, ARTIFACT);
     let notches = r.u64()?;
+    let area = r.u8()?;
     let n = r.count(12)?;
     let verts = (0..n)
         .map(|_| Ok([r.i32()?, r.i32()?, r.i32()?]))
@@ -95,6 +97,7 @@ fn decode(bytes: &[u8]) -> Result<RegionOutput, ArtifactError> {
         detail,
         polys,
         notches,
+        area,
         ..RegionOutput::default()
     })
 }
@@ -175,6 +178,7 @@ mod tests {
                 },
             ],
             notches: 2,
+            area: 5,
             ..RegionOutput::default()
         }
     }
@@ -200,6 +204,7 @@ mod tests {
         let key = |o: &RegionOutput| {
             (
                 o.notches,
+                o.area,
                 o.verts.clone(),
                 o.detail.clone(),
                 o.polys.clone(),

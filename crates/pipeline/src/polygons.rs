@@ -355,6 +355,15 @@ fn build(
     // radii apart and never linked; without erosion (radius 0) they could be the two sides of
     // a thin wall, and no links are made.
     asm.stair_links(params.link_reach, params.link_climb);
+    asm.set_areas(
+        std::iter::once(tessera_navmesh::Area::default_area())
+            .chain(params.areas.iter().map(|a| tessera_navmesh::Area {
+                name: a.name.clone(),
+                cost: a.cost as f32,
+                walkable: a.walkable,
+            }))
+            .collect(),
+    );
     asm.off_mesh_links(
         params
             .links
@@ -383,7 +392,7 @@ fn build(
     let mut share_failure = None;
     let mut add = |out: tessera_polygons::RegionOutput| -> Result<(), BuildError> {
         asm.add_outline(out.notches, out.polys.len() as u64);
-        asm.add_region(&out.verts, &out.detail, &out.polys)?;
+        asm.add_region(&out.verts, &out.detail, &out.polys, out.area)?;
         done += 1;
         Ok(())
     };

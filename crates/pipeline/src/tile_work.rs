@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 use tessera_artifacts::codec::{Reader, Writer};
-use tessera_artifacts::{CellRect, GridFrame, SpanField, TileCoord, Triangle};
+use tessera_artifacts::{CellRect, GridFrame, SpanField, TileCoord, TileTriangle, Triangle};
 use tessera_budget::{MemoryBudget, Reservation};
 use tessera_config::VoxelParams;
 use tessera_store::JournalReader;
@@ -21,9 +21,12 @@ const MIN_PART_SIDE: u32 = 16;
 
 /// What a worker does with a tile.
 pub(crate) enum Work {
-    /// Voxelize the tile's triangles in these parts.
+    /// Voxelize the tile's triangles (of these areas) in these parts; `hash`: of the
+    /// triangles as binned ([`triangles_hash`]).
     Voxelize {
         triangles: Vec<Triangle>,
+        areas: Vec<u8>,
+        hash: u64,
         parts: Vec<CellRect>,
     },
     /// The tile's span field is in the checkpoint: decode it instead.
@@ -196,8 +199,8 @@ impl TileDone {
 }
 
 /// The hash a tile's voxelization is reused by: of its triangles (the band around it included)
-/// as binned, bytes and order.
-pub(crate) fn triangles_hash(triangles: &[Triangle]) -> u64 {
+/// as binned, bytes (areas included) and order.
+pub(crate) fn triangles_hash(triangles: &[TileTriangle]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(triangles))
 }
 
@@ -264,16 +267,20 @@ pub(crate) fn read_and_plan(
         path: tiles_path.to_path_buf(),
         message: format!("tile {key}: {message}"),
     };
-    const SIZE: u64 = std::mem::size_of::<Triangle>() as u64;
+    const SIZE: u64 = std::mem::size_of::<TileTriangle>() as u64;
     if !raw.is_multiple_of(SIZE) {
         return Err(corrupt(format!(
             "{raw} bytes is not a whole number of triangles"
         )));
     }
-    // Decompressed straight into the triangles.
-    let mut triangles = vec![[[0f32; 3]; 3]; (raw / SIZE) as usize];
-    tiles.read_into(key, bytemuck::cast_slice_mut(&mut triangles))?;
-    tessera_artifacts::check_triangles(&triangles).map_err(|e| corrupt(e.to_string()))?;
+    // Decompressed straight into the records, then split into corners and areas.
+    let mut records = vec![bytemuck::Zeroable::zeroed(); (raw / SIZE) as usize];
+    tiles.read_into(key, bytemuck::cast_slice_mut(&mut records))?;
+    tessera_artifacts::check_triangles(&records).map_err(|e| corrupt(e.to_string()))?;
+    let hash = triangles_hash(&records);
+    let (triangles, areas): (Vec<Triangle>, Vec<u8>) =
+        records.iter().map(|t| (t.corners, t.area as u8)).unzip();
+    drop(records);
     let core = frame.tile_core(coord);
     // What one part costs at most: its grid, the tile's triangles, every span its triangles
     // could make. Parts are sized so that two jobs fit the budget with the binning minimum.
@@ -311,7 +318,12 @@ pub(crate) fn read_and_plan(
     Ok(TileJob {
         index: key,
         coord,
-        work: Work::Voxelize { triangles, parts },
+        work: Work::Voxelize {
+            triangles,
+            areas,
+            hash,
+            parts,
+        },
         reservation,
     })
 }
@@ -393,8 +405,8 @@ pub(crate) fn run_job(
     let mut hash = 0;
     // A tile the last bake voxelized from the same triangles: its span field and floors.
     let mut reused: Option<SpansAndFloors> = None;
-    if let Work::Voxelize { triangles, .. } = &job.work {
-        hash = triangles_hash(triangles);
+    if let Work::Voxelize { hash: h, .. } = &job.work {
+        hash = *h;
         if let Some(previous) = previous {
             reused = previous.records(job.index, hash)?;
         }
@@ -420,11 +432,16 @@ pub(crate) fn run_job(
                     .map_err(|e| corrupt(e.to_string()))?,
             )
         }
-        Work::Voxelize { triangles, parts } => {
-            let triangle_bytes = (triangles.len() * std::mem::size_of::<Triangle>()) as u64;
+        Work::Voxelize {
+            triangles,
+            areas,
+            parts,
+            ..
+        } => {
+            let triangle_bytes = (triangles.len() * std::mem::size_of::<TileTriangle>()) as u64;
             let ws = &mut state.workspace;
             if let [part] = parts[..] {
-                let spans = tessera_voxel::voxelize_in(ws, frame, params, part, &triangles);
+                let spans = tessera_voxel::voxelize_in(ws, frame, params, part, &triangles, &areas);
                 let cells = part.grown(frame.band).area() as u64;
                 reservation.grow_to(tessera_voxel::memory::estimate(
                     cells,
@@ -437,12 +454,19 @@ pub(crate) fn run_job(
                 let mut worst = 0;
                 for part in &parts {
                     let rect = part.grown(frame.band);
-                    let subset: Vec<Triangle> = triangles
+                    let (subset, subset_areas): (Vec<Triangle>, Vec<u8>) = triangles
                         .iter()
-                        .filter(|t| tessera_tiler::triangle_reaches(frame, t, &rect))
-                        .copied()
-                        .collect();
-                    let spans = tessera_voxel::voxelize_in(ws, frame, params, *part, &subset);
+                        .zip(&areas)
+                        .filter(|(t, _)| tessera_tiler::triangle_reaches(frame, t, &rect))
+                        .unzip();
+                    let spans = tessera_voxel::voxelize_in(
+                        ws,
+                        frame,
+                        params,
+                        *part,
+                        &subset,
+                        &subset_areas,
+                    );
                     worst = worst.max(tessera_voxel::memory::estimate(
                         rect.area() as u64,
                         triangle_bytes,

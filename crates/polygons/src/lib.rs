@@ -202,6 +202,8 @@ pub struct RegionOutput {
     /// A ground region in surface mode ([`tessera_artifacts::Levels`]): height detail reads
     /// each column's lowest walkable floor.
     pub ground: bool,
+    /// The region's area id (a region never crosses an area border).
+    pub area: u8,
 }
 
 /// Where the regions come from: windows of consecutive regions, in region order, as many

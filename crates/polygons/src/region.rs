@@ -128,6 +128,10 @@ pub(crate) fn polygonize_region(
                 .contours
                 .first()
                 .is_some_and(|c| tessera_artifacts::Levels::is_ground_label(c.level)),
+        area: region
+            .contours
+            .first()
+            .map_or(0, |c| tessera_artifacts::Levels::area_of_label(c.level)),
     })
 }
 

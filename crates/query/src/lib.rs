@@ -44,6 +44,7 @@ mod random;
 mod raycast;
 mod scene;
 mod search;
+mod weighted;
 
 pub use filter::{Costs, Filter, FilterError};
 pub use hier::Planner;
@@ -76,6 +77,8 @@ pub struct Query<'a> {
     borders: hier::Borders,
     /// Ends closer than this in plan are searched flat (see [`Query::find_path_with`]).
     flat_within: f64,
+    /// The baked cost of each area ([`tessera_navmesh::Poly::area_id`]).
+    area_costs: Vec<f32>,
 }
 
 impl<'a> Query<'a> {
@@ -161,6 +164,7 @@ impl<'a> Query<'a> {
             corner_slots,
             borders,
             flat_within,
+            area_costs: mesh.areas.iter().map(|a| a.cost.to_native()).collect(),
         }
     }
 

@@ -67,16 +67,18 @@ pub struct StraightPath {
 
 /// One way out of a polygon: the polygon across, and the segment crossed as seen walking out.
 #[derive(Clone, Copy)]
-struct Way {
-    to: u32,
-    left: V3,
-    right: V3,
+pub(crate) struct Way {
+    pub(crate) to: u32,
+    pub(crate) left: V3,
+    pub(crate) right: V3,
     /// A link rather than a shared edge.
-    link: bool,
+    pub(crate) link: bool,
     /// For an off-mesh link, its entry in the navmesh's table ([`NONE`] otherwise).
-    off_mesh: u32,
+    pub(crate) off_mesh: u32,
     /// For an off-mesh link, its landing point (`left` and `right` are its take-off).
-    land: V3,
+    pub(crate) land: V3,
+    /// For a link, its index into the navmesh's links ([`NONE`] for a shared edge).
+    pub(crate) index: u32,
 }
 
 /// The segments a corridor passes through, in walking order, as (left, right) pairs: the
@@ -91,10 +93,10 @@ struct Gates {
 
 /// Buffers for [`Query::ways_into`].
 #[derive(Default)]
-struct WayScratch {
+pub(crate) struct WayScratch {
     pts: Vec<V3>,
     neis: Vec<u32>,
-    out: Vec<Way>,
+    pub(crate) out: Vec<Way>,
 }
 
 thread_local! {
@@ -115,7 +117,7 @@ impl Query<'_> {
     }
 
     /// [`Query::ways`] into `scratch.out`, reusing its buffers (A* calls it per expansion).
-    fn ways_into(&self, p: u32, scratch: &mut WayScratch) {
+    pub(crate) fn ways_into(&self, p: u32, scratch: &mut WayScratch) {
         let WayScratch { pts, neis, out } = scratch;
         self.poly_points_into(p, pts);
         neis.clear();
@@ -144,11 +146,13 @@ impl Query<'_> {
                     link: false,
                     off_mesh: NONE,
                     land: pts[i],
+                    index: NONE,
                 });
             }
             k += run;
         }
-        for l in self.mesh.poly_links(p) {
+        let first_link = self.mesh.polys[p as usize].link_first.to_native();
+        for (k, l) in self.mesh.poly_links(p).iter().enumerate() {
             let to = l.to.to_native();
             if to != p && (to as usize) < self.mesh.polys.len() {
                 let (a, b) = (l.a.map(|c| c.to_native()), l.b.map(|c| c.to_native()));
@@ -165,6 +169,7 @@ impl Query<'_> {
                     link: true,
                     off_mesh,
                     land: b,
+                    index: first_link + k as u32,
                 });
             }
         }
@@ -205,6 +210,7 @@ impl Query<'_> {
             link: true,
             off_mesh,
             land: b,
+            index: link,
         })
     }
 
@@ -335,18 +341,28 @@ impl Query<'_> {
                 jumps: Vec::new(),
             };
         }
+        let ends = crate::hier::Ends {
+            start_poly,
+            start,
+            end_poly,
+            end,
+        };
+        // Areas that cost other than 1, or are avoided: the search over polygons.
+        if costs.areas(self).iter().any(|&c| c != 1.0) {
+            return self
+                .corridor_over_polygons(ends, costs)
+                .unwrap_or_else(|| Corridor {
+                    polys: vec![start_poly],
+                    found: false,
+                    jumps: Vec::new(),
+                });
+        }
         let planned = planner == Planner::Hierarchical
             && costs.baked()
             && self.plans(start_poly, start, end_poly, end);
         SEARCH.with(|search| {
             let mut search = search.borrow_mut();
             search.costs = costs.clone();
-            let ends = crate::hier::Ends {
-                start_poly,
-                start,
-                end_poly,
-                end,
-            };
             let corridor = planned
                 .then(|| self.find_path_planned(ends, &mut search))
                 .flatten()

@@ -272,7 +272,11 @@ fn seen_from(n: &Node, p: V3) -> Option<(V3, f64)> {
 
 /// A corridor from its polygons gathered end first and the off-mesh links into them, `(k,
 /// link)` with `k` counted from the end.
-fn corridor_from_end(mut polys: Vec<u32>, jumps: Vec<(usize, u32)>, found: bool) -> Corridor {
+pub(crate) fn corridor_from_end(
+    mut polys: Vec<u32>,
+    jumps: Vec<(usize, u32)>,
+    found: bool,
+) -> Corridor {
     polys.reverse();
     let last = polys.len().saturating_sub(1);
     let jumps = jumps
@@ -329,7 +333,7 @@ impl Query<'_> {
     /// buffers `s` (with their scope); `start_poly != end_poly`, both valid, both points
     /// finite. A search that finds no way gives a corridor as [`Query::find_path`] says.
     pub(crate) fn polyanya(&self, ends: Ends, s: &mut Search) -> Corridor {
-        let (start_poly, end_poly) = (ends.start_poly, ends.end_poly);
+        let start_poly = ends.start_poly;
         let (end, run) = self.run_to(ends, s);
         match run {
             Run::Reached(node) => self.trace(s, node, true),
@@ -339,7 +343,7 @@ impl Query<'_> {
             // round). The polygons still join, so a corridor over them stands in, its string
             // pulled as any.
             Run::Exhausted => self
-                .corridor_over_polygons(start_poly, end_poly, &s.costs)
+                .corridor_over_polygons(ends, &s.costs)
                 .unwrap_or_else(|| self.nearest_reached(s, start_poly, end)),
         }
     }
@@ -474,82 +478,6 @@ impl Query<'_> {
                 let q = lerp3(a, b, t);
                 [q[0], q[1], p[2]]
             })
-    }
-
-    /// A corridor from `start_poly` to `end_poly` over portals and links (off-mesh links at
-    /// `costs`), by a search over polygons (the plan distance between their centres); None
-    /// when none joins them.
-    fn corridor_over_polygons(
-        &self,
-        start_poly: u32,
-        end_poly: u32,
-        costs: &Costs,
-    ) -> Option<Corridor> {
-        let centre = |p: u32| {
-            let pts = self.poly_points(p);
-            let k = pts.len().max(1) as f64;
-            let (x, y) = pts.iter().fold((0.0, 0.0), |(x, y), q| {
-                (x + q[0] as f64 / k, y + q[1] as f64 / k)
-            });
-            [x as f32, y as f32, 0.0]
-        };
-        let goal = centre(end_poly);
-        // Per polygon reached: its cost, the polygon before, the off-mesh link taken into it.
-        let mut best: FxHashMap<u32, (f64, u32, u32)> = FxHashMap::default();
-        let mut open = BinaryHeap::new();
-        best.insert(start_poly, (0.0, NONE, NONE));
-        open.push(Open {
-            f: plan_len(centre(start_poly), goal),
-            node: start_poly,
-        });
-        while let Some(Open { node: p, .. }) = open.pop() {
-            if p == end_poly {
-                let (mut polys, mut jumps) = (vec![p], Vec::new());
-                while let Some(&(_, from, link)) = best.get(polys.last().expect("not empty")) {
-                    if from == NONE {
-                        break;
-                    }
-                    if link != NONE {
-                        jumps.push((polys.len() - 1, link));
-                    }
-                    polys.push(from);
-                }
-                return Some(corridor_from_end(polys, jumps, true));
-            }
-            let (g, here) = (best[&p].0, centre(p));
-            let first_link = self.mesh.polys[p as usize].link_first.to_native();
-            let links = self
-                .mesh
-                .poly_links(p)
-                .iter()
-                .enumerate()
-                .filter_map(|(k, l)| {
-                    let off_mesh = l.off_mesh.to_native();
-                    if off_mesh == NONE {
-                        Some((l.to.to_native(), 0.0, NONE))
-                    } else {
-                        let extra = costs.link(off_mesh, l.cost.to_native())?;
-                        Some((l.to.to_native(), f64::from(extra), first_link + k as u32))
-                    }
-                });
-            let portals = self.mesh.poly_neighbours(p).map(|nb| (nb, 0.0, NONE));
-            for (nb, extra, link) in portals.chain(links) {
-                if nb == NONE || nb == p || !self.valid_poly(nb) {
-                    continue;
-                }
-                let there = centre(nb);
-                let g = g + plan_len(here, there) + extra;
-                if best.get(&nb).is_some_and(|&(b, _, _)| b <= g) {
-                    continue;
-                }
-                best.insert(nb, (g, p, link));
-                open.push(Open {
-                    f: g + plan_len(there, goal),
-                    node: nb,
-                });
-            }
-        }
-        None
     }
 
     /// Whether node `id` is still worth expanding: its root not reached more cheaply since,
@@ -960,12 +888,20 @@ mod tests {
         let bytes = tessera_navmesh::aligned(&squares(&[(0, 0), (1, 0), (1, 1), (5, 5)]));
         let mesh = tessera_navmesh::access(&bytes, "test.tsn").unwrap();
         let q = Query::new(mesh);
+        let ends = |end_poly, end| crate::hier::Ends {
+            start_poly: 0,
+            start: [1.0, 1.0, 0.0],
+            end_poly,
+            end,
+        };
         let c = q
-            .corridor_over_polygons(0, 2, &Costs::default())
+            .corridor_over_polygons(ends(2, [3.0, 3.0, 0.0]), &Costs::default())
             .expect("joined");
         assert!(c.found);
         assert_eq!(c.polys, [0, 1, 2]);
-        assert!(q.corridor_over_polygons(0, 3, &Costs::default()).is_none());
+        assert!(q
+            .corridor_over_polygons(ends(3, [11.0, 11.0, 0.0]), &Costs::default())
+            .is_none());
     }
 
     #[test]

@@ -29,6 +29,8 @@ struct Facts {
     /// The hierarchy's clusters, entrances, lengths between entrances, and its tables' bytes
     /// as stored (their records' sizes; the archive adds a few).
     hierarchy: [usize; 4],
+    /// Per area of the mesh's table: its polygons and their plan area [m²].
+    areas: Vec<(u64, f64)>,
 }
 
 fn facts(query: &Query) -> Facts {
@@ -52,7 +54,15 @@ fn facts(query: &Query) -> Facts {
         + std::mem::size_of::<tessera_navmesh::Cluster>() * clusters
         + std::mem::size_of::<tessera_navmesh::Entrance>() * entrances
         + 4 * lengths;
+    let mut areas = vec![(0u64, 0f64); mesh.areas.len()];
+    for p in mesh.polys.iter() {
+        if let Some(a) = areas.get_mut(p.area_id.to_native() as usize) {
+            a.0 += 1;
+            a.1 += f64::from(p.area.to_native());
+        }
+    }
     Facts {
+        areas,
         min: [0, 1, 2].map(|k| a[k].min(b[k])),
         max: [0, 1, 2].map(|k| a[k].max(b[k])),
         components,
@@ -91,6 +101,17 @@ fn json(path: &Path, file: &NavMeshFile, query: &Query, facts: &Facts) -> serde_
                 "to": query.to_scene(l.to.map(|c| c.to_native())),
                 "bidirectional": l.bidirectional,
                 "cost": l.cost.to_native(),
+            }))
+            .collect::<Vec<_>>(),
+        "areas": mesh.areas
+            .iter()
+            .zip(&facts.areas)
+            .map(|(a, &(polygons, area))| serde_json::json!({
+                "name": a.name.as_str(),
+                "cost": a.cost.to_native(),
+                "walkable": a.walkable,
+                "polygons": polygons,
+                "walkable_m2": area,
             }))
             .collect::<Vec<_>>(),
         "notches": stats.notches.to_native(),
@@ -169,6 +190,18 @@ pub fn run(args: Args) -> Result<(), Failure> {
             )
         )?;
         writeln!(out, "  walkable area    {area:.1} m^2")?;
+        if mesh.areas.len() > 1 {
+            let list: Vec<String> = mesh
+                .areas
+                .iter()
+                .zip(&facts.areas)
+                .map(|(a, &(_, m2))| {
+                    let walk = if a.walkable { "" } else { ", not walkable" };
+                    format!("{} {m2:.1} m^2 (cost {}{walk})", a.name, a.cost)
+                })
+                .collect();
+            writeln!(out, "  areas            {}", list.join("; "))?;
+        }
         let largest = components.first().map_or(0.0, |c| c.2);
         writeln!(
             out,

@@ -57,11 +57,12 @@ pub struct Args {
     /// hierarchy of clusters first and searching the clusters planned (the default).
     #[arg(long)]
     flat: bool,
-    /// Off-mesh links named NAME cost VALUE (metres added to their length) instead of their
-    /// baked cost; repeatable. Any filter searches flat (the hierarchy holds baked costs).
+    /// The area named NAME costs VALUE (a factor on the length walked through it, > 0), or
+    /// the off-mesh links named NAME cost VALUE (metres added to their length), instead of
+    /// the baked cost; repeatable. Any filter searches flat (the hierarchy holds baked costs).
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_cost)]
     cost: Vec<(String, f32)>,
-    /// Never take the off-mesh links named NAME; repeatable.
+    /// Never enter the area, or take the off-mesh links, named NAME; repeatable.
     #[arg(long, value_name = "NAME")]
     avoid: Vec<String>,
 }

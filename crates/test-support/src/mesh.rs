@@ -8,6 +8,8 @@ use std::path::Path;
 pub struct MeshBuilder {
     pub positions: Vec<[f64; 3]>,
     pub triangles: Vec<[u32; 3]>,
+    /// OBJ statements (`g road`, `usemtl Water`...) and the triangle they come before.
+    pub statements: Vec<(usize, String)>,
 }
 
 impl MeshBuilder {
@@ -17,6 +19,13 @@ impl MeshBuilder {
         self.positions.extend_from_slice(&p);
         self.triangles.push([b, b + 1, b + 2]);
         self.triangles.push([b, b + 2, b + 3]);
+    }
+
+    /// An OBJ statement (`g road`, `usemtl Water`, `o bridge`) before the next triangles:
+    /// what names them, for `[[areas]]`.
+    pub fn statement(&mut self, line: &str) {
+        self.statements
+            .push((self.triangles.len(), line.to_string()));
     }
 
     /// Adds a horizontal rectangle at height `z`, facing up.
@@ -39,7 +48,11 @@ impl MeshBuilder {
         for p in &self.positions {
             writeln!(s, "v {} {} {}", p[0], p[1], p[2]).unwrap();
         }
-        for t in &self.triangles {
+        let mut said = self.statements.iter().peekable();
+        for (i, t) in self.triangles.iter().enumerate() {
+            while let Some((_, line)) = said.next_if(|(at, _)| *at <= i) {
+                writeln!(s, "{line}").unwrap();
+            }
             writeln!(s, "f {} {} {}", t[0] + 1, t[1] + 1, t[2] + 1).unwrap();
         }
         s

@@ -39,6 +39,7 @@ pub fn span_fields(min_gap: u32, max_spans: usize) -> impl Strategy<Value = Span
                         zmin,
                         zmax: zmin + len,
                         walkable,
+                        area: 0,
                     });
                     z = zmin + len;
                 }

@@ -14,7 +14,7 @@
 //! Pure: no I/O, no threads. Depends on geom and artifacts only.
 
 use rustc_hash::FxHashMap;
-use tessera_artifacts::{CellRect, GridFrame, TileCoord, Triangle};
+use tessera_artifacts::{CellRect, GridFrame, TileCoord, TileTriangle, Triangle};
 use tessera_geom::triangle_overlaps_rect;
 
 /// Slack added around a tile's rectangle in the overlap test [cells]. Taking a triangle that
@@ -160,16 +160,17 @@ impl Binner {
             slot_of: FxHashMap::default(),
             last: (u32::MAX, 0),
             buffered: 0,
-            limit: limit.max(std::mem::size_of::<Triangle>()),
+            limit: limit.max(std::mem::size_of::<TileTriangle>()),
             scratch: Vec::new(),
             placements: 0,
         }
     }
 
-    /// Adds one triangle to the tiles it reaches; spills when over the bound.
+    /// Adds one triangle of area `area` to the tiles it reaches; spills when over the bound.
     pub fn add<E>(
         &mut self,
         tri: &Triangle,
+        area: u8,
         spill: &mut impl FnMut(Spill) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut tiles = std::mem::take(&mut self.scratch);
@@ -177,16 +178,18 @@ impl Binner {
         tiles_of_triangle(&self.frame, tri, |t| {
             tiles.push(self.frame.tile_index(t) as u32)
         });
-        let added = self.add_to(tri, &tiles, spill);
+        let added = self.add_to(tri, area, &tiles, spill);
         self.scratch = tiles;
         added
     }
 
-    /// Adds `triangles`, whose tiles `placements` holds (from [`Placements::of`] on the same
-    /// triangles and grid), exactly as [`Binner::add`] would one by one.
+    /// Adds `triangles` of areas `areas`, whose tiles `placements` holds (from
+    /// [`Placements::of`] on the same triangles and grid), exactly as [`Binner::add`] would one
+    /// by one.
     pub fn add_placed<E>(
         &mut self,
         triangles: &[Triangle],
+        areas: &[u8],
         placements: &Placements,
         spill: &mut impl FnMut(Spill) -> Result<(), E>,
     ) -> Result<(), E> {
@@ -195,14 +198,15 @@ impl Binner {
             placements.len(),
             "placements of other triangles"
         );
+        assert_eq!(triangles.len(), areas.len(), "an area per triangle");
         let mut at = 0;
-        for (tri, &count) in triangles.iter().zip(&placements.counts) {
+        for ((tri, &area), &count) in triangles.iter().zip(areas).zip(&placements.counts) {
             if count == NOT_LISTED {
-                self.add(tri, spill)?;
+                self.add(tri, area, spill)?;
             } else {
                 let tiles = &placements.tiles[at..at + count as usize];
                 at += count as usize;
-                self.add_to(tri, tiles, spill)?;
+                self.add_to(tri, area, tiles, spill)?;
             }
         }
         Ok(())
@@ -212,10 +216,15 @@ impl Binner {
     fn add_to<E>(
         &mut self,
         tri: &Triangle,
+        area: u8,
         tiles: &[u32],
         spill: &mut impl FnMut(Spill) -> Result<(), E>,
     ) -> Result<(), E> {
-        let bytes = tessera_artifacts::triangles_as_bytes(std::slice::from_ref(tri));
+        let record = TileTriangle {
+            corners: *tri,
+            area: area as u32,
+        };
+        let bytes = tessera_artifacts::triangles_as_bytes(std::slice::from_ref(&record));
         for &t in tiles {
             let slot = if t == self.last.0 {
                 self.last.1
@@ -317,7 +326,7 @@ mod tests {
     #[test]
     fn spilling_keeps_scene_order_per_tile() {
         let f = frame();
-        let mut binner = Binner::new(&f, 36 * 4);
+        let mut binner = Binner::new(&f, 40 * 4);
         let mut chunks: Vec<(u32, Vec<u8>)> = Vec::new();
         let mut spill = |out: Spill| -> Result<(), ()> {
             chunks.extend(out);
@@ -333,8 +342,8 @@ mod tests {
                 ]
             })
             .collect();
-        for t in &tris {
-            binner.add(t, &mut spill).unwrap();
+        for (i, t) in tris.iter().enumerate() {
+            binner.add(t, i as u8 % 3, &mut spill).unwrap();
         }
         binner.finish(&mut spill).unwrap();
         for tile in 0..f.tile_count() as u32 {
@@ -345,10 +354,13 @@ mod tests {
                 .collect();
             let got = tessera_artifacts::triangles_from_bytes(&bytes).unwrap();
             let mut expected = Vec::new();
-            for t in &tris {
+            for (i, t) in tris.iter().enumerate() {
                 tiles_of_triangle(&f, t, |c| {
                     if f.tile_index(c) == tile as usize {
-                        expected.push(*t)
+                        expected.push(TileTriangle {
+                            corners: *t,
+                            area: i as u32 % 3,
+                        })
                     }
                 });
             }
@@ -372,7 +384,8 @@ mod tests {
                 [[x, y, 0.0], [x + s, y, 1.0], [x, y + s, 2.0]]
             })
             .collect();
-        for limit in [36, 36 * 10, 36 * 1000] {
+        let areas: Vec<u8> = (0..tris.len()).map(|i| (i % 7) as u8).collect();
+        for limit in [40, 40 * 10, 40 * 1000] {
             let run = |runs: usize| {
                 let mut chunks: Vec<(u32, Vec<u8>)> = Vec::new();
                 let mut spill = |out: Spill| -> Result<(), ()> {
@@ -382,13 +395,13 @@ mod tests {
                 };
                 let mut binner = Binner::new(&f, limit);
                 if runs == 0 {
-                    for t in &tris {
-                        binner.add(t, &mut spill).unwrap();
+                    for (t, &a) in tris.iter().zip(&areas) {
+                        binner.add(t, a, &mut spill).unwrap();
                     }
                 } else {
-                    for part in tris.chunks(runs) {
+                    for (part, a) in tris.chunks(runs).zip(areas.chunks(runs)) {
                         let p = Placements::of(&f, part);
-                        binner.add_placed(part, &p, &mut spill).unwrap();
+                        binner.add_placed(part, a, &p, &mut spill).unwrap();
                     }
                 }
                 let placements = binner.finish(&mut spill).unwrap();

@@ -16,6 +16,7 @@ const state = (window.__tessera = {
   paths: 0,           // answers of /api/path shown
   lastPath: null,
   error: null,
+  hiddenAreas: 0,     // bit `id`: the area's polygons are hidden and paths avoid it
 });
 
 const $ = (id) => document.getElementById(id);
@@ -170,7 +171,8 @@ async function load(record, lod) {
   inFlight++;
   state.requests++;
   try {
-    const res = await fetch(`/api/chunk?cx=${record.cx}&cy=${record.cy}&lod=${lod}`);
+    const hide = state.hiddenAreas ? `&hide=${state.hiddenAreas}` : '';
+    const res = await fetch(`/api/chunk?cx=${record.cx}&cy=${record.cy}&lod=${lod}${hide}`);
     if (!res.ok) throw new Error(`chunk ${record.key}: HTTP ${res.status}`);
     showChunk(record, decodeChunk(await res.arrayBuffer()));
     if (record.first) {
@@ -275,7 +277,11 @@ async function requestPath(a, b) {
   const info = $('path-info');
   info.textContent = 'finding a path...';
   try {
-    const res = await fetch(`/api/path?from=${from.join(',')}&to=${to.join(',')}`);
+    const avoid = (meta.areas || [])
+      .filter((_, id) => state.hiddenAreas & (1 << id))
+      .map((a) => encodeURIComponent(a.name));
+    const also = avoid.length ? `&avoid=${avoid.join(',')}` : '';
+    const res = await fetch(`/api/path?from=${from.join(',')}&to=${to.join(',')}${also}`);
     const answer = await res.json();
     if (!res.ok) throw new Error(answer.error || `HTTP ${res.status}`);
     let shown = 0;
@@ -354,6 +360,7 @@ function toggles() {
   bind('show-links', (on) => { groups.links.visible = on; });
   bind('show-tiles', (on) => { groups.tiles.visible = on; });
   bind('show-scene', (on) => { groups.scene.visible = on; });
+  areaToggles();
   if (!meta.tile_edge) {
     $('show-tiles').disabled = true;
     $('tiles-label').className = 'off';
@@ -364,6 +371,31 @@ function toggles() {
     $('scene-label').className = 'off';
     $('scene-label').title = 'start with --scene SCENE for an overlay';
   }
+}
+
+// One box per walkable area when the mesh has more than `default`: unticked, the area's
+// polygons are reloaded without it and paths keep out of it.
+function areaToggles() {
+  const areas = meta.areas || [];
+  if (areas.length < 2) return;
+  const row = $('areas');
+  areas.forEach((a, id) => {
+    if (!a.walkable || id >= 31) return;
+    const label = document.createElement('label');
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.checked = true;
+    box.id = `area-${id}`;
+    label.append(box, ` ${a.name}`);
+    label.title = `cost ${a.cost}`;
+    row.append(label);
+    box.addEventListener('change', () => {
+      state.hiddenAreas = box.checked ? state.hiddenAreas & ~(1 << id) : state.hiddenAreas | (1 << id);
+      for (const r of chunks.values()) r.lod = -1;
+      needsRender = true;
+      schedule();
+    });
+  });
 }
 
 // ---- Start ----

@@ -14,13 +14,19 @@
 //! * `/api/meta`: JSON: counts, frame (origin, up axis, cell size, agent), internal bounds,
 //!   the chunk grid (edge and every non-empty chunk with its polygon count and bounds), the
 //!   tile edge (or null when the file does not record it), the overlay's size.
-//! * `/api/chunk?cx=I&cy=J&lod=L`: one plan chunk's geometry, binary ([`chunks`]): level 0 is
-//!   every polygon, 1 and 2 are coarser (vertex clustering). The page loads coarse chunks
-//!   first and refines the ones near the camera, so a 2 km world stays interactive.
+//! * `/api/chunk?cx=I&cy=J&lod=L[&hide=MASK]`: one plan chunk's geometry, binary
+//!   ([`chunks`]): level 0 is every polygon, 1 and 2 are coarser (vertex clustering); the
+//!   polygons of the areas whose bit `MASK` sets (bit `id` of the navmesh's area table) are
+//!   left out. The page loads coarse chunks first and refines the ones near the camera, so a
+//!   2 km world stays interactive.
 //! * `/api/scene`: the source scene overlay, binary ([`overlay`]), 404 without `--scene`.
-//! * `/api/path?from=X,Y,Z&to=X,Y,Z` (points read by [`tessera_geom::parse_point`]): the
-//!   [`tessera_query::PathAnswer`] of [`tessera_query::Query::path`] as JSON, points in the
-//!   scene's own coordinates, exactly what `tessera path --json` prints.
+//! * `/api/path?from=X,Y,Z&to=X,Y,Z[&avoid=NAME,...]` (points read by
+//!   [`tessera_geom::parse_point`]): the [`tessera_query::PathAnswer`] of
+//!   [`tessera_query::Query::path_costed`] as JSON (the areas and links named never entered),
+//!   points in the scene's own coordinates, exactly what `tessera path --json` prints.
+//!
+//! The page lists the navmesh's areas (`/api/meta`'s `areas`) when it has more than
+//! `default`: unticking one hides its polygons and keeps paths out of it.
 //!
 //! The page draws in the navmesh's internal frame (Z up, rebased on the frame's origin) and
 //! converts clicked points to scene coordinates itself (origin and up axis from `/api/meta`).
@@ -216,6 +222,11 @@ fn meta_json(file: &NavMeshFile, layout: &Layout, overlay: Option<&Overlay>) -> 
         "portals": stats.portals.to_native(),
         "links": stats.links.to_native(),
         "walkable_area_m2": stats.walkable_area.to_native(),
+        "areas": mesh.areas.iter().map(|a| json!({
+            "name": a.name.as_str(),
+            "cost": a.cost.to_native(),
+            "walkable": a.walkable,
+        })).collect::<Vec<_>>(),
         "origin": frame.origin,
         "up": frame.up_axis().to_string(),
         "cell_size": shortest_decimal(frame.cell_size),
@@ -377,7 +388,27 @@ impl State<'_> {
             .layout
             .chunk(cx, cy)
             .ok_or_else(|| Reply::error(404, format!("no polygon in chunk {cx},{cy}")))?;
-        let g = chunks::chunk_geometry(self.mesh, &chunk.polys, self.layout.edge, lod);
+        let hide: u64 = match params.get("hide") {
+            Some(_) => params.number("hide")?,
+            None => 0,
+        };
+        let shown: Vec<u32>;
+        let polys = if hide == 0 {
+            &chunk.polys
+        } else {
+            let hidden = |p: u32| {
+                let id = self.mesh.polys[p as usize].area_id.to_native();
+                id < 64 && hide & (1 << id) != 0
+            };
+            shown = chunk
+                .polys
+                .iter()
+                .copied()
+                .filter(|&p| !hidden(p))
+                .collect();
+            &shown
+        };
+        let g = chunks::chunk_geometry(self.mesh, polys, self.layout.edge, lod);
         Ok(Reply::ok(
             "application/octet-stream",
             chunks::encode_chunk(&g, lod),
@@ -387,7 +418,19 @@ impl State<'_> {
     fn path(&self, params: &Params) -> Result<Reply<'static>, Reply<'static>> {
         let from = params.point("from")?;
         let to = params.point("to")?;
-        let answer = self.query.path(from, to);
+        let mut filter = tessera_query::Filter::default();
+        for name in params.get("avoid").unwrap_or("").split(',') {
+            if !name.is_empty() {
+                filter = filter.avoid(name);
+            }
+        }
+        let costs = self
+            .query
+            .costs(&filter)
+            .map_err(|e| Reply::error(400, e.to_string()))?;
+        let answer = self
+            .query
+            .path_costed(from, to, tessera_query::Planner::Hierarchical, &costs);
         let body = serde_json::to_vec(&answer)
             .map_err(|e| Reply::error(500, format!("cannot encode the answer: {e}")))?;
         Ok(Reply::ok("application/json", body))

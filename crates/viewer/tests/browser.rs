@@ -304,6 +304,23 @@ fn chromium_clicks_two_points_and_sees_the_path() {
         if tiles { 1 } else { 0 },
         "{after}"
     );
+
+    // The area `step` unticked: the chunks come again without its polygons, and paths keep
+    // out of it (the page sends `avoid`).
+    let drawn = dt.eval("window.__tessera.triangles").as_u64().unwrap();
+    dt.eval("document.getElementById('area-1').click()");
+    assert_eq!(dt.eval("window.__tessera.hiddenAreas"), 2);
+    dt.wait_for(
+        &format!("window.__tessera.idle && window.__tessera.triangles < {drawn}"),
+        30,
+        "the chunks reload without the step",
+    );
+    dt.eval("document.getElementById('area-1').click()");
+    dt.wait_for(
+        &format!("window.__tessera.idle && window.__tessera.triangles === {drawn}"),
+        30,
+        "the step comes back",
+    );
     dt.eval("new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))");
 
     // Screenshot for CI: the rendered navmesh, overlay and path.

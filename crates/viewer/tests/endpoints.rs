@@ -287,6 +287,77 @@ fn chunks_hold_every_polygon_once_at_every_level() {
 }
 
 #[test]
+fn areas_are_listed_hidden_from_chunks_and_avoided_by_paths() {
+    let b = baked();
+    let server = serve(&b.navmesh, None, 0).unwrap();
+    let meta = get(server.addr(), "/api/meta").json();
+    assert_eq!(
+        meta["areas"],
+        serde_json::json!([
+            {"name": "default", "cost": 1.0, "walkable": true},
+            {"name": "step", "cost": 1.0, "walkable": true},
+        ])
+    );
+    let file = NavMeshFile::open(&b.navmesh).unwrap();
+    let mesh = file.mesh();
+    let on_step = |p: &tessera_navmesh::ArchivedPoly| p.area_id.to_native() == 1;
+    let step_triangles: usize = mesh
+        .polys
+        .iter()
+        .filter(|p| on_step(p))
+        .map(|p| p.count.to_native() as usize - 2)
+        .sum();
+    assert!(step_triangles > 0);
+    // Hiding area 1 (bit 1) leaves out exactly the step's polygons.
+    let triangles = |hide: u64| -> usize {
+        meta["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let target = format!("/api/chunk?cx={}&cy={}&lod=0&hide={hide}", c[0], c[1]);
+                let r = get(server.addr(), &target);
+                assert_eq!(r.status, 200, "{target}");
+                decode(&r.body).triangles.len()
+            })
+            .sum()
+    };
+    assert_eq!(triangles(0), triangles(2) + step_triangles);
+    // A path across the step (which costs as the floor does) goes round it when the step is
+    // avoided.
+    let ask = |extra: &str| {
+        let r = get(
+            server.addr(),
+            &format!("/api/path?from=24,16,0&to=34,16,0{extra}"),
+        );
+        (r.status, r.json())
+    };
+    let (status, over) = ask("");
+    assert_eq!(status, 200);
+    assert_eq!(over["found"], true, "{over}");
+    let (status, round) = ask("&avoid=step");
+    assert_eq!(status, 200);
+    assert_eq!(round["found"], true, "{round}");
+    let (a, c) = (
+        over["length"].as_f64().unwrap(),
+        round["length"].as_f64().unwrap(),
+    );
+    assert!(c > a + 1.0, "{a} {c}");
+    // Along the step's rim at most: no segment's middle strictly over it.
+    let over_step = |answer: &serde_json::Value| {
+        let w = answer["waypoints"].as_array().unwrap();
+        w.windows(2).any(|s| {
+            let mid = |k: usize| (s[0][k].as_f64().unwrap() + s[1][k].as_f64().unwrap()) / 2.0;
+            (26.01..31.99).contains(&mid(0)) && (14.01..17.99).contains(&mid(1))
+        })
+    };
+    assert!(over_step(&over) && !over_step(&round), "{over} {round}");
+    let (status, bad) = ask("&avoid=lava");
+    assert_eq!(status, 400);
+    assert!(bad["error"].as_str().unwrap().contains("lava"), "{bad}");
+}
+
+#[test]
 fn the_scene_overlay_is_the_source_scene_in_the_internal_frame() {
     let b = baked();
     let server = serve(&b.navmesh, None, 0).unwrap();

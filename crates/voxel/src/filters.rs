@@ -716,6 +716,7 @@ mod tests {
                         zmin: 0,
                         zmax: 4 + ground,
                         walkable: flags % 16 != 0,
+                        area: 0,
                     });
                     if let Some((gap, len)) = upper {
                         let zmin = 4 + ground + 1 + gap;
@@ -723,6 +724,7 @@ mod tests {
                             zmin,
                             zmax: zmin + len,
                             walkable: flags % 8 != 1,
+                            area: 0,
                         });
                     }
                     f.column_start.push(f.spans.len() as u32);

@@ -73,15 +73,16 @@ pub struct VoxelizedTile {
     pub rasterized_spans: u64,
 }
 
-/// Voxelizes one tile: rasterize the triangles over the tile grown by its band, filter, and
-/// return the core plus a ring of [`RING`] cells.
+/// Voxelizes one tile: rasterize the triangles (`areas`: the area id of each) over the tile
+/// grown by its band, filter, and return the core plus a ring of [`RING`] cells.
 pub fn voxelize_tile(
     frame: &GridFrame,
     params: &VoxelParams,
     tile: TileCoord,
     triangles: &[Triangle],
+    areas: &[u8],
 ) -> VoxelizedTile {
-    voxelize_part(frame, params, frame.tile_core(tile), triangles)
+    voxelize_part(frame, params, frame.tile_core(tile), triangles, areas)
 }
 
 /// Voxelizes any rectangle of cells `core` (a tile or a part of one) the same way. By tiling
@@ -91,9 +92,10 @@ pub fn voxelize_part(
     params: &VoxelParams,
     core: CellRect,
     triangles: &[Triangle],
+    areas: &[u8],
 ) -> VoxelizedTile {
     let mut ws = Workspace::default();
-    let rasterized_spans = voxelize_in(&mut ws, frame, params, core, triangles);
+    let rasterized_spans = voxelize_in(&mut ws, frame, params, core, triangles, areas);
     VoxelizedTile {
         rasterized_spans,
         field: std::mem::replace(&mut ws.output, empty_field()),
@@ -149,6 +151,7 @@ pub fn voxelize_in(
     params: &VoxelParams,
     core: CellRect,
     triangles: &[Triangle],
+    areas: &[u8],
 ) -> u64 {
     let rect = core.grown(frame.band);
     rasterize::rasterize_into(
@@ -158,7 +161,7 @@ pub fn voxelize_in(
         params,
         rect,
         core,
-        triangles,
+        (triangles, areas),
     );
     filters::filter_all_in(&mut ws.erode, &mut ws.field, params);
     ws.field.crop_into(&mut ws.output, core.grown(RING), core);

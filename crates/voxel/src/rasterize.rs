@@ -6,12 +6,22 @@ use tessera_geom::{ceil_i64, floor_i64};
 
 const NONE: u32 = u32::MAX;
 
+/// What the surface deciding a span's top says: whether it is walkable (by its slope) and
+/// its area. Ordered walkable first, then by area id: where two tops are within the climb,
+/// the greater decides (walkable if either is; of two alike, the higher area id, so a
+/// `[[areas]]` surface over a `default` one it touches wins).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Top {
+    pub walkable: bool,
+    pub area: u8,
+}
+
 /// A span in the linked columns built during rasterization.
 #[derive(Clone, Copy)]
 struct Node {
     zmin: u32,
     zmax: u32,
-    walkable: bool,
+    top: Top,
     next: u32,
 }
 
@@ -28,18 +38,23 @@ struct Columns {
     cells: usize,
     free: u32,
     merge_threshold: u32,
+    /// Areas that are not walkable (bit `id`): their spans never are.
+    blocked: u64,
 }
 
 impl Columns {
     /// Columns over `cells` cells, in the buffer given (cleared first).
-    fn new(mut pool: Vec<Node>, cells: usize, merge_threshold: u32) -> Columns {
+    fn new(mut pool: Vec<Node>, cells: usize, merge_threshold: u32, blocked: u64) -> Columns {
         pool.clear();
         pool.resize(
             cells,
             Node {
                 zmin: EMPTY,
                 zmax: 0,
-                walkable: false,
+                top: Top {
+                    walkable: false,
+                    area: 0,
+                },
                 next: NONE,
             },
         );
@@ -48,6 +63,7 @@ impl Columns {
             cells,
             free: NONE,
             merge_threshold,
+            blocked,
         }
     }
 
@@ -69,14 +85,14 @@ impl Columns {
     }
 
     /// Adds `[zmin, zmax]` to column `col`, merging every span it overlaps or touches. The
-    /// merged span is walkable as the higher of the two tops was; when the tops are within the
-    /// climb threshold, walkable if either was.
+    /// merged span's top is the higher of the two tops'; when the tops are within the climb
+    /// threshold, the greater [`Top`].
     #[inline]
-    fn add(&mut self, col: usize, zmin: u32, zmax: u32, walkable: bool) {
+    fn add(&mut self, col: usize, zmin: u32, zmax: u32, top: Top) {
         let mut s = Node {
             zmin,
             zmax,
-            walkable,
+            top,
             next: NONE,
         };
         let head = self.pool[col];
@@ -105,9 +121,9 @@ impl Columns {
             if c.zmin > s.zmax {
                 break;
             }
-            (s.zmin, s.zmax, s.walkable) = merged(
-                (s.zmin, s.zmax, s.walkable),
-                (c.zmin, c.zmax, c.walkable),
+            (s.zmin, s.zmax, s.top) = merged(
+                (s.zmin, s.zmax, s.top),
+                (c.zmin, c.zmax, c.top),
                 self.merge_threshold,
             );
             if slot == NONE {
@@ -130,7 +146,8 @@ impl Columns {
         }
     }
 
-    /// Packs the columns into `field` (its buffers reused), bottom-up within each column.
+    /// Packs the columns into `field` (its buffers reused), bottom-up within each column; a
+    /// span of a blocked area is not walkable.
     fn pack_into(&self, field: &mut SpanField, rect: CellRect, core: CellRect) {
         field.rect = rect;
         field.core = core;
@@ -150,7 +167,8 @@ impl Columns {
                 field.spans.push(Span {
                     zmin: n.zmin,
                     zmax: n.zmax,
-                    walkable: n.walkable,
+                    walkable: n.top.walkable && self.blocked & (1 << n.top.area) == 0,
+                    area: n.top.area,
                 });
                 cur = n.next;
             }
@@ -159,19 +177,18 @@ impl Columns {
     }
 }
 
-/// Span `s` (floor, top, walkable) grown over span `c`, which it overlaps or touches: walkable
-/// as the higher of the two tops was; when the tops are within `threshold`, walkable if
-/// either was.
+/// Span `s` (floor, top, its [`Top`]) grown over span `c`, which it overlaps or touches: the
+/// higher top's [`Top`]; when the tops are within `threshold`, the greater of the two.
 #[inline]
-fn merged(s: (u32, u32, bool), c: (u32, u32, bool), threshold: u32) -> (u32, u32, bool) {
-    let walkable = if c.1.abs_diff(s.1) <= threshold {
-        s.2 || c.2
+fn merged(s: (u32, u32, Top), c: (u32, u32, Top), threshold: u32) -> (u32, u32, Top) {
+    let top = if c.1.abs_diff(s.1) <= threshold {
+        s.2.max(c.2)
     } else if c.1 > s.1 {
         c.2
     } else {
         s.2
     };
-    (s.0.min(c.0), s.1.max(c.1), walkable)
+    (s.0.min(c.0), s.1.max(c.1), top)
 }
 
 /// A vertex in global cell units: x, y in cells, z in voxels.
@@ -333,6 +350,7 @@ pub fn rasterize(
     rect: CellRect,
     core: CellRect,
     triangles: &[Triangle],
+    areas: &[u8],
 ) -> SpanField {
     let mut field = SpanField::empty(CellRect::default(), CellRect::default());
     rasterize_into(
@@ -342,13 +360,12 @@ pub fn rasterize(
         params,
         rect,
         core,
-        triangles,
+        (triangles, areas),
     );
     field
 }
 
 /// [`rasterize`] into `field` (its buffers reused), with the working buffers of `scratch`.
-#[allow(clippy::too_many_arguments)]
 pub fn rasterize_into(
     scratch: &mut Scratch,
     field: &mut SpanField,
@@ -356,7 +373,7 @@ pub fn rasterize_into(
     params: &VoxelParams,
     rect: CellRect,
     core: CellRect,
-    triangles: &[Triangle],
+    triangles: (&[Triangle], &[u8]),
 ) {
     rasterize_with(scratch, field, frame, params, rect, core, triangles, true);
 }
@@ -383,13 +400,15 @@ fn rasterize_with(
     params: &VoxelParams,
     rect: CellRect,
     core: CellRect,
-    triangles: &[Triangle],
+    (triangles, areas): (&[Triangle], &[u8]),
     fast_paths: bool,
 ) {
+    assert_eq!(triangles.len(), areas.len(), "an area per triangle");
     let mut cols = Columns::new(
         std::mem::take(&mut scratch.pool),
         rect.area(),
         params.walkable_climb,
+        params.blocked_areas,
     );
     let inv_cs = 1.0 / frame.cell_size;
     let inv_ch = 1.0 / frame.cell_height;
@@ -397,7 +416,7 @@ fn rasterize_with(
     let mut clipped = Poly::triangle(&[[0.0; 3]; 3]);
     let mut row_poly = clipped;
     let mut poly3 = clipped;
-    for tri in triangles {
+    for (tri, &area) in triangles.iter().zip(areas) {
         // Slope test in metres (cells are not cubes).
         let w: [[f64; 3]; 3] = tri.map(|v| [v[0] as f64, v[1] as f64, v[2] as f64]);
         let e0 = [w[1][0] - w[0][0], w[1][1] - w[0][1], w[1][2] - w[0][2]];
@@ -410,7 +429,10 @@ fn rasterize_with(
         let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
         // Counter-clockwise seen from above faces up, as in Recast: the top of a one-sided
         // ceiling is not a floor.
-        let walkable = len > 0.0 && n[2] / len > params.walkable_slope_cos;
+        let top = Top {
+            walkable: len > 0.0 && n[2] / len > params.walkable_slope_cos,
+            area,
+        };
 
         let p: [P; 3] = w.map(|v| [v[0] * inv_cs, v[1] * inv_cs, v[2] * inv_ch]);
         let xmin = p[0][0].min(p[1][0]).min(p[2][0]);
@@ -470,15 +492,7 @@ fn rasterize_with(
             }
             match shape {
                 Shape::Level(zmin, zmax) => {
-                    level_row(
-                        &mut cols,
-                        rect,
-                        row as i32,
-                        poly.corners(),
-                        zmin,
-                        zmax,
-                        walkable,
-                    );
+                    level_row(&mut cols, rect, row as i32, poly.corners(), zmin, zmax, top);
                     continue;
                 }
                 Shape::Wall(x) => {
@@ -488,20 +502,13 @@ fn rasterize_with(
                     }
                     if let Some((zmin, zmax)) = voxels(range) {
                         let col = (row - rect.y0 as i64) as usize * rect.width as usize + x;
-                        cols.add(col, zmin, zmax, walkable);
+                        cols.add(col, zmin, zmax, top);
                     }
                     continue;
                 }
                 Shape::General => {}
             }
-            rasterize_row(
-                &mut cols,
-                scratch,
-                rect,
-                row as i32,
-                poly.corners(),
-                walkable,
-            );
+            rasterize_row(&mut cols, scratch, rect, row as i32, poly.corners(), top);
         }
     }
     cols.pack_into(field, rect, core);
@@ -535,14 +542,14 @@ fn level_row(
     poly: &[P],
     zmin: u32,
     zmax: u32,
-    walkable: bool,
+    top: Top,
 ) {
     let Some((c0, c1)) = row_cells(rect, poly) else {
         return;
     };
     let base = rect.index(c0 as i32, row);
     for col in base..=base + (c1 - c0) as usize {
-        cols.add(col, zmin, zmax, walkable);
+        cols.add(col, zmin, zmax, top);
     }
 }
 
@@ -554,7 +561,7 @@ fn rasterize_row(
     rect: CellRect,
     row: i32,
     poly: &[P],
-    walkable: bool,
+    top: Top,
 ) {
     let Some((c0, c1)) = row_cells(rect, poly) else {
         return;
@@ -606,7 +613,7 @@ fn rasterize_row(
     for (k, (&cell, sides)) in cell_range.iter().zip(lines.windows(2)).enumerate() {
         // An empty range: the polygon only grazes this cell's extent.
         if let Some((zmin, zmax)) = voxels(Range::union3(cell, sides[0], sides[1])) {
-            cols.add(base + k, zmin, zmax, walkable);
+            cols.add(base + k, zmin, zmax, top);
         }
     }
 }
@@ -666,9 +673,10 @@ mod tests {
                 })
                 .collect();
             let rect = CellRect { x0: 3, y0: -1, width: 30, height: 25 };
+            let areas: Vec<u8> = (0..triangles.len()).map(|i| (i % 3) as u8).collect();
             let run = |fast_paths| {
                 let mut field = SpanField::empty(CellRect::default(), CellRect::default());
-                rasterize_with(&mut Scratch::default(), &mut field, &frame, &params, rect, rect, &triangles, fast_paths);
+                rasterize_with(&mut Scratch::default(), &mut field, &frame, &params, rect, rect, (&triangles, &areas), fast_paths);
                 field
             };
             let (fast, general) = (run(true), run(false));
@@ -697,15 +705,19 @@ mod tests {
         assert_eq!(voxel_floor(f64::NAN), 0);
     }
 
+    fn top(walkable: bool, area: u8) -> Top {
+        Top { walkable, area }
+    }
+
     #[test]
     fn merging_spans() {
-        let mut c = Columns::new(Vec::new(), 1, 1);
-        c.add(0, 10, 12, false);
-        c.add(0, 0, 3, true);
-        c.add(0, 20, 25, true);
+        let mut c = Columns::new(Vec::new(), 1, 1, 0);
+        c.add(0, 10, 12, top(false, 2));
+        c.add(0, 0, 3, top(true, 0));
+        c.add(0, 20, 25, top(true, 1));
         // Bridges the first two (touching at 3 and overlapping at 10): top 12, from the
         // unwalkable span whose top is higher by more than the threshold.
-        c.add(0, 3, 10, true);
+        c.add(0, 3, 10, top(true, 0));
         let mut f = SpanField::empty(CellRect::default(), CellRect::default());
         c.pack_into(
             &mut f,
@@ -728,20 +740,44 @@ mod tests {
                 Span {
                     zmin: 0,
                     zmax: 12,
-                    walkable: false
+                    walkable: false,
+                    area: 2
                 },
                 Span {
                     zmin: 20,
                     zmax: 25,
-                    walkable: true
+                    walkable: true,
+                    area: 1
                 }
             ]
         );
-        // Tops within the threshold: walkable if either is.
-        let mut c = Columns::new(Vec::new(), 1, 2);
-        c.add(0, 0, 10, false);
-        c.add(0, 5, 11, true);
-        assert!(c.pool[0].walkable);
+        // Tops within the threshold: walkable if either is, the walkable one's area.
+        let mut c = Columns::new(Vec::new(), 1, 2, 0);
+        c.add(0, 0, 10, top(false, 3));
+        c.add(0, 5, 11, top(true, 1));
+        assert_eq!(c.pool[0].top, top(true, 1));
+        // Both walkable: the higher area id; a blocked area's span is packed unwalkable.
+        let mut c = Columns::new(Vec::new(), 1, 2, 1 << 4);
+        c.add(0, 0, 10, top(true, 4));
+        c.add(0, 5, 11, top(true, 0));
+        assert_eq!(c.pool[0].top, top(true, 4));
+        let one = CellRect {
+            x0: 0,
+            y0: 0,
+            width: 1,
+            height: 1,
+        };
+        let mut f = SpanField::empty(one, one);
+        c.pack_into(&mut f, one, one);
+        assert_eq!(
+            f.spans,
+            vec![Span {
+                zmin: 0,
+                zmax: 11,
+                walkable: false,
+                area: 4
+            }]
+        );
     }
 
     /// The columns against a plain sorted list per column (the same rule for two spans that
@@ -757,27 +793,31 @@ mod tests {
             (state % n as u64) as u32
         };
         for round in 0..200 {
-            let mut columns = Columns::new(Vec::new(), cells, 2);
+            let mut columns = Columns::new(Vec::new(), cells, 2, 0);
             let mut lists: Vec<Vec<Span>> = vec![Vec::new(); cells];
             for _ in 0..(round % 40) {
                 let (col, zmin) = (next(cells as u32) as usize, next(60));
-                let (zmax, walkable) = (zmin + 1 + next(6), next(2) == 1);
-                columns.add(col, zmin, zmax, walkable);
+                let zmax = zmin + 1 + next(6);
+                let t = top(next(2) == 1, next(3) as u8);
+                columns.add(col, zmin, zmax, t);
                 let list = &mut lists[col];
                 let mut s = Span {
                     zmin,
                     zmax,
-                    walkable,
+                    walkable: t.walkable,
+                    area: t.area,
                 };
                 list.retain(|c| {
                     if c.zmax < s.zmin || c.zmin > s.zmax {
                         return true;
                     }
-                    (s.zmin, s.zmax, s.walkable) = merged(
-                        (s.zmin, s.zmax, s.walkable),
-                        (c.zmin, c.zmax, c.walkable),
+                    let merged_top;
+                    (s.zmin, s.zmax, merged_top) = merged(
+                        (s.zmin, s.zmax, top(s.walkable, s.area)),
+                        (c.zmin, c.zmax, top(c.walkable, c.area)),
                         2,
                     );
+                    (s.walkable, s.area) = (merged_top.walkable, merged_top.area);
                     false
                 });
                 list.push(s);

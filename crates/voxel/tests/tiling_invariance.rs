@@ -138,16 +138,20 @@ proptest! {
         let tris = build(&pieces);
         let frame = frame_for(&tris, &p, SINGLE_TILE);
         let tile = tessera_artifacts::TileCoord { x: 0, y: 0 };
-        let whole = tessera_voxel::voxelize_tile(&frame, &p, tile, &tris).field;
+        let areas: Vec<u8> = (0..tris.len()).map(|i| (i % 3) as u8).collect();
+        let whole = tessera_voxel::voxelize_tile(&frame, &p, tile, &tris, &areas).field;
         let parts = tessera_voxel::split_parts(frame.tile_core(tile), 0, min_side, &mut |_| 1);
         prop_assert!(parts.len() > 1);
         let outputs: Vec<_> = parts
             .iter()
             .map(|part| {
                 let rect = part.grown(frame.band);
-                let subset: Vec<Triangle> =
-                    tris.iter().filter(|t| tessera_tiler::triangle_reaches(&frame, t, &rect)).copied().collect();
-                tessera_voxel::voxelize_part(&frame, &p, *part, &subset).field
+                let (subset, subset_areas): (Vec<Triangle>, Vec<u8>) = tris
+                    .iter()
+                    .zip(&areas)
+                    .filter(|(t, _)| tessera_tiler::triangle_reaches(&frame, t, &rect))
+                    .unzip();
+                tessera_voxel::voxelize_part(&frame, &p, *part, &subset, &subset_areas).field
             })
             .collect();
         let assembled = tessera_voxel::assemble(frame.tile_core(tile), &outputs);

@@ -37,6 +37,13 @@ impl Bytes {
         )))
     }
 
+    /// A mesh in memory, encoded.
+    pub fn of(mesh: &tessera_navmesh::NavMesh) -> Bytes {
+        Bytes(Box::new(tessera_navmesh::aligned(
+            &tessera_navmesh::encode(mesh),
+        )))
+    }
+
     pub fn mesh(&self) -> &ArchivedNavMesh {
         tessera_navmesh::access(&self.0, "test.tsn").expect("the mesh reads back")
     }

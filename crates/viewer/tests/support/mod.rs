@@ -16,13 +16,12 @@ pub const WORLD_QUADS: usize = 1 + 5 + 5 + 6 * 5;
 
 /// A 40 x 30 m floor with a 2 m high wall across most of it (x 18..22, y 0..22), so that a
 /// path from the west side to the east side goes round the wall's northern end (the wall's
-/// top is an unreachable island), a 0.4 m step (x 26..32, y 14..18) and six 1 m pillars.
-/// Z up, as OBJ text.
+/// top is an unreachable island), six 1 m pillars and a 0.4 m step (x 26..32, y 14..18), in
+/// a group `step` (the bake's area `step`). Z up, as OBJ text.
 pub fn world_obj() -> String {
     let mut m = MeshBuilder::default();
     m.floor(0.0, 0.0, 40.0, 30.0, 0.0);
     m.block(18.0, 0.0, 22.0, 22.0, 2.0);
-    m.block(26.0, 14.0, 32.0, 18.0, 0.4);
     for (x, y) in [
         (5.0, 12.0),
         (11.0, 12.0),
@@ -33,6 +32,8 @@ pub fn world_obj() -> String {
     ] {
         m.block(x, y, x + 1.0, y + 1.0, 2.0);
     }
+    m.statement("g step");
+    m.block(26.0, 14.0, 32.0, 18.0, 0.4);
     m.obj()
 }
 
@@ -58,6 +59,12 @@ pub fn baked() -> &'static Baked {
         config.voxel.cell_size = 0.2;
         config.voxel.cell_height = 0.1;
         config.voxel.tile_size = 64.into();
+        config.areas = vec![tessera_config::AreaSettings {
+            patterns: vec!["step".into()],
+            name: "step".into(),
+            walkable: true,
+            cost: 1.0,
+        }];
         let out = root.join("bake");
         tessera_pipeline::bake(tessera_pipeline::BakeRequest {
             scene: tessera_pipeline::SceneInput::File {

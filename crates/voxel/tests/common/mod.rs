@@ -80,14 +80,19 @@ pub fn voxelize_world(
     tile_size: u32,
 ) -> BTreeMap<(i32, i32), Vec<Span>> {
     let frame = frame_for(triangles, p, tile_size);
-    let mut per_tile: Vec<Vec<Triangle>> = vec![Vec::new(); frame.tile_count()];
-    for t in triangles {
-        tessera_tiler::tiles_of_triangle(&frame, t, |c| per_tile[frame.tile_index(c)].push(*t));
+    // Areas vary with the triangle (0, 1, 2 in turn), so that tiling invariance covers them.
+    let mut per_tile: Vec<(Vec<Triangle>, Vec<u8>)> = vec![Default::default(); frame.tile_count()];
+    for (i, t) in triangles.iter().enumerate() {
+        tessera_tiler::tiles_of_triangle(&frame, t, |c| {
+            let tile = &mut per_tile[frame.tile_index(c)];
+            tile.0.push(*t);
+            tile.1.push((i % 3) as u8);
+        });
     }
     let mut out = BTreeMap::new();
     for t in frame.tile_coords() {
-        let field =
-            tessera_voxel::voxelize_tile(&frame, p, t, &per_tile[frame.tile_index(t)]).field;
+        let (tris, areas) = &per_tile[frame.tile_index(t)];
+        let field = tessera_voxel::voxelize_tile(&frame, p, t, tris, areas).field;
         field.validate().unwrap();
         assert_eq!(field.rect, frame.tile_core(t).grown(tessera_voxel::RING));
         let core = frame.tile_core(t);
