@@ -119,10 +119,17 @@ def test_a_filter_naming_no_link_of_the_mesh_is_refused(mesh):
     plain = mesh.path(a, b)
     same = mesh.path(a, b, cost={}, avoid=[])
     assert same["length"] == plain["length"] and same["link_names"] == plain["link_names"]
-    with pytest.raises(ValueError, match="no off-mesh link named `rope`"):
+    with pytest.raises(ValueError, match="no area or off-mesh link named `rope`.*default"):
         mesh.path(a, b, avoid=["rope"])
     with pytest.raises(ValueError, match="rope"):
         mesh.path(a, b, cost={"rope": 2.0})
+    # Its one area, `default`, may be priced (the search over polygons, a path as long or a
+    # little longer) or avoided (no way out of the start polygon).
+    priced = mesh.path(a, b, cost={"default": 2.0})
+    assert priced["found"] and plain["length"] <= priced["length"] <= 1.2 * plain["length"]
+    assert not mesh.path(a, b, avoid=["default"])["found"]
+    with pytest.raises(ValueError, match="default"):
+        mesh.path(a, b, cost={"default": 0.0})
 
 
 def test_nearest_height_and_raycast(mesh):

@@ -5,7 +5,7 @@ use crate::{invalid, ArtifactError, TileCoord};
 
 /// A span named by its global cell and its floor height: unique, since a column's spans are
 /// disjoint. Ordered by (y, x, zmax).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SpanKey {
     pub y: i32,
     pub x: i32,

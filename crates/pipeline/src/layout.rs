@@ -143,6 +143,15 @@ impl BakeLayout {
     pub fn previous(&self) -> PathBuf {
         self.work().join("previous")
     }
+    /// Every region's polygons as the last polygon stage made them, for the next one to reuse
+    /// ([`crate::region_reuse`]).
+    pub fn region_polygons(&self) -> PathBuf {
+        self.work().join("region-polygons.pack")
+    }
+    /// [`BakeLayout::region_polygons`] of the last stage while the next one runs.
+    pub fn previous_polygons(&self) -> PathBuf {
+        self.work().join("previous-polygons.pack")
+    }
     /// The polygon stage's scratch folder, removed when the navmesh is written and at the
     /// start of a polygon stage.
     pub fn polygon_scratch(&self) -> PathBuf {

@@ -36,6 +36,7 @@ mod polygon_inputs;
 mod polygon_parts;
 mod polygons;
 mod progress;
+mod region_reuse;
 mod summary;
 mod tile_work;
 mod voxelize;

@@ -21,12 +21,20 @@ pub(crate) const PART_KIND: &[u8; 8] = b"TSPOLYPT";
 
 const ARTIFACT: &str = "polygon part";
 
-/// A region's polygons as the assembler takes them: its notches, area, vertices,
-/// height-detail points and polygons.
-fn encode(out: &RegionOutput) -> Vec<u8> {
+/// A region's polygons as the assembler takes them, with what the stage counts: its id,
+/// notches, area, contour vertices before and after simplification, whether the partition fell
+/// back, its key ([`tessera_polygons::Reuse`]), vertices, height-detail points and polygons.
+pub(crate) fn encode(out: &RegionOutput) -> Vec<u8> {
     let mut w = Writer::default();
+    w.u64(out.key);
+    w.i32(out.id.y);
+    w.i32(out.id.x);
+    w.u32(out.id.zmax);
     w.u64(out.notches);
     w.u8(out.area);
+    w.u64(out.contour_vertices);
+    w.u64(out.simplified_vertices);
+    w.u8(u8::from(out.fell_back));
     w.u64(out.verts.len() as u64);
     for v in &out.verts {
         v.iter().for_each(|&c| w.i32(c));
@@ -48,12 +56,20 @@ fn encode(out: &RegionOutput) -> Vec<u8> {
     w.bytes
 }
 
-/// [`encode`] read back into a [`RegionOutput`] (the counts the assembler does not take are
-/// left at zero).
-fn decode(bytes: &[u8]) -> Result<RegionOutput, ArtifactError> {
+/// [`encode`] read back into a [`RegionOutput`].
+pub(crate) fn decode(bytes: &[u8]) -> Result<RegionOutput, ArtifactError> {
     let r = &mut Reader::new(bytes, ARTIFACT);
+    let key = r.u64()?;
+    let id = tessera_artifacts::SpanKey {
+        y: r.i32()?,
+        x: r.i32()?,
+        zmax: r.u32()?,
+    };
     let notches = r.u64()?;
     let area = r.u8()?;
+    let contour_vertices = r.u64()?;
+    let simplified_vertices = r.u64()?;
+    let fell_back = r.u8()? != 0;
     let n = r.count(12)?;
     let verts = (0..n)
         .map(|_| Ok([r.i32()?, r.i32()?, r.i32()?]))
@@ -98,6 +114,11 @@ fn decode(bytes: &[u8]) -> Result<RegionOutput, ArtifactError> {
         polys,
         notches,
         area,
+        id,
+        key,
+        contour_vertices,
+        simplified_vertices,
+        fell_back,
         ..RegionOutput::default()
     })
 }
@@ -179,6 +200,15 @@ mod tests {
             ],
             notches: 2,
             area: 5,
+            id: tessera_artifacts::SpanKey {
+                y: -3,
+                x: 7,
+                zmax: 11,
+            },
+            contour_vertices: 40,
+            simplified_vertices: 12,
+            fell_back: true,
+            key: 0x1234_5678_9abc,
             ..RegionOutput::default()
         }
     }
@@ -203,8 +233,8 @@ mod tests {
         .unwrap();
         let key = |o: &RegionOutput| {
             (
-                o.notches,
-                o.area,
+                (o.notches, o.area, o.id, o.contour_vertices),
+                (o.simplified_vertices, o.fell_back, o.key),
                 o.verts.clone(),
                 o.detail.clone(),
                 o.polys.clone(),

@@ -35,6 +35,7 @@ use tessera_store::StoreError;
 use crate::keys::{SceneIdentity, StageKey};
 use crate::polygon_inputs::{JournalRegions, RegionPart, SpanHeights};
 use crate::polygon_parts::{read_part, PartWriter};
+use crate::region_reuse::{Kept, KeptWriter};
 use crate::{BakeError, BakeLayout, Progress};
 
 const STAGE: &str = "polygons";
@@ -47,6 +48,14 @@ pub(crate) fn key(
     polygons: &PolygonParams,
     agent: &AgentSettings,
 ) -> u64 {
+    StageKey::new(STAGE)
+        .reads("scene", scene)
+        .reads("settings", &settings_key(voxel, polygons, agent))
+        .finish()
+}
+
+/// What the navmesh depends on besides the scene: the format and the settings.
+fn settings_key(voxel: &VoxelParams, polygons: &PolygonParams, agent: &AgentSettings) -> u64 {
     let untiled = VoxelParams {
         tile_size: 0,
         tile_even: false,
@@ -55,7 +64,6 @@ pub(crate) fn key(
     };
     StageKey::new(STAGE)
         .reads("navmesh format", &tessera_navmesh::VERSION)
-        .reads("scene", scene)
         .reads("regions", &untiled)
         .reads("polygons", polygons)
         .reads("agent", agent)
@@ -149,6 +157,10 @@ pub(crate) struct Polygons {
     /// Their plan area [m²].
     pub area_removed: f64,
     pub reused: bool,
+    /// Regions polygonized by this stage, and taken from the last polygon stage instead
+    /// (none polygonized when the navmesh was reused whole).
+    pub regions_rebaked: u64,
+    pub regions_reused: u64,
     pub seconds: f64,
 }
 
@@ -187,14 +199,18 @@ pub(crate) fn run(
     let mut out = match existing {
         Some(file) => Polygons::of(file.mesh(), file.len() as u64),
         None => {
-            let made = build(input, key, budget, threads, layout, progress)?;
+            let (made, stats) = build(input, key, budget, threads, layout, progress)?;
             // Read back by streaming (no map, so the file's pages never count as the bake's
             // memory): the header and checksum must be what was meant to be written.
             tessera_navmesh::check_file(&navmesh_path).map_err(|e| BakeError::Corrupt {
                 path: navmesh_path.clone(),
                 message: e.to_string(),
             })?;
-            Polygons::made(&made)
+            Polygons {
+                regions_rebaked: stats.regions - stats.reused_regions,
+                regions_reused: stats.reused_regions,
+                ..Polygons::made(&made)
+            }
         }
     };
     out.seconds = started.elapsed().as_secs_f64();
@@ -217,6 +233,8 @@ impl Polygons {
             islands_removed: mesh.stats.islands_removed.to_native(),
             area_removed: mesh.stats.area_removed.to_native(),
             reused: true,
+            regions_rebaked: 0,
+            regions_reused: mesh.stats.regions.to_native() as u64,
             seconds: 0.0,
         }
     }
@@ -236,6 +254,8 @@ impl Polygons {
             islands_removed: made.stats.islands_removed,
             area_removed: made.stats.area_removed,
             reused: false,
+            regions_rebaked: 0,
+            regions_reused: 0,
             seconds: 0.0,
         }
     }
@@ -291,7 +311,7 @@ fn build(
     threads: usize,
     layout: &BakeLayout,
     progress: &Progress,
-) -> Result<Assembled, BakeError> {
+) -> Result<(Assembled, tessera_polygons::PolygonStats), BakeError> {
     let (frame, params) = (input.frame, input.params);
     let regions_path = layout.regions_pack();
     let scratch = layout.polygon_scratch();
@@ -381,6 +401,12 @@ fn build(
             .collect(),
     );
     let stream = stream_params(params, frame);
+    // Each region's polygons as the last stage made them, taken again where the region's
+    // input is unchanged (an incremental rebake), and this stage's kept for the next.
+    let kept_blob =
+        crate::region_reuse::blob(frame, settings_key(input.voxel, params, input.agent));
+    let kept = Kept::open(layout, frame, &kept_blob, stream.detail.is_on())?;
+    let mut keep = KeptWriter::create(layout, &kept_blob)?;
     // The heightfield for height detail: each tile's walkable floors, from the floor journal
     // a budgeted few tiles at a time.
     let heights = floor_heights(layout, frame, params, work / 4)?;
@@ -390,20 +416,23 @@ fn build(
     let mut done = 0u64;
     let mut sink_failure = None;
     let mut share_failure = None;
-    let mut add = |out: tessera_polygons::RegionOutput| -> Result<(), BuildError> {
+    let mut add = |out: tessera_polygons::RegionOutput| -> Result<(), BakeError> {
+        keep.add(&out)?;
         asm.add_outline(out.notches, out.polys.len() as u64);
-        asm.add_region(&out.verts, &out.detail, &out.polys, out.area)?;
+        asm.add_region(&out.verts, &out.detail, &out.polys, out.area)
+            .map_err(assembly_error(&scratch))?;
         done += 1;
         Ok(())
     };
     let streamed = pool.install(|| {
         let height: Option<&tessera_polygons::detail::HeightAt> =
             heights.is_some().then_some(&height_at);
-        tessera_polygons::polygonize_stream_shared(
+        tessera_polygons::polygonize_stream_reusing(
             &mut source,
             stream,
             height,
             &mut |round, asked| shared_asks(share, round, asked, &mut share_failure),
+            Some(&kept),
             &mut |out| {
                 add(out).map_err(|e| {
                     let message = e.to_string();
@@ -420,15 +449,13 @@ fn build(
         return Err(BakeError::Interrupted);
     }
     if let Some(e) = sink_failure {
-        return Err(assembly_error(&scratch)(e));
+        return Err(e);
     }
     // The other processes' regions follow this one's, process by process.
     if let (Some(share), Ok(_)) = (share, &streamed) {
         for p in 1..share.processes() {
             let regions = share.wait_part(p)?;
-            read_part(&layout.polygon_part(p), regions, &mut |out| {
-                add(out).map_err(assembly_error(&scratch))
-            })?;
+            read_part(&layout.polygon_part(p), regions, &mut add)?;
             if interrupted() {
                 return Err(BakeError::Interrupted);
             }
@@ -437,7 +464,7 @@ fn build(
     if let Some(e) = source.take_failure() {
         return Err(BakeError::Io(StoreError::io(&layout.contours_spill(), e)));
     }
-    streamed.map_err(|source| BakeError::Polygons {
+    let stats = streamed.map_err(|source| BakeError::Polygons {
         path: regions_path.clone(),
         source,
     })?;
@@ -508,7 +535,9 @@ fn build(
             listed.join(", ")
         )));
     }
+    keep.finish()?;
     file.commit()?;
+    Kept::remove(layout);
     progress.stage_done(STAGE, done);
     for &i in &assembled.unplaced_seeds {
         progress.warn(&format!(
@@ -517,7 +546,7 @@ fn build(
         ));
     }
     let _ = std::fs::remove_dir_all(&scratch);
-    Ok(assembled)
+    Ok((assembled, stats))
 }
 
 /// The walkable floors height detail reads (None: no height detail), through a cache of
@@ -609,13 +638,16 @@ pub(crate) fn polygonize_part(
     };
     let part_path = layout.polygon_part(peer.process);
     let mut part = PartWriter::create(&part_path)?;
+    // Each region's key goes with its polygons, for process 0 to keep them under it.
+    let stream = stream_params(peer.params, &frame);
+    let keys = Kept::keys_only(layout, &frame, stream.detail.is_on())?;
     let (mut share_failure, mut sink_failure) = (None, None);
     let streamed = pool.install(|| {
         let height: Option<&tessera_polygons::detail::HeightAt> =
             heights.is_some().then_some(&height_at);
-        tessera_polygons::polygonize_stream_shared(
+        tessera_polygons::polygonize_stream_reusing(
             &mut source,
-            stream_params(peer.params, &frame),
+            stream,
             height,
             &mut |round, asked| {
                 share(round, asked).map_err(|e| {
@@ -624,6 +656,7 @@ pub(crate) fn polygonize_part(
                     PolygonError::Source(message)
                 })
             },
+            Some(&keys),
             &mut |out| {
                 part.add(&out).map_err(|e| {
                     let message = e.to_string();

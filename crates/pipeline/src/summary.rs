@@ -77,6 +77,11 @@ pub struct BakeSummary {
     pub tiles_reused: u64,
     /// Tiles voxelized by this run (neither resumed nor reused).
     pub tiles_rebaked: u64,
+    /// Regions polygonized by this run, and regions whose polygons it took from the last
+    /// polygon stage in this folder (their contours, the simplification points restored on
+    /// them and, with height detail, the tiles under them unchanged).
+    pub regions_rebaked: u64,
+    pub regions_reused: u64,
     pub spans: u64,
     pub walkable_spans: u64,
     /// Merged regions (flat: 8-connected spans of one floor height), across tile borders.
@@ -211,6 +216,8 @@ impl BakeSummary {
             resumed_tiles: vox.resumed_tiles,
             tiles_reused: vox.reused_tiles,
             tiles_rebaked: vox.tiles_with_geometry - vox.resumed_tiles - vox.reused_tiles,
+            regions_rebaked: poly.regions_rebaked,
+            regions_reused: poly.regions_reused,
             spans: vox.spans,
             walkable_spans: vox.walkable_spans,
             regions: merged.regions,

@@ -45,7 +45,10 @@ use tessera_artifacts::{
 pub use anavmg::anavmg;
 pub use hertel_mehlhorn::hertel_mehlhorn;
 pub use partition::RegionPolygons;
-pub use stream::{merge_asked, polygonize, polygonize_stream, polygonize_stream_shared, Asked};
+pub use stream::{
+    merge_asked, polygonize, polygonize_stream, polygonize_stream_reusing,
+    polygonize_stream_shared, Asked,
+};
 pub use triangulate::{triangulate, TriangulationError};
 
 /// The convex partition to use.
@@ -71,6 +74,8 @@ pub struct RegionContours {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PolygonStats {
     pub regions: u64,
+    /// Regions whose polygons were taken from an earlier run ([`Reuse`]).
+    pub reused_regions: u64,
     pub polygons: u64,
     pub triangles: u64,
     /// Reflex vertices of the simplified contours (seed 002's notches).
@@ -190,6 +195,8 @@ pub struct PolygonParams {
 /// polygons over them (local indices; `region` is 0), and what was counted.
 #[derive(Clone, Debug, Default)]
 pub struct RegionOutput {
+    /// The region's id.
+    pub id: SpanKey,
     pub verts: Vec<[i32; 3]>,
     /// Points added for height detail (plan in cells, height in voxels); polygon triangles name
     /// them with the [`DETAIL`] bit.
@@ -204,6 +211,24 @@ pub struct RegionOutput {
     pub ground: bool,
     /// The region's area id (a region never crosses an area border).
     pub area: u8,
+    /// With a [`Reuse`]: the key its polygons were made (or kept) under ([`Reuse::key`]); 0
+    /// otherwise.
+    pub key: u64,
+    /// Taken from an earlier run ([`Reuse::kept`]) instead of made.
+    pub reused: bool,
+}
+
+/// Where polygonization may take a region's polygons from an earlier run instead of making
+/// them again (an incremental rebake): a region's polygons depend on its contours, the
+/// simplification points restored on them (together the region's `input`, a hash the stream
+/// computes) and, with height detail, the heightfield under it, which the caller knows.
+pub trait Reuse: Sync {
+    /// The key of `region`'s polygons: its `input` and whatever else they depend on.
+    fn key(&self, region: &RegionContours, input: u64) -> u64;
+
+    /// The polygons (height detail done) an earlier run made for region `id` under `key`,
+    /// when it kept them.
+    fn kept(&self, id: SpanKey, key: u64) -> Option<RegionOutput>;
 }
 
 /// Where the regions come from: windows of consecutive regions, in region order, as many

@@ -132,6 +132,9 @@ pub(crate) fn polygonize_region(
             .contours
             .first()
             .map_or(0, |c| tessera_artifacts::Levels::area_of_label(c.level)),
+        key: 0,
+        reused: false,
+        id: region.id,
     })
 }
 

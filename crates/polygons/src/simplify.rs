@@ -61,6 +61,41 @@ pub(crate) struct Section {
 /// by all regions: a border simplified in one region is simplified the same in the other.
 pub type Restored = HashMap<u128, Vec<u32>>;
 
+/// A hash of what a region's polygons are made from besides the settings and the heightfield:
+/// its id, its contours (points, heights, neighbours, level) and the points `restored` on its
+/// sections.
+pub(crate) fn input_hash(region: &RegionContours, restored: &Restored) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let id = region.id;
+    for v in [
+        id.y as u32,
+        id.x as u32,
+        id.zmax,
+        region.contours.len() as u32,
+    ] {
+        h.update(&v.to_le_bytes());
+    }
+    for c in &region.contours {
+        h.update(&c.level.to_le_bytes());
+        h.update(&(c.points.len() as u64).to_le_bytes());
+        for (k, p) in c.points.iter().enumerate() {
+            for v in [p.0 as u32, p.1 as u32, c.heights[k], c.neighbours[k]] {
+                h.update(&v.to_le_bytes());
+            }
+        }
+    }
+    let (sections, _) = sections_of(region);
+    for s in &sections {
+        h.update(&s.name.to_le_bytes());
+        let points = restored.get(&s.name).map_or(&[][..], |v| v.as_slice());
+        h.update(&(points.len() as u64).to_le_bytes());
+        for k in points {
+            h.update(&k.to_le_bytes());
+        }
+    }
+    h.digest()
+}
+
 /// Cuts one region's contours into sections (a section used twice by the region is stored
 /// once).
 pub(crate) fn sections_of(region: &RegionContours) -> (Vec<Section>, Vec<ContourSections>) {

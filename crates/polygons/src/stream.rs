@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use crate::region::polygonize_region;
 use crate::{
     detail, simplify, MeshInput, PolygonError, PolygonParams, PolygonStats, RegionContours,
-    RegionOutput, RegionSource,
+    RegionOutput, RegionSource, Reuse,
 };
 
 /// The points a round of simplification asked back: `(section name, point index)`, sorted,
@@ -50,6 +50,22 @@ pub fn polygonize_stream_shared(
     params: PolygonParams,
     height: Option<&detail::HeightAt>,
     share: &mut dyn FnMut(u32, Asked) -> Result<Asked, PolygonError>,
+    sink: &mut dyn FnMut(RegionOutput) -> Result<(), PolygonError>,
+) -> Result<PolygonStats, PolygonError> {
+    polygonize_stream_reusing(source, params, height, share, None, sink)
+}
+
+/// [`polygonize_stream_shared`] taking, through `reuse`, each region's polygons from an
+/// earlier run when they were made under the same key ([`Reuse`]): every round of
+/// simplification still runs over every region (the points restored on a region's sections
+/// may come from its neighbours), then a region kept under its key is handed on as kept, its
+/// height detail included, and the others are polygonized. Each output carries its key.
+pub fn polygonize_stream_reusing(
+    source: &mut dyn RegionSource,
+    params: PolygonParams,
+    height: Option<&detail::HeightAt>,
+    share: &mut dyn FnMut(u32, Asked) -> Result<Asked, PolygonError>,
+    reuse: Option<&dyn Reuse>,
     sink: &mut dyn FnMut(RegionOutput) -> Result<(), PolygonError>,
 ) -> Result<PolygonStats, PolygonError> {
     // Rounds of simplify-and-check until no region asks for a point back. A region whose
@@ -126,6 +142,7 @@ pub fn polygonize_stream_shared(
             stats.simplified_vertices += out.simplified_vertices;
             stats.partition_fallbacks += u64::from(out.fell_back);
             stats.detail_points += out.detail.len() as u64;
+            stats.reused_regions += u64::from(out.reused);
             sink(out)?;
         }
         Ok(())
@@ -141,7 +158,19 @@ pub fn polygonize_stream_shared(
                     window,
                     |region| {
                         check()?;
-                        polygonize_region(region, params, restored)
+                        let Some(reuse) = reuse else {
+                            return polygonize_region(region, params, restored);
+                        };
+                        let key = reuse.key(region, simplify::input_hash(region, restored));
+                        if let Some(kept) = reuse.kept(region.id, key) {
+                            return Ok(RegionOutput {
+                                key,
+                                reused: true,
+                                ..kept
+                            });
+                        }
+                        let out = polygonize_region(region, params, restored)?;
+                        Ok(RegionOutput { key, ..out })
                     },
                     height.map(|h| (&params.detail, h)),
                 ));
@@ -205,12 +234,15 @@ pub(crate) fn polygons_of_window(
         let Some((params, height)) = detail.filter(|_| !failed()) else {
             return Vec::new();
         };
+        // Kept regions come with their detail.
         let (index, mut outs): (Vec<usize>, Vec<RegionOutput>) = which
             .into_iter()
-            .filter_map(|i| match slot(i).take_if(|r| r.is_ok()) {
-                Some(Ok(out)) => Some((i, out)),
-                _ => None,
-            })
+            .filter_map(
+                |i| match slot(i).take_if(|r| r.as_ref().is_ok_and(|o| !o.reused)) {
+                    Some(Ok(out)) => Some((i, out)),
+                    _ => None,
+                },
+            )
             .unzip();
         detail::add_detail(&mut outs, params, height);
         for (&i, out) in index.iter().zip(outs) {

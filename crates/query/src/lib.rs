@@ -13,7 +13,7 @@
 //!   ([`Query::landing`]), and [`Query::centre_line`] is the corridor's centre line;
 //! * [`Query::raycast`]: walks a straight plan segment over the mesh until it leaves it;
 //! * [`Query::random_point`]: area-weighted uniform points, from a seeded [`Rng`];
-//! * [`Query::costs`]: a [`Filter`] (off-mesh links' costs by name, names to avoid) resolved
+//! * [`Query::costs`]: a [`Filter`] (areas' and off-mesh links' costs by name, names to avoid) resolved
 //!   for the searches that take one ([`Query::find_path_costed`], [`Query::path_costed`]);
 //! * [`Query::path`]: all of the above in the scene's own coordinates, as a [`PathAnswer`];
 //!   [`Query::route`] adds the corridor, and the `scene` module answers the other queries in

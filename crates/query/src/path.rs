@@ -314,9 +314,12 @@ impl Query<'_> {
         self.find_path_costed(start_poly, start, end_poly, end, planner, &Costs::default())
     }
 
-    /// [`Query::find_path_with`] at the off-mesh links' `costs` (a filter resolved by
-    /// [`Query::costs`]): an avoided link is never taken. Costs other than the baked ones
-    /// search flat whatever `planner` says (the hierarchy's lengths hold the baked costs).
+    /// [`Query::find_path_with`] at `costs` (a filter resolved by [`Query::costs`]): an
+    /// avoided area is never entered and an avoided link never taken. Link costs other than
+    /// the baked ones search flat whatever `planner` says (the hierarchy's lengths hold the
+    /// baked costs); areas that cost other than 1 (baked or filtered), or an avoided area,
+    /// take the search over polygons (the `weighted` module), whose corridor's string is
+    /// pulled as any.
     pub fn find_path_costed(
         &self,
         start_poly: u32,
@@ -349,13 +352,7 @@ impl Query<'_> {
         };
         // Areas that cost other than 1, or are avoided: the search over polygons.
         if costs.areas(self).iter().any(|&c| c != 1.0) {
-            return self
-                .corridor_over_polygons(ends, costs)
-                .unwrap_or_else(|| Corridor {
-                    polys: vec![start_poly],
-                    found: false,
-                    jumps: Vec::new(),
-                });
+            return self.weighted_corridor(ends, costs);
         }
         let planned = planner == Planner::Hierarchical
             && costs.baked()
@@ -618,7 +615,7 @@ impl Query<'_> {
         self.route_costed(from_scene, to_scene, planner, &Costs::default())
     }
 
-    /// [`Query::path_with`] at the off-mesh links' `costs` (see [`Query::find_path_costed`]).
+    /// [`Query::path_with`] at `costs` (see [`Query::find_path_costed`]).
     pub fn path_costed(
         &self,
         from_scene: [f64; 3],
@@ -630,7 +627,7 @@ impl Query<'_> {
             .answer
     }
 
-    /// [`Query::route_with`] at the off-mesh links' `costs`.
+    /// [`Query::route_with`] at `costs`.
     pub fn route_costed(
         &self,
         from_scene: [f64; 3],

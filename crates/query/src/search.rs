@@ -146,7 +146,7 @@ pub(crate) struct Search {
     /// A length no way searched for is longer than: nodes whose `f` passes it are dropped
     /// (a scoped search given the length of a way known within its scope).
     pub(crate) bound: Option<f64>,
-    /// The off-mesh links' costs (a query's filter; the baked ones by default).
+    /// The areas' and off-mesh links' costs (a query's filter; the baked ones by default).
     pub(crate) costs: Costs,
 }
 

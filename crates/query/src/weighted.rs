@@ -37,11 +37,43 @@ struct Reached {
     link: u32,
 }
 
+/// The polygons a search reached, and whether it reached the end.
+type Searched = (FxHashMap<u32, Reached>, bool);
+
 impl Query<'_> {
     /// A corridor from `ends.start_poly` to `ends.end_poly` over portals and links at `costs`
     /// (areas and off-mesh links; see the module documentation); None when none joins them
-    /// (avoided areas and links count as absent).
+    /// (avoided areas and links count as absent; a walk may start in an avoided area, and
+    /// leaves it at its plain length).
     pub(crate) fn corridor_over_polygons(&self, ends: Ends, costs: &Costs) -> Option<Corridor> {
+        let (best, found) = self.search_polygons(ends, costs);
+        found.then(|| trace(&best, ends.end_poly, true))
+    }
+
+    /// [`Query::corridor_over_polygons`] as [`Query::find_path`] answers: when the end is not
+    /// reached, the corridor to the polygon reached whose closest point comes nearest the end
+    /// (the first in id order on a tie), `found` false.
+    pub(crate) fn weighted_corridor(&self, ends: Ends, costs: &Costs) -> Corridor {
+        let (best, found) = self.search_polygons(ends, costs);
+        if found {
+            return trace(&best, ends.end_poly, true);
+        }
+        let distance = |p: u32| {
+            self.closest_point(p, ends.end)
+                .map_or(f64::INFINITY, |c| crate::geom::dist3(c, ends.end))
+        };
+        let mut reached: Vec<u32> = best.keys().copied().collect();
+        reached.sort_unstable();
+        let nearest = reached
+            .into_iter()
+            .map(|p| (distance(p), p))
+            .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+            .map_or(ends.start_poly, |(_, p)| p);
+        trace(&best, nearest, false)
+    }
+
+    /// The search of the module documentation: every polygon reached, and whether the end was.
+    fn search_polygons(&self, ends: Ends, costs: &Costs) -> Searched {
         let areas = costs.areas(self);
         let area_cost = |p: u32| {
             let id = self.mesh.polys[p as usize].area_id.to_native() as usize;
@@ -79,24 +111,18 @@ impl Query<'_> {
         let mut scratch = WayScratch::default();
         while let Some(Open { f, node: p }) = open.pop() {
             if p == end_poly {
-                let (mut polys, mut jumps) = (vec![p], Vec::new());
-                while let Some(r) = best.get(polys.last().expect("not empty")) {
-                    if r.from == NONE {
-                        break;
-                    }
-                    if r.link != NONE {
-                        jumps.push((polys.len() - 1, r.link));
-                    }
-                    polys.push(r.from);
-                }
-                return Some(corridor_from_end(polys, jumps, true));
+                return (best, true);
             }
             let here = best[&p];
             // A stale entry: the polygon was reached more cheaply since it was pushed.
             if f > here.g + plan_len(here.at, end) * cheapest + 1e-9 * (1.0 + f) {
                 continue;
             }
-            let factor = f64::from(area_cost(p));
+            // The start may lie in an avoided area (NaN): walking out of it costs its length.
+            let factor = match f64::from(area_cost(p)) {
+                c if c.is_nan() => 1.0,
+                c => c,
+            };
             self.ways_into(p, &mut scratch);
             for w in &scratch.out {
                 let nb = w.to;
@@ -146,6 +172,21 @@ impl Query<'_> {
                 open.push(Open { f: g + h, node: nb });
             }
         }
-        None
+        (best, false)
     }
+}
+
+/// The corridor from the start to `last`, a polygon `best` reached.
+fn trace(best: &FxHashMap<u32, Reached>, last: u32, found: bool) -> Corridor {
+    let (mut polys, mut jumps) = (vec![last], Vec::new());
+    while let Some(r) = best.get(polys.last().expect("not empty")) {
+        if r.from == NONE {
+            break;
+        }
+        if r.link != NONE {
+            jumps.push((polys.len() - 1, r.link));
+        }
+        polys.push(r.from);
+    }
+    corridor_from_end(polys, jumps, found)
 }

@@ -107,6 +107,23 @@ fn a_baked_cost_weighs_without_a_filter() {
         .unwrap();
     let c = q.find_path_costed(0, A, 2, B, Planner::Flat, &none);
     assert!(!c.found);
+    // As any search that does not reach the end: the corridor stops where it came nearest.
+    assert_eq!(c.polys, [0]);
+    let road_only = q.costs(&Filter::default().avoid("footpath")).unwrap();
+    let c = q.find_path_costed(
+        3,
+        [2.0, 6.0, 0.0],
+        5,
+        [22.0, 6.0, 0.0],
+        Planner::Flat,
+        &road_only,
+    );
+    assert!(!c.found);
+    assert_eq!(
+        c.polys,
+        [3, 0, ROAD, 2],
+        "to B, the polygon nearest the end"
+    );
 }
 
 #[test]

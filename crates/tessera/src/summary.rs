@@ -94,11 +94,15 @@ pub fn print_bake(w: &mut dyn Write, summary: &BakeSummary, out: &Outputs) -> io
     )?;
     writeln!(w, "  seconds          {}", seconds_line(summary))?;
     writeln!(w, "  disk             {:.1} MiB", mib(summary.disk_bytes))?;
-    if summary.tiles_reused > 0 {
+    if summary.tiles_reused > 0 || summary.regions_reused > 0 {
         writeln!(
             w,
-            "  rebaked          {} tiles voxelized, {} unchanged since the last bake and reused",
-            summary.tiles_rebaked, summary.tiles_reused
+            "  rebaked          {} tiles voxelized, {} unchanged since the last bake and reused; \
+             {} regions polygonized, {} reused",
+            summary.tiles_rebaked,
+            summary.tiles_reused,
+            summary.regions_rebaked,
+            summary.regions_reused
         )?;
     }
     if !summary.stages_reused.is_empty() || summary.resumed_tiles > 0 {

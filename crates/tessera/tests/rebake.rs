@@ -1,5 +1,6 @@
 //! Incremental rebakes: a scene changed and baked again into the same folder voxelizes only
-//! the tiles whose triangles changed, and gives the bytes of a fresh bake of the new scene.
+//! the tiles whose triangles changed and polygonizes only the regions whose input changed, and
+//! gives the bytes of a fresh bake of the new scene.
 
 mod common;
 
@@ -74,6 +75,9 @@ fn a_changed_scene_rebakes_the_tiles_that_changed_only_and_gives_a_fresh_bakes_b
         ),
         (0, tiles)
     );
+    let regions = count(&first, "regions_rebaked");
+    assert!(regions > 6, "{first}");
+    assert_eq!(count(&first, "regions_reused"), 0, "{first}");
 
     // Each change in turn, baked into the same folder, then compared with a fresh bake.
     let changes: [(&str, usize, (usize, f64)); 4] = [
@@ -94,7 +98,18 @@ fn a_changed_scene_rebakes_the_tiles_that_changed_only_and_gives_a_fresh_bakes_b
             rebaked >= 1 && reused >= tiles / 2,
             "{what}: {reused} reused, {rebaked} rebaked"
         );
+        // The regions away from the change keep their polygons: the ground's (one region,
+        // cut by the block) and the changed block's top are made again, the other tops not.
+        let (kept, made) = (
+            count(&again, "regions_reused"),
+            count(&again, "regions_rebaked"),
+        );
+        assert!(
+            made >= 1 && kept >= 3,
+            "{what}: {kept} kept, {made} made: {again}"
+        );
         assert!(!d.join("b/work/previous").exists(), "{what}");
+        assert!(!d.join("b/work/previous-polygons.pack").exists(), "{what}");
         let _ = std::fs::remove_dir_all(d.join("fresh"));
         bake(d, "fresh");
         assert_same_bake(&d.join("fresh"), &d.join("b"), Same::Tiling, what);

@@ -37,6 +37,8 @@ pub const RUN_FIELDS: &[&str] = &[
     "resumed_tiles",
     "tiles_reused",
     "tiles_rebaked",
+    "regions_rebaked",
+    "regions_reused",
     "scene_cache_reused",
     "scene_files",
     "triangle_placements",
@@ -61,6 +63,7 @@ const TILING_FILES: &[&str] = &[
     "work/floors.pack",
     "work/regions.pack",
     "work/tile-hashes.pack",
+    "work/region-polygons.pack",
 ];
 
 /// A folder whose files' bytes depend on the tile size: the tile pack's parts.

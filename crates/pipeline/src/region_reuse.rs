@@ -1,0 +1,221 @@
+//! The polygons of each region kept from one polygon stage to the next, so that a rebake of a
+//! changed scene polygonizes only the regions whose input changed (issue 19).
+//!
+//! `work/region-polygons.pack` holds, for every region the last polygon stage polygonized on
+//! this process, its polygons as the assembler took them (height detail done) under its key:
+//! a hash of the region's contours and the simplification points restored on them
+//! ([`tessera_polygons::Reuse`]) and, with height detail, of the triangles of every tile under
+//! the region (the tile hashes of the voxelize stage: the floors detail reads come from them).
+//! The last chunk is the index: every region's id and key, in region order. The header holds
+//! the grid and the settings: a pack made under others is not reused.
+//!
+//! A polygon stage under a new key moves the pack to `work/previous-polygons.pack` (a stage
+//! resumed after an interruption finds it there), takes from it each region whose id and key
+//! it finds again, writes the new pack as it goes, and removes the previous one once the
+//! navmesh is written. The kept polygons are those a fresh run would make: the navmesh is
+//! byte-identical to a fresh bake's.
+
+use std::path::Path;
+
+use tessera_artifacts::{GridFrame, SpanKey};
+use tessera_polygons::{RegionContours, RegionOutput, Reuse};
+use tessera_store::{Journal, PackReader, PackWriter};
+
+use crate::keys::StageKey;
+use crate::polygon_parts::{decode, encode};
+use crate::voxelize::HASHES_KIND;
+use crate::{BakeError, BakeLayout};
+
+/// Pack kind of the kept polygons.
+const KIND: &[u8; 8] = b"TSRPOLY\0";
+/// The chunk key of the index.
+const INDEX: u32 = u32::MAX;
+/// Bytes of one index entry: id (y, x, zmax) and key.
+const ENTRY: usize = 4 + 4 + 4 + 8;
+/// Cells around a region's contours whose floors its height detail may read.
+const DETAIL_REACH: i32 = 2;
+
+/// The header of the pack: the grid and a key of everything else a region's polygons depend
+/// on (the settings, and this record's layout).
+pub(crate) fn blob(frame: &GridFrame, settings: u64) -> Vec<u8> {
+    let mut b = frame.encode();
+    let key = StageKey::new("region polygons")
+        .reads("record version", &2u32)
+        .reads("settings", &settings)
+        .finish();
+    b.extend_from_slice(&key.to_le_bytes());
+    b
+}
+
+/// The last stage's kept polygons, and what a region's key reads.
+pub(crate) struct Kept {
+    /// The last stage's pack and its index, sorted by id (None: nothing kept).
+    last: Option<(PackReader, Vec<(SpanKey, u64)>)>,
+    frame: GridFrame,
+    /// With height detail: the hash of every tile's triangles, by tile index (0: none).
+    tiles: Option<Vec<u64>>,
+}
+
+impl Kept {
+    /// Before the stage: keeps the last stage's pack when it was made under `blob`, and reads
+    /// the tile hashes of this bake (with height detail). Nothing kept when the pack is
+    /// missing, of other settings or damaged: every region is polygonized.
+    pub(crate) fn open(
+        layout: &BakeLayout,
+        frame: &GridFrame,
+        blob: &[u8],
+        detail: bool,
+    ) -> Result<Kept, BakeError> {
+        let (current, previous) = (layout.region_polygons(), layout.previous_polygons());
+        let io = |path: &Path, e| BakeError::Io(tessera_store::StoreError::io(path, e));
+        if current.exists() {
+            // A finished stage's pack: the one to reuse from now on (a pack left by an
+            // earlier interrupted stage is older).
+            std::fs::rename(&current, &previous).map_err(|e| io(&current, e))?;
+        }
+        let last = PackReader::open(&previous, KIND)
+            .ok()
+            .filter(|p| p.header() == blob)
+            .and_then(|p| {
+                let index = p.read(INDEX).ok()?;
+                if index.len() % ENTRY != 0 {
+                    return None;
+                }
+                let entries: Vec<(SpanKey, u64)> = index
+                    .chunks_exact(ENTRY)
+                    .map(|e| {
+                        let word = |k: usize| u32::from_le_bytes(e[k..k + 4].try_into().unwrap());
+                        let id = SpanKey {
+                            y: word(0) as i32,
+                            x: word(4) as i32,
+                            zmax: word(8),
+                        };
+                        (id, u64::from_le_bytes(e[12..20].try_into().unwrap()))
+                    })
+                    .collect();
+                // Written in region order, which is id order.
+                entries
+                    .windows(2)
+                    .all(|w| w[0].0 < w[1].0)
+                    .then_some((p, entries))
+            });
+        Ok(Kept {
+            last,
+            frame: frame.clone(),
+            tiles: tile_hashes(layout, frame, detail)?,
+        })
+    }
+
+    /// The keys alone, nothing kept: for another process of a distributed bake, which
+    /// polygonizes its share afresh and hands process 0 each region's key with its polygons.
+    pub(crate) fn keys_only(
+        layout: &BakeLayout,
+        frame: &GridFrame,
+        detail: bool,
+    ) -> Result<Kept, BakeError> {
+        Ok(Kept {
+            last: None,
+            frame: frame.clone(),
+            tiles: tile_hashes(layout, frame, detail)?,
+        })
+    }
+
+    /// After the stage: the last stage's pack is no longer needed.
+    pub(crate) fn remove(layout: &BakeLayout) {
+        let _ = std::fs::remove_file(layout.previous_polygons());
+    }
+}
+
+/// With height detail, the hash of every tile's triangles by tile index (0: a tile without
+/// any), from this bake's voxelize stage.
+fn tile_hashes(
+    layout: &BakeLayout,
+    frame: &GridFrame,
+    detail: bool,
+) -> Result<Option<Vec<u64>>, BakeError> {
+    if !detail {
+        return Ok(None);
+    }
+    let journal = Journal::open_complete(layout.tile_hashes_pack(), HASHES_KIND)?;
+    let mut hashes = vec![0u64; frame.tile_count()];
+    for key in journal.keys() {
+        let record = journal.read(key)?;
+        if let (Some(slot), Ok(h)) = (hashes.get_mut(key as usize), record.try_into()) {
+            *slot = u64::from_le_bytes(h);
+        }
+    }
+    Ok(Some(hashes))
+}
+
+impl Reuse for Kept {
+    fn key(&self, region: &RegionContours, input: u64) -> u64 {
+        let Some(tiles) = &self.tiles else {
+            return input;
+        };
+        let (mut lo, mut hi) = ((i32::MAX, i32::MAX), (i32::MIN, i32::MIN));
+        for p in region.contours.iter().flat_map(|c| &c.points) {
+            lo = (lo.0.min(p.0), lo.1.min(p.1));
+            hi = (hi.0.max(p.0), hi.1.max(p.1));
+        }
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(&input.to_le_bytes());
+        let [tx, ty] = self.frame.tiles();
+        let edge = self.frame.tile_size as i32;
+        let tile = |c: i32, n: u32| (c.div_euclid(edge)).clamp(0, n as i32 - 1) as u32;
+        if lo.0 <= hi.0 && tx > 0 && ty > 0 {
+            let (x0, x1) = (tile(lo.0 - DETAIL_REACH, tx), tile(hi.0 + DETAIL_REACH, tx));
+            let (y0, y1) = (tile(lo.1 - DETAIL_REACH, ty), tile(hi.1 + DETAIL_REACH, ty));
+            for y in y0..=y1 {
+                for x in x0..=x1 {
+                    let i = (y * tx + x) as usize;
+                    h.update(&tiles.get(i).copied().unwrap_or(0).to_le_bytes());
+                }
+            }
+        }
+        h.digest()
+    }
+
+    fn kept(&self, id: SpanKey, key: u64) -> Option<RegionOutput> {
+        let (pack, index) = self.last.as_ref()?;
+        let at = index.binary_search_by(|e| e.0.cmp(&id)).ok()?;
+        if index[at].1 != key {
+            return None;
+        }
+        // A damaged record is made again, not trusted.
+        let out = decode(&pack.read(at as u32).ok()?).ok()?;
+        (out.id == id).then_some(out)
+    }
+}
+
+/// The new pack, written as the regions come (in region order).
+pub(crate) struct KeptWriter {
+    pack: PackWriter,
+    index: Vec<u8>,
+}
+
+impl KeptWriter {
+    pub(crate) fn create(layout: &BakeLayout, blob: &[u8]) -> Result<KeptWriter, BakeError> {
+        Ok(KeptWriter {
+            pack: PackWriter::create(layout.region_polygons(), KIND, blob)?,
+            index: Vec::new(),
+        })
+    }
+
+    /// Keeps `out` under its key.
+    pub(crate) fn add(&mut self, out: &RegionOutput) -> Result<(), BakeError> {
+        let n = (self.index.len() / ENTRY) as u32;
+        self.pack.append(n, &encode(out))?;
+        for v in [out.id.y as u32, out.id.x as u32, out.id.zmax] {
+            self.index.extend_from_slice(&v.to_le_bytes());
+        }
+        self.index.extend_from_slice(&out.key.to_le_bytes());
+        Ok(())
+    }
+
+    /// Writes the index and puts the pack in place.
+    pub(crate) fn finish(mut self) -> Result<(), BakeError> {
+        self.pack.append(INDEX, &self.index)?;
+        self.pack.finish()?;
+        Ok(())
+    }
+}
