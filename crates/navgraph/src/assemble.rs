@@ -21,7 +21,7 @@ use tessera_spill::{Sorter, Spill, SpillWriter};
 
 use crate::border::{match_border_edges, BorderEdge};
 use crate::grid::build_grid;
-use crate::hierarchy::{build_hierarchy, ClusterSettings, MeshView};
+use crate::hierarchy::{build_hierarchy, ClusterSettings, KeptLengths, MeshView};
 use crate::links::{gather_links, GridLink, StairLinks};
 use crate::offmesh::{LinkSpec, Snapper, STAIR};
 use crate::reach::{components, prune, Mapped, Pruning};
@@ -50,6 +50,10 @@ pub struct Assembled {
     pub stats: Stats,
     /// Seeds (by index) that stand on no polygon.
     pub unplaced_seeds: Vec<usize>,
+    /// Each cluster's key ([`KeptLengths`]), in cluster order, and how many clusters' tables
+    /// were kept rather than searched.
+    pub cluster_keys: Vec<u64>,
+    pub clusters_kept: u64,
 }
 
 /// Builds a navmesh file from regions given one at a time (see the module docs).
@@ -75,6 +79,7 @@ pub struct Assembler {
     by_notches: NotchGroups,
     clusters: ClusterSettings,
     threads: usize,
+    kept_lengths: Option<Box<dyn KeptLengths>>,
 }
 
 /// Every region's data in the order added, the spill files closed; what the passes read.
@@ -179,6 +184,7 @@ impl Assembler {
             by_notches: NotchGroups::default(),
             clusters: ClusterSettings::default(),
             threads: 1,
+            kept_lengths: None,
         })
     }
 
@@ -186,6 +192,12 @@ impl Assembler {
     /// The file is the same for any number.
     pub fn threads(&mut self, threads: usize) {
         self.threads = threads.max(1);
+    }
+
+    /// Where the hierarchy may take a cluster's table of lengths from an earlier build (see
+    /// [`KeptLengths`]); by default every table is searched.
+    pub fn kept_lengths(&mut self, kept: Box<dyn KeptLengths>) {
+        self.kept_lengths = Some(kept);
     }
 
     /// How the hierarchy groups polygons into clusters (see [`ClusterSettings`]).
@@ -492,6 +504,7 @@ impl Assembler {
             by_notches,
             clusters,
             threads,
+            kept_lengths,
         } = self;
         let mut input = Spilled {
             frame,
@@ -548,7 +561,7 @@ impl Assembler {
                 areas: &areas,
             };
             let scratch = (input.dir.as_path(), input.memory, threads);
-            build_hierarchy(&view, &clusters, scratch, report)?
+            build_hierarchy(&view, &clusters, scratch, kept_lengths.as_deref(), report)?
         };
 
         let stats = Stats {
@@ -611,6 +624,8 @@ impl Assembler {
             bytes,
             stats,
             unplaced_seeds: reached.unplaced_seeds,
+            cluster_keys: hierarchy.keys,
+            clusters_kept: hierarchy.kept,
         })
     }
 }

@@ -42,9 +42,21 @@ pub fn build_linked(
     pruning: &Pruning,
     off_mesh: Vec<LinkSpec>,
 ) -> Result<(NavMesh, Pruned), BuildError> {
+    build_with(frame, input, pruning, |asm| asm.off_mesh_links(off_mesh))
+        .map(|(mesh, pruned, _)| (mesh, pruned))
+}
+
+/// [`build_pruned`] with the assembler set up by `setup` before any region is added; also
+/// what the assembler reported.
+pub(crate) fn build_with(
+    frame: Frame,
+    input: &MeshInput,
+    pruning: &Pruning,
+    setup: impl FnOnce(&mut Assembler),
+) -> Result<(NavMesh, Pruned, crate::Assembled), BuildError> {
     let dir = tempfile::tempdir()?;
     let mut asm = Assembler::new(frame, input.climb, dir.path(), 1 << 20)?;
-    asm.off_mesh_links(off_mesh);
+    setup(&mut asm);
     // Polygons grouped by region; each region's vertices renumbered locally.
     let mut by_region: Vec<Vec<usize>> = vec![Vec::new(); input.regions as usize];
     for (i, p) in input.polys.iter().enumerate() {
@@ -141,7 +153,7 @@ pub fn build_linked(
         polygons: done.stats.polygons_removed,
         islands: done.stats.islands_removed,
         area: done.stats.area_removed,
-        unplaced_seeds: done.unplaced_seeds,
+        unplaced_seeds: done.unplaced_seeds.clone(),
     };
-    Ok((mesh, pruned))
+    Ok((mesh, pruned, done))
 }

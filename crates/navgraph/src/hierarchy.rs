@@ -112,6 +112,18 @@ pub(crate) struct HierarchyColumns {
     pub clusters: Spill<Cluster>,
     pub entrances: Spill<Entrance>,
     pub costs: Spill<f32>,
+    /// Each cluster's key ([`KeptLengths`]), in cluster order.
+    pub keys: Vec<u64>,
+    /// Clusters whose table was kept rather than searched.
+    pub kept: u64,
+}
+
+/// Where the hierarchy may take a cluster's table of lengths from an earlier build instead of
+/// searching it again (an incremental rebake). A table depends on the cluster's polygons as a
+/// navmesh of their own and its entrances alone: their hash is the cluster's key.
+pub trait KeptLengths: Send + Sync {
+    /// The `n * n` table an earlier build made for a cluster of key `key`, if it kept it.
+    fn kept(&self, key: u64, n: usize) -> Option<Vec<f32>>;
 }
 
 impl HierarchyColumns {
@@ -155,6 +167,7 @@ pub(crate) fn build_hierarchy(
     mesh: &MeshView,
     settings: &ClusterSettings,
     (dir, memory, threads): (&Path, usize, usize),
+    kept: Option<&dyn KeptLengths>,
     report: &mut Report,
 ) -> Result<HierarchyColumns, BuildError> {
     let np = mesh.polys.len() as u32;
@@ -347,6 +360,7 @@ pub(crate) fn build_hierarchy(
     // Clusters a batch at a time: their entrances in order, their tables on `threads`
     // threads (each cluster's alone: the same bytes for any number), written in order.
     let batch = 256 * threads.max(1) as u32;
+    let (mut keys, mut kept_count) = (Vec::with_capacity(nc as usize), 0u64);
     for first in (0..nc).step_by(batch as usize) {
         let last = (first + batch).min(nc);
         let mut entrances = Vec::with_capacity((last - first) as usize);
@@ -356,10 +370,12 @@ pub(crate) fn build_hierarchy(
         }
         let tables = on_threads(threads, &entrances, |k, mine| {
             let c = first + k as u32;
-            lengths(mesh, &cluster_of, members_of(c), c, mine)
+            lengths(mesh, &cluster_of, members_of(c), c, mine, kept)
         });
         for (k, (mine, table)) in entrances.iter().zip(tables).enumerate() {
-            let table = table?;
+            let (table, key, was_kept) = table?;
+            keys.push(key);
+            kept_count += u64::from(was_kept);
             let c = first + k as u32;
             w_entrances.extend(mine)?;
             w_costs.extend(&table)?;
@@ -378,6 +394,8 @@ pub(crate) fn build_hierarchy(
         clusters: w_clusters.finish()?,
         entrances: w_entrances.finish()?,
         costs: w_costs.finish()?,
+        keys,
+        kept: kept_count,
     })
 }
 
@@ -906,26 +924,41 @@ fn closest_point(mesh: &MeshView, p: u32, q: [f32; 3]) -> [f32; 3] {
 }
 
 /// Step 4 for cluster `c`: the table of shortest plan lengths between its `entrances` (row
-/// by row), searched on a navmesh of the cluster's polygons alone.
+/// by row), searched on a navmesh of the cluster's polygons alone, or taken from `kept` under
+/// the cluster's key (a hash of that navmesh and the entrances); the table, the key, and
+/// whether it was kept.
 fn lengths(
     mesh: &MeshView,
     cluster_of: &[u32],
     members: &[u32],
     c: u32,
     entrances: &[Entrance],
-) -> Result<Vec<f32>, BuildError> {
+    kept: Option<&dyn KeptLengths>,
+) -> Result<(Vec<f32>, u64, bool), BuildError> {
     let n = entrances.len();
     if n == 0 {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), 0, false));
     }
     let (sub, local) = cluster_mesh(mesh, cluster_of, members, c);
     let bytes = tessera_navmesh::aligned(&tessera_navmesh::encode(&sub));
-    let archived = tessera_navmesh::access(&bytes, "a cluster of the hierarchy")?;
-    let query = tessera_query::Query::new(archived);
     let targets: Vec<(u32, [f32; 3])> = entrances
         .iter()
         .map(|e| (local[&e.poly], e.point))
         .collect();
+    let key = {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(&bytes);
+        for (poly, at) in &targets {
+            h.update(&poly.to_le_bytes());
+            at.iter().for_each(|c| h.update(&c.to_bits().to_le_bytes()));
+        }
+        h.digest()
+    };
+    if let Some(table) = kept.and_then(|k| k.kept(key, n)) {
+        return Ok((table, key, true));
+    }
+    let archived = tessera_navmesh::access(&bytes, "a cluster of the hierarchy")?;
+    let query = tessera_query::Query::new(archived);
     // Without links the shortest way between two points is as long either way, so each pair
     // is searched once, and a search ends when its last target is reached. Searching from the
     // entrances farthest from the middle of them all first leaves later searches targets
@@ -943,7 +976,7 @@ fn lengths(
                 }
             }
         }
-        return Ok(table);
+        return Ok((table, key, false));
     }
     let mid = [0, 1].map(|k| targets.iter().map(|t| f64::from(t.1[k])).sum::<f64>() / n as f64);
     let off = |i: usize| {
@@ -963,7 +996,7 @@ fn lengths(
             table[j * n + i] = l as f32;
         }
     }
-    Ok(table)
+    Ok((table, key, false))
 }
 
 /// Cluster `c`'s polygons `members` as a navmesh of their own (portals out of the cluster
@@ -1091,9 +1124,13 @@ pub fn hierarchy_of(mesh: &NavMesh, settings: &ClusterSettings) -> Result<Hierar
         areas: &mesh.areas,
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    let columns = build_hierarchy(&view, settings, (dir.path(), 1 << 20, threads), &mut |_| {
-        std::ops::ControlFlow::Continue(())
-    })?;
+    let columns = build_hierarchy(
+        &view,
+        settings,
+        (dir.path(), 1 << 20, threads),
+        None,
+        &mut |_| std::ops::ControlFlow::Continue(()),
+    )?;
     fn read<T: bytemuck::Pod>(spill: &Spill<T>) -> Result<Vec<T>, BuildError> {
         Ok(spill.iter()?.collect::<std::io::Result<Vec<T>>>()?)
     }

@@ -47,7 +47,7 @@ pub use assemble::{
     check_merged_regions, Assembled, Assembler, Report, Step, REPORT_EVERY, REPORT_EVERY_RECORD,
 };
 pub use build::{build, build_linked, build_pruned, Pruned};
-pub use hierarchy::{hierarchy_of, ClusterSettings};
+pub use hierarchy::{hierarchy_of, ClusterSettings, KeptLengths};
 pub use offmesh::{LinkEnd, LinkSpec};
 pub use reach::Pruning;
 

@@ -592,6 +592,61 @@ fn the_hierarchy_covers_every_polygon_and_measures_the_ways_between_entrances() 
     access(&aligned(&encode(&mesh)), "mesh with small clusters").unwrap();
 }
 
+/// Tables of lengths kept from a mesh built before, by the keys its build reported.
+struct Kept(NavMesh, Vec<u64>);
+
+impl crate::KeptLengths for Kept {
+    fn kept(&self, key: u64, n: usize) -> Option<Vec<f32>> {
+        let c = self.1.iter().position(|&k| k == key)?;
+        let cluster = &self.0.hierarchy.clusters[c];
+        (cluster.entrance_count as usize == n).then(|| {
+            let first = cluster.cost_first as usize;
+            self.0.hierarchy.costs[first..first + n * n].to_vec()
+        })
+    }
+}
+
+#[test]
+fn tables_of_unchanged_clusters_are_taken_from_an_earlier_build_with_the_same_bytes() {
+    let small = |asm: &mut Assembler| asm.cluster_settings(SMALL_CLUSTERS);
+    let build_of = |input: &MeshInput, kept: Option<Kept>| {
+        crate::build::build_with(frame(), input, &Pruning::default(), |asm| {
+            small(asm);
+            if let Some(k) = kept {
+                asm.kept_lengths(Box::new(k));
+            }
+        })
+        .unwrap()
+    };
+    let floor = floor_of_squares(12);
+    let (first, _, done) = build_of(&floor, None);
+    assert_eq!(done.clusters_kept, 0);
+    assert_eq!(done.cluster_keys.len(), first.hierarchy.clusters.len());
+    // The same floor again: every table with an entrance kept, the same mesh.
+    let (again, _, redone) = build_of(&floor, Some(Kept(first.clone(), done.cluster_keys.clone())));
+    let measured = first
+        .hierarchy
+        .clusters
+        .iter()
+        .filter(|c| c.entrance_count > 0)
+        .count() as u64;
+    assert!(measured >= 9);
+    assert_eq!(redone.clusters_kept, measured);
+    assert_eq!(again, first);
+    // One square in the middle gone: its cluster and those whose entrances change measure
+    // again, the others are kept, and the mesh is the one a build from nothing makes.
+    let mut holed = floor.clone();
+    holed.polys.remove(5 * 12 + 5);
+    let (fresh, _, _) = build_of(&holed, None);
+    let (reused, _, rebuilt) = build_of(&holed, Some(Kept(first, done.cluster_keys)));
+    assert_eq!(reused, fresh);
+    assert!(
+        rebuilt.clusters_kept > 0 && rebuilt.clusters_kept < measured,
+        "{} of {measured} kept",
+        rebuilt.clusters_kept
+    );
+}
+
 #[test]
 fn a_broken_hierarchy_is_refused_when_the_file_is_read() {
     use tessera_navmesh::{InvalidMesh, NavMeshError};

@@ -148,6 +148,11 @@ impl BakeLayout {
     pub fn region_polygons(&self) -> PathBuf {
         self.work().join("region-polygons.pack")
     }
+    /// The key of every cluster of the hierarchy of `navmesh.tsn`, for the next polygon stage
+    /// to take unchanged clusters' tables from it ([`crate::region_reuse`]).
+    pub fn cluster_keys(&self) -> PathBuf {
+        self.work().join("cluster-keys.bin")
+    }
     /// [`BakeLayout::region_polygons`] of the last stage while the next one runs.
     pub fn previous_polygons(&self) -> PathBuf {
         self.work().join("previous-polygons.pack")

@@ -161,6 +161,8 @@ pub(crate) struct Polygons {
     /// (none polygonized when the navmesh was reused whole).
     pub regions_rebaked: u64,
     pub regions_reused: u64,
+    /// Clusters of the hierarchy whose table of lengths was taken from the last navmesh.
+    pub clusters_reused: u64,
     pub seconds: f64,
 }
 
@@ -209,6 +211,7 @@ pub(crate) fn run(
             Polygons {
                 regions_rebaked: stats.regions - stats.reused_regions,
                 regions_reused: stats.reused_regions,
+                clusters_reused: made.clusters_kept,
                 ..Polygons::made(&made)
             }
         }
@@ -235,6 +238,7 @@ impl Polygons {
             reused: true,
             regions_rebaked: 0,
             regions_reused: mesh.stats.regions.to_native() as u64,
+            clusters_reused: mesh.hierarchy.clusters.len() as u64,
             seconds: 0.0,
         }
     }
@@ -256,6 +260,7 @@ impl Polygons {
             reused: false,
             regions_rebaked: 0,
             regions_reused: 0,
+            clusters_reused: 0,
             seconds: 0.0,
         }
     }
@@ -369,6 +374,10 @@ fn build(
     )
     .map_err(assembly_error(&scratch))?;
     asm.threads(threads);
+    // The last navmesh's tables of lengths, for the clusters it shares with this one.
+    if let Some(tables) = crate::region_reuse::KeptTables::open(layout) {
+        asm.kept_lengths(Box::new(tables));
+    }
     // Stair links (seed 000, 5.2.2): facing blocked edges of two regions, ends within the
     // agent's radius in plan and within the climb in height. Erosion keeps walkable edges a
     // radius away from any wall, so edges facing each other across a wall are at least two
@@ -535,7 +544,10 @@ fn build(
             listed.join(", ")
         )));
     }
+    // Written before the navmesh: a bake killed in between makes the navmesh again, and the
+    // keys then name a file that is not there (never the other way round).
     keep.finish()?;
+    crate::region_reuse::KeptTables::write(layout, key, &assembled.cluster_keys)?;
     file.commit()?;
     Kept::remove(layout);
     progress.stage_done(STAGE, done);

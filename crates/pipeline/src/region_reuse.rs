@@ -9,6 +9,11 @@
 //! The last chunk is the index: every region's id and key, in region order. The header holds
 //! the grid and the settings: a pack made under others is not reused.
 //!
+//! Likewise the hierarchy's table of lengths of every cluster: `work/cluster-keys.bin` lists
+//! each cluster's key ([`tessera_navgraph::KeptLengths`]) of the navmesh it was written with,
+//! whose own tables the next polygon stage reads ([`KeptTables`]) while it writes the new file
+//! beside it.
+//!
 //! A polygon stage under a new key moves the pack to `work/previous-polygons.pack` (a stage
 //! resumed after an interruption finds it there), takes from it each region whose id and key
 //! it finds again, writes the new pack as it goes, and removes the previous one once the
@@ -217,5 +222,74 @@ impl KeptWriter {
         self.pack.append(INDEX, &self.index)?;
         self.pack.finish()?;
         Ok(())
+    }
+}
+
+/// Magic of `work/cluster-keys.bin`: then the navmesh's key, the cluster count, the keys, and
+/// the xxh3 of everything before it.
+const CLUSTER_KEYS: &[u8; 8] = b"TSCKEYS\0";
+
+/// The last navmesh's tables of lengths by cluster key, read from the file itself (mapped;
+/// it is replaced by a rename, so the map stays valid while the new one is written).
+pub(crate) struct KeptTables {
+    file: tessera_navmesh::NavMeshFile,
+    by_key: std::collections::HashMap<u64, u32>,
+}
+
+impl KeptTables {
+    /// The last navmesh's tables, when `work/cluster-keys.bin` was written with it; None
+    /// otherwise (every table is searched).
+    pub(crate) fn open(layout: &BakeLayout) -> Option<KeptTables> {
+        let b = std::fs::read(layout.cluster_keys()).ok()?;
+        let n = b.len().checked_sub(8)?;
+        let (body, sum) = b.split_at(n);
+        if body.len() < 24
+            || &body[..8] != CLUSTER_KEYS
+            || xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() != sum
+        {
+            return None;
+        }
+        let word = |k: usize| u64::from_le_bytes(body[k..k + 8].try_into().unwrap());
+        let (navmesh_key, count) = (word(8), word(16) as usize);
+        if body.len() != 24 + 8 * count {
+            return None;
+        }
+        let file = tessera_navmesh::NavMeshFile::open(layout.navmesh()).ok()?;
+        if file.key() != navmesh_key || file.mesh().hierarchy.clusters.len() != count {
+            return None;
+        }
+        let by_key = (0..count).map(|c| (word(24 + 8 * c), c as u32)).collect();
+        Some(KeptTables { file, by_key })
+    }
+
+    /// Writes `work/cluster-keys.bin` for the navmesh just written under `navmesh_key`.
+    pub(crate) fn write(
+        layout: &BakeLayout,
+        navmesh_key: u64,
+        keys: &[u64],
+    ) -> Result<(), BakeError> {
+        let mut b = Vec::with_capacity(32 + 8 * keys.len());
+        b.extend_from_slice(CLUSTER_KEYS);
+        for v in [navmesh_key, keys.len() as u64].iter().chain(keys) {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        let sum = xxhash_rust::xxh3::xxh3_64(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        tessera_store::write_atomic(layout.cluster_keys(), &b)?;
+        Ok(())
+    }
+}
+
+impl tessera_navgraph::KeptLengths for KeptTables {
+    fn kept(&self, key: u64, n: usize) -> Option<Vec<f32>> {
+        let c = *self.by_key.get(&key)? as usize;
+        let h = &self.file.mesh().hierarchy;
+        let cluster = h.clusters.get(c)?;
+        if cluster.entrance_count.to_native() as usize != n {
+            return None;
+        }
+        let first = cluster.cost_first.to_native() as usize;
+        let table = h.costs.get(first..first + n * n)?;
+        Some(table.iter().map(|v| v.to_native()).collect())
     }
 }

@@ -82,6 +82,9 @@ pub struct BakeSummary {
     /// them and, with height detail, the tiles under them unchanged).
     pub regions_rebaked: u64,
     pub regions_reused: u64,
+    /// Clusters of the navmesh's hierarchy whose table of lengths this run took from the last
+    /// navmesh in this folder (the cluster's polygons and entrances unchanged).
+    pub clusters_reused: u64,
     pub spans: u64,
     pub walkable_spans: u64,
     /// Merged regions (flat: 8-connected spans of one floor height), across tile borders.
@@ -218,6 +221,7 @@ impl BakeSummary {
             tiles_rebaked: vox.tiles_with_geometry - vox.resumed_tiles - vox.reused_tiles,
             regions_rebaked: poly.regions_rebaked,
             regions_reused: poly.regions_reused,
+            clusters_reused: poly.clusters_reused,
             spans: vox.spans,
             walkable_spans: vox.walkable_spans,
             regions: merged.regions,

@@ -98,11 +98,12 @@ pub fn print_bake(w: &mut dyn Write, summary: &BakeSummary, out: &Outputs) -> io
         writeln!(
             w,
             "  rebaked          {} tiles voxelized, {} unchanged since the last bake and reused; \
-             {} regions polygonized, {} reused",
+             {} regions polygonized, {} reused; {} clusters' lengths reused",
             summary.tiles_rebaked,
             summary.tiles_reused,
             summary.regions_rebaked,
-            summary.regions_reused
+            summary.regions_reused,
+            summary.clusters_reused
         )?;
     }
     if !summary.stages_reused.is_empty() || summary.resumed_tiles > 0 {

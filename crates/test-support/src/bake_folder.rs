@@ -39,6 +39,7 @@ pub const RUN_FIELDS: &[&str] = &[
     "tiles_rebaked",
     "regions_rebaked",
     "regions_reused",
+    "clusters_reused",
     "scene_cache_reused",
     "scene_files",
     "triangle_placements",
