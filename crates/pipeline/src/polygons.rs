@@ -374,10 +374,6 @@ fn build(
     )
     .map_err(assembly_error(&scratch))?;
     asm.threads(threads);
-    // The last navmesh's tables of lengths, for the clusters it shares with this one.
-    if let Some(tables) = crate::region_reuse::KeptTables::open(layout) {
-        asm.kept_lengths(Box::new(tables));
-    }
     // Stair links (seed 000, 5.2.2): facing blocked edges of two regions, ends within the
     // agent's radius in plan and within the climb in height. Erosion keeps walkable edges a
     // radius away from any wall, so edges facing each other across a wall are at least two
@@ -415,6 +411,14 @@ fn build(
     let kept_blob =
         crate::region_reuse::blob(frame, settings_key(input.voxel, params, input.agent));
     let kept = Kept::open(layout, frame, &kept_blob, stream.detail.is_on())?;
+    // In a rebake (the last stage's polygons kept under these settings), the last navmesh's
+    // tables of lengths, for the clusters it shares with this one (the file is mapped and
+    // checked whole: only when it may serve).
+    if kept.has_last() {
+        if let Some(tables) = crate::region_reuse::KeptTables::open(layout) {
+            asm.kept_lengths(Box::new(tables));
+        }
+    }
     let mut keep = KeptWriter::create(layout, &kept_blob)?;
     // The heightfield for height detail: each tile's walkable floors, from the floor journal
     // a budgeted few tiles at a time.

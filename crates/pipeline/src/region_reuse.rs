@@ -125,6 +125,11 @@ impl Kept {
         })
     }
 
+    /// Whether the last stage's polygons were kept under these settings: a rebake.
+    pub(crate) fn has_last(&self) -> bool {
+        self.last.is_some()
+    }
+
     /// After the stage: the last stage's pack is no longer needed.
     pub(crate) fn remove(layout: &BakeLayout) {
         let _ = std::fs::remove_file(layout.previous_polygons());
@@ -252,6 +257,10 @@ impl KeptTables {
         let word = |k: usize| u64::from_le_bytes(body[k..k + 8].try_into().unwrap());
         let (navmesh_key, count) = (word(8), word(16) as usize);
         if body.len() != 24 + 8 * count {
+            return None;
+        }
+        // The header alone first: a navmesh of other keys is never mapped.
+        if tessera_navmesh::read_key(&layout.navmesh()).ok()? != navmesh_key {
             return None;
         }
         let file = tessera_navmesh::NavMeshFile::open(layout.navmesh()).ok()?;
