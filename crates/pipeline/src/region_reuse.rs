@@ -1,8 +1,9 @@
 //! The polygons of each region kept from one polygon stage to the next, so that a rebake of a
 //! changed scene polygonizes only the regions whose input changed (issue 19).
 //!
-//! `work/region-polygons.pack` holds, for every region the last polygon stage polygonized on
-//! this process, its polygons as the assembler took them (height detail done) under its key:
+//! `work/region-polygons.pack` holds, for every region of the last polygon stage (the other
+//! processes of a distributed bake send each region's key with its polygons), its polygons as
+//! the assembler took them (height detail done) under its key:
 //! a hash of the region's contours and the simplification points restored on them
 //! ([`tessera_polygons::Reuse`]) and, with height detail, of the triangles of every tile under
 //! the region (the tile hashes of the voxelize stage: the floors detail reads come from them).
