@@ -144,12 +144,12 @@ impl BakeLayout {
         self.work().join("previous")
     }
     /// Every region's polygons as the last polygon stage made them, for the next one to reuse
-    /// ([`crate::region_reuse`]).
+    /// (`region_reuse`).
     pub fn region_polygons(&self) -> PathBuf {
         self.work().join("region-polygons.pack")
     }
     /// The key of every cluster of the hierarchy of `navmesh.tsn`, for the next polygon stage
-    /// to take unchanged clusters' tables from it ([`crate::region_reuse`]).
+    /// to take unchanged clusters' tables from it (`region_reuse`).
     pub fn cluster_keys(&self) -> PathBuf {
         self.work().join("cluster-keys.bin")
     }
