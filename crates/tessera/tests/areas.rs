@@ -9,24 +9,14 @@ use tessera_test_support::mesh::MeshBuilder;
 
 mod common;
 
-use common::{stderr, tessera};
+use common::{bake_scene, path_json as path, stderr, tessera};
 
 const SETTINGS: &str = "[voxel]\ncell_size = 0.2\ncell_height = 0.1\n\
                         [agent]\nheight = 1.8\nradius = 0.4\nmax_climb = 0.4\n";
 
 /// Bakes `s.obj` with `bake.toml` into `out`, with `more` arguments.
 fn bake(dir: &Path, out: &str, more: &[&str]) {
-    let args = ["bake", "s.obj", "--config", "bake.toml", "--out", out];
-    let o = tessera(&[&args[..], more, &["--log-format", "quiet"]].concat(), dir);
-    assert!(o.status.success(), "{}", stderr(&o));
-}
-
-/// `tessera path` on `nav` between two scene points with `more` arguments, as JSON.
-fn path(dir: &Path, nav: &str, from: &str, to: &str, more: &[&str]) -> serde_json::Value {
-    let args = ["path", nav, "--from", from, "--to", to, "--json"];
-    let o = tessera(&[&args[..], more].concat(), dir);
-    assert!(o.status.success(), "{}", stderr(&o));
-    serde_json::from_slice(&o.stdout).expect("one JSON answer")
+    bake_scene(dir, "bake.toml", out, more);
 }
 
 /// `tessera info --json` of `nav`.
@@ -97,20 +87,7 @@ fn no_polygon_lies_on_the_water_and_the_path_crosses_by_the_bridge() {
     bake(d, "t", &["--tile-size", "24", "--threads", "1"]);
     assert_same_bake(&d.join("b"), &d.join("t"), Same::Mesh, "tiles of 24 cells");
     std::fs::write(d.join("plain.toml"), SETTINGS).unwrap();
-    let o = tessera(
-        &[
-            "bake",
-            "s.obj",
-            "--config",
-            "plain.toml",
-            "--out",
-            "plain",
-            "--log-format",
-            "quiet",
-        ],
-        d,
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
+    bake_scene(d, "plain.toml", "plain", &[]);
 
     let i = info(d, "b/navmesh.tsn");
     let water = area(&i, "water");

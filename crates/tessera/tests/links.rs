@@ -8,7 +8,7 @@ use tessera_test_support::mesh::MeshBuilder;
 
 mod common;
 
-use common::{stderr, tessera};
+use common::{bake_scene, path_json, stderr, tessera};
 
 /// A 30 x 12 m ground with a 10 x 8 m block 3 m high on it (Z up).
 fn ledge_scene(path: &Path) {
@@ -23,30 +23,17 @@ const SETTINGS: &str = "[voxel]\ncell_size = 0.2\ncell_height = 0.1\n\
 
 /// Bakes `s.obj` with `cfg/bake.toml` into `out`, with `more` arguments.
 fn bake(dir: &Path, out: &str, more: &[&str]) {
-    let args = ["bake", "s.obj", "--config", "cfg/bake.toml", "--out", out];
-    let o = tessera(&[&args[..], more, &["--log-format", "quiet"]].concat(), dir);
-    assert!(o.status.success(), "{}", stderr(&o));
+    bake_scene(dir, "cfg/bake.toml", out, more);
 }
 
-/// `tessera path` between two scene points, as JSON.
+/// `tessera path` on `b/navmesh.tsn` between two scene points, with `more` arguments.
+fn path_with(dir: &Path, from: &str, to: &str, more: &[&str]) -> serde_json::Value {
+    path_json(dir, "b/navmesh.tsn", from, to, more)
+}
+
+/// [`path_with`] without more arguments.
 fn path(dir: &Path, from: &str, to: &str) -> serde_json::Value {
     path_with(dir, from, to, &[])
-}
-
-/// [`path`] with `more` arguments.
-fn path_with(dir: &Path, from: &str, to: &str, more: &[&str]) -> serde_json::Value {
-    let args = [
-        "path",
-        "b/navmesh.tsn",
-        "--from",
-        from,
-        "--to",
-        to,
-        "--json",
-    ];
-    let o = tessera(&[&args[..], more].concat(), dir);
-    assert!(o.status.success(), "{}", stderr(&o));
-    serde_json::from_slice(&o.stdout).expect("one JSON answer")
 }
 
 #[test]
