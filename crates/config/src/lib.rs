@@ -168,6 +168,51 @@ pub struct AgentSettings {
     pub max_slope: f64,
 }
 
+/// One agent of a bake for several (`[[agents]]`): a name and the settings of [`AgentSettings`]
+/// (missing ones take its defaults). One bake writes `navmesh-NAME.tsn` for each, and
+/// `navmesh.tsn` for the first; ingest and binning run once for all of them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NamedAgent {
+    /// 1 to 32 characters of `A-Z a-z 0-9 _ -` (it names files), unique.
+    pub name: String,
+    pub height: f64,
+    pub radius: f64,
+    pub max_climb: f64,
+    pub max_slope: f64,
+}
+
+impl Default for NamedAgent {
+    fn default() -> Self {
+        NamedAgent::new("", &AgentSettings::default())
+    }
+}
+
+impl NamedAgent {
+    pub fn new(name: &str, a: &AgentSettings) -> NamedAgent {
+        NamedAgent {
+            name: name.to_string(),
+            height: a.height,
+            radius: a.radius,
+            max_climb: a.max_climb,
+            max_slope: a.max_slope,
+        }
+    }
+
+    /// Its settings as the single `[agent]` table holds them.
+    pub fn settings(&self) -> AgentSettings {
+        AgentSettings {
+            height: self.height,
+            radius: self.radius,
+            max_climb: self.max_climb,
+            max_slope: self.max_slope,
+        }
+    }
+}
+
+/// The most `[[agents]]` one bake takes.
+pub const MAX_AGENTS: usize = 16;
+
 /// How walkable spans are grouped into regions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -359,6 +404,7 @@ pub struct BakeConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub links_file: Option<String>,
     pub voxel: VoxelSettings,
+    /// The agent; with `[[agents]]`, the first of them (the TOML gives one or the other).
     pub agent: AgentSettings,
     pub regions: RegionSettings,
     pub polygons: PolygonSettings,
@@ -368,6 +414,9 @@ pub struct BakeConfig {
     /// Areas by scene names, in order of precedence (see [`AreaSettings`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub areas: Vec<AreaSettings>,
+    /// Several agents baked at once, in order (see [`NamedAgent`]); empty: the one `agent`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<NamedAgent>,
 }
 
 impl Default for VoxelSettings {
@@ -465,6 +514,19 @@ impl BakeConfig {
         };
         let mut config: BakeConfig =
             toml::from_str(text).map_err(|e| parse(&e.to_string(), source_name))?;
+        if let Some(first) = config.agents.first() {
+            let table: toml::Table =
+                toml::from_str(text).map_err(|e| parse(&e.to_string(), source_name))?;
+            if table.contains_key("agent") {
+                return Err(ConfigError::Field {
+                    source_name: source_name.to_string(),
+                    field: "agent",
+                    message: "give one agent as [agent] or several as [[agents]], not both"
+                        .to_string(),
+                });
+            }
+            config.agent = first.settings();
+        }
         if let Some(file) = config.links_file.take() {
             let path = dir.join(&file);
             let shown = path.display().to_string();
@@ -482,11 +544,76 @@ impl BakeConfig {
 
     /// Canonical TOML of the effective settings (written beside every bake).
     pub fn to_toml(&self) -> String {
-        toml::to_string(self).expect("config serializes")
+        if self.agents.is_empty() {
+            return toml::to_string(self).expect("config serializes");
+        }
+        // `[[agents]]` stand for `[agent]`, which holds their first.
+        let mut table = toml::Table::try_from(self).expect("config serializes");
+        table.remove("agent");
+        toml::to_string(&table).expect("config serializes")
     }
 
-    /// Checks every field against its documented limits.
+    /// The bake of each agent: its name (None for the one `[agent]`) and the config with that
+    /// agent as `agent`. Every one keeps the list, so that all voxelize on one grid (the band
+    /// around each tile is the widest agent's: see [`BakeConfig::voxel_params`]).
+    pub fn agent_bakes(&self) -> Vec<(Option<String>, BakeConfig)> {
+        if self.agents.is_empty() {
+            return vec![(None, self.clone())];
+        }
+        self.agents
+            .iter()
+            .map(|a| {
+                let mut config = self.clone();
+                config.agent = a.settings();
+                (Some(a.name.clone()), config)
+            })
+            .collect()
+    }
+
+    /// Checks every field against its documented limits (with `[[agents]]`, for each agent).
     pub fn validate(&self, source_name: &str) -> Result<(), ConfigError> {
+        self.validate_agents(source_name)?;
+        for (name, config) in self.agent_bakes() {
+            match name {
+                None => config.validate_one(source_name)?,
+                Some(name) => config.validate_one(&format!("{source_name}, agent `{name}`"))?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the `[[agents]]` list: at most [`MAX_AGENTS`], names that can name files,
+    /// unique.
+    fn validate_agents(&self, source_name: &str) -> Result<(), ConfigError> {
+        let fail = |message: String| ConfigError::Field {
+            source_name: source_name.to_string(),
+            field: "agents",
+            message,
+        };
+        if self.agents.len() > MAX_AGENTS {
+            return Err(fail(format!(
+                "{} agents, more than the {MAX_AGENTS} one bake takes",
+                self.agents.len()
+            )));
+        }
+        for (i, a) in self.agents.iter().enumerate() {
+            let name = &a.name;
+            let plain = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+            if name.is_empty() || name.len() > 32 || !name.chars().all(plain) {
+                return Err(fail(format!(
+                    "agent {i} (\"{name}\"): a name has 1 to 32 characters of A-Z, a-z, 0-9, `_` \
+                     and `-` (it names the agent's navmesh file)"
+                )));
+            }
+            if self.agents[..i].iter().any(|b| &b.name == name) {
+                return Err(fail(format!("agent {i} (\"{name}\"): the name is taken")));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`BakeConfig::validate`] for the one agent `agent`.
+    fn validate_one(&self, source_name: &str) -> Result<(), ConfigError> {
         let fail = |field: &'static str, message: String| ConfigError::Field {
             source_name: source_name.to_string(),
             field,
@@ -744,11 +871,19 @@ impl BakeConfig {
     pub fn voxel_params(&self) -> VoxelParams {
         let v = &self.voxel;
         let a = &self.agent;
-        let radius = (a.radius / v.cell_size).ceil() as u32;
+        let cells = |radius: f64| (radius / v.cell_size).ceil() as u32;
+        let radius = cells(a.radius);
         // Ledges look one cell out and erosion `radius` cells along walkable spans; two more
         // cells keep the tile's outermost ring (which sees no neighbours) out of reach of the
-        // core and of the two-cell ring around it that the region stage reads.
-        let band = radius + 3;
+        // core and of the two-cell ring around it that the region stage reads. Several agents
+        // share one grid, tiles and binning: the widest agent's band (a wider band than an
+        // agent needs changes nothing of its navmesh).
+        let band = self
+            .agents
+            .iter()
+            .map(|a| cells(a.radius))
+            .fold(radius, u32::max)
+            + 3;
         VoxelParams {
             cell_size: v.cell_size,
             cell_height: v.cell_height,
@@ -1202,6 +1337,59 @@ mod tests {
         assert_eq!("auto".parse(), Ok(TileSize::Auto));
         assert_eq!("64".parse(), Ok(TileSize::Cells(64)));
         assert!("big".parse::<TileSize>().is_err());
+    }
+
+    #[test]
+    fn several_agents() {
+        let text = "[[agents]]\nname = \"adult\"\n\n[[agents]]\nname = \"child\"\nheight = 1.2\n\
+                    radius = 0.25\n\n[[agents]]\nname = \"cart\"\nradius = 1.0\nmax_climb = 0.1\n";
+        let c = BakeConfig::from_toml(text, "t").unwrap();
+        assert_eq!(c.agents.len(), 3);
+        // `agent` is the first; missing settings are the defaults.
+        assert_eq!(c.agent, AgentSettings::default());
+        let bakes = c.agent_bakes();
+        let names: Vec<_> = bakes.iter().map(|(n, _)| n.clone().unwrap()).collect();
+        assert_eq!(names, ["adult", "child", "cart"]);
+        assert_eq!(bakes[1].1.agent.height, 1.2);
+        assert_eq!(bakes[2].1.agent.max_climb, 0.1);
+        // One grid for all: the cart's band (10 + 3 cells) around every agent's tiles; each
+        // agent erodes by its own radius.
+        for (_, b) in &bakes {
+            assert_eq!(b.voxel_params().band, 13);
+        }
+        assert_eq!(bakes[1].1.voxel_params().walkable_radius, 3);
+        // Written without `[agent]`, read back the same.
+        let written = c.to_toml();
+        assert!(!written.contains("[agent]"), "{written}");
+        assert_eq!(BakeConfig::from_toml(&written, "t").unwrap(), c);
+        // One agent alone: its own bake, no name.
+        let one = BakeConfig::default().agent_bakes();
+        assert_eq!(one.len(), 1);
+        assert!(one[0].0.is_none());
+
+        let fails = |text: &str, field: &str, says: &str| {
+            let e = BakeConfig::from_toml(text, "t").unwrap_err().to_string();
+            assert!(e.contains(field) && e.contains(says), "{text}: {e}");
+        };
+        fails(
+            "[agent]\nheight = 1.0\n[[agents]]\nname = \"a\"",
+            "`agent`",
+            "not both",
+        );
+        fails("[[agents]]\nheight = 1.0", "`agents`", "a name has");
+        fails("[[agents]]\nname = \"a b\"", "`agents`", "a name has");
+        fails(
+            "[[agents]]\nname = \"a\"\n[[agents]]\nname = \"a\"",
+            "`agents`",
+            "taken",
+        );
+        // A setting out of range names the agent and the field.
+        fails(
+            "[[agents]]\nname = \"a\"\n[[agents]]\nname = \"b\"\nmax_slope = 95.0",
+            "agent `b`",
+            "agent.max_slope",
+        );
+        fails("[[agents]]\nname = \"a\"\nspeed = 2.0", "t", "speed");
     }
 
     #[test]

@@ -27,6 +27,14 @@
 //! OUT/work/polygons/*                  the navmesh assembler's spill files and sort runs
 //! OUT/work/polygons/part-I.pack        process I's polygons in a distributed bake (and its
 //!                                      scratch, process-I/)
+//!
+//! A bake for several agents (`[[agents]]`) shares the scene caches and the tiles; each agent
+//! has the rest of `work/` of its own:
+//! OUT/navmesh-NAME.tsn               agent NAME's navigation mesh
+//! OUT/navmesh.tsn                    the first agent's (the same file, linked)
+//! OUT/work/agents/NAME/              agent NAME's spans.pack, regions.pack, floors.pack,
+//!                                    tile-hashes.pack, previous/, region-polygons.pack,
+//!                                    cluster-keys.bin, previous-polygons.pack and polygons/
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -36,6 +44,8 @@ use tessera_store::StoreError;
 #[derive(Clone, Debug)]
 pub struct BakeLayout {
     pub root: PathBuf,
+    /// The agent whose files these are, in a bake for several (None: the one agent).
+    agent: Option<String>,
 }
 
 impl BakeLayout {
@@ -45,6 +55,33 @@ impl BakeLayout {
     pub fn new(root: &Path) -> BakeLayout {
         BakeLayout {
             root: root.to_path_buf(),
+            agent: None,
+        }
+    }
+
+    /// The same folder as agent `name` of a bake for several sees it: its own stage files and
+    /// navmesh, the scene and the tiles shared.
+    pub fn of_agent(&self, name: &str) -> BakeLayout {
+        BakeLayout {
+            root: self.root.clone(),
+            agent: Some(name.to_string()),
+        }
+    }
+
+    /// Creates an agent's folder and removes what a killed or failed bake left in it, as
+    /// [`BakeLayout::create`] does for the whole folder.
+    pub fn create_agent(&self) -> Result<(), StoreError> {
+        let dir = self.stages();
+        std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
+        tessera_store::remove_stale_temp_files(&dir)?;
+        remove_dir(&self.polygon_scratch())
+    }
+
+    /// Where the files of the stages from voxelize on live: `work/`, or the agent's folder.
+    fn stages(&self) -> PathBuf {
+        match &self.agent {
+            None => self.work(),
+            Some(name) => self.work().join("agents").join(name),
         }
     }
 
@@ -60,15 +97,8 @@ impl BakeLayout {
         if self.bin_parts().is_dir() {
             tessera_store::remove_stale_temp_files(&self.bin_parts())?;
         }
-        for dir in [self.scratch(), self.polygon_scratch()] {
-            match std::fs::remove_dir_all(&dir) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(StoreError::io(&dir, e))
-                }
-                _ => {}
-            }
-        }
-        Ok(())
+        remove_dir(&self.scratch())?;
+        remove_dir(&self.polygon_scratch())
     }
 
     /// The checkpoints and scratch files (`tessera clean` and `--fresh` remove it).
@@ -127,40 +157,40 @@ impl BakeLayout {
         self.work().join("tiles.pack")
     }
     pub fn spans_pack(&self) -> PathBuf {
-        self.work().join("spans.pack")
+        self.stages().join("spans.pack")
     }
     pub fn regions_pack(&self) -> PathBuf {
-        self.work().join("regions.pack")
+        self.stages().join("regions.pack")
     }
     pub fn floors_pack(&self) -> PathBuf {
-        self.work().join("floors.pack")
+        self.stages().join("floors.pack")
     }
     pub fn tile_hashes_pack(&self) -> PathBuf {
-        self.work().join("tile-hashes.pack")
+        self.stages().join("tile-hashes.pack")
     }
     /// Where the journals of the last finished voxelization wait while the next one reuses
     /// their unchanged tiles.
     pub fn previous(&self) -> PathBuf {
-        self.work().join("previous")
+        self.stages().join("previous")
     }
     /// Every region's polygons as the last polygon stage made them, for the next one to reuse
     /// (`region_reuse`).
     pub fn region_polygons(&self) -> PathBuf {
-        self.work().join("region-polygons.pack")
+        self.stages().join("region-polygons.pack")
     }
     /// The key of every cluster of the hierarchy of `navmesh.tsn`, for the next polygon stage
     /// to take unchanged clusters' tables from it (`region_reuse`).
     pub fn cluster_keys(&self) -> PathBuf {
-        self.work().join("cluster-keys.bin")
+        self.stages().join("cluster-keys.bin")
     }
     /// [`BakeLayout::region_polygons`] of the last stage while the next one runs.
     pub fn previous_polygons(&self) -> PathBuf {
-        self.work().join("previous-polygons.pack")
+        self.stages().join("previous-polygons.pack")
     }
     /// The polygon stage's scratch folder, removed when the navmesh is written and at the
     /// start of a polygon stage.
     pub fn polygon_scratch(&self) -> PathBuf {
-        self.work().join("polygons")
+        self.stages().join("polygons")
     }
     pub fn contours_spill(&self) -> PathBuf {
         self.polygon_scratch().join("contours.spill")
@@ -186,8 +216,12 @@ impl BakeLayout {
         self.polygon_scratch().join(format!("part-{p}.pack"))
     }
 
+    /// `navmesh.tsn`, or for an agent of several `navmesh-NAME.tsn`.
     pub fn navmesh(&self) -> PathBuf {
-        self.root.join("navmesh.tsn")
+        match &self.agent {
+            None => self.root.join("navmesh.tsn"),
+            Some(name) => self.root.join(format!("navmesh-{name}.tsn")),
+        }
     }
     pub fn summary_json(&self) -> PathBuf {
         self.root.join("summary.json")
@@ -205,6 +239,14 @@ impl BakeLayout {
     /// Bytes of every file in the folder.
     pub fn disk_bytes(&self) -> u64 {
         bytes_under(&self.root)
+    }
+}
+
+/// Removes folder `dir` and what it holds, if it is there.
+fn remove_dir(dir: &Path) -> Result<(), StoreError> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(StoreError::io(dir, e)),
+        _ => Ok(()),
     }
 }
 

@@ -50,7 +50,7 @@ pub use merge::REGIONS_KIND;
 pub use polygon_inputs::RegionPart;
 pub use polygons::RegionShare;
 pub use progress::{EventKind, LogFormat, Observer, Progress, ProgressEvent};
-pub use summary::{BakeSummary, NotchGroup, SceneFile};
+pub use summary::{AgentSummary, BakeSummary, NotchGroup, SceneFile};
 pub use tessera_ingest::cache::SourceKey;
 pub use tessera_polygons::{merge_asked, Asked};
 pub use voxelize::{TileShare, SPANS_KIND};
@@ -182,6 +182,7 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
     req.threads = threads;
     let progress = &req.progress;
     let interrupt = req.interrupt.as_deref();
+    // The grid and the tiles of every agent: the first agent's settings, the widest band.
     let voxel = req.config.voxel_params();
 
     let interrupted = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
@@ -232,57 +233,112 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
             progress.warn(&format!("{w}, such as {}", named.join("; ")));
         }
     }
-    let voxelized = voxelize::run(
-        &frame,
-        &voxel,
-        &binned,
-        &budget,
-        req.threads,
-        &layout,
-        progress,
-        interrupt,
-        share.map(|s| s as &dyn TileShare),
-    )?;
-    if voxelized.walkable_spans == 0 {
-        return Err(BakeError::NoWalkable(format!(
-            "{}: no walkable surface: {} triangles voxelized into {} spans, none walkable for this agent \
-             (check --up, the agent settings and the slope limit)",
-            ingested.name, ingested.stats.triangles, voxelized.spans
-        )));
+    // From voxelize on, each agent on its own (its files in its own part of the folder), one
+    // after the other.
+    let bakes = req.config.agent_bakes();
+    if bakes.len() > 1 && share.is_some_and(|s| s.processes() > 1) {
+        return Err(BakeError::Config(
+            "a distributed bake takes one agent: bake several agents (`[[agents]]`) on one \
+             machine, or one agent per job"
+                .to_string(),
+        ));
     }
-    let polygons = polygons::run(
-        &polygons::PolygonInputs {
-            scene: ingested.scene.info(),
-            up: ingested.up,
-            frame: &frame,
-            voxel: &voxel,
-            params: &req.config.polygon_params(),
-            agent: &req.config.agent,
-            regions_reused: voxelized.reused,
-            merged: (voxelized.merged.regions, voxelized.merged.contours),
-            interrupt: req.interrupt.as_ref(),
-            share: share.map(|s| s as &dyn RegionShare),
-        },
-        &budget,
-        req.threads,
-        &layout,
-        progress,
-    )?;
+    let mut baked = Vec::with_capacity(bakes.len());
+    for (name, config) in &bakes {
+        let layout = match name {
+            Some(name) => {
+                let agent = layout.of_agent(name);
+                agent.create_agent()?;
+                agent
+            }
+            None => layout.clone(),
+        };
+        progress.set_agent(name.as_deref());
+        let voxel = config.voxel_params();
+        let voxelized = voxelize::run(
+            &frame,
+            &voxel,
+            &binned,
+            &budget,
+            req.threads,
+            &layout,
+            progress,
+            interrupt,
+            share.map(|s| s as &dyn TileShare),
+        )?;
+        if voxelized.walkable_spans == 0 {
+            let who = name
+                .as_ref()
+                .map_or(String::new(), |n| format!(" agent `{n}`:"));
+            return Err(BakeError::NoWalkable(format!(
+                "{}:{who} no walkable surface: {} triangles voxelized into {} spans, none walkable \
+                 for this agent (check --up, the agent settings and the slope limit)",
+                ingested.name, ingested.stats.triangles, voxelized.spans
+            )));
+        }
+        let polygons = polygons::run(
+            &polygons::PolygonInputs {
+                scene: ingested.scene.info(),
+                up: ingested.up,
+                frame: &frame,
+                voxel: &voxel,
+                params: &config.polygon_params(),
+                agent: &config.agent,
+                regions_reused: voxelized.reused,
+                merged: (voxelized.merged.regions, voxelized.merged.contours),
+                interrupt: req.interrupt.as_ref(),
+                share: share.map(|s| s as &dyn RegionShare),
+            },
+            &budget,
+            req.threads,
+            &layout,
+            progress,
+        )?;
+        baked.push((layout, voxelized, polygons));
+    }
+    progress.set_agent(None);
+    if bakes.len() > 1 || bakes[0].0.is_some() {
+        // The first agent's navmesh is also `navmesh.tsn`, for the scripts of one agent.
+        tessera_store::link_atomic(baked[0].0.navmesh(), layout.navmesh())?;
+    }
 
     let total_seconds = started.elapsed().as_secs_f64();
-    let summary = BakeSummary::assemble(summary::Parts {
-        memory_budget: req.memory_budget,
-        ingested: &ingested,
-        frame: &frame,
-        binned: &binned,
-        voxelized: &voxelized,
-        polygons: &polygons,
-        threads: req.threads,
-        budget: &budget,
-        peaks: sampler.peaks(),
-        disk_bytes: layout.disk_bytes(),
-        total_seconds,
-    });
+    let peaks = sampler.peaks();
+    let disk_bytes = layout.disk_bytes();
+    let assemble = |voxelized, polygons| {
+        BakeSummary::assemble(summary::Parts {
+            memory_budget: req.memory_budget,
+            ingested: &ingested,
+            frame: &frame,
+            binned: &binned,
+            voxelized,
+            polygons,
+            threads: req.threads,
+            budget: &budget,
+            peaks,
+            disk_bytes,
+            total_seconds,
+        })
+    };
+    let summary = match &bakes[..] {
+        [(None, _)] => assemble(&baked[0].1, &baked[0].2),
+        _ => BakeSummary::of_agents(
+            bakes
+                .iter()
+                .zip(&baked)
+                .map(|((name, config), (layout, voxelized, polygons))| {
+                    let file = layout.navmesh();
+                    let file = file.file_name().expect("a file").to_string_lossy();
+                    (
+                        name.clone().expect("named agents"),
+                        config.agent.clone(),
+                        file.into_owned(),
+                        assemble(voxelized, polygons),
+                    )
+                })
+                .collect(),
+        ),
+    };
     tessera_store::write_atomic(layout.config_toml(), req.config.to_toml().as_bytes())?;
     let json = serde_json::to_vec_pretty(&summary).expect("summary serializes");
     tessera_store::write_atomic(layout.summary_json(), &json)?;

@@ -84,6 +84,8 @@ struct Inner {
     observer: Option<Observer>,
     /// This process's index in a distributed bake: every line names it.
     process: Option<u32>,
+    /// The agent whose stages run, in a bake for several: every line names it.
+    agent: Mutex<Option<String>>,
     /// Bytes the bake has written to its checkpoints so far.
     bytes: AtomicU64,
     started: Instant,
@@ -129,6 +131,7 @@ impl Progress {
                 format,
                 observer,
                 process,
+                agent: Mutex::new(None),
                 bytes: AtomicU64::new(0),
                 started: Instant::now(),
                 multi: MultiProgress::with_draw_target(if format == LogFormat::Auto {
@@ -188,6 +191,9 @@ impl Progress {
         if let Some(p) = self.inner.process {
             obj["process"] = p.into();
         }
+        if let Some(a) = &*self.inner.agent.lock().unwrap() {
+            obj["agent"] = a.as_str().into();
+        }
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{obj}");
     }
@@ -204,11 +210,23 @@ impl Progress {
         );
     }
 
-    /// `[process N] ` in a distributed bake, nothing otherwise.
+    /// `[process N] ` in a distributed bake, `[agent NAME] ` while an agent's stages run in a
+    /// bake for several; nothing otherwise.
     fn tag(&self) -> String {
-        self.inner
+        let mut tag = self
+            .inner
             .process
-            .map_or(String::new(), |p| format!("[process {p}] "))
+            .map_or(String::new(), |p| format!("[process {p}] "));
+        if let Some(a) = &*self.inner.agent.lock().unwrap() {
+            tag += &format!("[agent {a}] ");
+        }
+        tag
+    }
+
+    /// The stages reported from here on are agent `name`'s (a bake for several agents; None:
+    /// shared by all). JSON lines carry `"agent"`, plain lines and bars name it.
+    pub fn set_agent(&self, name: Option<&str>) {
+        *self.inner.agent.lock().unwrap() = name.map(str::to_string);
     }
 
     /// Counts bytes written to the bake folder.
@@ -239,7 +257,10 @@ impl Progress {
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
                     .progress_chars("=> "),
                 );
-                bar.set_prefix(stage);
+                match &*self.inner.agent.lock().unwrap() {
+                    Some(a) => bar.set_prefix(format!("{stage} ({a})")),
+                    None => bar.set_prefix(stage),
+                }
                 self.inner.bars.lock().unwrap().insert(stage, bar);
             }
             LogFormat::Plain => self.plain_line(stage, &format!("started ({total} to do)")),

@@ -50,6 +50,99 @@ pub struct SceneFile {
     pub cache_reused: bool,
 }
 
+/// One agent of a bake for several, in [`BakeSummary::agents`]: its settings, its navmesh file
+/// and the figures of the stages it ran alone (from voxelize on): the [`BakeSummary`] fields
+/// named in [`AGENT_FIELDS`], `stages_reused` and `seconds` kept to those stages.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct AgentSummary {
+    pub name: String,
+    /// Its navmesh's file name in the bake folder.
+    pub navmesh: String,
+    pub agent: tessera_config::AgentSettings,
+    #[serde(flatten)]
+    pub figures: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The fields of a [`BakeSummary`] that each agent of a bake for several has of its own.
+pub const AGENT_FIELDS: [&str; 24] = [
+    "stages_reused",
+    "resumed_tiles",
+    "tiles_reused",
+    "tiles_rebaked",
+    "regions_rebaked",
+    "regions_reused",
+    "clusters_reused",
+    "walkable_spans",
+    "regions",
+    "walkable_area_m2",
+    "contours",
+    "contour_vertices",
+    "polygons",
+    "polygon_vertices",
+    "detail_vertices",
+    "portals",
+    "links",
+    "notches",
+    "navmesh_area_m2",
+    "navmesh_bytes",
+    "unreachable_polygons_removed",
+    "unreachable_islands_removed",
+    "unreachable_area_removed_m2",
+    "seconds",
+];
+
+impl AgentSummary {
+    /// Agent `name`'s section, from the summary of its bake.
+    pub(crate) fn of(
+        name: &str,
+        navmesh: &str,
+        agent: &tessera_config::AgentSettings,
+        s: &BakeSummary,
+    ) -> AgentSummary {
+        let serde_json::Value::Object(mut all) = serde_json::to_value(s).expect("serializes")
+        else {
+            unreachable!("a summary is an object")
+        };
+        let mut figures: serde_json::Map<_, _> = AGENT_FIELDS
+            .iter()
+            .filter_map(|k| all.remove(*k).map(|v| (k.to_string(), v)))
+            .collect();
+        let own = |stage: &str| !SHARED_STAGES.contains(&stage) && stage != "total";
+        if let Some(serde_json::Value::Array(stages)) = figures.get_mut("stages_reused") {
+            stages.retain(|stage| stage.as_str().is_some_and(own));
+        }
+        if let Some(serde_json::Value::Object(seconds)) = figures.get_mut("seconds") {
+            seconds.retain(|stage, _| own(stage));
+        }
+        AgentSummary {
+            name: name.to_string(),
+            navmesh: navmesh.to_string(),
+            agent: agent.clone(),
+            figures,
+        }
+    }
+
+    /// A number of [`AgentSummary::figures`] (0 when absent).
+    pub fn figure(&self, field: &str) -> f64 {
+        self.figures
+            .get(field)
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0)
+    }
+
+    /// The seconds of one of its stages (0 when absent).
+    pub fn seconds(&self, stage: &str) -> f64 {
+        self.figures
+            .get("seconds")
+            .and_then(|s| s.get(stage))
+            .and_then(|v| v.as_f64())
+            .unwrap_or(0.0)
+    }
+}
+
+/// The stages a bake for several agents runs once for all of them.
+const SHARED_STAGES: [&str; 2] = ["ingest", "bin"];
+
 /// What a bake did, written as `summary.json`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct BakeSummary {
@@ -139,8 +232,15 @@ pub struct BakeSummary {
     pub disk_bytes: u64,
     /// Seconds per stage ([`STAGES`]) and `total`. The merge runs beside voxelization, in its
     /// writer: `merge` is the writer's time in it and `voxelize` the rest of that time, so the
-    /// stages add up to the total less the set-up between them.
+    /// stages add up to the total less the set-up between them. With several agents, each
+    /// stage's seconds are its runs' for all of them.
     pub seconds: BTreeMap<String, f64>,
+    /// A bake for several agents (`[[agents]]`): one section each, in order. The fields above
+    /// from `stages_reused` to `unreachable_area_removed_m2` are then the first agent's (its
+    /// navmesh is also `navmesh.tsn`), and the merge frontier the largest of any. Absent for
+    /// one agent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentSummary>,
 }
 
 /// What the summary is made from: each stage's result and what the bake measured.
@@ -251,6 +351,30 @@ impl BakeSummary {
             memory_budget_bytes: p.memory_budget,
             disk_bytes: p.disk_bytes,
             seconds,
+            agents: Vec::new(),
         }
+    }
+
+    /// The summary of a bake for several agents, from each agent's (`(name, settings, navmesh
+    /// file name, summary)`, in order, as [`BakeSummary::assemble`] made them): the first's,
+    /// each stage's seconds summed, the largest frontier, and a section per agent.
+    pub(crate) fn of_agents(
+        agents: Vec<(String, tessera_config::AgentSettings, String, BakeSummary)>,
+    ) -> BakeSummary {
+        let mut summary = agents[0].3.clone();
+        for (_, _, _, s) in &agents[1..] {
+            for (stage, seconds) in &s.seconds {
+                if !SHARED_STAGES.contains(&stage.as_str()) && stage != "total" {
+                    *summary.seconds.entry(stage.clone()).or_default() += seconds;
+                }
+            }
+            summary.merge_frontier_links = summary.merge_frontier_links.max(s.merge_frontier_links);
+            summary.merge_frontier_bytes = summary.merge_frontier_bytes.max(s.merge_frontier_bytes);
+        }
+        summary.agents = agents
+            .iter()
+            .map(|(name, agent, file, s)| AgentSummary::of(name, file, agent, s))
+            .collect();
+        summary
     }
 }

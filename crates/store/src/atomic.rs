@@ -16,11 +16,7 @@ pub struct AtomicFile {
 impl AtomicFile {
     pub fn create(path: impl AsRef<Path>) -> Result<AtomicFile, StoreError> {
         let path = path.as_ref().to_path_buf();
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let tmp = temp_path(&path);
         let file = File::create(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
         Ok(AtomicFile {
             path,
@@ -72,24 +68,57 @@ impl AtomicFile {
                 .map_err(|e| StoreError::io(&self.tmp, e))?;
         }
         std::fs::rename(&self.tmp, &self.path).map_err(|e| StoreError::io(&self.path, e))?;
-        if !durable {
-            self.tmp = PathBuf::new();
-            return Ok(());
-        }
-        if let Some(dir) = self.path.parent() {
-            // Make the rename itself durable; not every file system allows opening a folder.
-            if let Ok(d) = File::open(if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
-            }) {
-                let _ = d.sync_all();
-            }
+        if durable {
+            sync_parent(&self.path);
         }
         // Nothing left to clean up in Drop.
         self.tmp = PathBuf::new();
         Ok(())
     }
+}
+
+/// The temporary name of a file on its way to `path`: `.NAME.PID.tmp` beside it.
+fn temp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+/// Makes a rename into `path`'s folder durable; not every file system allows opening a folder.
+fn sync_parent(path: &Path) {
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+/// Makes `to` the same file as the finished file `from` (in the same folder or file system),
+/// atomically: a hard link under a temporary name renamed into place, or where the file system
+/// has no hard links a copy, fsynced first.
+pub fn link_atomic(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<(), StoreError> {
+    let (from, to) = (from.as_ref(), to.as_ref());
+    let tmp = temp_path(to);
+    let _ = std::fs::remove_file(&tmp);
+    if std::fs::hard_link(from, &tmp).is_err() {
+        std::fs::copy(from, &tmp).map_err(|e| StoreError::io(&tmp, e))?;
+        File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| StoreError::io(&tmp, e))?;
+    }
+    if let Err(e) = std::fs::rename(&tmp, to) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(StoreError::io(to, e));
+    }
+    sync_parent(to);
+    Ok(())
 }
 
 /// Writes go to the temporary file; seeking lets a writer fill in a header last.
@@ -196,5 +225,23 @@ mod tests {
             remove_stale_temp_files(&dir.path().join("missing")).unwrap(),
             0
         );
+    }
+
+    #[test]
+    fn a_link_replaces_the_file_and_outlives_the_next_write_of_its_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let (from, to) = (dir.path().join("a.tsn"), dir.path().join("b.tsn"));
+        write_atomic(&from, b"first").unwrap();
+        write_atomic(&to, b"old").unwrap();
+        link_atomic(&from, &to).unwrap();
+        assert_eq!(std::fs::read(&to).unwrap(), b"first");
+        // The source written again (a new file renamed over it): the link keeps the last.
+        write_atomic(&from, b"second").unwrap();
+        assert_eq!(std::fs::read(&to).unwrap(), b"first");
+        link_atomic(&from, &to).unwrap();
+        assert_eq!(std::fs::read(&to).unwrap(), b"second");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        assert!(link_atomic(dir.path().join("missing"), &to).is_err());
+        assert_eq!(std::fs::read(&to).unwrap(), b"second");
     }
 }

@@ -324,6 +324,17 @@ pub fn bake(args: Args, hooks: Hooks) -> Result<Outcome, Failure> {
         LogArg::Quiet => LogFormat::Quiet,
     };
     let cluster = args.cluster()?;
+    if cluster.is_some() && config.agents.len() > 1 {
+        return Err(Failure::new(
+            exit::BAD_CONFIG,
+            anyhow::anyhow!(
+                "config {}: {} agents: a distributed bake (--cluster) takes one; bake several \
+                 agents on one machine, or one agent per job",
+                args.config,
+                config.agents.len()
+            ),
+        ));
+    }
     let startup_timeout = std::time::Duration::from_secs_f64(args.startup_timeout);
     let progress = hooks.progress.unwrap_or_else(|| {
         Progress::of_process(log_format, cluster.as_ref().map(|c| c.index as u32))

@@ -84,6 +84,31 @@ pub fn print_bake(w: &mut dyn Write, summary: &BakeSummary, out: &Outputs) -> io
             summary.unreachable_area_removed_m2
         )?;
     }
+    if let Some(first) = summary.agents.first() {
+        writeln!(
+            w,
+            "  agents           {}: the lines above are the first's, `{}` (navmesh.tsn)",
+            summary.agents.len(),
+            first.name
+        )?;
+        for a in &summary.agents {
+            writeln!(
+                w,
+                "    {:<14} height {} m, radius {} m, climb {} m, slope {} deg: {} polygons, \
+                 {:.1} m^2, {} islands removed, {:.2} s; {}",
+                a.name,
+                a.agent.height,
+                a.agent.radius,
+                a.agent.max_climb,
+                a.agent.max_slope,
+                a.figure("polygons"),
+                a.figure("navmesh_area_m2"),
+                a.figure("unreachable_islands_removed"),
+                a.seconds("voxelize") + a.seconds("merge") + a.seconds("polygons"),
+                out.dir.join(&a.navmesh).display()
+            )?;
+        }
+    }
     writeln!(
         w,
         "  memory           peak rss {:.1} MiB, peak anon {:.1} MiB, budget {:.1} MiB, {} threads",
