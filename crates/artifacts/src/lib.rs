@@ -33,7 +33,7 @@ pub use regions::{
     Contour, Levels, MergedRegion, Point, RegionBatch, SpanKey, AREA_BITS, NO_LEVEL, NO_NEIGHBOUR,
     OUT_OF_REACH,
 };
-pub use spans::{Span, SpanField, MAX_AREA_ID};
+pub use spans::{RasterRecord, Span, SpanField, MAX_AREA_ID};
 pub use tessera_geom::Triangle;
 pub use tile_contours::{heading, Chain, EdgeKey, Reach, TileContours};
 pub use tile_regions::{BorderLink, LinkKey, LocalRegion, TileRegions, NO_REGION};

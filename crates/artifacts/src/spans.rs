@@ -17,6 +17,25 @@ pub struct Span {
     pub area: u8,
 }
 
+impl Span {
+    /// Its walkable flag and area in one byte, as encodings store them: bit 0 walkable, the
+    /// rest the area.
+    pub fn flags_of(walkable: bool, area: u8) -> u8 {
+        walkable as u8 | area << 1
+    }
+
+    /// Takes its walkable flag and area from `flags` ([`Span::flags_of`]); an area above
+    /// [`MAX_AREA_ID`] is refused.
+    pub fn set_flags(&mut self, flags: u8) -> Result<(), ArtifactError> {
+        let area = flags >> 1;
+        if area > MAX_AREA_ID {
+            return Err(invalid("span", format!("area {area} above {MAX_AREA_ID}")));
+        }
+        (self.walkable, self.area) = (flags & 1 == 1, area);
+        Ok(())
+    }
+}
+
 /// The largest area id: 63 rules besides `default` (0).
 pub const MAX_AREA_ID: u8 = 63;
 
@@ -204,7 +223,7 @@ impl SpanField {
         for (s, b) in self.spans.iter().zip(w.bytes[start..].chunks_exact_mut(9)) {
             b[0..4].copy_from_slice(&s.zmin.to_le_bytes());
             b[4..8].copy_from_slice(&s.zmax.to_le_bytes());
-            b[8] = s.walkable as u8 | s.area << 1;
+            b[8] = Span::flags_of(s.walkable, s.area);
         }
         *out = w.seal(MAGIC, VERSION);
     }
@@ -242,20 +261,15 @@ impl SpanField {
         let column_start = r.column_starts(area, span_count)?;
         let mut spans = Vec::with_capacity(span_count);
         for _ in 0..span_count {
-            let zmin = r.u32()?;
-            let zmax = r.u32()?;
-            // Bit 0: walkable; the rest: the area.
-            let flags = r.u8()?;
-            let area = flags >> 1;
-            if area > MAX_AREA_ID {
-                return Err(invalid(A, format!("area {area} above {MAX_AREA_ID}")));
-            }
-            spans.push(Span {
-                zmin,
-                zmax,
-                walkable: flags & 1 == 1,
-                area,
-            });
+            let mut span = Span {
+                zmin: r.u32()?,
+                zmax: r.u32()?,
+                walkable: false,
+                area: 0,
+            };
+            span.set_flags(r.u8()?)
+                .map_err(|e| invalid(A, e.to_string()))?;
+            spans.push(span);
         }
         let field = SpanField {
             rect,
@@ -264,6 +278,52 @@ impl SpanField {
             spans,
         };
         field.validate()?;
+        Ok(field)
+    }
+}
+
+/// A tile's rasterized field (before any filter) as each agent of a group rasterized together
+/// sees it: the spans once, with the first agent's tops, then each other agent's flag bytes
+/// ([`Span::flags_of`]), one per span. Written by the first agent's voxelize stage, read by
+/// the others' instead of rasterizing again.
+pub struct RasterRecord;
+
+impl RasterRecord {
+    /// Encodes `field` (the first agent's tops) and `others` (each other agent's flags, one
+    /// byte per span of `field`) into `out` (its allocation reused).
+    pub fn encode_into(field: &SpanField, others: &[Vec<u8>], out: &mut Vec<u8>) {
+        let mut fields = Vec::new();
+        field.encode_into(&mut fields);
+        out.clear();
+        out.extend_from_slice(&(others.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(fields.len() as u64).to_le_bytes());
+        out.extend_from_slice(&fields);
+        for flags in others {
+            assert_eq!(flags.len(), field.spans.len(), "a flag byte per span");
+            out.extend_from_slice(flags);
+        }
+    }
+
+    /// The field as agent `agent` of the group sees it (0: the first).
+    pub fn decode(bytes: &[u8], agent: usize) -> Result<SpanField, ArtifactError> {
+        const A: &str = "rasterized field";
+        let mut r = Reader::new(bytes, A);
+        let others = r.u32()? as usize;
+        let len = usize::try_from(r.u64()?).map_err(|_| invalid(A, "field length"))?;
+        let mut field = SpanField::decode(r.take(len)?)?;
+        let n = field.spans.len();
+        if others.checked_mul(n) != Some(r.remaining()) {
+            return Err(invalid(A, "declared sizes do not match the payload"));
+        }
+        if agent > others {
+            return Err(invalid(A, format!("agent {agent} of {}", others + 1)));
+        }
+        if agent > 0 {
+            let flags = &r.take(others * n)?[(agent - 1) * n..agent * n];
+            for (span, &f) in field.spans.iter_mut().zip(flags) {
+                span.set_flags(f)?;
+            }
+        }
         Ok(field)
     }
 }
@@ -329,5 +389,25 @@ mod tests {
         let payload = bytes[codec::HEADER_LEN..].to_vec();
         let resealed = codec::seal(MAGIC, VERSION, &payload);
         assert!(SpanField::decode(&resealed).is_err());
+    }
+
+    #[test]
+    fn a_raster_record_gives_each_agent_its_tops() {
+        let field = sample();
+        let n = field.spans.len();
+        let others = vec![vec![Span::flags_of(true, 2); n], vec![0u8; n]];
+        let mut bytes = Vec::new();
+        RasterRecord::encode_into(&field, &others, &mut bytes);
+        assert_eq!(RasterRecord::decode(&bytes, 0).unwrap(), field);
+        let second = RasterRecord::decode(&bytes, 1).unwrap();
+        assert!(second.spans.iter().all(|s| s.walkable && s.area == 2));
+        assert_eq!(second.column_start, field.column_start);
+        let third = RasterRecord::decode(&bytes, 2).unwrap();
+        assert!(third.spans.iter().all(|s| !s.walkable && s.area == 0));
+        assert!(RasterRecord::decode(&bytes, 3).is_err());
+        assert!(RasterRecord::decode(&bytes[..bytes.len() - 1], 1).is_err());
+        let mut bad = bytes.clone();
+        *bad.last_mut().unwrap() = 0xff;
+        assert!(RasterRecord::decode(&bad, 2).is_err());
     }
 }

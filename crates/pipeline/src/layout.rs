@@ -32,6 +32,8 @@
 //! has the rest of `work/` of its own:
 //! OUT/navmesh-NAME.tsn               agent NAME's navigation mesh
 //! OUT/navmesh.tsn                    the first agent's (the same file, linked)
+//! OUT/work/raster.pack              the tiles rasterized once for the first agents (up to 4),
+//!                                    read by all but the first; removed after the bake
 //! OUT/work/agents/NAME/              agent NAME's spans.pack, regions.pack, floors.pack,
 //!                                    tile-hashes.pack, previous/, region-polygons.pack,
 //!                                    cluster-keys.bin, previous-polygons.pack and polygons/
@@ -155,6 +157,11 @@ impl BakeLayout {
     }
     pub fn tiles_pack(&self) -> PathBuf {
         self.work().join("tiles.pack")
+    }
+    /// The rasterized fields the first agents of a bake for several share
+    /// (`tessera_artifacts::RasterRecord`): one for the whole folder.
+    pub fn raster_pack(&self) -> PathBuf {
+        self.work().join("raster.pack")
     }
     pub fn spans_pack(&self) -> PathBuf {
         self.stages().join("spans.pack")

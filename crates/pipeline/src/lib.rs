@@ -243,8 +243,15 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
                 .to_string(),
         ));
     }
+    // The first agents (up to 4) rasterize once: the first for all of them (`Raster`).
+    let params: Vec<_> = bakes.iter().map(|(_, c)| c.voxel_params()).collect();
+    let group: Vec<_> = params
+        .iter()
+        .take(tessera_voxel::rasterize::MAX_AGENTS_AT_ONCE)
+        .collect();
+    let raster_key = (group.len() > 1).then(|| voxelize::Raster::key(binned.key, &group));
     let mut baked = Vec::with_capacity(bakes.len());
-    for (name, config) in &bakes {
+    for (i, (name, config)) in bakes.iter().enumerate() {
         let layout = match name {
             Some(name) => {
                 let agent = layout.of_agent(name);
@@ -254,10 +261,23 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
             None => layout.clone(),
         };
         progress.set_agent(name.as_deref());
-        let voxel = config.voxel_params();
+        let voxel = &params[i];
+        let raster = match raster_key {
+            Some(key) if i == 0 => Some(voxelize::Raster::Write {
+                group: group.clone(),
+                key,
+            }),
+            Some(key) if i < group.len() => voxelize::Raster::records(&layout.raster_pack(), key)
+                .map(|records| voxelize::Raster::Read {
+                    records,
+                    index: i,
+                    path: layout.raster_pack(),
+                }),
+            _ => None,
+        };
         let voxelized = voxelize::run(
             &frame,
-            &voxel,
+            voxel,
             &binned,
             &budget,
             req.threads,
@@ -265,6 +285,7 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
             progress,
             interrupt,
             share.map(|s| s as &dyn TileShare),
+            raster.as_ref(),
         )?;
         if voxelized.walkable_spans == 0 {
             let who = name
@@ -281,7 +302,7 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
                 scene: ingested.scene.info(),
                 up: ingested.up,
                 frame: &frame,
-                voxel: &voxel,
+                voxel,
                 params: &config.polygon_params(),
                 agent: &config.agent,
                 regions_reused: voxelized.reused,
@@ -297,6 +318,8 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
         baked.push((layout, voxelized, polygons));
     }
     progress.set_agent(None);
+    // Every agent that could use the rasterized fields has.
+    let _ = std::fs::remove_file(layout.raster_pack());
     if bakes.len() > 1 || bakes[0].0.is_some() {
         // The first agent's navmesh is also `navmesh.tsn`, for the scripts of one agent.
         tessera_store::link_atomic(baked[0].0.navmesh(), layout.navmesh())?;
@@ -406,6 +429,7 @@ pub fn voxelize_for_peer(
     let tiles = bin::TilePacks::open(&paths, &header)?;
     let voxel = req.config.voxel_params();
     let shared = voxelize::Shared {
+        raster: None,
         frame: &frame,
         params: &voxel,
         tiles: &tiles,

@@ -64,11 +64,12 @@ pub struct AgentSummary {
 }
 
 /// The fields of a [`BakeSummary`] that each agent of a bake for several has of its own.
-pub const AGENT_FIELDS: [&str; 24] = [
+pub const AGENT_FIELDS: [&str; 25] = [
     "stages_reused",
     "resumed_tiles",
     "tiles_reused",
     "tiles_rebaked",
+    "tiles_raster_shared",
     "regions_rebaked",
     "regions_reused",
     "clusters_reused",
@@ -140,6 +141,10 @@ impl AgentSummary {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// The stages a bake for several agents runs once for all of them.
 const SHARED_STAGES: [&str; 2] = ["ingest", "bin"];
 
@@ -170,6 +175,10 @@ pub struct BakeSummary {
     pub tiles_reused: u64,
     /// Tiles voxelized by this run (neither resumed nor reused).
     pub tiles_rebaked: u64,
+    /// A bake for several agents: tiles an agent voxelized from the rasterization the first
+    /// agent made for the first four (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tiles_raster_shared: u64,
     /// Regions polygonized by this run, and regions whose polygons it took from the last
     /// polygon stage in this folder (their contours, the simplification points restored on
     /// them and, with height detail, the tiles under them unchanged).
@@ -319,6 +328,7 @@ impl BakeSummary {
             resumed_tiles: vox.resumed_tiles,
             tiles_reused: vox.reused_tiles,
             tiles_rebaked: vox.tiles_with_geometry - vox.resumed_tiles - vox.reused_tiles,
+            tiles_raster_shared: vox.raster_shared,
             regions_rebaked: poly.regions_rebaked,
             regions_reused: poly.regions_reused,
             clusters_reused: poly.clusters_reused,

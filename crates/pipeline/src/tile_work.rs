@@ -11,6 +11,7 @@ use tessera_config::VoxelParams;
 use tessera_store::JournalReader;
 
 use crate::grid::MIN_BIN_BUFFER;
+use crate::voxelize::Raster;
 use crate::BakeError;
 
 /// Spans per cell above which the span bound is not believed (a column holding more than this
@@ -78,6 +79,11 @@ pub(crate) struct TileDone {
     /// The span field and its floors for the checkpoints (empty when recovered).
     pub(crate) spans_packed: Packed,
     pub(crate) floors_packed: Packed,
+    /// The tile rasterized for a group of agents, for the others' stages
+    /// ([`crate::voxelize::Raster::Write`]).
+    pub(crate) raster_packed: Option<Packed>,
+    /// It was voxelized from the record of the group's first agent, not rasterized here.
+    pub(crate) from_record: bool,
     pub(crate) spans: u64,
     pub(crate) walkable: u64,
     pub(crate) _reservation: Reservation,
@@ -191,6 +197,8 @@ impl TileDone {
                 bytes: floors_bytes,
                 raw_len: floors_raw,
             },
+            raster_packed: None,
+            from_record: false,
             spans,
             walkable,
             _reservation: reservation,
@@ -336,8 +344,10 @@ pub(crate) struct WorkerState {
     levels: Vec<u32>,
     segment: tessera_regions::Scratch,
     trace: tessera_contours::Scratch,
-    /// An encoding, and its compression, on their way to the writer; a tile's floors.
+    /// An encoding, and its compression, on their way to the writer; a tile's floors; its
+    /// rasterized field for a group of agents.
     encoded: Vec<u8>,
+    record: Vec<u8>,
     compressed: Vec<u8>,
     floors: Vec<u32>,
     held: Reservation,
@@ -351,6 +361,7 @@ impl WorkerState {
             segment: Default::default(),
             trace: Default::default(),
             encoded: Vec::new(),
+            record: Vec::new(),
             compressed: Vec::new(),
             floors: Vec::new(),
             held: budget.hold(),
@@ -364,6 +375,7 @@ impl WorkerState {
         self.segment = Default::default();
         self.trace = Default::default();
         self.encoded = Vec::new();
+        self.record = Vec::new();
         self.compressed = Vec::new();
         self.floors = Vec::new();
         self.held.shrink_to(0);
@@ -375,7 +387,7 @@ impl WorkerState {
             + self.levels.capacity() as u64 * 4
             + self.segment.byte_size()
             + self.trace.byte_size()
-            + (self.encoded.capacity() + self.compressed.capacity()) as u64
+            + (self.encoded.capacity() + self.record.capacity() + self.compressed.capacity()) as u64
             + self.floors.capacity() as u64 * 4
     }
 }
@@ -388,7 +400,7 @@ impl WorkerState {
 /// tiles the hold covers them all.
 pub(crate) fn run_job(
     frame: &GridFrame,
-    params: &VoxelParams,
+    (params, raster): (&VoxelParams, Option<&Raster>),
     (checkpoint, checkpoint_path): (Option<&JournalReader>, &Path),
     previous: Option<&Previous>,
     job: TileJob,
@@ -403,6 +415,8 @@ pub(crate) fn run_job(
         .shrink_to(state.byte_size().saturating_sub(reservation.bytes()));
     let recovered = matches!(job.work, Work::Recovered);
     let mut hash = 0;
+    let mut raster_packed = None;
+    let mut from_record = false;
     // A tile the last bake voxelized from the same triangles: its span field and floors.
     let mut reused: Option<SpansAndFloors> = None;
     if let Work::Voxelize { hash: h, .. } = &job.work {
@@ -441,13 +455,47 @@ pub(crate) fn run_job(
             let triangle_bytes = (triangles.len() * std::mem::size_of::<TileTriangle>()) as u64;
             let ws = &mut state.workspace;
             if let [part] = parts[..] {
-                let spans = tessera_voxel::voxelize_in(ws, frame, params, part, &triangles, &areas);
+                // A group's record on its way out or in: beyond what one agent plans for.
+                let mut record_bytes = 0;
+                let spans = match raster {
+                    // The first agent of a group: rasterized for all of it.
+                    Some(Raster::Write { group, .. }) => {
+                        let spans = tessera_voxel::voxelize_agents_in(
+                            ws,
+                            frame,
+                            group,
+                            part,
+                            (&triangles, &areas),
+                            &mut state.record,
+                        );
+                        let packed = Packed::of(&state.record, &mut state.compressed);
+                        record_bytes = (state.record.len() + packed.bytes.len()) as u64;
+                        raster_packed = Some(packed);
+                        spans
+                    }
+                    // Another: from the first's record of the tile, when it made one.
+                    Some(Raster::Read {
+                        records,
+                        index,
+                        path,
+                    }) if records.raw_len(job.index) > 0 => {
+                        let record = records.read(job.index)?;
+                        record_bytes = record.len() as u64;
+                        from_record = true;
+                        tessera_voxel::voxelize_from_record(
+                            ws, frame, params, part, &record, *index,
+                        )
+                        .map_err(|e| BakeError::Corrupt {
+                            path: path.clone(),
+                            message: format!("tile {}: {e}", job.index),
+                        })?
+                    }
+                    _ => tessera_voxel::voxelize_in(ws, frame, params, part, &triangles, &areas),
+                };
                 let cells = part.grown(frame.band).area() as u64;
-                reservation.grow_to(tessera_voxel::memory::estimate(
-                    cells,
-                    triangle_bytes,
-                    spans,
-                ));
+                reservation.grow_to(
+                    tessera_voxel::memory::estimate(cells, triangle_bytes, spans) + record_bytes,
+                );
                 None
             } else {
                 let mut outputs = Vec::with_capacity(parts.len());
@@ -524,7 +572,9 @@ pub(crate) fn run_job(
     if !state.held.try_grow_to(state.byte_size()) {
         state.free_buffers();
     }
-    reservation.shrink_to((spans_packed.bytes.len() + floors_packed.bytes.len()) as u64);
+    let record_bytes = raster_packed.as_ref().map_or(0, |r: &Packed| r.bytes.len());
+    reservation
+        .shrink_to((spans_packed.bytes.len() + floors_packed.bytes.len() + record_bytes) as u64);
     Ok(TileDone {
         index: job.index,
         recovered,
@@ -535,6 +585,8 @@ pub(crate) fn run_job(
         contours,
         spans_packed,
         floors_packed,
+        raster_packed,
+        from_record,
         spans,
         walkable,
         _reservation: reservation,

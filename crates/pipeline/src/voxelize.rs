@@ -49,6 +49,8 @@ pub const SPANS_KIND: &[u8; 8] = b"TSSPANS\0";
 pub const FLOORS_KIND: &[u8; 8] = b"TSFLOORS";
 /// Pack kind of the journal of tile hashes (8 bytes per tile: the hash of its triangles).
 pub const HASHES_KIND: &[u8; 8] = b"TSTHASH\0";
+/// Pack kind of the journal of rasterized fields shared by a group of agents.
+pub const RASTER_KIND: &[u8; 8] = b"TSRASTER";
 /// How often the writer makes its checkpoints durable.
 const SYNC_EVERY: Duration = Duration::from_millis(500);
 
@@ -70,6 +72,9 @@ pub(crate) struct Voxelized {
     /// Tiles whose triangles were those of the last finished bake's same tile: its span field
     /// taken instead of voxelized again (an incremental rebake of a changed scene).
     pub reused_tiles: u64,
+    /// Tiles voxelized from the rasterization the group's first agent made (a bake for
+    /// several agents: [`Raster`]).
+    pub raster_shared: u64,
     /// Every tile came from the checkpoint.
     pub reused: bool,
     pub merged: Merged,
@@ -77,10 +82,52 @@ pub(crate) struct Voxelized {
     pub seconds: f64,
 }
 
+/// How a bake for several agents shares rasterization: the first agent of a group rasterizes
+/// every tile for the whole group and keeps the fields in `work/raster.pack`; the others
+/// voxelize from them instead of rasterizing (the same fields: see
+/// `tessera_voxel::voxelize_agents_in`).
+pub(crate) enum Raster<'a> {
+    /// This stage's agent is `group[0]`: its tiles are rasterized for the group, and the
+    /// records written under `key`.
+    Write {
+        group: Vec<&'a VoxelParams>,
+        key: u64,
+    },
+    /// This stage's agent is agent `index` of the group whose records `records` holds; a tile
+    /// without a record is rasterized here.
+    Read {
+        records: JournalReader,
+        index: usize,
+        path: std::path::PathBuf,
+    },
+}
+
+impl Raster<'_> {
+    /// The key of a group's records: the tiles and every agent's settings.
+    pub(crate) fn key(tiles_key: u64, group: &[&VoxelParams]) -> u64 {
+        StageKey::new("raster")
+            .reads("tiles", &tiles_key)
+            .reads("group", &group)
+            .finish()
+    }
+
+    /// The records of `key` in `path`, when the first agent's stage finished them.
+    pub(crate) fn records(path: &std::path::Path, key: u64) -> Option<JournalReader> {
+        if Journal::stage_key_of(path).ok()? != key {
+            return None;
+        }
+        Journal::open_complete(path, RASTER_KIND)
+            .and_then(|j| j.snapshot())
+            .ok()
+    }
+}
+
 /// What the workers and the reader share.
 pub(crate) struct Shared<'a> {
     pub(crate) frame: &'a GridFrame,
     pub(crate) params: &'a VoxelParams,
+    /// A bake for several agents: rasterization shared with the others of a group.
+    pub(crate) raster: Option<&'a Raster<'a>>,
     pub(crate) tiles: &'a crate::bin::TilePacks,
     pub(crate) budget: &'a Arc<MemoryBudget>,
     pub(crate) layout: &'a BakeLayout,
@@ -99,6 +146,7 @@ pub(crate) fn run(
     progress: &Progress,
     interrupt: Option<&AtomicBool>,
     share: Option<&dyn TileShare>,
+    raster: Option<&Raster>,
 ) -> Result<Voxelized, BakeError> {
     let started = Instant::now();
     let tiles = &binned.tiles;
@@ -112,6 +160,7 @@ pub(crate) fn run(
     let shared = Shared {
         frame,
         params,
+        raster,
         tiles,
         budget,
         layout,
@@ -338,7 +387,7 @@ fn spawn_reader_and_workers<'scope, 'env>(
             for job in job_rx.iter() {
                 let done = run_job(
                     s.frame,
-                    s.params,
+                    (s.params, s.raster),
                     (checkpoint, checkpoint_path),
                     previous,
                     job,
@@ -419,6 +468,17 @@ fn stream(
     let remote = keys.len() - local.len();
     let checkpoint = journals.spans.snapshot()?;
     let checkpoint_path = s.layout.spans_pack();
+    // A group's first agent: the rasterized fields for the others (a tile already there from
+    // an interrupted run is not written again).
+    let mut raster = match s.raster {
+        Some(Raster::Write { key, .. }) => {
+            let journal =
+                Journal::open(s.layout.raster_pack(), RASTER_KIND, *key, &s.frame.encode())?;
+            let held: std::collections::HashSet<u32> = journal.keys().into_iter().collect();
+            Some((journal, held, false))
+        }
+        _ => None,
+    };
     let threads = threads.max(1);
     let pool = crate::error::thread_pool(threads, STAGE)?;
     let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
@@ -428,6 +488,7 @@ fn stream(
         walkable_spans: 0,
         resumed_tiles: recovered as u64,
         reused_tiles: 0,
+        raster_shared: 0,
         reused: false,
         merged: Merged::default(),
         seconds: 0.0,
@@ -461,6 +522,15 @@ fn stream(
             let (position, key) = (written as usize, done.index);
             progress.add_bytes(done.spans_packed.bytes.len() as u64);
             out.reused_tiles += u64::from(done.reused);
+            out.raster_shared += u64::from(done.from_record);
+            if let (Some((journal, held, appended)), Some(record)) =
+                (&mut raster, &done.raster_packed)
+            {
+                if held.insert(key) {
+                    journal.append_stored(key, &record.bytes, record.raw_len)?;
+                    *appended = true;
+                }
+            }
             let (spans, walkable) = write_tile(done, key, &mut journals, &mut merge)?;
             out.tiles_with_geometry += 1;
             out.spans += spans;
@@ -472,6 +542,9 @@ fn stream(
             progress.advance(STAGE, written);
             if last_sync.elapsed() >= SYNC_EVERY {
                 journals.sync()?;
+                if let Some((journal, ..)) = &raster {
+                    journal.sync()?;
+                }
                 last_sync = Instant::now();
             }
             Ok(())
@@ -491,6 +564,12 @@ fn stream(
         }
     })?;
     journals.finish()?;
+    if let Some((mut journal, _, appended)) = raster {
+        // (Records appended to a finished journal need a new end record.)
+        if appended || !journal.is_complete() {
+            journal.finish()?;
+        }
+    }
     // Whatever the last bake left to reuse has served.
     drop(previous);
     let _ = std::fs::remove_dir_all(s.layout.previous());

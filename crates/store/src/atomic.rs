@@ -113,10 +113,10 @@ pub fn link_atomic(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<(), S
             .and_then(|f| f.sync_all())
             .map_err(|e| StoreError::io(&tmp, e))?;
     }
-    if let Err(e) = std::fs::rename(&tmp, to) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(StoreError::io(to, e));
-    }
+    let renamed = std::fs::rename(&tmp, to);
+    // A rename onto a link of the same file does nothing and leaves the temporary name.
+    let _ = std::fs::remove_file(&tmp);
+    renamed.map_err(|e| StoreError::io(to, e))?;
     sync_parent(to);
     Ok(())
 }
@@ -240,6 +240,9 @@ mod tests {
         assert_eq!(std::fs::read(&to).unwrap(), b"first");
         link_atomic(&from, &to).unwrap();
         assert_eq!(std::fs::read(&to).unwrap(), b"second");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        // Linked again while already the same file: nothing left behind.
+        link_atomic(&from, &to).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
         assert!(link_atomic(dir.path().join("missing"), &to).is_err());
         assert_eq!(std::fs::read(&to).unwrap(), b"second");

@@ -406,45 +406,7 @@ const RESUME_ARGS: [&str; 6] = [
 #[ignore = "slow: kills and resumes bakes at many points (about 20 s)"]
 fn killed_bakes_resume_to_identical_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    let start = std::time::Instant::now();
-    let o = tessera(
-        &[&RESUME_ARGS[..], &["quiet", "--out", "whole"]].concat(),
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let whole = start.elapsed();
-    let want = dir.path().join("whole");
-
-    // Kill the same bake with SIGKILL at several moments, resuming each time.
-    let mut state = 0x9e3779b97f4a7c15u64;
-    let mut kills = 0;
-    for _ in 0..4 {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let fraction = 0.1 + 0.8 * ((state >> 40) as f64 / (1u64 << 24) as f64);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
-            .args([&RESUME_ARGS[..], &["quiet", "--out", "killed"]].concat())
-            .current_dir(dir.path())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(whole.mul_f64(fraction));
-        if child.try_wait().unwrap().is_none() {
-            child.kill().unwrap(); // SIGKILL
-            kills += 1;
-        }
-        child.wait().unwrap();
-    }
-    assert!(kills > 0, "no run was killed before it finished");
-    let o = tessera(
-        &[&RESUME_ARGS[..], &["quiet", "--out", "killed"]].concat(),
-        dir.path(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let got = dir.path().join("killed");
-    assert_same_bake(&want, &got, Same::Tiling, "killed and resumed");
+    common::kill_and_resume(dir.path(), &RESUME_ARGS);
 }
 
 #[test]

@@ -37,6 +37,7 @@ pub const RUN_FIELDS: &[&str] = &[
     "resumed_tiles",
     "tiles_reused",
     "tiles_rebaked",
+    "tiles_raster_shared",
     "regions_rebaked",
     "regions_reused",
     "clusters_reused",

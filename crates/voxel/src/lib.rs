@@ -24,7 +24,9 @@
 pub mod filters;
 pub mod rasterize;
 
-use tessera_artifacts::{CellRect, GridFrame, Levels, SpanField, TileCoord, Triangle};
+use tessera_artifacts::{
+    ArtifactError, CellRect, GridFrame, Levels, RasterRecord, SpanField, TileCoord, Triangle,
+};
 use tessera_config::VoxelParams;
 use tessera_geom::floor_i64;
 
@@ -109,6 +111,8 @@ pub fn voxelize_part(
 pub struct Workspace {
     raster: rasterize::Scratch,
     field: SpanField,
+    /// The other agents' tops of `field`, when a group of agents is rasterized at once.
+    others: Vec<Vec<u8>>,
     erode: filters::ErodeScratch,
     output: SpanField,
 }
@@ -118,6 +122,7 @@ impl Default for Workspace {
         Workspace {
             raster: rasterize::Scratch::default(),
             field: empty_field(),
+            others: Vec::new(),
             erode: filters::ErodeScratch::default(),
             output: empty_field(),
         }
@@ -134,6 +139,7 @@ impl Workspace {
     pub fn byte_size(&self) -> u64 {
         (self.raster.byte_size()
             + self.field.capacity_bytes()
+            + self.others.iter().map(Vec::capacity).sum::<usize>()
             + self.erode.byte_size()
             + self.output.capacity_bytes()) as u64
     }
@@ -153,16 +159,74 @@ pub fn voxelize_in(
     triangles: &[Triangle],
     areas: &[u8],
 ) -> u64 {
+    voxelize_group_in(ws, frame, &[params], core, (triangles, areas), None)
+}
+
+/// [`voxelize_in`] for `group[0]`, rasterizing for the whole group of agents at once (at most
+/// [`rasterize::MAX_AGENTS_AT_ONCE`], their settings alike but for the slope and the climb):
+/// the rasterized field, with every agent's tops, is encoded into `record` (a
+/// [`RasterRecord`]), from which [`voxelize_from_record`] voxelizes the others.
+pub fn voxelize_agents_in(
+    ws: &mut Workspace,
+    frame: &GridFrame,
+    group: &[&VoxelParams],
+    core: CellRect,
+    triangles: (&[Triangle], &[u8]),
+    record: &mut Vec<u8>,
+) -> u64 {
+    voxelize_group_in(ws, frame, group, core, triangles, Some(record))
+}
+
+fn voxelize_group_in(
+    ws: &mut Workspace,
+    frame: &GridFrame,
+    group: &[&VoxelParams],
+    core: CellRect,
+    triangles: (&[Triangle], &[u8]),
+    record: Option<&mut Vec<u8>>,
+) -> u64 {
     let rect = core.grown(frame.band);
-    rasterize::rasterize_into(
+    rasterize::rasterize_agents_into(
         &mut ws.raster,
         &mut ws.field,
+        &mut ws.others,
         frame,
-        params,
+        group,
         rect,
         core,
-        (triangles, areas),
+        triangles,
     );
+    if let Some(record) = record {
+        RasterRecord::encode_into(&ws.field, &ws.others, record);
+    }
+    filter_and_crop(ws, group[0], core)
+}
+
+/// [`voxelize_in`] for agent `agent` of a group rasterized by [`voxelize_agents_in`], from
+/// its `record` instead of the triangles: the same output.
+pub fn voxelize_from_record(
+    ws: &mut Workspace,
+    frame: &GridFrame,
+    params: &VoxelParams,
+    core: CellRect,
+    record: &[u8],
+    agent: usize,
+) -> Result<u64, ArtifactError> {
+    ws.field = RasterRecord::decode(record, agent)?;
+    if ws.field.rect != core.grown(frame.band) || ws.field.core != core {
+        return Err(ArtifactError::Invalid {
+            artifact: "rasterized field",
+            what: format!(
+                "it covers {:?}, not the tile {core:?} and its band",
+                ws.field.rect
+            ),
+        });
+    }
+    Ok(filter_and_crop(ws, params, core))
+}
+
+/// Filters the rasterized field of `ws` for `params` and crops it to the core and its ring.
+fn filter_and_crop(ws: &mut Workspace, params: &VoxelParams, core: CellRect) -> u64 {
     filters::filter_all_in(&mut ws.erode, &mut ws.field, params);
     ws.field.crop_into(&mut ws.output, core.grown(RING), core);
     ws.field.spans.len() as u64

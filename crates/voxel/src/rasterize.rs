@@ -16,12 +16,13 @@ pub(crate) struct Top {
     pub area: u8,
 }
 
-/// A span in the linked columns built during rasterization.
+/// A span in the linked columns built during rasterization, with its [`Top`] for each of the
+/// `K` agents rasterized at once (their slopes and climbs may differ; its extent does not).
 #[derive(Clone, Copy)]
-struct Node {
+struct Node<const K: usize> {
     zmin: u32,
     zmax: u32,
-    top: Top,
+    top: [Top; K],
     next: u32,
 }
 
@@ -33,28 +34,34 @@ const EMPTY: u32 = u32::MAX;
 /// column's lowest span kept in place: node `c` of the pool is column `c`'s head, and nodes
 /// past the columns hold the spans above. Most columns hold one span, and a row's columns sit
 /// side by side, so adding to a column rarely leaves the cache lines of its neighbours.
-struct Columns {
-    pool: Vec<Node>,
+struct Columns<const K: usize> {
+    pool: Vec<Node<K>>,
     cells: usize,
     free: u32,
-    merge_threshold: u32,
+    /// Each agent's climb: tops this close merge their [`Top`]s.
+    merge_thresholds: [u32; K],
     /// Areas that are not walkable (bit `id`): their spans never are.
     blocked: u64,
 }
 
-impl Columns {
+impl<const K: usize> Columns<K> {
     /// Columns over `cells` cells, in the buffer given (cleared first).
-    fn new(mut pool: Vec<Node>, cells: usize, merge_threshold: u32, blocked: u64) -> Columns {
+    fn new(
+        mut pool: Vec<Node<K>>,
+        cells: usize,
+        merge_thresholds: [u32; K],
+        blocked: u64,
+    ) -> Columns<K> {
         pool.clear();
         pool.resize(
             cells,
             Node {
                 zmin: EMPTY,
                 zmax: 0,
-                top: Top {
+                top: [Top {
                     walkable: false,
                     area: 0,
-                },
+                }; K],
                 next: NONE,
             },
         );
@@ -62,12 +69,12 @@ impl Columns {
             pool,
             cells,
             free: NONE,
-            merge_threshold,
+            merge_thresholds,
             blocked,
         }
     }
 
-    fn alloc(&mut self, n: Node) -> u32 {
+    fn alloc(&mut self, n: Node<K>) -> u32 {
         if self.free != NONE {
             let i = self.free;
             self.free = self.pool[i as usize].next;
@@ -86,9 +93,9 @@ impl Columns {
 
     /// Adds `[zmin, zmax]` to column `col`, merging every span it overlaps or touches. The
     /// merged span's top is the higher of the two tops'; when the tops are within the climb
-    /// threshold, the greater [`Top`].
+    /// threshold, the greater [`Top`] (for each agent by its own climb).
     #[inline]
-    fn add(&mut self, col: usize, zmin: u32, zmax: u32, top: Top) {
+    fn add(&mut self, col: usize, zmin: u32, zmax: u32, top: [Top; K]) {
         let mut s = Node {
             zmin,
             zmax,
@@ -124,7 +131,7 @@ impl Columns {
             (s.zmin, s.zmax, s.top) = merged(
                 (s.zmin, s.zmax, s.top),
                 (c.zmin, c.zmax, c.top),
-                self.merge_threshold,
+                &self.merge_thresholds,
             );
             if slot == NONE {
                 slot = cur;
@@ -146,9 +153,21 @@ impl Columns {
         }
     }
 
-    /// Packs the columns into `field` (its buffers reused), bottom-up within each column; a
-    /// span of a blocked area is not walkable.
-    fn pack_into(&self, field: &mut SpanField, rect: CellRect, core: CellRect) {
+    /// Packs the columns into `field` (its buffers reused), bottom-up within each column, with
+    /// the first agent's tops, and the other agents' tops into `others` (one flag byte per
+    /// span each, [`Span::flags`]); a span of a blocked area is not walkable.
+    fn pack_into(
+        &self,
+        field: &mut SpanField,
+        others: &mut [Vec<u8>],
+        rect: CellRect,
+        core: CellRect,
+    ) {
+        for flags in others.iter_mut() {
+            flags.clear();
+            flags.reserve(self.pool.len());
+        }
+        let walkable = |t: Top| t.walkable && self.blocked & (1 << t.area) == 0;
         field.rect = rect;
         field.core = core;
         field.column_start.clear();
@@ -167,9 +186,12 @@ impl Columns {
                 field.spans.push(Span {
                     zmin: n.zmin,
                     zmax: n.zmax,
-                    walkable: n.top.walkable && self.blocked & (1 << n.top.area) == 0,
-                    area: n.top.area,
+                    walkable: walkable(n.top[0]),
+                    area: n.top[0].area,
                 });
+                for (flags, &t) in others.iter_mut().zip(&n.top[1..]) {
+                    flags.push(Span::flags_of(walkable(t), t.area));
+                }
                 cur = n.next;
             }
             field.column_start.push(field.spans.len() as u32);
@@ -177,17 +199,26 @@ impl Columns {
     }
 }
 
-/// Span `s` (floor, top, its [`Top`]) grown over span `c`, which it overlaps or touches: the
-/// higher top's [`Top`]; when the tops are within `threshold`, the greater of the two.
+/// Span `s` (floor, top, its [`Top`]s) grown over span `c`, which it overlaps or touches: for
+/// each agent, the higher top's [`Top`]; when the tops are within that agent's `thresholds`,
+/// the greater of the two.
 #[inline]
-fn merged(s: (u32, u32, Top), c: (u32, u32, Top), threshold: u32) -> (u32, u32, Top) {
-    let top = if c.1.abs_diff(s.1) <= threshold {
-        s.2.max(c.2)
-    } else if c.1 > s.1 {
-        c.2
-    } else {
-        s.2
-    };
+fn merged<const K: usize>(
+    s: (u32, u32, [Top; K]),
+    c: (u32, u32, [Top; K]),
+    thresholds: &[u32; K],
+) -> (u32, u32, [Top; K]) {
+    let gap = c.1.abs_diff(s.1);
+    let mut top = s.2;
+    for k in 0..K {
+        top[k] = if gap <= thresholds[k] {
+            s.2[k].max(c.2[k])
+        } else if c.1 > s.1 {
+            c.2[k]
+        } else {
+            s.2[k]
+        };
+    }
     (s.0.min(c.0), s.1.max(c.1), top)
 }
 
@@ -317,10 +348,14 @@ impl Range {
     }
 }
 
-/// Reusable buffers of [`rasterize`]: the linked columns and the per-row ranges.
+/// Reusable buffers of [`rasterize`]: the linked columns (for one agent, and for two to
+/// [`MAX_AGENTS_AT_ONCE`] at once) and the per-row ranges.
 #[derive(Default)]
 pub struct Scratch {
-    pool: Vec<Node>,
+    pool: Vec<Node<1>>,
+    pool2: Vec<Node<2>>,
+    pool3: Vec<Node<3>>,
+    pool4: Vec<Node<4>>,
     /// Height range of the row polygon on each vertical grid line `c0 ..= c1 + 1`.
     lines: Vec<Range>,
     /// Height range of the row polygon's vertices in each cell `c0 ..= c1`.
@@ -330,7 +365,10 @@ pub struct Scratch {
 impl Scratch {
     /// Bytes the buffers hold.
     pub fn byte_size(&self) -> usize {
-        self.pool.capacity() * std::mem::size_of::<Node>()
+        self.pool.capacity() * std::mem::size_of::<Node<1>>()
+            + self.pool2.capacity() * std::mem::size_of::<Node<2>>()
+            + self.pool3.capacity() * std::mem::size_of::<Node<3>>()
+            + self.pool4.capacity() * std::mem::size_of::<Node<4>>()
             + (self.lines.capacity() + self.cells.capacity()) * std::mem::size_of::<Range>()
     }
 }
@@ -375,7 +413,76 @@ pub fn rasterize_into(
     core: CellRect,
     triangles: (&[Triangle], &[u8]),
 ) {
-    rasterize_with(scratch, field, frame, params, rect, core, triangles, true);
+    rasterize_with::<1>(
+        scratch,
+        (field, &mut []),
+        frame,
+        [params],
+        (rect, core),
+        triangles,
+        true,
+    );
+}
+
+/// The most agents [`rasterize_agents_into`] rasterizes at once.
+pub const MAX_AGENTS_AT_ONCE: usize = 4;
+
+/// [`rasterize_into`] for up to [`MAX_AGENTS_AT_ONCE`] agents at once, whose settings differ
+/// at most in the slope limit and the climb (the cells, the band and the blocked areas are
+/// `params[0]`'s): `field` gets `params[0]`'s tops, `others[i]` the flag bytes
+/// ([`Span::flags_of`]) of `params[i + 1]`'s, one per span of `field`. The spans are the same
+/// for all (a span's extent does not depend on the agent), and each agent's tops are those
+/// [`rasterize_into`] gives it alone.
+#[allow(clippy::too_many_arguments)]
+pub fn rasterize_agents_into(
+    scratch: &mut Scratch,
+    field: &mut SpanField,
+    others: &mut Vec<Vec<u8>>,
+    frame: &GridFrame,
+    params: &[&VoxelParams],
+    rect: CellRect,
+    core: CellRect,
+    triangles: (&[Triangle], &[u8]),
+) {
+    others.resize_with(params.len().saturating_sub(1), Vec::new);
+    let out = (field, &mut others[..]);
+    let at = (rect, core);
+    match *params {
+        [a] => rasterize_with::<1>(scratch, out, frame, [a], at, triangles, true),
+        [a, b] => rasterize_with::<2>(scratch, out, frame, [a, b], at, triangles, true),
+        [a, b, c] => rasterize_with::<3>(scratch, out, frame, [a, b, c], at, triangles, true),
+        [a, b, c, d] => rasterize_with::<4>(scratch, out, frame, [a, b, c, d], at, triangles, true),
+        _ => panic!(
+            "{} agents at once: between 1 and {MAX_AGENTS_AT_ONCE}",
+            params.len()
+        ),
+    }
+}
+
+/// The linked columns' buffer for `K` agents in a [`Scratch`].
+trait Pooled: Sized {
+    fn pool(s: &mut Scratch) -> &mut Vec<Self>;
+}
+
+impl Pooled for Node<1> {
+    fn pool(s: &mut Scratch) -> &mut Vec<Self> {
+        &mut s.pool
+    }
+}
+impl Pooled for Node<2> {
+    fn pool(s: &mut Scratch) -> &mut Vec<Self> {
+        &mut s.pool2
+    }
+}
+impl Pooled for Node<3> {
+    fn pool(s: &mut Scratch) -> &mut Vec<Self> {
+        &mut s.pool3
+    }
+}
+impl Pooled for Node<4> {
+    fn pool(s: &mut Scratch) -> &mut Vec<Self> {
+        &mut s.pool4
+    }
 }
 
 /// How the rows of one triangle are rasterized.
@@ -390,25 +497,25 @@ enum Shape {
     General,
 }
 
-/// [`rasterize_into`], with the paths for level triangles and walls or without them (the tests
-/// compare them).
-#[allow(clippy::too_many_arguments)]
-fn rasterize_with(
+/// [`rasterize_agents_into`] for `K` agents, with the paths for level triangles and walls or
+/// without them (the tests compare them).
+fn rasterize_with<const K: usize>(
     scratch: &mut Scratch,
-    field: &mut SpanField,
+    (field, others): (&mut SpanField, &mut [Vec<u8>]),
     frame: &GridFrame,
-    params: &VoxelParams,
-    rect: CellRect,
-    core: CellRect,
+    params: [&VoxelParams; K],
+    (rect, core): (CellRect, CellRect),
     (triangles, areas): (&[Triangle], &[u8]),
     fast_paths: bool,
-) {
+) where
+    Node<K>: Pooled,
+{
     assert_eq!(triangles.len(), areas.len(), "an area per triangle");
-    let mut cols = Columns::new(
-        std::mem::take(&mut scratch.pool),
+    let mut cols = Columns::<K>::new(
+        std::mem::take(Node::<K>::pool(scratch)),
         rect.area(),
-        params.walkable_climb,
-        params.blocked_areas,
+        params.map(|p| p.walkable_climb),
+        params[0].blocked_areas,
     );
     let inv_cs = 1.0 / frame.cell_size;
     let inv_ch = 1.0 / frame.cell_height;
@@ -429,10 +536,10 @@ fn rasterize_with(
         let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
         // Counter-clockwise seen from above faces up, as in Recast: the top of a one-sided
         // ceiling is not a floor.
-        let top = Top {
-            walkable: len > 0.0 && n[2] / len > params.walkable_slope_cos,
+        let top: [Top; K] = std::array::from_fn(|k| Top {
+            walkable: len > 0.0 && n[2] / len > params[k].walkable_slope_cos,
             area,
-        };
+        });
 
         let p: [P; 3] = w.map(|v| [v[0] * inv_cs, v[1] * inv_cs, v[2] * inv_ch]);
         let xmin = p[0][0].min(p[1][0]).min(p[2][0]);
@@ -511,8 +618,8 @@ fn rasterize_with(
             rasterize_row(&mut cols, scratch, rect, row as i32, poly.corners(), top);
         }
     }
-    cols.pack_into(field, rect, core);
-    scratch.pool = cols.pool;
+    cols.pack_into(field, others, rect, core);
+    *Node::<K>::pool(scratch) = cols.pool;
 }
 
 /// The cells `c0 ..= c1` of `rect` that the row polygon `poly` spans in x (None: none).
@@ -535,14 +642,14 @@ fn row_cells(rect: CellRect, poly: &[P]) -> Option<(i64, i64)> {
 /// grid lines, and each end cell holds the corner at that end (on a grid line, the cell to its
 /// left does), so none of them would have an empty range in [`rasterize_row`].
 #[inline]
-fn level_row(
-    cols: &mut Columns,
+fn level_row<const K: usize>(
+    cols: &mut Columns<K>,
     rect: CellRect,
     row: i32,
     poly: &[P],
     zmin: u32,
     zmax: u32,
-    top: Top,
+    top: [Top; K],
 ) {
     let Some((c0, c1)) = row_cells(rect, poly) else {
         return;
@@ -555,13 +662,13 @@ fn level_row(
 
 /// Adds the spans of the row polygon `poly` to the columns of `row`.
 #[inline]
-fn rasterize_row(
-    cols: &mut Columns,
+fn rasterize_row<const K: usize>(
+    cols: &mut Columns<K>,
     s: &mut Scratch,
     rect: CellRect,
     row: i32,
     poly: &[P],
-    top: Top,
+    top: [Top; K],
 ) {
     let Some((c0, c1)) = row_cells(rect, poly) else {
         return;
@@ -676,12 +783,38 @@ mod tests {
             let areas: Vec<u8> = (0..triangles.len()).map(|i| (i % 3) as u8).collect();
             let run = |fast_paths| {
                 let mut field = SpanField::empty(CellRect::default(), CellRect::default());
-                rasterize_with(&mut Scratch::default(), &mut field, &frame, &params, rect, rect, (&triangles, &areas), fast_paths);
+                rasterize_with::<1>(&mut Scratch::default(), (&mut field, &mut []), &frame, [&params], (rect, rect), (&triangles, &areas), fast_paths);
                 field
             };
             let (fast, general) = (run(true), run(false));
-            proptest::prop_assert_eq!(fast.column_start, general.column_start);
-            proptest::prop_assert_eq!(fast.spans, general.spans);
+            proptest::prop_assert_eq!(&fast.column_start, &general.column_start);
+            proptest::prop_assert_eq!(&fast.spans, &general.spans);
+
+            // Agents of other slopes and climbs at once: each gets the tops it gets alone.
+            let mut agents = vec![params];
+            for (slope, climb) in [(10.0, 0.0), (60.0, 1.0), (30.0, 3.0)] {
+                let mut c = tessera_config::BakeConfig::default();
+                c.agent.max_slope = slope;
+                c.agent.max_climb = climb;
+                agents.push(c.voxel_params());
+            }
+            let scratch = &mut Scratch::default();
+            for n in 1..=MAX_AGENTS_AT_ONCE {
+                let group: Vec<&VoxelParams> = agents[..n].iter().collect();
+                let mut field = SpanField::empty(CellRect::default(), CellRect::default());
+                let mut others = Vec::new();
+                rasterize_agents_into(scratch, &mut field, &mut others, &frame, &group, rect, rect, (&triangles, &areas));
+                proptest::prop_assert_eq!(&field, &fast);
+                for (agent, flags) in group[1..].iter().zip(&others) {
+                    let alone = rasterize(&frame, agent, rect, rect, &triangles, &areas);
+                    let mut theirs = field.clone();
+                    for (s, &f) in theirs.spans.iter_mut().zip(flags) {
+                        s.set_flags(f).unwrap();
+                    }
+                    proptest::prop_assert_eq!(flags.len(), field.spans.len());
+                    proptest::prop_assert_eq!(&theirs, &alone);
+                }
+            }
         }
     }
 
@@ -711,16 +844,17 @@ mod tests {
 
     #[test]
     fn merging_spans() {
-        let mut c = Columns::new(Vec::new(), 1, 1, 0);
-        c.add(0, 10, 12, top(false, 2));
-        c.add(0, 0, 3, top(true, 0));
-        c.add(0, 20, 25, top(true, 1));
+        let mut c = Columns::new(Vec::new(), 1, [1], 0);
+        c.add(0, 10, 12, [top(false, 2)]);
+        c.add(0, 0, 3, [top(true, 0)]);
+        c.add(0, 20, 25, [top(true, 1)]);
         // Bridges the first two (touching at 3 and overlapping at 10): top 12, from the
         // unwalkable span whose top is higher by more than the threshold.
-        c.add(0, 3, 10, top(true, 0));
+        c.add(0, 3, 10, [top(true, 0)]);
         let mut f = SpanField::empty(CellRect::default(), CellRect::default());
         c.pack_into(
             &mut f,
+            &mut [],
             CellRect {
                 x0: 0,
                 y0: 0,
@@ -752,15 +886,15 @@ mod tests {
             ]
         );
         // Tops within the threshold: walkable if either is, the walkable one's area.
-        let mut c = Columns::new(Vec::new(), 1, 2, 0);
-        c.add(0, 0, 10, top(false, 3));
-        c.add(0, 5, 11, top(true, 1));
-        assert_eq!(c.pool[0].top, top(true, 1));
+        let mut c = Columns::new(Vec::new(), 1, [2], 0);
+        c.add(0, 0, 10, [top(false, 3)]);
+        c.add(0, 5, 11, [top(true, 1)]);
+        assert_eq!(c.pool[0].top, [top(true, 1)]);
         // Both walkable: the higher area id; a blocked area's span is packed unwalkable.
-        let mut c = Columns::new(Vec::new(), 1, 2, 1 << 4);
-        c.add(0, 0, 10, top(true, 4));
-        c.add(0, 5, 11, top(true, 0));
-        assert_eq!(c.pool[0].top, top(true, 4));
+        let mut c = Columns::new(Vec::new(), 1, [2], 1 << 4);
+        c.add(0, 0, 10, [top(true, 4)]);
+        c.add(0, 5, 11, [top(true, 0)]);
+        assert_eq!(c.pool[0].top, [top(true, 4)]);
         let one = CellRect {
             x0: 0,
             y0: 0,
@@ -768,7 +902,7 @@ mod tests {
             height: 1,
         };
         let mut f = SpanField::empty(one, one);
-        c.pack_into(&mut f, one, one);
+        c.pack_into(&mut f, &mut [], one, one);
         assert_eq!(
             f.spans,
             vec![Span {
@@ -793,13 +927,13 @@ mod tests {
             (state % n as u64) as u32
         };
         for round in 0..200 {
-            let mut columns = Columns::new(Vec::new(), cells, 2, 0);
+            let mut columns = Columns::new(Vec::new(), cells, [2], 0);
             let mut lists: Vec<Vec<Span>> = vec![Vec::new(); cells];
             for _ in 0..(round % 40) {
                 let (col, zmin) = (next(cells as u32) as usize, next(60));
                 let zmax = zmin + 1 + next(6);
                 let t = top(next(2) == 1, next(3) as u8);
-                columns.add(col, zmin, zmax, t);
+                columns.add(col, zmin, zmax, [t]);
                 let list = &mut lists[col];
                 let mut s = Span {
                     zmin,
@@ -813,11 +947,11 @@ mod tests {
                     }
                     let merged_top;
                     (s.zmin, s.zmax, merged_top) = merged(
-                        (s.zmin, s.zmax, top(s.walkable, s.area)),
-                        (c.zmin, c.zmax, top(c.walkable, c.area)),
-                        2,
+                        (s.zmin, s.zmax, [top(s.walkable, s.area)]),
+                        (c.zmin, c.zmax, [top(c.walkable, c.area)]),
+                        &[2],
                     );
-                    (s.walkable, s.area) = (merged_top.walkable, merged_top.area);
+                    (s.walkable, s.area) = (merged_top[0].walkable, merged_top[0].area);
                     false
                 });
                 list.push(s);
@@ -830,7 +964,7 @@ mod tests {
                 height: 1,
             };
             let mut f = SpanField::empty(CellRect::default(), CellRect::default());
-            columns.pack_into(&mut f, rect, rect);
+            columns.pack_into(&mut f, &mut [], rect, rect);
             let expected: Vec<Span> = lists.concat();
             assert_eq!(f.spans, expected, "round {round}");
         }

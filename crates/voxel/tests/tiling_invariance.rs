@@ -158,3 +158,47 @@ proptest! {
         prop_assert!(assembled == whole);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Agents of other slopes, climbs, clearances and radii rasterized as one group: the first
+    /// voxelized with the group's record written, the others from it, each gives the field
+    /// it gives alone.
+    #[test]
+    fn a_group_voxelized_from_one_rasterization_equals_each_agent_alone(
+        pieces in proptest::collection::vec(piece(), 1..10),
+        radius_cells in 0u32..3,
+    ) {
+        let cell = 0.25;
+        let mut group = vec![
+            params(cell, 0.1, radius_cells as f64 * cell, 0.5, 2.0),
+            params(cell, 0.1, 0.0, 0.2, 1.2),
+            params(cell, 0.1, 0.5, 0.05, 1.5),
+        ];
+        group[2].walkable_slope_cos = 20f64.to_radians().cos();
+        // One band for all, the widest.
+        let band = group.iter().map(|p| p.band).max().unwrap();
+        for p in &mut group {
+            p.band = band;
+        }
+        let tris = build(&pieces);
+        let frame = frame_for(&tris, &group[0], SINGLE_TILE);
+        let core = frame.tile_core(tessera_artifacts::TileCoord { x: 0, y: 0 });
+        let areas: Vec<u8> = (0..tris.len()).map(|i| (i % 3) as u8).collect();
+        let refs: Vec<&tessera_config::VoxelParams> = group.iter().collect();
+        let mut ws = tessera_voxel::Workspace::default();
+        let mut record = Vec::new();
+        tessera_voxel::voxelize_agents_in(&mut ws, &frame, &refs, core, (&tris, &areas), &mut record);
+        let first = ws.output().clone();
+        prop_assert!(first == tessera_voxel::voxelize_part(&frame, &group[0], core, &tris, &areas).field);
+        for (i, p) in group.iter().enumerate() {
+            let alone = tessera_voxel::voxelize_part(&frame, p, core, &tris, &areas).field;
+            tessera_voxel::voxelize_from_record(&mut ws, &frame, p, core, &record, i).unwrap();
+            prop_assert!(ws.output() == &alone, "agent {}", i);
+        }
+        // A record of another rectangle is refused.
+        let other = tessera_artifacts::CellRect { x0: core.x0 + 1, ..core };
+        prop_assert!(tessera_voxel::voxelize_from_record(&mut ws, &frame, &group[1], other, &record, 1).is_err());
+    }
+}
