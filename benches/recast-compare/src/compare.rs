@@ -225,9 +225,10 @@ impl Laps {
 
 /// tessera, the public entry point: `voxelize_tile` on every tile.
 pub fn tessera_total(scene: &TiledScene) -> Duration {
+    let areas = scene.default_areas();
     let start = Instant::now();
     for (t, tris) in &scene.tiles {
-        let tile = voxelize_tile(&scene.frame, &scene.params, *t, tris);
+        let tile = voxelize_tile(&scene.frame, &scene.params, *t, tris, &areas[..tris.len()]);
         black_box(&tile.field);
     }
     start.elapsed()
@@ -244,11 +245,13 @@ pub fn tessera_stages(scene: &TiledScene, check: bool) -> (StageTimes, Counts) {
     let p = &scene.params;
     let mut times = StageTimes::zero();
     let mut counts = Counts::default();
+    let areas = scene.default_areas();
     for (t, tris) in &scene.tiles {
+        let areas = &areas[..tris.len()];
         let rect = scene.frame.tile_voxelized(*t);
         let core: CellRect = scene.frame.tile_core(*t);
         let mut laps = Laps::start();
-        let mut field = rasterize::rasterize(&scene.frame, p, rect, core, tris);
+        let mut field = rasterize::rasterize(&scene.frame, p, rect, core, tris, areas);
         laps.lap(&mut times, 0);
         filters::filter_low_hanging_obstacles(&mut field, p.walkable_climb);
         laps.lap(&mut times, 1);
@@ -269,7 +272,7 @@ pub fn tessera_stages(scene: &TiledScene, check: bool) -> (StageTimes, Counts) {
         laps.lap(&mut times, 6);
         let (spans, walkable) = out.core_counts();
         if check {
-            let reference = voxelize_tile(&scene.frame, p, *t, tris).field;
+            let reference = voxelize_tile(&scene.frame, p, *t, tris, areas).field;
             if reference != out {
                 eprintln!(
                     "warning: tile ({}, {}): the step-by-step run differs from voxelize_tile (its body changed?)",

@@ -98,6 +98,14 @@ pub struct TiledScene {
 }
 
 impl TiledScene {
+    /// Area ids for up to the largest tile's triangles: all `default` (the harness reads no
+    /// `[[areas]]`), made once, outside any timed loop.
+    pub fn default_areas(&self) -> Vec<u8> {
+        vec![0; self.tiles.iter().map(|(_, t)| t.len()).max().unwrap_or(0)]
+    }
+}
+
+impl TiledScene {
     /// Triangle copies over all tiles (a triangle reaching k tiles counts k times): the work
     /// both voxelizers actually do.
     pub fn placements(&self) -> u64 {

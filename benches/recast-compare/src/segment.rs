@@ -201,8 +201,10 @@ pub fn tessera_run(scene: &TiledScene, levels: Levels) -> (TesseraTimes, Tessera
     };
     let mut counts = TesseraCounts::default();
     let mut tiles: Vec<(TileRegions, TileContours)> = Vec::with_capacity(scene.tiles.len());
+    let areas = scene.default_areas();
     for (t, tris) in &scene.tiles {
-        let field = voxelize_tile(&scene.frame, &scene.params, *t, tris).field;
+        let field =
+            voxelize_tile(&scene.frame, &scene.params, *t, tris, &areas[..tris.len()]).field;
         let t0 = Instant::now();
         let regions = segment_tile(&field, *t, levels);
         let t1 = Instant::now();

@@ -52,15 +52,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|c| (frame.tile_index(c) as u32, c))
         .collect();
     let keys: Vec<u32> = packs.keys().into_iter().take(max_tiles).collect();
-    let tiles: Vec<(TileCoord, Vec<[[f32; 3]; 3]>)> = keys
+    // Each tile's triangles and their areas.
+    type Tile = (TileCoord, Vec<[[f32; 3]; 3]>, Vec<u8>);
+    let tiles: Vec<Tile> = keys
         .iter()
         .map(|&k| {
             let mut bytes = vec![0u8; packs.raw_len(k) as usize];
             packs.read_into(k, &mut bytes).expect("tile reads");
-            (
-                coords[&k],
-                tessera_artifacts::triangles_from_bytes(&bytes).expect("tile decodes"),
-            )
+            let records = tessera_artifacts::triangles_from_bytes(&bytes).expect("tile decodes");
+            let (triangles, areas) = records.iter().map(|t| (t.corners, t.area as u8)).unzip();
+            (coords[&k], triangles, areas)
         })
         .collect();
     let levels = tessera_voxel::levels(&params);
@@ -76,7 +77,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut erode_scratch = filters::ErodeScratch::default();
         let mut hashers: Vec<Xxh3> = (0..STEPS.len()).map(|_| Xxh3::new()).collect();
         spans = 0;
-        for (coord, triangles) in &tiles {
+        for (coord, triangles, areas) in &tiles {
             let core = frame.tile_core(*coord);
             let rect = core.grown(frame.band);
             let mut t = Instant::now();
@@ -84,7 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 sums[i] += t.elapsed();
                 *t = Instant::now();
             };
-            let mut field = rasterize::rasterize(&frame, &params, rect, core, triangles);
+            let mut field = rasterize::rasterize(&frame, &params, rect, core, triangles, areas);
             lap(0, &mut t);
             hashers[0].write(&field.encode());
             spans += field.spans.len() as u64;

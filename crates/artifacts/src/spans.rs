@@ -290,36 +290,41 @@ pub struct RasterRecord;
 
 impl RasterRecord {
     /// Encodes `field` (the first agent's tops) and `others` (each other agent's flags, one
-    /// byte per span of `field`) into `out` (its allocation reused).
+    /// byte per span of `field`) into `out` (its allocation reused): the field's encoding, the
+    /// flags, then the field encoding's length (u64) and the number of other agents (u32).
     pub fn encode_into(field: &SpanField, others: &[Vec<u8>], out: &mut Vec<u8>) {
-        let mut fields = Vec::new();
-        field.encode_into(&mut fields);
-        out.clear();
-        out.extend_from_slice(&(others.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(fields.len() as u64).to_le_bytes());
-        out.extend_from_slice(&fields);
+        field.encode_into(out);
+        let len = out.len() as u64;
         for flags in others {
             assert_eq!(flags.len(), field.spans.len(), "a flag byte per span");
             out.extend_from_slice(flags);
         }
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(others.len() as u32).to_le_bytes());
     }
 
     /// The field as agent `agent` of the group sees it (0: the first).
     pub fn decode(bytes: &[u8], agent: usize) -> Result<SpanField, ArtifactError> {
         const A: &str = "rasterized field";
-        let mut r = Reader::new(bytes, A);
-        let others = r.u32()? as usize;
-        let len = usize::try_from(r.u64()?).map_err(|_| invalid(A, "field length"))?;
-        let mut field = SpanField::decode(r.take(len)?)?;
+        let short = || invalid(A, "shorter than its trailer");
+        let (body, trailer) = bytes.split_last_chunk::<12>().ok_or_else(short)?;
+        let len = u64::from_le_bytes(trailer[..8].try_into().expect("8 bytes"));
+        let others = u32::from_le_bytes(trailer[8..].try_into().expect("4 bytes")) as usize;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&l| l <= body.len())
+            .ok_or_else(|| invalid(A, "field length"))?;
+        let (encoded, flags) = body.split_at(len);
+        let mut field = SpanField::decode(encoded)?;
         let n = field.spans.len();
-        if others.checked_mul(n) != Some(r.remaining()) {
+        if others.checked_mul(n) != Some(flags.len()) {
             return Err(invalid(A, "declared sizes do not match the payload"));
         }
         if agent > others {
             return Err(invalid(A, format!("agent {agent} of {}", others + 1)));
         }
         if agent > 0 {
-            let flags = &r.take(others * n)?[(agent - 1) * n..agent * n];
+            let flags = &flags[(agent - 1) * n..agent * n];
             for (span, &f) in field.spans.iter_mut().zip(flags) {
                 span.set_flags(f)?;
             }
@@ -406,8 +411,11 @@ mod tests {
         assert!(third.spans.iter().all(|s| !s.walkable && s.area == 0));
         assert!(RasterRecord::decode(&bytes, 3).is_err());
         assert!(RasterRecord::decode(&bytes[..bytes.len() - 1], 1).is_err());
+        // A flag byte of an area out of range.
         let mut bad = bytes.clone();
-        *bad.last_mut().unwrap() = 0xff;
+        let at = bad.len() - 13;
+        bad[at] = 0xff;
         assert!(RasterRecord::decode(&bad, 2).is_err());
+        assert!(RasterRecord::decode(&bytes[..5], 0).is_err());
     }
 }
