@@ -58,6 +58,7 @@ struct Report {
     done: u64,
     total: u64,
     message: Option<String>,
+    agent: Option<String>,
 }
 
 impl From<ProgressEvent<'_>> for Report {
@@ -68,6 +69,7 @@ impl From<ProgressEvent<'_>> for Report {
             done: e.done,
             total: e.total,
             message: e.message.map(str::to_string),
+            agent: e.agent.map(str::to_string),
         }
     }
 }
@@ -82,7 +84,8 @@ const TICK: Duration = Duration::from_millis(50);
 /// `memory_budget` bytes or a size such as "2GiB" (default: half the available memory);
 /// `progress` True prints progress on stderr, False prints nothing, and a callable gets each
 /// report as a dict (`event`: start, phase, progress, done or warning; `stage`, `done`,
-/// `total`, `message`), on the calling thread; if it raises, the bake stops and the exception
+/// `total`, `message`, `agent`: in a bake for several agents the agent whose stage it is,
+/// else None), on the calling thread; if it raises, the bake stops and the exception
 /// propagates. Ctrl-C stops the bake at its next safe point (KeyboardInterrupt); the same call
 /// resumes from its checkpoints. Failures raise BakeError with `exit_code`.
 #[pyfunction]
@@ -152,6 +155,7 @@ fn bake(
                     dict.set_item("done", report.done)?;
                     dict.set_item("total", report.total)?;
                     dict.set_item("message", report.message)?;
+                    dict.set_item("agent", report.agent)?;
                     if let Err(e) = f.call1((dict,)) {
                         interrupt.store(true, Ordering::Relaxed);
                         stopped = Some(e);

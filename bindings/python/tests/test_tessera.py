@@ -210,7 +210,20 @@ def test_a_progress_callable_sees_the_stages_and_can_stop_the_bake(tmp_path, sma
     assert (out / "navmesh.tsn").is_file() and summary["polygons"] > 0
     started = [r["stage"] for r in seen if r["event"] == "start"]
     assert {"ingest", "polygons", "preview"} <= set(started)
-    assert {"event", "stage", "done", "total", "message"} == set(seen[0])
+    assert {"event", "stage", "done", "total", "message", "agent"} == set(seen[0])
+    assert all(r["agent"] is None for r in seen)
+
+
+def test_a_bake_for_several_agents_names_them(tmp_path, small_scene):
+    config = tmp_path / "agents.toml"
+    config.write_text('[[agents]]\nname = "adult"\n[[agents]]\nname = "child"\nheight = 1.2\n')
+    seen = []
+    summary = tessera.bake(small_scene, tmp_path / "out", str(config), progress=seen.append)
+    assert [a["name"] for a in summary["agents"]] == ["adult", "child"]
+    for name in ("adult", "child"):
+        assert (tmp_path / "out" / f"navmesh-{name}.tsn").is_file()
+    done = {(r["stage"], r["agent"]) for r in seen if r["event"] == "done"}
+    assert {("ingest", None), ("polygons", "adult"), ("polygons", "child")} <= done
 
 
 def test_ctrl_c_stops_a_bake_and_the_same_call_resumes_it(tmp_path, small_scene):

@@ -60,6 +60,9 @@ typedef struct TesseraProgress {
   uint64_t total;
   // A phase's name or a warning's text; NULL otherwise.
   const char *message;
+  // In a bake for several agents (`[[agents]]`), the agent whose stage it is; NULL for a
+  // stage all agents share, and in a bake for one.
+  const char *agent;
 } TesseraProgress;
 
 // Called with each progress report, from the bake's threads but never two calls at once.

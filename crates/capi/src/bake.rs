@@ -34,6 +34,9 @@ pub struct TesseraProgress {
     pub total: u64,
     /// A phase's name or a warning's text; NULL otherwise.
     pub message: *const c_char,
+    /// In a bake for several agents (`[[agents]]`), the agent whose stage it is; NULL for a
+    /// stage all agents share, and in a bake for one.
+    pub agent: *const c_char,
 }
 
 /// Called with each progress report, from the bake's threads but never two calls at once.
@@ -133,6 +136,7 @@ impl Callback {
         let c = |s: &str| CString::new(s.replace('\0', "\u{fffd}")).unwrap_or_default();
         let stage = c(event.stage);
         let message = event.message.map(c);
+        let agent = event.agent.map(c);
         let kind = match event.kind {
             EventKind::Start => TESSERA_PROGRESS_START,
             EventKind::Phase => TESSERA_PROGRESS_PHASE,
@@ -146,6 +150,7 @@ impl Callback {
             done: event.done,
             total: event.total,
             message: message.as_ref().map_or(ptr::null(), |m| m.as_ptr()),
+            agent: agent.as_ref().map_or(ptr::null(), |a| a.as_ptr()),
         };
         // SAFETY: a C function pointer given for this purpose; `report` and its strings live
         // until it returns.

@@ -73,6 +73,9 @@ pub struct ProgressEvent<'a> {
     pub total: u64,
     /// A phase's name or a warning's text.
     pub message: Option<&'a str>,
+    /// In a bake for several agents, the agent whose stage it is (None: a stage shared by all,
+    /// or a bake for one).
+    pub agent: Option<&'a str>,
 }
 
 /// Watches a bake's reports. Called from any of the bake's threads, possibly from two at once
@@ -148,12 +151,14 @@ impl Progress {
     /// Hands a report to the observer, if any.
     fn notify(&self, kind: EventKind, stage: &str, done: u64, total: u64, message: Option<&str>) {
         if let Some(observer) = &self.inner.observer {
+            let agent = self.inner.agent.lock().unwrap().clone();
             observer(ProgressEvent {
                 kind,
                 stage,
                 done,
                 total,
                 message,
+                agent: agent.as_deref(),
             });
         }
     }
