@@ -16,8 +16,9 @@
 //! OUT/work/spans.pack                voxelized span fields per tile
 //! OUT/work/regions.pack              merged regions and their contours, batched by the tile that closed them
 //! OUT/work/floors.pack               walkable floors per tile, for height detail
+//! OUT/work/tile-regions.pack         per tile, its regions and contours (the merge's input)
 //! OUT/work/tile-hashes.pack          per tile, the hash of the triangles it was voxelized from
-//! OUT/work/previous/                 the span, floor and hash journals of the last finished
+//! OUT/work/previous/                 the span, floor, tile-region and hash journals of the last finished
 //!                                    voxelization, kept while the next one (of a changed
 //!                                    scene) reuses its unchanged tiles
 //! OUT/work/scratch/                  temporary files of a running ingest (and the OBJ
@@ -35,7 +36,7 @@
 //! OUT/work/raster.pack              the tiles rasterized once for the first agents (up to 4),
 //!                                    read by all but the first; removed after the bake
 //! OUT/work/agents/NAME/              agent NAME's spans.pack, regions.pack, floors.pack,
-//!                                    tile-hashes.pack, previous/, region-polygons.pack,
+//!                                    tile-regions.pack, tile-hashes.pack, previous/, region-polygons.pack,
 //!                                    cluster-keys.bin, previous-polygons.pack and polygons/
 //! ```
 
@@ -171,6 +172,11 @@ impl BakeLayout {
     }
     pub fn floors_pack(&self) -> PathBuf {
         self.stages().join("floors.pack")
+    }
+    /// Per tile, its regions and contours (with its span counts): what the merge takes from
+    /// it, kept so that a resumed or rebaked tile is not segmented and traced again.
+    pub fn tile_regions_pack(&self) -> PathBuf {
+        self.stages().join("tile-regions.pack")
     }
     pub fn tile_hashes_pack(&self) -> PathBuf {
         self.stages().join("tile-hashes.pack")

@@ -5,7 +5,9 @@
 use std::path::Path;
 use std::sync::Arc;
 use tessera_artifacts::codec::{Reader, Writer};
-use tessera_artifacts::{CellRect, GridFrame, SpanField, TileCoord, TileTriangle, Triangle};
+use tessera_artifacts::{
+    CellRect, GridFrame, SpanField, TileContours, TileCoord, TileRegions, TileTriangle, Triangle,
+};
 use tessera_budget::{MemoryBudget, Reservation};
 use tessera_config::VoxelParams;
 use tessera_store::JournalReader;
@@ -73,12 +75,16 @@ pub(crate) struct TileDone {
     pub(crate) reused: bool,
     pub(crate) regions: tessera_artifacts::TileRegions,
     /// The links to other tiles of the process that computed it, matched there (a
-    /// distributed bake; `regions.links` holds the rest).
+    /// distributed bake; `regions.links` holds the rest), and where they were in the list of
+    /// the tile's links (`regions_packed` holds them all).
     pub(crate) local: Vec<LocalLink>,
+    pub(crate) local_at: Vec<u32>,
     pub(crate) contours: tessera_artifacts::TileContours,
-    /// The span field and its floors for the checkpoints (empty when recovered).
+    /// The span field and its floors for the checkpoints, and its regions and contours with
+    /// its span counts ([`tile_record`]) (all empty when recovered).
     pub(crate) spans_packed: Packed,
     pub(crate) floors_packed: Packed,
+    pub(crate) regions_packed: Packed,
     /// The tile rasterized for a group of agents, for the others' stages
     /// ([`crate::voxelize::Raster::Write`]).
     pub(crate) raster_packed: Option<Packed>,
@@ -90,30 +96,26 @@ pub(crate) struct TileDone {
 }
 
 const WIRE_MAGIC: &[u8; 8] = b"TSTILEDN";
-const WIRE_VERSION: u32 = 3;
+const WIRE_VERSION: u32 = 4;
 
 impl TileDone {
-    /// The tile as another process's writer needs it (a distributed bake): its counts, the
-    /// compressed span field and floors, its regions and contours, sealed with a checksum.
+    /// The tile as another process's writer needs it (a distributed bake): its compressed span
+    /// field, floors and regions record ([`tile_record`]: its regions with every border link,
+    /// and its contours), the links matched here and where they were in the tile's list of
+    /// links, sealed with a checksum.
     pub(crate) fn to_wire(&self) -> Vec<u8> {
         let mut w = Writer::default();
         w.u32(self.index);
         w.u64(self.hash);
-        w.u64(self.spans);
-        w.u64(self.walkable);
-        let regions = self.regions.encode();
-        let contours = self.contours.encode();
-        for bytes in [
-            &self.spans_packed.bytes,
-            &self.floors_packed.bytes,
-            &regions,
-            &contours,
+        for packed in [
+            &self.spans_packed,
+            &self.floors_packed,
+            &self.regions_packed,
         ] {
-            w.u64(bytes.len() as u64);
-            w.bytes.extend_from_slice(bytes);
+            w.u64(packed.bytes.len() as u64);
+            w.bytes.extend_from_slice(&packed.bytes);
+            w.u64(packed.raw_len as u64);
         }
-        w.u64(self.spans_packed.raw_len as u64);
-        w.u64(self.floors_packed.raw_len as u64);
         // The matched links: a region, and for a join the earlier tile and its region.
         w.u64(self.local.len() as u64);
         for link in &self.local {
@@ -135,32 +137,33 @@ impl TileDone {
                 }
             }
         }
+        w.u64(self.local_at.len() as u64);
+        for &i in &self.local_at {
+            w.u32(i);
+        }
         tessera_artifacts::codec::seal(WIRE_MAGIC, WIRE_VERSION, &w.bytes)
     }
 
     /// Decodes [`TileDone::to_wire`]; `reservation` pays for it while it waits for the writer.
+    /// Its regions keep the links the peer did not match, for the merge; its record keeps them
+    /// all, for the checkpoint.
     pub(crate) fn from_wire(bytes: &[u8], reservation: Reservation) -> Result<TileDone, String> {
         const A: &str = "tile from a peer";
         let payload = tessera_artifacts::codec::unseal(bytes, WIRE_MAGIC, WIRE_VERSION, A)
             .map_err(|e| e.to_string())?;
         let r = &mut Reader::new(payload, A);
         let fail = |e: tessera_artifacts::ArtifactError| e.to_string();
-        let (index, hash, spans, walkable) = (
-            r.u32().map_err(fail)?,
-            r.u64().map_err(fail)?,
-            r.u64().map_err(fail)?,
-            r.u64().map_err(fail)?,
-        );
-        let mut part = || -> Result<&[u8], String> {
-            let n = r.u64().map_err(fail)?;
-            r.take(usize::try_from(n).map_err(|e| e.to_string())?)
-                .map_err(fail)
+        let (index, hash) = (r.u32().map_err(fail)?, r.u64().map_err(fail)?);
+        let mut packed = || -> Result<Packed, String> {
+            let n = usize::try_from(r.u64().map_err(fail)?).map_err(|e| e.to_string())?;
+            let bytes = r.take(n).map_err(fail)?.to_vec();
+            let raw_len = usize::try_from(r.u64().map_err(fail)?).map_err(|e| e.to_string())?;
+            Ok(Packed { bytes, raw_len })
         };
-        let (spans_bytes, floors_bytes) = (part()?.to_vec(), part()?.to_vec());
-        let regions = tessera_artifacts::TileRegions::decode(part()?).map_err(fail)?;
-        let contours = tessera_artifacts::TileContours::decode(part()?).map_err(fail)?;
-        let spans_raw = r.u64().map_err(fail)? as usize;
-        let floors_raw = r.u64().map_err(fail)? as usize;
+        let (spans_packed, floors_packed, regions_packed) = (packed()?, packed()?, packed()?);
+        let record = tessera_store::decompress(&regions_packed.bytes, regions_packed.raw_len)
+            .map_err(|e| format!("{A}: regions record: {e}"))?;
+        let (spans, walkable, mut regions, contours) = decode_tile_record(&record)?;
         let matched = r.u64().map_err(fail)?;
         let mut local = Vec::new();
         for _ in 0..matched {
@@ -178,9 +181,32 @@ impl TileDone {
                 k => return Err(format!("{A}: unknown kind {k} of matched link")),
             });
         }
+        let positions = r.u64().map_err(fail)?;
+        if positions != matched {
+            return Err(format!(
+                "{A}: {matched} matched links at {positions} positions"
+            ));
+        }
+        let mut at = Vec::new();
+        for _ in 0..positions {
+            at.push(r.u32().map_err(fail)? as usize);
+        }
         if r.remaining() != 0 {
             return Err(format!("{A}: trailing bytes"));
         }
+        // The links the peer matched leave the regions' list, as they left it there.
+        if !at.is_sorted_by(|a, b| a < b) || at.last().is_some_and(|&i| i >= regions.links.len()) {
+            return Err(format!(
+                "{A}: positions of matched links out of order or range"
+            ));
+        }
+        let mut next = at.iter().peekable();
+        let mut i = 0;
+        regions.links.retain(|_| {
+            let matched_here = next.next_if(|&&j| j == i).is_some();
+            i += 1;
+            !matched_here
+        });
         Ok(TileDone {
             index,
             recovered: false,
@@ -188,15 +214,11 @@ impl TileDone {
             reused: false,
             regions,
             local,
+            local_at: Vec::new(),
             contours,
-            spans_packed: Packed {
-                bytes: spans_bytes,
-                raw_len: spans_raw,
-            },
-            floors_packed: Packed {
-                bytes: floors_bytes,
-                raw_len: floors_raw,
-            },
+            spans_packed,
+            floors_packed,
+            regions_packed,
             raster_packed: None,
             from_record: false,
             spans,
@@ -213,26 +235,64 @@ pub(crate) fn triangles_hash(triangles: &[TileTriangle]) -> u64 {
 }
 
 /// A tile's span field (raw, to decode) and its span field and floors as the journals store
-/// them (to copy).
+/// them (to copy); and its regions record as stored, when the last bake kept one.
 struct SpansAndFloors {
     spans: Vec<u8>,
     spans_packed: Packed,
     floors_packed: Packed,
+    regions_packed: Option<Packed>,
+}
+
+/// A tile's regions (every border link), contours and span counts as its tile-regions journal
+/// record holds them: what the merge and the summary take from a tile.
+pub(crate) fn tile_record(spans: u64, walkable: u64, regions: &[u8], contours: &[u8]) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.u64(spans);
+    w.u64(walkable);
+    w.u64(regions.len() as u64);
+    w.bytes.extend_from_slice(regions);
+    w.bytes.extend_from_slice(contours);
+    w.bytes
+}
+
+/// Decodes [`tile_record`]: (spans, walkable spans, regions, contours).
+fn decode_tile_record(
+    bytes: &[u8],
+) -> Result<
+    (
+        u64,
+        u64,
+        tessera_artifacts::TileRegions,
+        tessera_artifacts::TileContours,
+    ),
+    String,
+> {
+    let r = &mut Reader::new(bytes, "tile regions record");
+    let fail = |e: tessera_artifacts::ArtifactError| e.to_string();
+    let (spans, walkable) = (r.u64().map_err(fail)?, r.u64().map_err(fail)?);
+    let n = usize::try_from(r.u64().map_err(fail)?).map_err(|e| e.to_string())?;
+    let regions = tessera_artifacts::TileRegions::decode(r.take(n).map_err(fail)?).map_err(fail)?;
+    let contours = tessera_artifacts::TileContours::decode(r.take(r.remaining()).map_err(fail)?)
+        .map_err(fail)?;
+    Ok((spans, walkable, regions, contours))
 }
 
 /// The span, floor and hash journals of the last finished voxelization, when its grid and
 /// voxel settings are this one's: a tile whose triangles hash alike takes its span field and
-/// floors from them instead of being voxelized again (an incremental rebake).
+/// floors from them instead of being voxelized again (an incremental rebake), and its regions
+/// and contours from its tile-regions journal (when there is one) instead of segmenting and
+/// tracing the field again.
 pub(crate) struct Previous {
     pub(crate) hashes: std::collections::HashMap<u32, u64>,
     pub(crate) spans: JournalReader,
     pub(crate) floors: JournalReader,
+    pub(crate) regions: Option<JournalReader>,
     pub(crate) spans_path: std::path::PathBuf,
 }
 
 impl Previous {
-    /// Tile `key`'s span field and floors, if the last bake voxelized it from triangles of
-    /// hash `hash`.
+    /// Tile `key`'s span field and floors (and regions record), if the last bake voxelized it
+    /// from triangles of hash `hash`.
     fn records(&self, key: u32, hash: u64) -> Result<Option<SpansAndFloors>, BakeError> {
         if self.hashes.get(&key) != Some(&hash) {
             return Ok(None);
@@ -244,17 +304,25 @@ impl Previous {
         ) else {
             return Ok(None);
         };
-        // Decoded from the bytes read, not read again.
-        let spans = tessera_store::decompress(&spans_packed.bytes, spans_packed.raw_len).map_err(
-            |message| BakeError::Corrupt {
-                path: self.spans_path.clone(),
-                message: format!("tile {key}: {message}"),
-            },
-        )?;
+        let regions_packed = match &self.regions {
+            Some(journal) => journal.read_stored(key)?.map(packed),
+            None => None,
+        };
+        // Decoded from the bytes read, not read again; only when its regions must be made.
+        let spans = match regions_packed {
+            Some(_) => Vec::new(),
+            None => tessera_store::decompress(&spans_packed.bytes, spans_packed.raw_len).map_err(
+                |message| BakeError::Corrupt {
+                    path: self.spans_path.clone(),
+                    message: format!("tile {key}: {message}"),
+                },
+            )?,
+        };
         Ok(Some(SpansAndFloors {
             spans,
             spans_packed,
             floors_packed,
+            regions_packed,
         }))
     }
 }
@@ -392,8 +460,9 @@ impl WorkerState {
     }
 }
 
-/// Voxelizes a tile's parts one after the other (or decodes its checkpoint), assembles it,
-/// and segments and traces it.
+/// Voxelizes a tile's parts one after the other, assembles it, and segments and traces it; or
+/// takes its regions and contours from their record: the checkpoint's (`checkpoint`, the
+/// tile-regions journal, for a recovered tile) or the last bake's (a reused tile).
 ///
 /// The worker's buffers are reused from tile to tile: while a tile runs they count against
 /// its reservation (which plans for them) and the worker's hold covers any excess; between
@@ -425,6 +494,57 @@ pub(crate) fn run_job(
             reused = previous.records(job.index, hash)?;
         }
     }
+    // A tile whose regions and contours are on record needs no span field at all.
+    let record = match (&job.work, &reused) {
+        (Work::Recovered, _) => {
+            let checkpoint = checkpoint.ok_or_else(|| BakeError::Corrupt {
+                path: checkpoint_path.to_path_buf(),
+                // Only process 0 of a distributed bake holds checkpoints; it alone recovers.
+                message: format!("tile {}: no checkpoint to recover from", job.index),
+            })?;
+            Some((checkpoint.read(job.index)?, checkpoint_path.to_path_buf()))
+        }
+        (
+            _,
+            Some(SpansAndFloors {
+                regions_packed: Some(p),
+                ..
+            }),
+        ) => {
+            let path = previous.map(|p| p.spans_path.clone()).unwrap_or_default();
+            let raw = tessera_store::decompress(&p.bytes, p.raw_len).map_err(|message| {
+                BakeError::Corrupt {
+                    path: path.clone(),
+                    message: format!("tile {}: {message}", job.index),
+                }
+            })?;
+            Some((raw, path))
+        }
+        _ => None,
+    };
+    if let Some((bytes, path)) = record {
+        let (spans, walkable, regions, contours) =
+            decode_tile_record(&bytes).map_err(|message| BakeError::Corrupt {
+                path,
+                message: format!("tile {}: {message}", job.index),
+            })?;
+        let is_reused = reused.is_some();
+        let (spans_packed, floors_packed, regions_packed) = match reused {
+            Some(r) => (
+                r.spans_packed,
+                r.floors_packed,
+                r.regions_packed.expect("on record"),
+            ),
+            None => Default::default(),
+        };
+        return Ok(TileDone::of_worker(
+            (job.index, recovered, hash, is_reused),
+            (regions, contours, spans, walkable),
+            [spans_packed, floors_packed, regions_packed],
+            (None, false),
+            reservation,
+        ));
+    }
     let owned: Option<SpanField> = match job.work {
         _ if reused.is_some() => {
             let spans = &reused.as_ref().expect("reused").spans;
@@ -433,19 +553,7 @@ pub(crate) fn run_job(
                 message: format!("tile {}: {e}", job.index),
             })?)
         }
-        Work::Recovered => {
-            let corrupt = |message: String| BakeError::Corrupt {
-                path: checkpoint_path.to_path_buf(),
-                message: format!("tile {}: {message}", job.index),
-            };
-            // Only process 0 of a distributed bake holds checkpoints; it alone recovers tiles.
-            let checkpoint =
-                checkpoint.ok_or_else(|| corrupt("no checkpoint to recover from".into()))?;
-            Some(
-                SpanField::decode(&checkpoint.read(job.index)?)
-                    .map_err(|e| corrupt(e.to_string()))?,
-            )
-        }
+        Work::Recovered => unreachable!("a recovered tile is taken from its record above"),
         Work::Voxelize {
             triangles,
             areas,
@@ -556,9 +664,11 @@ pub(crate) fn run_job(
     let mut regions = regions;
     state.segment.recycle(std::mem::take(&mut regions.labels));
     let is_reused = reused.is_some();
-    let (spans_packed, floors_packed) = if recovered {
-        (Packed::default(), Packed::default())
-    } else if let Some(r) = reused {
+    let regions_packed = Packed::of(
+        &tile_record(spans, walkable, &regions.encode(), &contours.encode()),
+        &mut state.compressed,
+    );
+    let (spans_packed, floors_packed) = if let Some(r) = reused {
         (r.spans_packed, r.floors_packed)
     } else {
         field.encode_into(&mut state.encoded);
@@ -572,23 +682,50 @@ pub(crate) fn run_job(
     if !state.held.try_grow_to(state.byte_size()) {
         state.free_buffers();
     }
-    let record_bytes = raster_packed.as_ref().map_or(0, |r: &Packed| r.bytes.len());
-    reservation
-        .shrink_to((spans_packed.bytes.len() + floors_packed.bytes.len() + record_bytes) as u64);
-    Ok(TileDone {
-        index: job.index,
-        recovered,
-        hash,
-        reused: is_reused,
-        regions,
-        local: Vec::new(),
-        contours,
-        spans_packed,
-        floors_packed,
-        raster_packed,
-        from_record,
-        spans,
-        walkable,
-        _reservation: reservation,
-    })
+    Ok(TileDone::of_worker(
+        (job.index, recovered, hash, is_reused),
+        (regions, contours, spans, walkable),
+        [spans_packed, floors_packed, regions_packed],
+        (raster_packed, from_record),
+        reservation,
+    ))
+}
+
+impl TileDone {
+    /// A tile a worker finished: (key, recovered, hash, reused), (its regions, contours, spans
+    /// and walkable spans), its span, floor and regions records, (its rasterized field for a
+    /// group of agents, whether it was voxelized from one); its reservation shrunk to what the
+    /// records hold.
+    fn of_worker(
+        (index, recovered, hash, reused): (u32, bool, u64, bool),
+        (regions, contours, spans, walkable): (TileRegions, TileContours, u64, u64),
+        [spans_packed, floors_packed, regions_packed]: [Packed; 3],
+        (raster_packed, from_record): (Option<Packed>, bool),
+        mut reservation: Reservation,
+    ) -> TileDone {
+        let held = [&spans_packed, &floors_packed, &regions_packed]
+            .into_iter()
+            .chain(&raster_packed)
+            .map(|p| p.bytes.len() as u64)
+            .sum();
+        reservation.shrink_to(held);
+        TileDone {
+            index,
+            recovered,
+            hash,
+            reused,
+            regions,
+            local: Vec::new(),
+            local_at: Vec::new(),
+            contours,
+            spans_packed,
+            floors_packed,
+            regions_packed,
+            raster_packed,
+            from_record,
+            spans,
+            walkable,
+            _reservation: reservation,
+        }
+    }
 }

@@ -16,14 +16,16 @@
 //!   any thread count.
 //! * Inputs: the tile pack, the grid, the voxel parameters. Outputs: `work/spans.pack` (the
 //!   span fields), `work/floors.pack` (their walkable floors, which height detail reads),
+//!   `work/tile-regions.pack` (each tile's regions and contours, the merge's input),
 //!   `work/tile-hashes.pack` (the hash of each tile's triangles) and, through the merge,
 //!   `work/regions.pack`: journals whose header holds the key and grid.
 //! * Key: [`key`], the tile pack's key and [`VoxelParams`]. The journals keep their whole
-//!   records up to any damage and are cut to the tiles all four hold; those tiles are decoded
-//!   instead of voxelized.
+//!   records up to any damage and are cut to the tiles all five hold; those tiles' regions
+//!   and contours are read back and merged instead of computed.
 //! * Rebakes: under a new key on the same grid and settings (a changed scene), the last
 //!   finished voxelization waits in `work/previous/`, and a tile whose triangles hash as they
-//!   did there is decoded from it instead of voxelized.
+//!   did there takes its records from it (its span field, floors, regions and contours)
+//!   instead of being voxelized, segmented and traced.
 //! * Progress: tiles written (and tiles merged, as the merge stage).
 
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -47,6 +49,8 @@ const STAGE: &str = "voxelize";
 pub const SPANS_KIND: &[u8; 8] = b"TSSPANS\0";
 /// Pack kind of the floor journal.
 pub const FLOORS_KIND: &[u8; 8] = b"TSFLOORS";
+/// Pack kind of the journal of each tile's regions and contours (`tile_work::tile_record`).
+pub const TILE_REGIONS_KIND: &[u8; 8] = b"TSTILRGN";
 /// Pack kind of the journal of tile hashes (8 bytes per tile: the hash of its triangles).
 pub const HASHES_KIND: &[u8; 8] = b"TSTHASH\0";
 /// Pack kind of the journal of rasterized fields shared by a group of agents.
@@ -177,6 +181,9 @@ pub(crate) fn run(
 struct Checkpoints {
     spans: Journal,
     floors: Journal,
+    /// Each tile's regions and contours, as segmented and traced.
+    tile_regions: Journal,
+    /// The merge's batches.
     regions: Journal,
     hashes: Journal,
 }
@@ -201,9 +208,10 @@ fn keep_previous(layout: &BakeLayout, stage_key: u64, blob: &[u8]) -> Result<(),
     let current = [
         layout.spans_pack(),
         layout.floors_pack(),
+        layout.tile_regions_pack(),
         layout.tile_hashes_pack(),
     ];
-    let hashes = &current[2];
+    let hashes = &current[3];
     if !hashes.exists() || Journal::stage_key_of(hashes).ok() == Some(stage_key) {
         return Ok(());
     }
@@ -239,6 +247,8 @@ fn open_previous(layout: &BakeLayout, blob: &[u8]) -> Option<Previous> {
     let spans_path = path(layout.spans_pack());
     let spans = open(spans_path.clone(), SPANS_KIND).ok()?;
     let floors = open(path(layout.floors_pack()), FLOORS_KIND).ok()?;
+    // (A bake before this journal existed kept none: its tiles are segmented again.)
+    let regions = open(path(layout.tile_regions_pack()), TILE_REGIONS_KIND).ok();
     let mut hashes = std::collections::HashMap::new();
     for key in hashes_journal.keys() {
         let record = hashes_journal.read(key).ok()?;
@@ -248,11 +258,12 @@ fn open_previous(layout: &BakeLayout, blob: &[u8]) -> Option<Previous> {
         hashes,
         spans,
         floors,
+        regions,
         spans_path,
     })
 }
 
-/// Opens the four checkpoints of the stage and lines them up: all hold the same first
+/// Opens the five checkpoints of the stage and lines them up: all hold the same first
 /// tiles, in tile order, or all start afresh. Returns how many tiles they hold. A new key on
 /// the same grid and settings first keeps the last voxelization for reuse ([`keep_previous`]).
 fn open_checkpoints(
@@ -268,17 +279,29 @@ fn open_checkpoints(
     let mut c = Checkpoints {
         spans: Journal::open(layout.spans_pack(), SPANS_KIND, stage_key, &blob)?,
         floors: Journal::open(layout.floors_pack(), FLOORS_KIND, stage_key, &blob)?,
+        tile_regions: Journal::open(
+            layout.tile_regions_pack(),
+            TILE_REGIONS_KIND,
+            stage_key,
+            &blob,
+        )?,
         regions: Journal::open(layout.regions_pack(), REGIONS_KIND, stage_key, &blob)?,
         hashes: Journal::open(layout.tile_hashes_pack(), HASHES_KIND, stage_key, &hashes)?,
     };
-    let journals = [&c.spans, &c.floors, &c.regions, &c.hashes];
+    let journals = [&c.spans, &c.floors, &c.tile_regions, &c.regions, &c.hashes];
     let n = journals.iter().map(|j| j.keys().len()).min().unwrap_or(0);
     let prefix_ok = journals.iter().all(|j| j.keys()[..n] == order[..n]);
     let n = if prefix_ok { n } else { 0 };
     if !prefix_ok {
         progress.warn("voxelize checkpoints do not match the tile order; recomputing");
     }
-    for j in [&mut c.spans, &mut c.floors, &mut c.regions, &mut c.hashes] {
+    for j in [
+        &mut c.spans,
+        &mut c.floors,
+        &mut c.tile_regions,
+        &mut c.regions,
+        &mut c.hashes,
+    ] {
         j.truncate(n)?;
     }
     Ok((c, n))
@@ -286,10 +309,11 @@ fn open_checkpoints(
 
 impl Checkpoints {
     /// Makes every journal durable, spans and floors first: a resume keeps the tiles all
-    /// four hold.
+    /// five hold.
     fn sync(&self) -> Result<(), tessera_store::StoreError> {
         self.spans.sync()?;
         self.floors.sync()?;
+        self.tile_regions.sync()?;
         self.hashes.sync()?;
         self.regions.sync()
     }
@@ -298,6 +322,7 @@ impl Checkpoints {
         for j in [
             &mut self.spans,
             &mut self.floors,
+            &mut self.tile_regions,
             &mut self.hashes,
             &mut self.regions,
         ] {
@@ -466,8 +491,9 @@ fn stream(
         .map(|i| (keys[i], i < recovered))
         .collect();
     let remote = keys.len() - local.len();
-    let checkpoint = journals.spans.snapshot()?;
-    let checkpoint_path = s.layout.spans_pack();
+    // A recovered tile is taken from its regions record.
+    let checkpoint = journals.tile_regions.snapshot()?;
+    let checkpoint_path = s.layout.tile_regions_pack();
     // A group's first agent: the rasterized fields for the others (a tile already there from
     // an interrupted run is not written again).
     let mut raster = match s.raster {
@@ -630,6 +656,12 @@ pub(crate) fn stream_for_peer(
             })
         };
         let received = order.receive(&done_rx, |mut done| {
+            // Where in the tile's links those matched here are: process 0 takes them out of
+            // the links in the tile's record (which keeps them all, for resuming) as here.
+            done.local_at = (done.regions.links.iter().enumerate())
+                .filter(|(_, link)| ours(&link.key))
+                .map(|(i, _)| i as u32)
+                .collect();
             done.local = matcher.split(&mut done.regions, ours);
             sent.matched_links += done.local.len() as u64;
             let key = done.index;
@@ -732,6 +764,11 @@ fn write_tile(
             key,
             &done.floors_packed.bytes,
             done.floors_packed.raw_len,
+        )?;
+        journals.tile_regions.append_stored(
+            key,
+            &done.regions_packed.bytes,
+            done.regions_packed.raw_len,
         )?;
     }
     let regions_out = (!done.recovered).then_some(&mut journals.regions);

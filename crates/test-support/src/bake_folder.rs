@@ -64,6 +64,7 @@ const TILING_FILES: &[&str] = &[
     "work/spans.pack",
     "work/floors.pack",
     "work/regions.pack",
+    "work/tile-regions.pack",
     "work/tile-hashes.pack",
     "work/region-polygons.pack",
 ];
