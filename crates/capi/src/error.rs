@@ -93,11 +93,7 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Error>) -> TesseraStatus {
         Ok(Ok(())) => (TESSERA_OK, String::new()),
         Ok(Err(e)) => (e.status, e.message),
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".to_string());
+            let what = tessera_geom::panic_message(&*panic).unwrap_or_else(|| "a panic".into());
             (
                 TESSERA_INTERNAL,
                 format!("internal error (a bug, please report it): {what}"),

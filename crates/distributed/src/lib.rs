@@ -79,6 +79,20 @@ pub enum ClusterError {
     /// This process's own part of the bake failed.
     #[error(transparent)]
     Bake(#[from] BakeError),
+    /// This process's part of the bake panicked (a bug): the others were told and it ended
+    /// rather than waiting on them.
+    #[error("internal error (a bug, please report it): the bake panicked: {0}")]
+    Panicked(String),
+}
+
+/// Runs `work`, a panic in it turned into [`ClusterError::Panicked`]: a process must tell the
+/// others it failed and close its connections, where unwinding through them would leave it
+/// waiting on peers that wait on it.
+fn guarded<T>(work: impl FnOnce() -> Result<T, ClusterError>) -> Result<T, ClusterError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|panic| {
+        let what = tessera_geom::panic_message(&*panic).unwrap_or_else(|| "(no message)".into());
+        Err(ClusterError::Panicked(what))
+    })
 }
 
 /// What a process other than 0 did.
@@ -388,7 +402,7 @@ pub fn run_process0(
         link: &link,
         mail: Mailbox::new(&link, interrupt),
     };
-    let result = tessera_pipeline::bake_shared(req, &farm);
+    let result = guarded(|| Ok(tessera_pipeline::bake_shared(req, &farm)?));
     let (ok, message) = match &result {
         Ok(_) => (true, String::new()),
         Err(e) => (false, e.to_string()),
@@ -408,9 +422,10 @@ pub fn run_process0(
     link.close(CLOSE_WAIT);
     match (result, net::lost()) {
         (Ok(summary), _) => Ok((summary, received)),
+        (Err(e @ ClusterError::Panicked(_)), _) => Err(e),
         // Stopped because a process was lost: say so rather than "interrupted".
         (Err(_), Some(why)) => Err(ClusterError::Lost(why)),
-        (Err(e), None) => Err(e.into()),
+        (Err(e), None) => Err(e),
     }
 }
 
@@ -423,7 +438,7 @@ pub fn run_peer(
     mut req: PeerRequest,
 ) -> Result<PeerReport, ClusterError> {
     let (link, interrupt) = start(cluster, startup_timeout, req.interrupt.as_ref())?;
-    let result = peer_work(&link, &interrupt, &mut req);
+    let result = guarded(|| peer_work(&link, &interrupt, &mut req));
     if let Err(e) = &result {
         link.send(
             0,
@@ -433,9 +448,10 @@ pub fn run_peer(
         );
     }
     link.close(CLOSE_WAIT);
-    result.map_err(|e| match net::lost() {
-        Some(why) => ClusterError::Lost(why),
-        None => e,
+    result.map_err(|e| match (e, net::lost()) {
+        (e @ ClusterError::Panicked(_), _) => e,
+        (_, Some(why)) => ClusterError::Lost(why),
+        (e, None) => e,
     })
 }
 

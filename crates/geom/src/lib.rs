@@ -21,6 +21,15 @@ pub mod union_find;
 
 use serde::{Deserialize, Serialize};
 
+/// The message a panic carried (`panic!` with a literal or a formatted string), if any: for
+/// the places that turn a panic into an error instead of unwinding further.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<String> {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+}
+
 /// `x.floor() as i64` for every `x` (saturating, NaN to 0), without the call to libm's `floor`
 /// that `f64::floor` is on the baseline x86-64 target (no rounding instruction before SSE4.1):
 /// the truncation, one less where it rounded up. Branch-free, since the rasterizer asks it of
@@ -238,6 +247,19 @@ pub fn triangle_overlaps_rect(t: &[[f64; 2]; 3], min: [f64; 2], max: [f64; 2]) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panic_tells_its_message() {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let literal = std::panic::catch_unwind(|| panic!("a literal")).unwrap_err();
+        let formatted = std::panic::catch_unwind(|| panic!("{} formatted", 1)).unwrap_err();
+        let other = std::panic::catch_unwind(|| std::panic::panic_any(7u8)).unwrap_err();
+        std::panic::set_hook(hook);
+        assert_eq!(panic_message(&*literal).as_deref(), Some("a literal"));
+        assert_eq!(panic_message(&*formatted).as_deref(), Some("1 formatted"));
+        assert_eq!(panic_message(&*other), None);
+    }
 
     #[test]
     fn floor_and_ceil_are_libms_then_cast() {

@@ -1022,11 +1022,7 @@ pub(crate) fn buffer_file(base: &Path, uri: &str) -> Option<PathBuf> {
 /// into an error naming the file: a bug in a dependency must not abort the bake.
 fn guarded<T>(path: &Path, f: impl FnOnce() -> Result<T, IngestError>) -> Result<T, IngestError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "no message".into());
+        let what = tessera_geom::panic_message(&*panic).unwrap_or_else(|| "no message".into());
         Err(IngestError::Gltf {
             path: path.to_path_buf(),
             part: "reader".into(),

@@ -245,6 +245,7 @@ fn cluster_failure(e: ClusterError) -> Failure {
     match e {
         ClusterError::Bake(e) => bake_failure(e),
         ClusterError::Config(_) => Failure::new(exit::USAGE, e),
+        ClusterError::Panicked(_) => Failure::new(exit::INTERNAL, e),
         e => Failure::new(tessera_distributed::EXIT_CLUSTER, e),
     }
 }
