@@ -32,8 +32,10 @@
 //!   writer (a credit comes back for each tile written), in tile order, so process 0 holds at
 //!   most that many tiles per process beyond its own budget's work; each process's own work
 //!   stays inside its memory budget.
-//! * Faults: a lost process ends every other one with an error ([`EXIT_CLUSTER`]); process
-//!   0's checkpoints are the only ones, so a rerun with any number of processes resumes.
+//! * Faults: a lost process ends every other one with an error ([`EXIT_CLUSTER`]); a process
+//!   whose part panics (a bug) tells the others and ends likewise
+//!   ([`ClusterError::Panicked`]) rather than unwinding through its connections; process 0's
+//!   checkpoints are the only ones, so a rerun with any number of processes resumes.
 //!
 //! It does not parse command lines, take locks or install signal handlers (the binary does).
 
