@@ -306,9 +306,16 @@ fn links_matched_by_each_process_merge_into_the_regions_of_all_links() {
         for (i, tile) in tiles.iter().enumerate() {
             let p = owner(i);
             let mut tile = tile.clone();
-            let local =
+            let (local, at) =
                 matchers[p].split(&mut tile, |key| ends[key].iter().all(|&t| owner(t) == p));
             matched += local.len();
+            // The positions name the links taken out: the others are what is left, in order.
+            assert_eq!(at.len(), local.len());
+            let left: Vec<_> = (tiles[i].links.iter().enumerate())
+                .filter(|(j, _)| !at.contains(&(*j as u32)))
+                .map(|(_, link)| *link)
+                .collect();
+            assert_eq!(left, tile.links, "{name}: tile {i}");
             assert_eq!(
                 merger.add_matched(&tile, &local),
                 want[i],

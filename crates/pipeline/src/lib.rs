@@ -320,8 +320,9 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
     progress.set_agent(None);
     // Every agent that could use the rasterized fields has.
     let _ = std::fs::remove_file(layout.raster_pack());
-    if bakes.len() > 1 || bakes[0].0.is_some() {
-        // The first agent's navmesh is also `navmesh.tsn`, for the scripts of one agent.
+    if bakes[0].0.is_some() {
+        // Named agents: the first one's navmesh is also `navmesh.tsn`, for the scripts of one
+        // agent.
         tessera_store::link_atomic(baked[0].0.navmesh(), layout.navmesh())?;
     }
 

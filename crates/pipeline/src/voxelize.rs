@@ -288,44 +288,38 @@ fn open_checkpoints(
         regions: Journal::open(layout.regions_pack(), REGIONS_KIND, stage_key, &blob)?,
         hashes: Journal::open(layout.tile_hashes_pack(), HASHES_KIND, stage_key, &hashes)?,
     };
-    let journals = [&c.spans, &c.floors, &c.tile_regions, &c.regions, &c.hashes];
-    let n = journals.iter().map(|j| j.keys().len()).min().unwrap_or(0);
-    let prefix_ok = journals.iter().all(|j| j.keys()[..n] == order[..n]);
+    let n = c.all().iter().map(|j| j.keys().len()).min().unwrap_or(0);
+    let prefix_ok = c.all().iter().all(|j| j.keys()[..n] == order[..n]);
     let n = if prefix_ok { n } else { 0 };
     if !prefix_ok {
         progress.warn("voxelize checkpoints do not match the tile order; recomputing");
     }
-    for j in [
-        &mut c.spans,
-        &mut c.floors,
-        &mut c.tile_regions,
-        &mut c.regions,
-        &mut c.hashes,
-    ] {
+    for j in c.all() {
         j.truncate(n)?;
     }
     Ok((c, n))
 }
 
 impl Checkpoints {
-    /// Makes every journal durable, spans and floors first: a resume keeps the tiles all
-    /// five hold.
-    fn sync(&self) -> Result<(), tessera_store::StoreError> {
-        self.spans.sync()?;
-        self.floors.sync()?;
-        self.tile_regions.sync()?;
-        self.hashes.sync()?;
-        self.regions.sync()
-    }
-
-    fn finish(&mut self) -> Result<(), tessera_store::StoreError> {
-        for j in [
+    /// The five journals, in the order they are made durable: the merge's batches last.
+    fn all(&mut self) -> [&mut Journal; 5] {
+        [
             &mut self.spans,
             &mut self.floors,
             &mut self.tile_regions,
             &mut self.hashes,
             &mut self.regions,
-        ] {
+        ]
+    }
+
+    /// Makes every journal durable, spans and floors first: a resume keeps the tiles all
+    /// five hold.
+    fn sync(&mut self) -> Result<(), tessera_store::StoreError> {
+        self.all().iter().try_for_each(|j| j.sync())
+    }
+
+    fn finish(&mut self) -> Result<(), tessera_store::StoreError> {
+        for j in self.all() {
             if !j.is_complete() {
                 j.finish()?;
             }
@@ -656,13 +650,9 @@ pub(crate) fn stream_for_peer(
             })
         };
         let received = order.receive(&done_rx, |mut done| {
-            // Where in the tile's links those matched here are: process 0 takes them out of
-            // the links in the tile's record (which keeps them all, for resuming) as here.
-            done.local_at = (done.regions.links.iter().enumerate())
-                .filter(|(_, link)| ours(&link.key))
-                .map(|(i, _)| i as u32)
-                .collect();
-            done.local = matcher.split(&mut done.regions, ours);
+            // With where they were in the tile's links: process 0 takes them out of the links
+            // in the tile's record (which keeps them all, for resuming) as here.
+            (done.local, done.local_at) = matcher.split(&mut done.regions, ours);
             sent.matched_links += done.local.len() as u64;
             let key = done.index;
             let wire = done.to_wire();

@@ -68,19 +68,23 @@ impl LocalMatcher {
     }
 
     /// Takes out of `tile.links` the links whose other tile is this process's (`local`, which
-    /// must answer alike for both tiles of a link) and returns them matched, in their order;
-    /// the other links stay for the global merge.
+    /// must answer alike for both tiles of a link) and returns them matched, in their order,
+    /// with where each was in `tile.links` before; the other links stay for the global merge.
     pub fn split(
         &mut self,
         tile: &mut TileRegions,
         local: impl Fn(&LinkKey) -> bool,
-    ) -> Vec<LocalLink> {
+    ) -> (Vec<LocalLink>, Vec<u32>) {
         let mut matched = Vec::new();
+        let mut positions = Vec::new();
         let coord = tile.tile;
+        let mut at = 0;
         tile.links.retain(|link: &BorderLink| {
+            at += 1;
             if !local(&link.key) {
                 return true;
             }
+            positions.push(at - 1);
             matched.push(match self.waiting.remove(&link.key) {
                 Some((tile, other)) => LocalLink::Joins {
                     region: link.region,
@@ -96,7 +100,7 @@ impl LocalMatcher {
             });
             false
         });
-        matched
+        (matched, positions)
     }
 
     /// Links whose second tile has not come yet.

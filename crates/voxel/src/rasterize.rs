@@ -464,26 +464,17 @@ trait Pooled: Sized {
     fn pool(s: &mut Scratch) -> &mut Vec<Self>;
 }
 
-impl Pooled for Node<1> {
-    fn pool(s: &mut Scratch) -> &mut Vec<Self> {
-        &mut s.pool
-    }
+macro_rules! pooled {
+    ($($agents:literal => $field:ident),*) => {$(
+        impl Pooled for Node<$agents> {
+            fn pool(s: &mut Scratch) -> &mut Vec<Self> {
+                &mut s.$field
+            }
+        }
+    )*};
 }
-impl Pooled for Node<2> {
-    fn pool(s: &mut Scratch) -> &mut Vec<Self> {
-        &mut s.pool2
-    }
-}
-impl Pooled for Node<3> {
-    fn pool(s: &mut Scratch) -> &mut Vec<Self> {
-        &mut s.pool3
-    }
-}
-impl Pooled for Node<4> {
-    fn pool(s: &mut Scratch) -> &mut Vec<Self> {
-        &mut s.pool4
-    }
-}
+
+pooled!(1 => pool, 2 => pool2, 3 => pool3, 4 => pool4);
 
 /// How the rows of one triangle are rasterized.
 #[derive(Clone, Copy)]
