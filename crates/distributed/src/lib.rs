@@ -21,6 +21,11 @@
 //!   tiles along the tile order (so that process 0's writer never waits long): neighbours
 //!   often belong to different processes.
 //! * Polygons: each process polygonizes a run of regions; process 0 assembles the navmesh.
+//! * Agents: a bake for several (`[[agents]]`) runs voxelize and polygons for each agent in
+//!   turn, every process taking its share of each (`Body::Plan` and `Body::Regions` name the
+//!   agent). The first agent's tiles travel with what they rasterized for the group, which
+//!   process 0 keeps in `work/raster.pack`; every process voxelizes the next agents' tiles
+//!   from those records, as one process does.
 //!
 //! So every file is the one a single process writes.
 //!
@@ -301,12 +306,18 @@ impl RegionShare for Farm<'_> {
         self.link.processes
     }
 
-    fn assign_regions(&self, regions_key: u64, parts: &[RegionPart]) -> Result<(), BakeError> {
+    fn assign_regions(
+        &self,
+        agent: u32,
+        regions_key: u64,
+        parts: &[RegionPart],
+    ) -> Result<(), BakeError> {
         let id = |k: tessera_artifacts::SpanKey| (k.y, k.x, k.zmax);
         for (p, part) in parts.iter().enumerate().skip(1) {
             self.link.send(
                 p as u32,
                 Body::Regions {
+                    agent,
                     regions_key,
                     first: part.first.map(id),
                     end: part.end.map(id),
@@ -330,7 +341,12 @@ impl RegionShare for Farm<'_> {
 }
 
 impl TileShare for Farm<'_> {
-    fn assign(&self, tiles_key: u64, todo: &[(u32, u64)]) -> Result<Vec<u32>, BakeError> {
+    fn assign(
+        &self,
+        agent: u32,
+        tiles_key: u64,
+        todo: &[(u32, u64)],
+    ) -> Result<Vec<u32>, BakeError> {
         let costs: Vec<u64> = todo.iter().map(|t| t.1).collect();
         let owners = plan::assign(&costs, self.link.processes as usize);
         for p in 1..self.link.processes {
@@ -343,6 +359,7 @@ impl TileShare for Farm<'_> {
             self.link.send(
                 p,
                 Body::Plan {
+                    agent,
                     tiles_key,
                     tiles,
                     credits: CREDITS,
@@ -431,9 +448,10 @@ pub fn run_process0(
     }
 }
 
-/// A process other than 0: connects, waits for process 0's table, voxelizes its tiles and
-/// sends them, then waits for process 0 to end the bake. `req.tiles` and `req.tiles_key` are
-/// filled in from the table.
+/// A process other than 0: connects, then takes process 0's tasks until it ends the bake
+/// (its share of reading and binning the scene, then for each agent a share of its tiles,
+/// voxelized and sent, and of its regions). `req.tiles`, `req.tiles_key` and `req.agent` are
+/// filled in from process 0's tables.
 pub fn run_peer(
     cluster: &Cluster,
     startup_timeout: Duration,
@@ -462,36 +480,57 @@ fn peer_work(
     interrupt: &Arc<AtomicBool>,
     req: &mut PeerRequest,
 ) -> Result<PeerReport, ClusterError> {
-    let wait = Duration::from_millis(100);
-    let ended = |ok: bool, message: String| {
-        if ok {
-            Ok(())
-        } else {
-            Err(ClusterError::Lost(format!("process 0 failed: {message}")))
-        }
-    };
-    // Process 0 ingests; then every process bins its part of the scene, and process 0 sends
-    // the table of tiles (or ends the bake: a navmesh it could reuse).
+    // Process 0 leads and this process takes each task in the order it comes: scene files or
+    // a part of one to read, its part of the binning, then for each agent of the bake a share
+    // of its tiles and a share of its regions (either left out when process 0 could reuse
+    // them), until process 0 ends the bake.
     let mail = Mailbox::new(link, Arc::clone(interrupt));
     enum Next {
         Ingest(Vec<String>, u8),
         IngestPart(Body),
         Bin(u64, Vec<String>),
-        Plan(u64, Vec<u32>, u32),
+        Plan(u32, u64, Vec<u32>, u32),
+        Regions(u32, RegionPart, u64),
+        /// A credit for a tile of an agent done with (its last tiles' came after them).
+        Credit,
         End(bool, String),
     }
-    let mut read = 0;
-    let mut triangles_read = 0;
-    let mut credits = loop {
+    let key = |(y, x, zmax)| tessera_artifacts::SpanKey { y, x, zmax };
+    let mut report = PeerReport {
+        files: 0,
+        triangles: 0,
+        tiles: 0,
+        regions: 0,
+        sent_bytes: 0,
+        matched_links: 0,
+    };
+    loop {
         let next = mail.take(|e| match &e.body {
             Body::Ingest { files, up } => Some(Next::Ingest(files.clone(), *up)),
             Body::IngestPart { .. } => Some(Next::IngestPart(e.body.clone())),
             Body::Bin { key, caches } => Some(Next::Bin(*key, caches.clone())),
             Body::Plan {
+                agent,
                 tiles_key,
                 tiles,
                 credits,
-            } => Some(Next::Plan(*tiles_key, tiles.clone(), *credits)),
+            } => Some(Next::Plan(*agent, *tiles_key, tiles.clone(), *credits)),
+            Body::Regions {
+                agent,
+                regions_key,
+                first,
+                end,
+                empty,
+            } => Some(Next::Regions(
+                *agent,
+                RegionPart {
+                    first: first.map(key),
+                    end: end.map(key),
+                    empty: *empty,
+                },
+                *regions_key,
+            )),
+            Body::Credit => Some(Next::Credit),
             Body::End { ok, message } => Some(Next::End(*ok, message.clone())),
             _ => None,
         })?;
@@ -504,7 +543,7 @@ fn peer_work(
                     files.into_iter().map(std::path::PathBuf::from).collect();
                 let reused = tessera_pipeline::ingest_for_peer(req, link.index, &files, up)?;
                 link.send(0, Body::Ingested { reused });
-                read += files.len();
+                report.files += files.len();
             }
             Next::IngestPart(Body::IngestPart {
                 path,
@@ -540,7 +579,7 @@ fn peer_work(
                         },
                     };
                 link.send(0, Body::PartRead { triangles, error });
-                triangles_read += triangles;
+                report.triangles += triangles;
             }
             Next::IngestPart(_) => unreachable!("only IngestPart is taken as Next::IngestPart"),
             Next::Bin(key, caches) => {
@@ -554,26 +593,48 @@ fn peer_work(
                 link.send(0, Body::Binned { placements });
                 req.bin_parts = link.processes;
             }
-            Next::Plan(tiles_key, tiles, credits) => {
+            Next::Plan(agent, tiles_key, tiles, credits) => {
+                req.agent = agent as usize;
                 req.tiles_key = tiles_key;
                 req.tiles = tiles;
-                break credits;
+                let sent = send_tiles(link, req, credits)?;
+                report.tiles += req.tiles.len();
+                report.sent_bytes += sent.bytes;
+                report.matched_links += sent.matched_links;
             }
+            Next::Regions(agent, part, regions_key) => {
+                req.agent = agent as usize;
+                let assigned = RegionAssignment {
+                    process: link.index,
+                    regions_key,
+                    part,
+                };
+                let regions =
+                    tessera_pipeline::polygons_for_peer(req, assigned, &mut |round, asked| {
+                        mail.share_asked(round, asked)
+                    })?;
+                link.send(0, Body::PartWritten { regions });
+                report.regions += regions;
+            }
+            Next::Credit => {}
             Next::End(ok, message) => {
-                ended(ok, message)?;
-                return Ok(PeerReport {
-                    files: read,
-                    triangles: triangles_read,
-                    tiles: 0,
-                    regions: 0,
-                    sent_bytes: 0,
-                    matched_links: 0,
-                });
+                return match ok {
+                    true => Ok(report),
+                    false => Err(ClusterError::Lost(format!("process 0 failed: {message}"))),
+                };
             }
         }
-    };
-    let files = read;
-    let tiles = req.tiles.len();
+    }
+}
+
+/// Voxelizes `req.tiles` and sends each, in tile order, at most `credits` ahead of process
+/// 0's writer (a credit comes back for each tile it writes).
+fn send_tiles(
+    link: &Link,
+    req: &PeerRequest,
+    mut credits: u32,
+) -> Result<tessera_pipeline::PeerTiles, ClusterError> {
+    let wait = Duration::from_millis(100);
     let mut end = None;
     let sent = tessera_pipeline::voxelize_for_peer(req, &mut |key, bytes| {
         while credits == 0 {
@@ -602,62 +663,8 @@ fn peer_work(
         );
         Ok(())
     });
-    if let Some((ok, message)) = end {
-        ended(ok, message)?;
+    if let Some((false, message)) = end {
+        return Err(ClusterError::Lost(format!("process 0 failed: {message}")));
     }
-    let sent = sent?;
-    let (sent_bytes, matched_links) = (sent.bytes, sent.matched_links);
-    // Then a share of the regions to polygonize, or the end (a navmesh process 0 reused).
-    let next = mail.take(|e| match &e.body {
-        Body::Regions {
-            regions_key,
-            first,
-            end,
-            empty,
-        } => Some(Ok((*regions_key, *first, *end, *empty))),
-        Body::End { ok, message } => Some(Err((*ok, message.clone()))),
-        _ => None,
-    })?;
-    let (regions_key, first, end, empty) = match next {
-        Ok(part) => part,
-        Err((ok, message)) => {
-            ended(ok, message)?;
-            return Ok(PeerReport {
-                files,
-                triangles: triangles_read,
-                tiles,
-                regions: 0,
-                sent_bytes,
-                matched_links,
-            });
-        }
-    };
-    let key = |(y, x, zmax)| tessera_artifacts::SpanKey { y, x, zmax };
-    let assigned = RegionAssignment {
-        process: link.index,
-        regions_key,
-        part: RegionPart {
-            first: first.map(key),
-            end: end.map(key),
-            empty,
-        },
-    };
-    let regions = tessera_pipeline::polygons_for_peer(req, assigned, &mut |round, asked| {
-        mail.share_asked(round, asked)
-    })?;
-    link.send(0, Body::PartWritten { regions });
-    // Done here; the bake is over when process 0 says so.
-    let (ok, message) = mail.take(|e| match &e.body {
-        Body::End { ok, message } => Some((*ok, message.clone())),
-        _ => None,
-    })?;
-    ended(ok, message)?;
-    Ok(PeerReport {
-        files,
-        triangles: triangles_read,
-        tiles,
-        regions,
-        sent_bytes,
-        matched_links,
-    })
+    Ok(sent?)
 }

@@ -57,8 +57,10 @@ impl<'de> Deserialize<'de> for Payload {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) enum Body {
     /// Process 0 to another: the tiles are binned (every process's part, under this key);
-    /// compute these tiles, with this many sent ahead of process 0's writer at most.
+    /// compute these tiles for agent `agent` (its index in the bake's agents), with this many
+    /// sent ahead of process 0's writer at most.
     Plan {
+        agent: u32,
         tiles_key: u64,
         tiles: Vec<u32>,
         credits: u32,
@@ -95,9 +97,10 @@ pub(crate) enum Body {
     Tile { key: u32, bytes: Payload },
     /// Process 0 to a tile's sender: it is written; one more may come.
     Credit,
-    /// Process 0 to another: polygonize the regions of `part` of the region journal made
-    /// under `regions_key` (region ids as `(y, x, zmax)`).
+    /// Process 0 to another: polygonize the regions of `part` of agent `agent`'s region
+    /// journal made under `regions_key` (region ids as `(y, x, zmax)`).
     Regions {
+        agent: u32,
         regions_key: u64,
         first: Option<(i32, i32, u32)>,
         end: Option<(i32, i32, u32)>,

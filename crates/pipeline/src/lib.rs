@@ -61,7 +61,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tessera_artifacts::{GridFrame, RegionBatch, SpanField};
 use tessera_budget::{MemoryBudget, PeakSampler};
-use tessera_config::BakeConfig;
+use tessera_config::{BakeConfig, VoxelParams};
 use tessera_geom::UpAxis;
 use tessera_store::Journal;
 
@@ -236,20 +236,8 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
     // From voxelize on, each agent on its own (its files in its own part of the folder), one
     // after the other.
     let bakes = req.config.agent_bakes();
-    if bakes.len() > 1 && share.is_some_and(|s| s.processes() > 1) {
-        return Err(BakeError::Config(
-            "a distributed bake takes one agent: bake several agents (`[[agents]]`) on one \
-             machine, or one agent per job"
-                .to_string(),
-        ));
-    }
     // The first agents (up to 4) rasterize once: the first for all of them (`Raster`).
     let params: Vec<_> = bakes.iter().map(|(_, c)| c.voxel_params()).collect();
-    let group: Vec<_> = params
-        .iter()
-        .take(tessera_voxel::rasterize::MAX_AGENTS_AT_ONCE)
-        .collect();
-    let raster_key = (group.len() > 1).then(|| voxelize::Raster::key(binned.key, &group));
     let mut baked = Vec::with_capacity(bakes.len());
     for (i, (name, config)) in bakes.iter().enumerate() {
         let layout = match name {
@@ -262,19 +250,7 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
         };
         progress.set_agent(name.as_deref());
         let voxel = &params[i];
-        let raster = match raster_key {
-            Some(key) if i == 0 => Some(voxelize::Raster::Write {
-                group: group.clone(),
-                key,
-            }),
-            Some(key) if i < group.len() => voxelize::Raster::records(&layout.raster_pack(), key)
-                .map(|records| voxelize::Raster::Read {
-                    records,
-                    index: i,
-                    path: layout.raster_pack(),
-                }),
-            _ => None,
-        };
+        let raster = voxelize::Raster::of_agent(&params, i, binned.key, &layout);
         let voxelized = voxelize::run(
             &frame,
             voxel,
@@ -285,7 +261,7 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
             progress,
             interrupt,
             share.map(|s| s as &dyn TileShare),
-            raster.as_ref(),
+            (i as u32, raster.as_ref()),
         )?;
         if voxelized.walkable_spans == 0 {
             let who = name
@@ -305,6 +281,7 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
                 voxel,
                 params: &config.polygon_params(),
                 agent: &config.agent,
+                agent_index: i as u32,
                 regions_reused: voxelized.reused,
                 merged: (voxelized.merged.regions, voxelized.merged.contours),
                 interrupt: req.interrupt.as_ref(),
@@ -387,6 +364,30 @@ pub struct PeerRequest {
     /// The processes whose parts of the binning hold the tiles (`work/bins/`); 0 or 1: the
     /// one tile pack (`work/tiles.pack`).
     pub bin_parts: u32,
+    /// The agent whose tiles and regions process 0 gave out last: its index in
+    /// `config.agent_bakes()` (0 for a bake of one).
+    pub agent: usize,
+}
+
+impl PeerRequest {
+    /// The settings of every agent of the bake, and this request's agent's name, settings and
+    /// view of the bake folder.
+    fn agent_bake(&self) -> Result<(Vec<VoxelParams>, BakeConfig, BakeLayout), BakeError> {
+        let bakes = self.config.agent_bakes();
+        let params = bakes.iter().map(|(_, c)| c.voxel_params()).collect();
+        let Some((name, config)) = bakes.into_iter().nth(self.agent) else {
+            return Err(BakeError::Cluster(format!(
+                "process 0 gave out agent {} of a bake with fewer (are the configs the same?)",
+                self.agent
+            )));
+        };
+        let layout = BakeLayout::new(&self.out_dir);
+        let layout = match name {
+            Some(name) => layout.of_agent(&name),
+            None => layout,
+        };
+        Ok((params, config, layout))
+    }
 }
 
 /// What a process other than 0 sent of its tiles.
@@ -408,7 +409,7 @@ pub fn voxelize_for_peer(
     req: &PeerRequest,
     send: &mut dyn FnMut(u32, Vec<u8>) -> Result<(), BakeError>,
 ) -> Result<PeerTiles, BakeError> {
-    let layout = BakeLayout::new(&req.out_dir);
+    let (params, _, layout) = req.agent_bake()?;
     let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
     let paths: Vec<PathBuf> = match req.bin_parts {
         0 | 1 => vec![layout.tiles_pack()],
@@ -428,11 +429,13 @@ pub fn voxelize_for_peer(
     }
     let frame = GridFrame::decode(&header[8..]).map_err(|e| corrupt(e.to_string()))?;
     let tiles = bin::TilePacks::open(&paths, &header)?;
-    let voxel = req.config.voxel_params();
+    // Rasterized for the group of agents as process 0 would, or from its records.
+    let raster = voxelize::Raster::of_agent(&params, req.agent, req.tiles_key, &layout);
     let shared = voxelize::Shared {
-        raster: None,
+        raster: raster.as_ref(),
+        agent: req.agent as u32,
         frame: &frame,
-        params: &voxel,
+        params: &params[req.agent],
         tiles: &tiles,
         budget: &budget,
         layout: &layout,
@@ -548,9 +551,9 @@ pub fn polygons_for_peer(
     assigned: RegionAssignment,
     share: &mut (dyn FnMut(u32, Asked) -> Result<Asked, BakeError> + Send),
 ) -> Result<u64, BakeError> {
-    let layout = BakeLayout::new(&req.out_dir);
+    let (_, config, layout) = req.agent_bake()?;
     let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
-    let params = req.config.polygon_params();
+    let params = config.polygon_params();
     polygons::polygonize_part(
         &polygons::PeerPart {
             layout: &layout,

@@ -114,8 +114,13 @@ pub trait RegionShare: Send + Sync {
     /// Processes of the bake, this one included.
     fn processes(&self) -> u32;
     /// Process 0: process `p` (from 1) polygonizes the regions of `parts[p]` of the region
-    /// journal made under `regions_key`.
-    fn assign_regions(&self, regions_key: u64, parts: &[RegionPart]) -> Result<(), BakeError>;
+    /// journal of agent `agent` (its index in the bake's agents) made under `regions_key`.
+    fn assign_regions(
+        &self,
+        agent: u32,
+        regions_key: u64,
+        parts: &[RegionPart],
+    ) -> Result<(), BakeError>;
     /// After round `round` of simplification: this process's asked points out, every
     /// process's back (merged: sorted, each once).
     fn share_asked(&self, round: u32, asked: Asked) -> Result<Asked, BakeError>;
@@ -131,6 +136,8 @@ pub(crate) struct PolygonInputs<'a> {
     pub voxel: &'a VoxelParams,
     pub params: &'a PolygonParams,
     pub agent: &'a AgentSettings,
+    /// Which agent of the bake's it is (0 for a bake of one).
+    pub agent_index: u32,
     /// The region journal was reused whole, so a navmesh made from it may be too.
     pub regions_reused: bool,
     /// Merged regions and contours in the region journal, as the merge counted them.
@@ -354,7 +361,7 @@ fn build(
     if let Some(share) = share {
         let parts = source.split(share.processes() as usize);
         let regions_key = tessera_store::Journal::stage_key_of(&regions_path)?;
-        share.assign_regions(regions_key, &parts)?;
+        share.assign_regions(input.agent_index, regions_key, &parts)?;
     }
     let agent = input.agent;
     let nav_frame = tessera_navmesh::Frame {

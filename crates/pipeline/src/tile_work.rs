@@ -96,13 +96,14 @@ pub(crate) struct TileDone {
 }
 
 const WIRE_MAGIC: &[u8; 8] = b"TSTILEDN";
-const WIRE_VERSION: u32 = 4;
+const WIRE_VERSION: u32 = 5;
 
 impl TileDone {
     /// The tile as another process's writer needs it (a distributed bake): its compressed span
     /// field, floors and regions record ([`tile_record`]: its regions with every border link,
     /// and its contours), the links matched here and where they were in the tile's list of
-    /// links, sealed with a checksum.
+    /// links, and for a bake of several agents whether it came from the group's rasterized
+    /// record and the record it made for the group, sealed with a checksum.
     pub(crate) fn to_wire(&self) -> Vec<u8> {
         let mut w = Writer::default();
         w.u32(self.index);
@@ -141,6 +142,12 @@ impl TileDone {
         for &i in &self.local_at {
             w.u32(i);
         }
+        w.u32(u32::from(self.from_record) | u32::from(self.raster_packed.is_some()) << 1);
+        if let Some(packed) = &self.raster_packed {
+            w.u64(packed.bytes.len() as u64);
+            w.bytes.extend_from_slice(&packed.bytes);
+            w.u64(packed.raw_len as u64);
+        }
         tessera_artifacts::codec::seal(WIRE_MAGIC, WIRE_VERSION, &w.bytes)
     }
 
@@ -154,13 +161,13 @@ impl TileDone {
         let r = &mut Reader::new(payload, A);
         let fail = |e: tessera_artifacts::ArtifactError| e.to_string();
         let (index, hash) = (r.u32().map_err(fail)?, r.u64().map_err(fail)?);
-        let mut packed = || -> Result<Packed, String> {
+        let packed = |r: &mut Reader| -> Result<Packed, String> {
             let n = usize::try_from(r.u64().map_err(fail)?).map_err(|e| e.to_string())?;
             let bytes = r.take(n).map_err(fail)?.to_vec();
             let raw_len = usize::try_from(r.u64().map_err(fail)?).map_err(|e| e.to_string())?;
             Ok(Packed { bytes, raw_len })
         };
-        let (spans_packed, floors_packed, regions_packed) = (packed()?, packed()?, packed()?);
+        let (spans_packed, floors_packed, regions_packed) = (packed(r)?, packed(r)?, packed(r)?);
         let record = tessera_store::decompress(&regions_packed.bytes, regions_packed.raw_len)
             .map_err(|e| format!("{A}: regions record: {e}"))?;
         let (spans, walkable, mut regions, contours) = decode_tile_record(&record)?;
@@ -191,6 +198,15 @@ impl TileDone {
         for _ in 0..positions {
             at.push(r.u32().map_err(fail)? as usize);
         }
+        let flags = r.u32().map_err(fail)?;
+        if flags > 3 {
+            return Err(format!("{A}: unknown flags {flags}"));
+        }
+        let raster_packed = if flags & 2 != 0 {
+            Some(packed(r)?)
+        } else {
+            None
+        };
         if r.remaining() != 0 {
             return Err(format!("{A}: trailing bytes"));
         }
@@ -219,8 +235,8 @@ impl TileDone {
             spans_packed,
             floors_packed,
             regions_packed,
-            raster_packed: None,
-            from_record: false,
+            raster_packed,
+            from_record: flags & 1 != 0,
             spans,
             walkable,
             _reservation: reservation,

@@ -108,15 +108,45 @@ pub(crate) enum Raster<'a> {
 
 impl Raster<'_> {
     /// The key of a group's records: the tiles and every agent's settings.
-    pub(crate) fn key(tiles_key: u64, group: &[&VoxelParams]) -> u64 {
+    fn key(tiles_key: u64, group: &[&VoxelParams]) -> u64 {
         StageKey::new("raster")
             .reads("tiles", &tiles_key)
             .reads("group", &group)
             .finish()
     }
 
+    /// How agent `index` of a bake whose agents' settings are `agents` shares rasterization
+    /// (None: it rasterizes alone): the first of a group of up to
+    /// [`tessera_voxel::rasterize::MAX_AGENTS_AT_ONCE`] writes the records of the tiles binned
+    /// under `tiles_key`, the others read them from `layout`'s pack when the first's stage
+    /// finished it. Process 0 and the other processes of a distributed bake choose alike.
+    pub(crate) fn of_agent<'a>(
+        agents: &'a [VoxelParams],
+        index: usize,
+        tiles_key: u64,
+        layout: &BakeLayout,
+    ) -> Option<Raster<'a>> {
+        let group: Vec<&VoxelParams> = agents
+            .iter()
+            .take(tessera_voxel::rasterize::MAX_AGENTS_AT_ONCE)
+            .collect();
+        if group.len() < 2 || index >= group.len() {
+            return None;
+        }
+        let key = Raster::key(tiles_key, &group);
+        if index == 0 {
+            return Some(Raster::Write { group, key });
+        }
+        let path = layout.raster_pack();
+        Raster::records(&path, key).map(|records| Raster::Read {
+            records,
+            index,
+            path,
+        })
+    }
+
     /// The records of `key` in `path`, when the first agent's stage finished them.
-    pub(crate) fn records(path: &std::path::Path, key: u64) -> Option<JournalReader> {
+    fn records(path: &std::path::Path, key: u64) -> Option<JournalReader> {
         if Journal::stage_key_of(path).ok()? != key {
             return None;
         }
@@ -132,6 +162,8 @@ pub(crate) struct Shared<'a> {
     pub(crate) params: &'a VoxelParams,
     /// A bake for several agents: rasterization shared with the others of a group.
     pub(crate) raster: Option<&'a Raster<'a>>,
+    /// Which agent of the bake's this stage is for (0 for a bake of one).
+    pub(crate) agent: u32,
     pub(crate) tiles: &'a crate::bin::TilePacks,
     pub(crate) budget: &'a Arc<MemoryBudget>,
     pub(crate) layout: &'a BakeLayout,
@@ -150,7 +182,7 @@ pub(crate) fn run(
     progress: &Progress,
     interrupt: Option<&AtomicBool>,
     share: Option<&dyn TileShare>,
-    raster: Option<&Raster>,
+    (agent, raster): (u32, Option<&Raster>),
 ) -> Result<Voxelized, BakeError> {
     let started = Instant::now();
     let tiles = &binned.tiles;
@@ -165,6 +197,7 @@ pub(crate) fn run(
         frame,
         params,
         raster,
+        agent,
         tiles,
         budget,
         layout,
@@ -332,11 +365,16 @@ impl Checkpoints {
 /// `tessera-distributed` crate implements it over timely dataflow). Process 0 runs the stage
 /// with it; the other processes run [`crate::voxelize_for_peer`].
 pub trait TileShare: Send + Sync {
-    /// Process 0, once its checkpoints are lined up: `todo` holds the tiles left to compute,
-    /// in tile order, each with its triangle bytes (its estimated cost), and `tiles_key` is the
-    /// tile pack's key. Returns the process that computes each of them (0: this one) and
-    /// tells the others theirs.
-    fn assign(&self, tiles_key: u64, todo: &[(u32, u64)]) -> Result<Vec<u32>, BakeError>;
+    /// Process 0, once the checkpoints of agent `agent` (its index in the bake's agents) are
+    /// lined up: `todo` holds the tiles left to compute, in tile order, each with its triangle
+    /// bytes (its estimated cost), and `tiles_key` is the tile pack's key. Returns the process
+    /// that computes each of them (0: this one) and tells the others theirs.
+    fn assign(
+        &self,
+        agent: u32,
+        tiles_key: u64,
+        todo: &[(u32, u64)],
+    ) -> Result<Vec<u32>, BakeError>;
     /// The next tile another process finished ([`TileDone`] on the wire), waiting at most
     /// `wait`; `Ok(None)` when none came in that time. A lost peer is an error.
     fn receive(&self, wait: Duration) -> Result<Option<Vec<u8>>, BakeError>;
@@ -475,7 +513,7 @@ fn stream(
                 .iter()
                 .map(|&k| (k, s.tiles.raw_len(k)))
                 .collect();
-            share.assign(tiles_key, &todo)?
+            share.assign(s.agent, tiles_key, &todo)?
         }
         None => vec![0; keys.len() - recovered],
     };

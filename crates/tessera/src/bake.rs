@@ -325,17 +325,6 @@ pub fn bake(args: Args, hooks: Hooks) -> Result<Outcome, Failure> {
         LogArg::Quiet => LogFormat::Quiet,
     };
     let cluster = args.cluster()?;
-    if cluster.is_some() && config.agents.len() > 1 {
-        return Err(Failure::new(
-            exit::BAD_CONFIG,
-            anyhow::anyhow!(
-                "config {}: {} agents: a distributed bake (--cluster) takes one; bake several \
-                 agents on one machine, or one agent per job",
-                args.config,
-                config.agents.len()
-            ),
-        ));
-    }
     let startup_timeout = std::time::Duration::from_secs_f64(args.startup_timeout);
     let progress = hooks.progress.unwrap_or_else(|| {
         Progress::of_process(log_format, cluster.as_ref().map(|c| c.index as u32))
@@ -366,6 +355,7 @@ pub fn bake(args: Args, hooks: Hooks) -> Result<Outcome, Failure> {
                 tiles_key: 0,
                 tiles: Vec::new(),
                 bin_parts: 0,
+                agent: 0,
             },
         )
         .map_err(cluster_failure)?;

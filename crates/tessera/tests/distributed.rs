@@ -85,8 +85,20 @@ fn farm(args: &[&str], n: usize, out: &Path, threads: &str) -> Vec<Output> {
 fn counts(out: &Path) -> serde_json::Value {
     let mut v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let run = |m: &mut serde_json::Map<String, serde_json::Value>| {
+        m.retain(|k, _| !tessera_test_support::bake_folder::RUN_FIELDS.contains(&k.as_str()))
+    };
     let m = v.as_object_mut().unwrap();
-    m.retain(|k, _| !tessera_test_support::bake_folder::RUN_FIELDS.contains(&k.as_str()));
+    run(m);
+    // A bake for several agents: each agent's section likewise.
+    for agent in m
+        .get_mut("agents")
+        .and_then(|a| a.as_array_mut())
+        .into_iter()
+        .flatten()
+    {
+        run(agent.as_object_mut().unwrap());
+    }
     v
 }
 
@@ -107,19 +119,31 @@ fn binned_tiles(dir: &Path) -> std::collections::BTreeMap<u32, Vec<u8>> {
 }
 
 /// The navmesh, every checkpoint, the config and every tile's triangles have the same bytes;
-/// the summaries the same counts.
+/// the summaries the same counts. With several agents, each agent's checkpoints and navmesh
+/// (`work/agents/NAME/`, `navmesh-NAME.tsn`).
 fn same_bake(a: &Path, b: &Path) {
     assert!(
         binned_tiles(a) == binned_tiles(b),
         "the binned tiles differ"
     );
-    for file in [
-        "navmesh.tsn",
-        "config.toml",
-        "work/spans.pack",
-        "work/floors.pack",
-        "work/regions.pack",
-    ] {
+    let folders: Vec<(String, String)> = match std::fs::read_dir(a.join("work/agents")) {
+        Ok(agents) => agents
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .map(|name| (format!("work/agents/{name}"), format!("navmesh-{name}.tsn")))
+            .collect(),
+        Err(_) => vec![("work".to_string(), "navmesh.tsn".to_string())],
+    };
+    let files = folders.into_iter().flat_map(|(work, navmesh)| {
+        ["spans.pack", "floors.pack", "regions.pack"]
+            .map(|f| format!("{work}/{f}"))
+            .into_iter()
+            .chain([navmesh])
+    });
+    for file in ["navmesh.tsn".to_string(), "config.toml".to_string()]
+        .into_iter()
+        .chain(files)
+    {
+        let file = file.as_str();
         assert!(
             std::fs::read(a.join(file)).unwrap() == std::fs::read(b.join(file)).unwrap(),
             "{file} differs between {} and {}",
@@ -195,6 +219,54 @@ fn a_scene_of_several_files_is_read_by_several_processes() {
     let said = String::from_utf8_lossy(&outputs[1].stdout);
     assert!(said.contains("1 scene files read"), "{said}");
     same_bake(&one, &out);
+}
+
+#[test]
+fn several_agents_are_baked_by_every_process_in_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("agents.toml");
+    std::fs::write(
+        &config,
+        "[[agents]]\nname = \"adult\"\n\
+         [[agents]]\nname = \"child\"\nheight = 1.2\nradius = 0.25\nmax_climb = 0.3\n\
+         [[agents]]\nname = \"cart\"\nheight = 1.5\nradius = 0.8\nmax_climb = 0.1\n\
+         max_slope = 15.0\n",
+    )
+    .unwrap();
+    let args = ["--config", config.to_str().unwrap()];
+    let one = tmp.path().join("one");
+    ok(&finish(
+        bake(&args, &one, "1").spawn().unwrap(),
+        Duration::from_secs(120),
+    ));
+    let agents = |dir: &Path| -> Vec<serde_json::Value> {
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+        v["agents"].as_array().unwrap().clone()
+    };
+    let out = tmp.path().join("farm");
+    let outputs = farm(&args, 2, &out, "1");
+    same_bake(&one, &out);
+    // Every process rasterized its tiles once for the three agents, as one process does.
+    let tiles = counts(&out)["tiles_with_geometry"].as_u64().unwrap();
+    assert!(tiles > 4, "{tiles} tiles");
+    for agent in &agents(&out)[1..] {
+        assert_eq!(
+            agent["tiles_raster_shared"].as_u64(),
+            Some(tiles),
+            "{agent}"
+        );
+    }
+    // Process 1 took a share of the agents' tiles and regions.
+    assert!(count_before(&outputs[1], " tiles voxelized") > 0);
+    assert!(count_before(&outputs[1], " regions polygonized") > 0);
+
+    // Rerun with three processes, one agent's navmesh gone: the others' are reused, and its
+    // regions are shared out again.
+    std::fs::remove_file(out.join("navmesh-child.tsn")).unwrap();
+    let outputs = farm(&args, 3, &out, "1");
+    same_bake(&one, &out);
+    assert!(count_before(&outputs[1], " regions polygonized") > 0);
 }
 
 /// The number a process's report (its stdout) gives just before `what`.
