@@ -33,8 +33,8 @@
 //! has the rest of `work/` of its own:
 //! OUT/navmesh-NAME.tsn               agent NAME's navigation mesh
 //! OUT/navmesh.tsn                    the first agent's (the same file, linked)
-//! OUT/work/raster.pack              the tiles rasterized once for the first agents (up to 4),
-//!                                    read by all but the first; removed after the bake
+//! OUT/work/raster-G.pack            the tiles rasterized once for agents 4G to 4G + 3, read by
+//!                                    all but the first of them; removed after the bake
 //! OUT/work/agents/NAME/              agent NAME's spans.pack, regions.pack, floors.pack,
 //!                                    tile-regions.pack, tile-hashes.pack, previous/, region-polygons.pack,
 //!                                    cluster-keys.bin, previous-polygons.pack and polygons/
@@ -159,10 +159,11 @@ impl BakeLayout {
     pub fn tiles_pack(&self) -> PathBuf {
         self.work().join("tiles.pack")
     }
-    /// The rasterized fields the first agents of a bake for several share
-    /// (`tessera_artifacts::RasterRecord`): one for the whole folder.
-    pub fn raster_pack(&self) -> PathBuf {
-        self.work().join("raster.pack")
+    /// The rasterized fields group `group` of the agents of a bake for several share
+    /// (`tessera_artifacts::RasterRecord`; agents `4 * group` to `4 * group + 3`): one per group
+    /// for the whole folder.
+    pub fn raster_pack(&self, group: usize) -> PathBuf {
+        self.work().join(format!("raster-{group}.pack"))
     }
     pub fn spans_pack(&self) -> PathBuf {
         self.stages().join("spans.pack")

@@ -236,7 +236,7 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
     // From voxelize on, each agent on its own (its files in its own part of the folder), one
     // after the other.
     let bakes = req.config.agent_bakes();
-    // The first agents (up to 4) rasterize once: the first for all of them (`Raster`).
+    // The agents rasterize in groups of 4: the first of a group for all of them (`Raster`).
     let params: Vec<_> = bakes.iter().map(|(_, c)| c.voxel_params()).collect();
     let mut baked = Vec::with_capacity(bakes.len());
     for (i, (name, config)) in bakes.iter().enumerate() {
@@ -296,7 +296,12 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
     }
     progress.set_agent(None);
     // Every agent that could use the rasterized fields has.
-    let _ = std::fs::remove_file(layout.raster_pack());
+    for group in 0..bakes
+        .len()
+        .div_ceil(tessera_voxel::rasterize::MAX_AGENTS_AT_ONCE)
+    {
+        let _ = std::fs::remove_file(layout.raster_pack(group));
+    }
     if bakes[0].0.is_some() {
         // Named agents: the first one's navmesh is also `navmesh.tsn`, for the scripts of one
         // agent.

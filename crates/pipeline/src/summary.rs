@@ -176,7 +176,7 @@ pub struct BakeSummary {
     /// Tiles voxelized by this run (neither resumed nor reused).
     pub tiles_rebaked: u64,
     /// A bake for several agents: tiles an agent voxelized from the rasterization the first
-    /// agent made for the first four (absent when none).
+    /// agent of its group of four made for the group (absent when none).
     #[serde(skip_serializing_if = "is_zero")]
     pub tiles_raster_shared: u64,
     /// Regions polygonized by this run, and regions whose polygons it took from the last

@@ -96,9 +96,10 @@ pub(crate) enum Raster<'a> {
     Write {
         group: Vec<&'a VoxelParams>,
         key: u64,
+        path: std::path::PathBuf,
     },
-    /// This stage's agent is agent `index` of the group whose records `records` holds; a tile
-    /// without a record is rasterized here.
+    /// This stage's agent is agent `index` of the group whose records `records` (in `path`)
+    /// holds; a tile without a record is rasterized here.
     Read {
         records: JournalReader,
         index: usize,
@@ -116,31 +117,32 @@ impl Raster<'_> {
     }
 
     /// How agent `index` of a bake whose agents' settings are `agents` shares rasterization
-    /// (None: it rasterizes alone): the first of a group of up to
-    /// [`tessera_voxel::rasterize::MAX_AGENTS_AT_ONCE`] writes the records of the tiles binned
-    /// under `tiles_key`, the others read them from `layout`'s pack when the first's stage
-    /// finished it. Process 0 and the other processes of a distributed bake choose alike.
+    /// (None: it rasterizes alone). The agents go in groups of
+    /// [`tessera_voxel::rasterize::MAX_AGENTS_AT_ONCE`], in order: the first of a group writes
+    /// the records of the tiles binned under `tiles_key` for the group, the others read them
+    /// from the group's pack in `layout` once the first's stage finished it (a group of one
+    /// rasterizes alone). Process 0 and the other processes of a distributed bake choose
+    /// alike.
     pub(crate) fn of_agent<'a>(
         agents: &'a [VoxelParams],
         index: usize,
         tiles_key: u64,
         layout: &BakeLayout,
     ) -> Option<Raster<'a>> {
-        let group: Vec<&VoxelParams> = agents
-            .iter()
-            .take(tessera_voxel::rasterize::MAX_AGENTS_AT_ONCE)
-            .collect();
-        if group.len() < 2 || index >= group.len() {
+        let at_once = tessera_voxel::rasterize::MAX_AGENTS_AT_ONCE;
+        let (number, position) = (index / at_once, index % at_once);
+        let group: Vec<&VoxelParams> = agents.iter().skip(number * at_once).take(at_once).collect();
+        if group.len() < 2 || position >= group.len() {
             return None;
         }
         let key = Raster::key(tiles_key, &group);
-        if index == 0 {
-            return Some(Raster::Write { group, key });
+        let path = layout.raster_pack(number);
+        if position == 0 {
+            return Some(Raster::Write { group, key, path });
         }
-        let path = layout.raster_pack();
         Raster::records(&path, key).map(|records| Raster::Read {
             records,
-            index,
+            index: position,
             path,
         })
     }
@@ -529,9 +531,8 @@ fn stream(
     // A group's first agent: the rasterized fields for the others (a tile already there from
     // an interrupted run is not written again).
     let mut raster = match s.raster {
-        Some(Raster::Write { key, .. }) => {
-            let journal =
-                Journal::open(s.layout.raster_pack(), RASTER_KIND, *key, &s.frame.encode())?;
+        Some(Raster::Write { key, path, .. }) => {
+            let journal = Journal::open(path, RASTER_KIND, *key, &s.frame.encode())?;
             let held: std::collections::HashSet<u32> = journal.keys().into_iter().collect();
             Some((journal, held, false))
         }

@@ -104,7 +104,7 @@ fn each_agent_gets_the_navmesh_of_a_bake_of_its_own() {
             a["name"]
         );
     }
-    assert!(!d.join("all/work/raster.pack").exists());
+    assert!(!d.join("all/work/raster-0.pack").exists());
     // The one-agent summary has no section.
     let alone: serde_json::Value =
         serde_json::from_slice(&read(&d.join("adult/summary.json"))).unwrap();
@@ -180,6 +180,62 @@ fn logs_name_the_agent_and_a_second_bake_reuses_each_agents_stages() {
             serde_json::json!(["voxelize", "polygons"]),
             "{a}"
         );
+    }
+}
+
+#[test]
+fn agents_past_the_fourth_rasterize_once_per_group_of_four() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    scene(d);
+    // Six agents: the adult, child and cart, and three more of other sizes.
+    let more = [
+        ("teen", "height = 1.7\nradius = 0.35\nmax_climb = 0.4\n"),
+        ("toddler", "height = 0.9\nradius = 0.2\nmax_climb = 0.2\n"),
+        (
+            "trolley",
+            "height = 1.2\nradius = 0.6\nmax_climb = 0.15\nmax_slope = 20.0\n",
+        ),
+    ];
+    let six: String = AGENTS
+        .iter()
+        .chain(&more)
+        .map(|(name, settings)| format!("[[agents]]\nname = \"{name}\"\n{settings}\n"))
+        .collect();
+    std::fs::write(d.join("six.toml"), format!("{VOXEL}{six}")).unwrap();
+    bake_scene(d, "six.toml", "six", &["--threads", "2"]);
+    // The second group (the fifth and sixth agents) as bakes of their own.
+    for (name, settings) in &more[1..] {
+        std::fs::write(
+            d.join(format!("{name}.toml")),
+            format!("{VOXEL}[agent]\n{settings}"),
+        )
+        .unwrap();
+        bake_scene(d, &format!("{name}.toml"), name, &["--threads", "1"]);
+        assert!(
+            read(&d.join(format!("six/navmesh-{name}.tsn")))
+                == read(&d.join(name).join("navmesh.tsn")),
+            "agent {name}: its navmesh differs from a bake of its own"
+        );
+    }
+    // The first of each group (the adult, the toddler) rasterized for its group; the others
+    // voxelized every tile from that.
+    let summary: serde_json::Value =
+        serde_json::from_slice(&read(&d.join("six/summary.json"))).unwrap();
+    let agents = summary["agents"].as_array().unwrap();
+    let shared: Vec<bool> = agents
+        .iter()
+        .map(|a| match a.get("tiles_raster_shared") {
+            None => false,
+            Some(n) => {
+                assert_eq!(n, &summary["tiles_with_geometry"], "{}", a["name"]);
+                true
+            }
+        })
+        .collect();
+    assert_eq!(shared, [false, true, true, true, false, true]);
+    for group in 0..2 {
+        assert!(!d.join(format!("six/work/raster-{group}.pack")).exists());
     }
 }
 
