@@ -102,8 +102,9 @@ impl TileDone {
     /// The tile as another process's writer needs it (a distributed bake): its compressed span
     /// field, floors and regions record ([`tile_record`]: its regions with every border link,
     /// and its contours), the links matched here and where they were in the tile's list of
-    /// links, and for a bake of several agents whether it came from the group's rasterized
-    /// record and the record it made for the group, sealed with a checksum.
+    /// links, whether it was reused from the last bake, and for a bake of several agents
+    /// whether it came from the group's rasterized record and the record it made for the
+    /// group, sealed with a checksum.
     pub(crate) fn to_wire(&self) -> Vec<u8> {
         let mut w = Writer::default();
         w.u32(self.index);
@@ -142,7 +143,11 @@ impl TileDone {
         for &i in &self.local_at {
             w.u32(i);
         }
-        w.u32(u32::from(self.from_record) | u32::from(self.raster_packed.is_some()) << 1);
+        w.u32(
+            u32::from(self.from_record)
+                | u32::from(self.raster_packed.is_some()) << 1
+                | u32::from(self.reused) << 2,
+        );
         if let Some(packed) = &self.raster_packed {
             w.u64(packed.bytes.len() as u64);
             w.bytes.extend_from_slice(&packed.bytes);
@@ -199,7 +204,7 @@ impl TileDone {
             at.push(r.u32().map_err(fail)? as usize);
         }
         let flags = r.u32().map_err(fail)?;
-        if flags > 3 {
+        if flags > 7 {
             return Err(format!("{A}: unknown flags {flags}"));
         }
         let raster_packed = if flags & 2 != 0 {
@@ -227,7 +232,7 @@ impl TileDone {
             index,
             recovered: false,
             hash,
-            reused: false,
+            reused: flags & 4 != 0,
             regions,
             local,
             local_at: Vec::new(),

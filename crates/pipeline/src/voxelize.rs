@@ -650,6 +650,9 @@ pub(crate) fn stream_for_peer(
 ) -> Result<crate::PeerTiles, BakeError> {
     progress.stage_start(STAGE, tiles.len() as u64);
     let local: Vec<LocalTile> = tiles.iter().map(|&k| (k, false)).collect();
+    // A rebake: the last bake's tiles (process 0 kept them in the shared folder before it gave
+    // out the tiles) serve here as in process 0.
+    let previous = open_previous(s.layout, &hashes_blob(s.frame, s.params));
     let threads = threads.max(1);
     let pool = crate::error::thread_pool(threads, STAGE)?;
     let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
@@ -662,7 +665,7 @@ pub(crate) fn stream_for_peer(
             s,
             &local,
             (None, &no_checkpoint),
-            None,
+            previous.as_ref(),
             pool,
             threads,
             done_tx,

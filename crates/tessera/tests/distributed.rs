@@ -269,6 +269,62 @@ fn several_agents_are_baked_by_every_process_in_turn() {
     assert!(count_before(&outputs[1], " regions polygonized") > 0);
 }
 
+#[test]
+fn a_rebake_across_processes_reuses_the_unchanged_tiles_on_every_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (scene, config) = (d.join("s.obj"), d.join("c.toml"));
+    std::fs::write(
+        &config,
+        "[voxel]\ncell_size = 0.2\ncell_height = 0.1\ntile_size = 64\n",
+    )
+    .unwrap();
+    // A 60 x 60 m floor with six blocks, the third `shift` further in x.
+    let write = |shift: f64| {
+        let mut m = tessera_test_support::mesh::MeshBuilder::default();
+        m.floor(0.0, 0.0, 60.0, 60.0, 0.0);
+        for i in 0..6 {
+            let x = 4.0 + 9.0 * (i % 6) as f64 + if i == 2 { shift } else { 0.0 };
+            let y = 10.0 + 7.0 * i as f64;
+            m.block(x, y, x + 5.0, y + 4.0, 3.0);
+        }
+        let part = d.join("s.tmp");
+        m.write_obj(&part);
+        std::fs::rename(&part, &scene).unwrap();
+    };
+    let args = [
+        scene.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ];
+    let summary = |dir: &Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
+    };
+    // The scene baked, then a block moved and baked again into the same folders: by one
+    // process, and by two.
+    let (one, farmed) = (d.join("one"), d.join("farm"));
+    for shift in [0.0, 3.0] {
+        write(shift);
+        ok(&finish(
+            bake(&args, &one, "1").spawn().unwrap(),
+            Duration::from_secs(120),
+        ));
+        farm(&args, 2, &farmed, "1");
+    }
+    let fresh = d.join("fresh");
+    ok(&finish(
+        bake(&args, &fresh, "1").spawn().unwrap(),
+        Duration::from_secs(120),
+    ));
+    same_bake(&fresh, &farmed);
+    // Process 1 reused its unchanged tiles as process 0 did: as many reused as by one process.
+    let (alone, farmed) = (summary(&one), summary(&farmed));
+    let reused = alone["tiles_reused"].as_u64().unwrap();
+    let tiles = alone["tiles_with_geometry"].as_u64().unwrap();
+    assert!(reused > tiles / 2 && reused < tiles, "{alone}");
+    assert_eq!(farmed["tiles_reused"], alone["tiles_reused"], "{farmed}");
+}
+
 /// The number a process's report (its stdout) gives just before `what`.
 fn count_before(o: &Output, what: &str) -> u64 {
     let said = String::from_utf8_lossy(&o.stdout);
