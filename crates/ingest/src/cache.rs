@@ -30,7 +30,20 @@ use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 const MAGIC: &[u8; 8] = b"TSSCENE\0";
 /// Bumped whenever the layout or the meaning of the cache changes.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
+
+/// The grid the origin a cache is rebased on snaps to [m], on every axis.
+pub const ORIGIN_STEP: f64 = 32.0;
+
+/// The origin a cache of a scene whose lowest corner is `min` is rebased on: the corner of the
+/// [`ORIGIN_STEP`] grid at or below it. A change that moves the lowest corner a little (a
+/// building added at the edge of a district file, a lower basement) then leaves the origin,
+/// and so every other triangle's stored coordinates and the tile grid, as they were, which
+/// keeps the rest of a rebake's tiles unchanged; the grid starts at most a step of empty space
+/// below the scene.
+pub fn origin_below(min: [f64; 3]) -> [f64; 3] {
+    min.map(|v| (v / ORIGIN_STEP).floor() * ORIGIN_STEP)
+}
 const TRAILER_LEN: usize = 8 + 4 + 4 + 8 * 4 + 8 * 3 + 4 * 6 + 8 * 4;
 const TRIANGLE_LEN: u64 = std::mem::size_of::<Triangle>() as u64;
 
@@ -499,7 +512,7 @@ fn write_cache(
     let origin = if bounds.is_empty() {
         [0.0; 3]
     } else {
-        bounds.min
+        origin_below(bounds.min)
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| IngestError::io(dir, e))?;
