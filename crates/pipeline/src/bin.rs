@@ -13,7 +13,9 @@
 //!
 //! * Inputs: the scene cache's triangles, the grid.
 //! * Output: `work/tiles.pack`, or with parts `work/bins/part-P-of-N.pack`; each header the
-//!   stage key and the grid.
+//!   stage key and the grid. A scene of several files on one machine is binned in parts of
+//!   whole files instead (`work/bins/part-P-of-N-KEY.pack`, [`file_parts`]), each under a key
+//!   of its own files, so that a rebake bins again only the files that changed.
 //! * Key: [`key`], the scene and the grid (cell sizes, tile size, band). A pack with the same
 //!   header whose every chunk checksum holds is reused whole.
 //! * Progress: triangles binned.
@@ -73,7 +75,13 @@ pub struct TilePacks {
 impl TilePacks {
     /// The packs at `paths`, in part order; every header must be `header`.
     pub(crate) fn open(paths: &[PathBuf], header: &[u8]) -> Result<TilePacks, BakeError> {
-        Self::open_checked(paths, Some(header))
+        Self::open_checked(paths, |_| Some(header))
+    }
+
+    /// The packs at `paths`, in part order; pack `k`'s header must be `headers[k]` (the parts
+    /// of a scene of several files, each binned under a key of its own files).
+    fn open_each(paths: &[PathBuf], headers: &[Vec<u8>]) -> Result<TilePacks, BakeError> {
+        Self::open_checked(paths, |k| Some(&headers[k]))
     }
 
     /// The binned tiles of the finished bake in `layout` (for tools and tests): its tile pack,
@@ -96,17 +104,26 @@ impl TilePacks {
         } else {
             parts.into_iter().map(|(_, p)| p).collect()
         };
-        Self::open_checked(&paths, None)
+        Self::open_checked(&paths, |_| None)
     }
 
-    /// The packs at `paths`, every header `header` (or, without one, the first pack's).
-    fn open_checked(paths: &[PathBuf], header: Option<&[u8]>) -> Result<TilePacks, BakeError> {
+    /// The packs at `paths`, pack `k`'s header `header(k)`; where that is None, on the first
+    /// pack's grid (a header is a key, then the grid).
+    fn open_checked<'h>(
+        paths: &[PathBuf],
+        header: impl Fn(usize) -> Option<&'h [u8]>,
+    ) -> Result<TilePacks, BakeError> {
         let packs: Vec<PackReader> = paths
             .iter()
             .map(|path| PackReader::open(path, TILES_KIND))
             .collect::<Result<_, _>>()?;
-        let header = header.unwrap_or_else(|| packs[0].header());
-        if let Some(k) = packs.iter().position(|p| p.header() != header) {
+        let grid = |h: &[u8]| h.get(8..).map(<[u8]>::to_vec);
+        let first = grid(packs[0].header());
+        let differs = |k: usize, p: &PackReader| match header(k) {
+            Some(h) => p.header() != h,
+            None => grid(p.header()).is_none() || grid(p.header()) != first,
+        };
+        if let Some(k) = packs.iter().enumerate().position(|(k, p)| differs(k, p)) {
             return Err(BakeError::Corrupt {
                 path: paths[k].clone(),
                 message: "not binned from this scene and grid (is the bake folder shared?)".into(),
@@ -200,34 +217,66 @@ impl Binning<'_> {
     /// The triangles `range` of the scene binned into a new pack at `out` (with `header`), on
     /// a pool of the bake's threads; the triangle copies written.
     fn pack(&self, range: Range<u64>, header: &[u8], out: &Path) -> Result<u64, BakeError> {
-        self.packs(&[range], header, &[out.to_path_buf()])
+        self.packs(&[(range, header, out)])
     }
 
-    /// The triangles `ranges[k]` binned into a new pack at `outs[k]`, every part at once on
-    /// a pool of the bake's threads (each part's buffers a share of the stage's); the triangle
-    /// copies written.
-    fn packs(
-        &self,
-        ranges: &[Range<u64>],
-        header: &[u8],
-        outs: &[PathBuf],
-    ) -> Result<u64, BakeError> {
-        let total = ranges.iter().map(|r| r.end - r.start).sum();
+    /// Each job's triangles (a range of the scene's) binned into a new pack at its path with
+    /// its header, [`PARTS_AT_ONCE`] at a time on a pool of the bake's threads (each part's
+    /// buffers a share of the stage's); the triangle copies written.
+    fn packs(&self, jobs: &[(Range<u64>, &[u8], &Path)]) -> Result<u64, BakeError> {
+        let total = jobs.iter().map(|(r, ..)| r.end - r.start).sum();
         self.progress.stage_start(STAGE, total);
         let pool = crate::error::thread_pool(self.threads, STAGE)?;
         let binned = AtomicU64::new(0);
-        let parts = ranges.len() as u64;
-        let placements: Vec<Result<u64, BakeError>> = pool.install(|| {
-            ranges
-                .par_iter()
-                .zip(outs)
-                .map(|(range, out)| bin(self, range.clone(), header, out, (parts, &binned)))
-                .collect()
-        });
-        let placements = placements.into_iter().sum::<Result<u64, BakeError>>()?;
+        let mut placements = 0;
+        for at_once in jobs.chunks(PARTS_AT_ONCE) {
+            let parts = at_once.len() as u64;
+            let done: Vec<Result<u64, BakeError>> = pool.install(|| {
+                at_once
+                    .par_iter()
+                    .map(|(range, header, out)| {
+                        bin(self, range.clone(), header, out, (parts, &binned))
+                    })
+                    .collect()
+            });
+            placements += done.into_iter().sum::<Result<u64, BakeError>>()?;
+        }
         self.progress.stage_done(STAGE, total);
         Ok(placements)
     }
+}
+
+/// Parts binned at once on one machine: two (adding triangles to their tiles is the serial part
+/// of binning one part).
+const PARTS_AT_ONCE: usize = 2;
+
+/// A scene of several files is binned in parts of whole consecutive files, each of at least
+/// this many triangles (the last aside), so that a change to one file bins its part again
+/// and no other.
+const MIN_FILES_PART: u64 = 1 << 16;
+
+/// The parts of whole files a scene of several files is binned in on one machine (None for a
+/// scene of one file): each part's triangles, and its key, of its files (each file's identity
+/// and its place in the scene's frame) and the grid, not of the other files.
+fn file_parts(scene: &Scene, frame: &GridFrame) -> Option<Vec<(Range<u64>, u64)>> {
+    if scene.is_split() || scene.parts().len() < 2 {
+        return None;
+    }
+    let mut parts = Vec::new();
+    let (mut start, mut end) = (0u64, 0u64);
+    let mut key = StageKey::new("bin files");
+    for (k, part) in scene.parts().iter().enumerate() {
+        key = key
+            .reads("file", &SceneIdentity::of(part.cache.info()))
+            .reads("offset", &part.offset);
+        end += part.cache.triangles().len() as u64;
+        if end - start >= MIN_FILES_PART || k + 1 == scene.parts().len() {
+            parts.push((start..end, key.reads("grid", frame).finish()));
+            start = end;
+            key = StageKey::new("bin files");
+        }
+    }
+    Some(parts)
 }
 
 /// The parts a bake on one machine bins its scene in: two, binned at once (adding triangles
@@ -248,34 +297,42 @@ fn local_parts(b: &Binning) -> u32 {
 /// every chunk their checksums say (a damaged one is said, and recomputed).
 fn reusable(paths: &[PathBuf], header: &[u8], progress: &Progress) -> bool {
     let mut checking = false;
-    for path in paths {
-        match PackReader::open(path, TILES_KIND) {
-            Ok(r) if r.header() == header => {
-                if !checking {
-                    checking = true;
-                    progress.stage_start(STAGE, 0);
-                    progress.phase(STAGE, "checking the tile pack of an earlier bake", 0);
-                }
-                if let Err(e) = r.verify() {
+    paths
+        .iter()
+        .all(|path| reusable_pack(path, header, progress, &mut checking))
+}
+
+/// Whether the pack at `path` was made under `header` and holds every chunk its checksums
+/// say; `checking` is set once the stage has said it checks an earlier bake's packs.
+fn reusable_pack(path: &Path, header: &[u8], progress: &Progress, checking: &mut bool) -> bool {
+    match PackReader::open(path, TILES_KIND) {
+        Ok(r) if r.header() == header => {
+            if !*checking {
+                *checking = true;
+                progress.stage_start(STAGE, 0);
+                progress.phase(STAGE, "checking the tile pack of an earlier bake", 0);
+            }
+            match r.verify() {
+                Ok(()) => true,
+                Err(e) => {
                     progress.warn(&format!("tile pack recomputed: {e}"));
-                    return false;
+                    false
                 }
-            }
-            Ok(_) => return false,
-            // No pack yet: nothing to say. One that is there but does not open (cut short,
-            // overwritten) was damaged after it was written: said, as a failed check is.
-            Err(tessera_store::StoreError::Io { source, .. })
-                if source.kind() == std::io::ErrorKind::NotFound =>
-            {
-                return false
-            }
-            Err(e) => {
-                progress.warn(&format!("tile pack recomputed: {e}"));
-                return false;
             }
         }
+        Ok(_) => false,
+        // No pack yet: nothing to say. One that is there but does not open (cut short,
+        // overwritten) was damaged after it was written: said, as a failed check is.
+        Err(tessera_store::StoreError::Io { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            false
+        }
+        Err(e) => {
+            progress.warn(&format!("tile pack recomputed: {e}"));
+            false
+        }
     }
-    true
 }
 
 /// Runs the stage, or reuses the tile pack when it was made from this scene and grid. With
@@ -314,8 +371,13 @@ pub(crate) fn run(b: &Binning, share: Option<(&dyn BinShare, u32)>) -> Result<Bi
             seconds: started.elapsed().as_secs_f64(),
         });
     }
-    // On one machine: the tile pack, or the packs of its parts binned at once (the same
-    // tiles, read part after part, so the same triangles in the same order).
+    // On one machine, a scene of several files: parts of whole files, each kept while its
+    // files are.
+    if let Some(parts) = file_parts(b.scene, b.frame) {
+        return run_file_parts(b, key, &parts, started);
+    }
+    // Else the tile pack, or the packs of its parts binned at once (the same tiles, read part
+    // after part, so the same triangles in the same order).
     let parts = local_parts(b);
     let paths: Vec<PathBuf> = if parts == 1 {
         vec![layout.tiles_pack()]
@@ -334,14 +396,92 @@ pub(crate) fn run(b: &Binning, share: Option<(&dyn BinShare, u32)>) -> Result<Bi
             let _ = std::fs::remove_file(layout.tiles_pack());
             create_parts()?;
             let total = b.scene.info().triangles;
-            let ranges: Vec<Range<u64>> = (0..parts).map(|p| part_range(total, p, parts)).collect();
-            b.packs(&ranges, &header, &paths)?
+            let jobs: Vec<_> = (0..parts)
+                .map(|p| {
+                    (
+                        part_range(total, p, parts),
+                        &header[..],
+                        paths[p as usize].as_path(),
+                    )
+                })
+                .collect();
+            b.packs(&jobs)?
         }
     };
     Ok(Binned {
         tiles: TilePacks::open(&paths, &header)?,
         key,
         reused,
+        placements,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// [`run`] for a scene of several files on one machine: each of `parts` (its triangles, its
+/// key: [`file_parts`]) in a pack of its own, `work/bins/part-P-of-N-KEY.pack`, under its own
+/// header (its key, then the grid), kept from the last bake when a pack of that key is there
+/// and whole (renamed to its place in the order), else binned. The tiles are the same as one
+/// pack's, read part after part. `key` is the whole scene's, for the stages after.
+fn run_file_parts(
+    b: &Binning,
+    key: u64,
+    parts: &[(Range<u64>, u64)],
+    started: Instant,
+) -> Result<Binned, BakeError> {
+    let dir = b.layout.bin_parts();
+    let io = |path: &Path, e| BakeError::Io(tessera_store::StoreError::io(path, e));
+    std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+    let _ = std::fs::remove_file(b.layout.tiles_pack());
+    // The packs there by the part key their name ends in (an earlier bake's: the same files
+    // may sit at another place in the order).
+    let key_of = |path: &Path| -> Option<u64> {
+        let name = path.file_name()?.to_str()?.strip_suffix(".pack")?;
+        u64::from_str_radix(name.rsplit('-').next()?, 16).ok()
+    };
+    let mut there: std::collections::HashMap<u64, PathBuf> = std::collections::HashMap::new();
+    for entry in std::fs::read_dir(&dir).map_err(|e| io(&dir, e))? {
+        let path = entry.map_err(|e| io(&dir, e))?.path();
+        match key_of(&path) {
+            Some(k) => {
+                there.insert(k, path);
+            }
+            // Another form of binning's part.
+            None => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+    let n = parts.len();
+    let grid = b.frame.encode();
+    let mut paths = Vec::with_capacity(n);
+    let mut headers = Vec::with_capacity(n);
+    for (p, (_, part_key)) in parts.iter().enumerate() {
+        let path = dir.join(format!("part-{p}-of-{n}-{part_key:016x}.pack"));
+        if let Some(old) = there.remove(part_key) {
+            if old != path {
+                std::fs::rename(&old, &path).map_err(|e| io(&old, e))?;
+            }
+        }
+        paths.push(path);
+        headers.push([part_key.to_le_bytes().as_slice(), &grid].concat());
+    }
+    // What is left is of files no longer in the scene, or changed.
+    for stale in there.into_values() {
+        let _ = std::fs::remove_file(stale);
+    }
+    let mut checking = false;
+    let jobs: Vec<_> = (0..n)
+        .filter(|&p| !reusable_pack(&paths[p], &headers[p], b.progress, &mut checking))
+        .map(|p| (parts[p].0.clone(), &headers[p][..], paths[p].as_path()))
+        .collect();
+    let placements = match jobs.is_empty() {
+        true => 0,
+        false => b.packs(&jobs)?,
+    };
+    Ok(Binned {
+        tiles: TilePacks::open_each(&paths, &headers)?,
+        key,
+        reused: jobs.is_empty(),
         placements,
         seconds: started.elapsed().as_secs_f64(),
     })

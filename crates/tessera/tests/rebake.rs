@@ -139,3 +139,74 @@ fn a_changed_scene_rebakes_the_tiles_that_changed_only_and_gives_a_fresh_bakes_b
         "translated scene",
     );
 }
+
+/// A ground of `x0..x0 + 30` by `0..60` m in 32 768 quads (65 536 triangles: a file large
+/// enough to be binned in a part of its own), with `blocks` (x, y) corners of 4 x 4 x 3 m
+/// blocks on it; written beside and renamed over `path`.
+fn district(path: &Path, x0: f64, blocks: &[(f64, f64)]) {
+    let mut m = MeshBuilder::default();
+    let (nx, ny) = (128, 256);
+    let (dx, dy) = (30.0 / nx as f64, 60.0 / ny as f64);
+    for i in 0..nx {
+        for j in 0..ny {
+            let (x, y) = (x0 + i as f64 * dx, j as f64 * dy);
+            m.floor(x, y, x + dx, y + dy, 0.0);
+        }
+    }
+    for &(x, y) in blocks {
+        m.block(x, y, x + 4.0, y + 4.0, 3.0);
+    }
+    let tmp = path.with_extension("tmp");
+    m.write_obj(&tmp);
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+#[test]
+fn a_scene_of_several_files_bins_again_only_the_files_that_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("c.toml"), CONFIG).unwrap();
+    district(&d.join("w.obj"), 0.0, &[(5.0, 10.0), (12.0, 40.0)]);
+    district(&d.join("e.obj"), 30.0, &[(35.0, 10.0), (45.0, 30.0)]);
+    let list = |files: &[&str]| {
+        std::fs::write(d.join("scenes.txt"), files.join("\n")).unwrap();
+    };
+    list(&["w.obj", "e.obj"]);
+    let bake = |out: &str| -> serde_json::Value {
+        let args = ["bake", "--scene-list", "scenes.txt", "--config", "c.toml"];
+        let more = ["--out", out, "--threads", "2", "--log-format", "quiet"];
+        let o = tessera(&[&args[..], &more].concat(), d);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&std::fs::read(d.join(out).join("summary.json")).unwrap()).unwrap()
+    };
+    let fresh_is_the_same = |what: &str| {
+        let _ = std::fs::remove_dir_all(d.join("fresh"));
+        bake("fresh");
+        assert_same_bake(&d.join("fresh"), &d.join("b"), Same::Tiling, what);
+    };
+    let first = count(&bake("b"), "triangle_placements");
+    assert!(first > 2 * 65_536, "{first}");
+
+    // A block moved in the east file: only its part is binned again.
+    district(&d.join("e.obj"), 30.0, &[(35.0, 10.0), (47.0, 30.0)]);
+    let again = bake("b");
+    let east = count(&again, "triangle_placements");
+    assert!(
+        east > 0 && east < first * 2 / 3,
+        "{east} of {first}: {again}"
+    );
+    assert!(count(&again, "tiles_reused") > 0, "{again}");
+    fresh_is_the_same("a block moved in one file");
+
+    // A file added after them: the two parts are kept (their packs renamed to their new
+    // places), the new file binned alone.
+    let mut m = MeshBuilder::default();
+    m.block(20.0, 50.0, 24.0, 54.0, 2.0);
+    m.write_obj(&d.join("n.obj"));
+    list(&["w.obj", "e.obj", "n.obj"]);
+    let added = count(&bake("b"), "triangle_placements");
+    assert!(added > 0 && added < 100, "{added}");
+    fresh_is_the_same("a file added");
+    let packs = std::fs::read_dir(d.join("b/work/bins")).unwrap().count();
+    assert_eq!(packs, 3);
+}

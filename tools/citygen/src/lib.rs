@@ -95,6 +95,43 @@ impl Mesh {
     }
 }
 
+/// `mesh` cut into `n` x `n` squares of its plan bounds, each triangle to the square its
+/// centroid is in: the non-empty squares' meshes by (row, column), row 0 at the lowest y, each
+/// holding only the vertices its triangles use, in their first use's order.
+pub fn split(mesh: &Mesh, n: usize) -> Vec<((usize, usize), Mesh)> {
+    let Some((lo, hi)) = mesh.bounds() else {
+        return Vec::new();
+    };
+    let cell = |k: usize, v: f64| {
+        let extent = (hi[k] - lo[k]).max(f64::MIN_POSITIVE);
+        (((v - lo[k]) / extent * n as f64) as usize).min(n - 1)
+    };
+    type Part = (Mesh, std::collections::HashMap<u32, u32>);
+    let mut parts: std::collections::BTreeMap<(usize, usize), Part> =
+        std::collections::BTreeMap::new();
+    for t in &mesh.triangles {
+        let centroid = |k: usize| {
+            t.iter()
+                .map(|&i| mesh.positions[i as usize][k])
+                .sum::<f64>()
+                / 3.0
+        };
+        let at = (cell(1, centroid(1)), cell(0, centroid(0)));
+        let (part, index) = parts.entry(at).or_default();
+        let triangle = t.map(|i| {
+            *index.entry(i).or_insert_with(|| {
+                part.positions.push(mesh.positions[i as usize]);
+                part.positions.len() as u32 - 1
+            })
+        });
+        part.triangles.push(triangle);
+    }
+    parts
+        .into_iter()
+        .map(|(at, (part, _))| (at, part))
+        .collect()
+}
+
 /// Generates the city described by `params`. The world covers
 /// `[0, extent] x [0, extent]` (plus `params.offset`) horizontally; the same `params` always
 /// give an identical mesh.

@@ -34,6 +34,12 @@ struct Args {
     /// Offset added to every vertex, as X,Y,Z in metres (e.g. 500000,5700000,0).
     #[arg(long, value_parser = parse_offset, allow_hyphen_values = true, default_value = "0,0,0")]
     offset: Offset,
+    /// Write the world as N x N files instead of one, the way a city is exported by district:
+    /// each triangle goes to the file of the square of the plan its centroid is in,
+    /// `STEM-ROW-COL.EXT` beside `--out` (empty squares get none), and `STEM.scenes` lists
+    /// them for `tessera bake --scene-list`.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    split: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -104,12 +110,38 @@ fn main() -> ExitCode {
             offset,
         })
     };
-    let written = write_atomically(&args.out, |w| match format {
-        Format::Obj => write_obj(&mesh, w),
-        Format::Glb => write_glb(&mesh, offset, w),
-    });
-    if let Err(e) = written {
-        eprintln!("citygen: cannot write `{}`: {e}", args.out.display());
+    let write = |path: &Path, mesh: &citygen::Mesh| {
+        write_atomically(path, |w| match format {
+            Format::Obj => write_obj(mesh, w),
+            Format::Glb => write_glb(mesh, offset, w),
+        })
+        .map_err(|e| eprintln!("citygen: cannot write `{}`: {e}", path.display()))
+    };
+    if args.split > 1 {
+        let parts = citygen::split(&mesh, args.split as usize);
+        let stem = args.out.file_stem().unwrap_or_default().to_string_lossy();
+        let ext = args.out.extension().unwrap_or_default().to_string_lossy();
+        let mut list = String::new();
+        for ((row, col), part) in &parts {
+            let name = format!("{stem}-{row}-{col}.{ext}");
+            if write(&args.out.with_file_name(&name), part).is_err() {
+                return ExitCode::FAILURE;
+            }
+            list.push_str(&name);
+            list.push('\n');
+        }
+        let list_path = args.out.with_extension("scenes");
+        if let Err(e) = tessera_store::write_atomic(&list_path, list.as_bytes()) {
+            eprintln!("citygen: {e}");
+            return ExitCode::FAILURE;
+        }
+        println!(
+            "{} files of {} squares, listed in {}",
+            parts.len(),
+            args.split * args.split,
+            list_path.display()
+        );
+    } else if write(&args.out, &mesh).is_err() {
         return ExitCode::FAILURE;
     }
     let (lo, hi) = mesh.bounds().unwrap_or(([0.0; 3], [0.0; 3]));
@@ -120,7 +152,11 @@ fn main() -> ExitCode {
         hi[0] - lo[0],
         hi[1] - lo[1],
         hi[2] - lo[2],
-        args.out.display()
+        if args.split > 1 {
+            format!("{} split", args.out.display())
+        } else {
+            args.out.display().to_string()
+        }
     );
     ExitCode::SUCCESS
 }

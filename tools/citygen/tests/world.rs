@@ -334,3 +334,34 @@ fn terrain_has_cliffs_walkable_hills_and_sunken_rivers() {
         assert!(sunk >= 1000, "seed {seed}: {sunk} sunken vertices");
     }
 }
+
+#[test]
+fn split_gives_every_triangle_to_the_square_of_its_centroid_once() {
+    let m = generate(&params(Size::Demo, 1));
+    let (lo, hi) = m.bounds().unwrap();
+    let parts = citygen::split(&m, 3);
+    assert!(parts.len() > 4 && parts.len() <= 9, "{}", parts.len());
+    let mut all: Vec<[[u64; 3]; 3]> = Vec::new();
+    for ((row, col), part) in &parts {
+        assert!(!part.triangles.is_empty());
+        // Each part holds the vertices its triangles use, and no other.
+        let mut used = vec![false; part.positions.len()];
+        for &t in &part.triangles {
+            let p = tri(part, t);
+            let c = |k: usize| (p[0][k] + p[1][k] + p[2][k]) / 3.0;
+            let square = |k: usize| ((c(k) - lo[k]) / (hi[k] - lo[k]) * 3.0).min(2.0) as usize;
+            assert_eq!((square(1), square(0)), (*row, *col));
+            t.iter().for_each(|&i| used[i as usize] = true);
+            all.push(p.map(|v| v.map(f64::to_bits)));
+        }
+        assert!(used.iter().all(|&u| u));
+    }
+    let mut want: Vec<[[u64; 3]; 3]> = m
+        .triangles
+        .iter()
+        .map(|&t| tri(&m, t).map(|v| v.map(f64::to_bits)))
+        .collect();
+    all.sort_unstable();
+    want.sort_unstable();
+    assert!(all == want, "the parts' triangles are not the world's");
+}
