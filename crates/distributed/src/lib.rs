@@ -59,7 +59,8 @@ use std::time::Duration;
 use net::{decode_asked, encode_asked, Body, Envelope, Link, Payload};
 use tessera_pipeline::{
     merge_asked, Asked, BakeError, BakeRequest, BakeSummary, BinAssignment, BinShare, IngestShare,
-    PeerRequest, RegionAssignment, RegionPart, RegionShare, SourceKey, SplitAssignment, TileShare,
+    PartWritten, PeerRequest, RegionAssignment, RegionPart, RegionShare, SourceKey,
+    SplitAssignment, TileShare,
 };
 
 /// Tiles a process other than 0 may send ahead of process 0's writer.
@@ -111,6 +112,8 @@ pub struct PeerReport {
     pub tiles: usize,
     /// Regions polygonized (its share of the polygon stage).
     pub regions: u64,
+    /// Of them, regions taken from the last bake's polygons (their input unchanged).
+    pub regions_reused: u64,
     /// Bytes of finished tiles sent to process 0.
     pub sent_bytes: u64,
     /// Border links between two of its tiles, matched here rather than in process 0's merge
@@ -332,9 +335,11 @@ impl RegionShare for Farm<'_> {
         self.mail.share_asked(round, asked)
     }
 
-    fn wait_part(&self, p: u32) -> Result<u64, BakeError> {
+    fn wait_part(&self, p: u32) -> Result<PartWritten, BakeError> {
         self.mail.take(|e| match e.body {
-            Body::PartWritten { regions } if e.from == p => Some(regions),
+            Body::PartWritten { regions, reused } if e.from == p => {
+                Some(PartWritten { regions, reused })
+            }
             _ => None,
         })
     }
@@ -501,6 +506,7 @@ fn peer_work(
         triangles: 0,
         tiles: 0,
         regions: 0,
+        regions_reused: 0,
         sent_bytes: 0,
         matched_links: 0,
     };
@@ -609,12 +615,19 @@ fn peer_work(
                     regions_key,
                     part,
                 };
-                let regions =
+                let part =
                     tessera_pipeline::polygons_for_peer(req, assigned, &mut |round, asked| {
                         mail.share_asked(round, asked)
                     })?;
-                link.send(0, Body::PartWritten { regions });
-                report.regions += regions;
+                link.send(
+                    0,
+                    Body::PartWritten {
+                        regions: part.regions,
+                        reused: part.reused,
+                    },
+                );
+                report.regions += part.regions;
+                report.regions_reused += part.reused;
             }
             Next::Credit => {}
             Next::End(ok, message) => {

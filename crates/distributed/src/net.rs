@@ -109,8 +109,9 @@ pub(crate) enum Body {
     /// To every other process: the points this one's regions asked back in a round of
     /// simplification ([`encode_asked`]).
     Asked { round: u32, points: Payload },
-    /// A process other than 0 to process 0: its part of the regions is written.
-    PartWritten { regions: u64 },
+    /// A process other than 0 to process 0: its part of the regions is written (how many,
+    /// and how many of them it took from the last bake).
+    PartWritten { regions: u64, reused: u64 },
     /// A process other than 0 failed.
     Failed { message: String },
     /// Process 0 to the others: the bake is over (its result).

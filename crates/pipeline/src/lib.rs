@@ -48,7 +48,7 @@ pub use ingest::{IngestShare, SplitAssignment};
 pub use layout::BakeLayout;
 pub use merge::REGIONS_KIND;
 pub use polygon_inputs::RegionPart;
-pub use polygons::RegionShare;
+pub use polygons::{PartWritten, RegionShare};
 pub use progress::{EventKind, LogFormat, Observer, Progress, ProgressEvent};
 pub use summary::{AgentSummary, BakeSummary, NotchGroup, SceneFile};
 pub use tessera_ingest::cache::SourceKey;
@@ -549,13 +549,13 @@ pub struct RegionAssignment {
 
 /// Polygonizes `assigned` with the settings of `req` (its tiles aside), in the same rounds of
 /// simplification as every other process (`share` gives back every process's asks of a
-/// round), and writes their polygons to the part file process 0 reads
-/// (`work/polygons/part-P.pack`). Returns how many regions the part holds.
+/// round), taking a region whose input is unchanged from the last bake's polygons, and
+/// writes their polygons to the part file process 0 reads (`work/polygons/part-P.pack`).
 pub fn polygons_for_peer(
     req: &PeerRequest,
     assigned: RegionAssignment,
     share: &mut (dyn FnMut(u32, Asked) -> Result<Asked, BakeError> + Send),
-) -> Result<u64, BakeError> {
+) -> Result<PartWritten, BakeError> {
     let (_, config, layout) = req.agent_bake()?;
     let (threads, _, budget) = threads_and_budget(req.threads, req.memory_budget, &req.progress);
     let params = config.polygon_params();
@@ -563,6 +563,7 @@ pub fn polygons_for_peer(
         &polygons::PeerPart {
             layout: &layout,
             params: &params,
+            settings: polygons::settings_key(&config.voxel_params(), &params, &config.agent),
             process: assigned.process,
             regions_key: assigned.regions_key,
             part: assigned.part,

@@ -55,7 +55,11 @@ pub(crate) fn key(
 }
 
 /// What the navmesh depends on besides the scene: the format and the settings.
-fn settings_key(voxel: &VoxelParams, polygons: &PolygonParams, agent: &AgentSettings) -> u64 {
+pub(crate) fn settings_key(
+    voxel: &VoxelParams,
+    polygons: &PolygonParams,
+    agent: &AgentSettings,
+) -> u64 {
     let untiled = VoxelParams {
         tile_size: 0,
         tile_even: false,
@@ -125,7 +129,7 @@ pub trait RegionShare: Send + Sync {
     /// process's back (merged: sorted, each once).
     fn share_asked(&self, round: u32, asked: Asked) -> Result<Asked, BakeError>;
     /// Process 0: waits until process `p` has written its part; returns its region count.
-    fn wait_part(&self, p: u32) -> Result<u64, BakeError>;
+    fn wait_part(&self, p: u32) -> Result<PartWritten, BakeError>;
 }
 
 /// What the stage reads.
@@ -355,6 +359,13 @@ fn build(
             None,
         )
     })?;
+    // Each region's polygons as the last stage made them, taken again where the region's
+    // input is unchanged (an incremental rebake), and this stage's kept for the next; kept
+    // before the regions are given out, as the other processes take theirs from it too.
+    let stream = stream_params(params, frame);
+    let kept_blob =
+        crate::region_reuse::blob(frame, settings_key(input.voxel, params, input.agent));
+    let kept = Kept::open(layout, frame, &kept_blob, stream.detail.is_on())?;
     // A distributed bake: this process keeps the first share of the regions, the others
     // polygonize theirs at the same time and write them to parts, read back after its own.
     let share = input.share.filter(|s| s.processes() > 1);
@@ -412,12 +423,6 @@ fn build(
             })
             .collect(),
     );
-    let stream = stream_params(params, frame);
-    // Each region's polygons as the last stage made them, taken again where the region's
-    // input is unchanged (an incremental rebake), and this stage's kept for the next.
-    let kept_blob =
-        crate::region_reuse::blob(frame, settings_key(input.voxel, params, input.agent));
-    let kept = Kept::open(layout, frame, &kept_blob, stream.detail.is_on())?;
     // In a rebake (the last stage's polygons kept under these settings), the last navmesh's
     // tables of lengths, for the clusters it shares with this one (the file is mapped and
     // checked whole: only when it may serve).
@@ -472,10 +477,13 @@ fn build(
         return Err(e);
     }
     // The other processes' regions follow this one's, process by process.
+    let mut theirs = tessera_polygons::PolygonStats::default();
     if let (Some(share), Ok(_)) = (share, &streamed) {
         for p in 1..share.processes() {
-            let regions = share.wait_part(p)?;
-            read_part(&layout.polygon_part(p), regions, &mut add)?;
+            let part = share.wait_part(p)?;
+            read_part(&layout.polygon_part(p), part.regions, &mut add)?;
+            theirs.regions += part.regions;
+            theirs.reused_regions += part.reused;
             if interrupted() {
                 return Err(BakeError::Interrupted);
             }
@@ -484,10 +492,12 @@ fn build(
     if let Some(e) = source.take_failure() {
         return Err(BakeError::Io(StoreError::io(&layout.contours_spill(), e)));
     }
-    let stats = streamed.map_err(|source| BakeError::Polygons {
+    let mut stats = streamed.map_err(|source| BakeError::Polygons {
         path: regions_path.clone(),
         source,
     })?;
+    stats.regions += theirs.regions;
+    stats.reused_regions += theirs.reused_regions;
     source.remove();
     if let Some(e) = heights.as_ref().and_then(|h| h.take_failure()) {
         return Err(e);
@@ -609,6 +619,9 @@ fn shared_asks(
 pub(crate) struct PeerPart<'a> {
     pub layout: &'a BakeLayout,
     pub params: &'a PolygonParams,
+    /// What the navmesh depends on besides the scene ([`settings_key`]): the key of the
+    /// polygons kept from the last bake.
+    pub settings: u64,
     pub process: u32,
     pub regions_key: u64,
     pub part: RegionPart,
@@ -616,14 +629,15 @@ pub(crate) struct PeerPart<'a> {
 }
 
 /// Polygonizes `peer.part` of the regions with the same rounds as every other process
-/// (`share`) and writes them to its part file; returns how many regions it holds.
+/// (`share`), taking a region whose input is unchanged from the last bake's polygons, and
+/// writes them to its part file.
 pub(crate) fn polygonize_part(
     peer: &PeerPart,
     share: &mut (dyn FnMut(u32, Asked) -> Result<Asked, BakeError> + Send),
     budget: &Arc<MemoryBudget>,
     threads: usize,
     progress: &Progress,
-) -> Result<u64, BakeError> {
+) -> Result<PartWritten, BakeError> {
     let layout = peer.layout;
     let regions_path = layout.regions_pack();
     if tessera_store::Journal::stage_key_of(&regions_path)? != peer.regions_key {
@@ -663,7 +677,8 @@ pub(crate) fn polygonize_part(
     let mut part = PartWriter::create(&part_path)?;
     // Each region's key goes with its polygons, for process 0 to keep them under it.
     let stream = stream_params(peer.params, &frame);
-    let keys = Kept::keys_only(layout, &frame, stream.detail.is_on())?;
+    let kept_blob = crate::region_reuse::blob(&frame, peer.settings);
+    let kept = Kept::of_peer(layout, &frame, &kept_blob, stream.detail.is_on())?;
     let (mut share_failure, mut sink_failure) = (None, None);
     let streamed = pool.install(|| {
         let height: Option<&tessera_polygons::detail::HeightAt> =
@@ -679,7 +694,7 @@ pub(crate) fn polygonize_part(
                     PolygonError::Source(message)
                 })
             },
-            Some(&keys),
+            Some(&kept),
             &mut |out| {
                 part.add(&out).map_err(|e| {
                     let message = e.to_string();
@@ -701,7 +716,7 @@ pub(crate) fn polygonize_part(
             e,
         )));
     }
-    streamed.map_err(|source| BakeError::Polygons {
+    let stats = streamed.map_err(|source| BakeError::Polygons {
         path: regions_path.clone(),
         source,
     })?;
@@ -712,7 +727,19 @@ pub(crate) fn polygonize_part(
     source.remove();
     let _ = std::fs::remove_dir_all(&scratch);
     progress.stage_done(STAGE, regions);
-    Ok(regions)
+    Ok(PartWritten {
+        regions,
+        reused: stats.reused_regions,
+    })
+}
+
+/// A part of a distributed polygon stage, written by its process.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PartWritten {
+    /// Regions it holds.
+    pub regions: u64,
+    /// Of them, regions taken from the last bake's polygons (their input unchanged).
+    pub reused: u64,
 }
 
 #[cfg(test)]

@@ -19,7 +19,8 @@
 //! resumed after an interruption finds it there), takes from it each region whose id and key
 //! it finds again, writes the new pack as it goes, and removes the previous one once the
 //! navmesh is written. The kept polygons are those a fresh run would make: the navmesh is
-//! byte-identical to a fresh bake's.
+//! byte-identical to a fresh bake's. In a distributed bake process 0 moves the pack before it
+//! gives out the regions, and every process takes its own share's from it ([`Kept::of_peer`]).
 
 use std::path::Path;
 
@@ -79,7 +80,20 @@ impl Kept {
             // earlier interrupted stage is older).
             std::fs::rename(&current, &previous).map_err(|e| io(&current, e))?;
         }
-        let last = PackReader::open(&previous, KIND)
+        Kept::of_peer(layout, frame, blob, detail)
+    }
+
+    /// The last stage's pack as process 0 of a distributed bake kept it before it gave out
+    /// the regions ([`Kept::open`]), read alone: for another process, which takes from it
+    /// the regions of its share whose input is unchanged and hands process 0 the rest
+    /// polygonized, each region with its key.
+    pub(crate) fn of_peer(
+        layout: &BakeLayout,
+        frame: &GridFrame,
+        blob: &[u8],
+        detail: bool,
+    ) -> Result<Kept, BakeError> {
+        let last = PackReader::open(layout.previous_polygons(), KIND)
             .ok()
             .filter(|p| p.header() == blob)
             .and_then(|p| {
@@ -107,20 +121,6 @@ impl Kept {
             });
         Ok(Kept {
             last,
-            frame: frame.clone(),
-            tiles: tile_hashes(layout, frame, detail)?,
-        })
-    }
-
-    /// The keys alone, nothing kept: for another process of a distributed bake, which
-    /// polygonizes its share afresh and hands process 0 each region's key with its polygons.
-    pub(crate) fn keys_only(
-        layout: &BakeLayout,
-        frame: &GridFrame,
-        detail: bool,
-    ) -> Result<Kept, BakeError> {
-        Ok(Kept {
-            last: None,
             frame: frame.clone(),
             tiles: tile_hashes(layout, frame, detail)?,
         })

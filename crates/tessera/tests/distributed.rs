@@ -270,7 +270,7 @@ fn several_agents_are_baked_by_every_process_in_turn() {
 }
 
 #[test]
-fn a_rebake_across_processes_reuses_the_unchanged_tiles_on_every_process() {
+fn a_rebake_across_processes_reuses_the_unchanged_tiles_and_regions_on_every_process() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let (scene, config) = (d.join("s.obj"), d.join("c.toml"));
@@ -303,13 +303,14 @@ fn a_rebake_across_processes_reuses_the_unchanged_tiles_on_every_process() {
     // The scene baked, then a block moved and baked again into the same folders: by one
     // process, and by two.
     let (one, farmed) = (d.join("one"), d.join("farm"));
+    let mut outputs = Vec::new();
     for shift in [0.0, 3.0] {
         write(shift);
         ok(&finish(
             bake(&args, &one, "1").spawn().unwrap(),
             Duration::from_secs(120),
         ));
-        farm(&args, 2, &farmed, "1");
+        outputs = farm(&args, 2, &farmed, "1");
     }
     let fresh = d.join("fresh");
     ok(&finish(
@@ -317,12 +318,17 @@ fn a_rebake_across_processes_reuses_the_unchanged_tiles_on_every_process() {
         Duration::from_secs(120),
     ));
     same_bake(&fresh, &farmed);
-    // Process 1 reused its unchanged tiles as process 0 did: as many reused as by one process.
+    // Process 1 reused its unchanged tiles and regions as process 0 did: as many reused as
+    // by one process.
     let (alone, farmed) = (summary(&one), summary(&farmed));
     let reused = alone["tiles_reused"].as_u64().unwrap();
     let tiles = alone["tiles_with_geometry"].as_u64().unwrap();
     assert!(reused > tiles / 2 && reused < tiles, "{alone}");
-    assert_eq!(farmed["tiles_reused"], alone["tiles_reused"], "{farmed}");
+    assert!(alone["regions_reused"].as_u64().unwrap() > 0, "{alone}");
+    for field in ["tiles_reused", "regions_reused", "regions_rebaked"] {
+        assert_eq!(farmed[field], alone[field], "{field}: {farmed}");
+    }
+    assert!(count_before(&outputs[1], " of them kept from the last bake") > 0);
 }
 
 /// The number a process's report (its stdout) gives just before `what`.
