@@ -257,8 +257,9 @@ fn recast_scenes_regions_are_tiling_and_order_invariant() {
 
 #[test]
 fn links_matched_by_each_process_merge_into_the_regions_of_all_links() {
-    // Issue 16: each process matches the links between its own tiles; the global merge,
-    // fed those in place of their keys, closes the same regions at the same tiles.
+    // Issue 16: each process merges the links between its own tiles in a union-find of its
+    // own; the global merge, fed what they change in place of their keys, closes the same
+    // regions at the same tiles.
     let scene = &recast_scenes()[0];
     let dir = tempfile::tempdir().unwrap();
     let mode = tessera_config::SegmentationMode::Surface;
@@ -302,15 +303,17 @@ fn links_matched_by_each_process_merge_into_the_regions_of_all_links() {
     for (name, owner) in tables {
         let mut matchers: Vec<LocalMatcher> = (0..4).map(|_| LocalMatcher::new()).collect();
         let mut merger = RegionMerger::new();
-        let mut matched = 0;
+        let (mut matched, mut entries) = (0, 0);
         for (i, tile) in tiles.iter().enumerate() {
             let p = owner(i);
             let mut tile = tile.clone();
             let (local, at) =
                 matchers[p].split(&mut tile, |key| ends[key].iter().all(|&t| owner(t) == p));
-            matched += local.len();
+            matched += at.len();
+            entries += local.len();
             // The positions name the links taken out: the others are what is left, in order.
-            assert_eq!(at.len(), local.len());
+            let links: u32 = local.iter().map(|l| l.links()).sum();
+            assert_eq!(at.len(), links as usize);
             let left: Vec<_> = (tiles[i].links.iter().enumerate())
                 .filter(|(j, _)| !at.contains(&(*j as u32)))
                 .map(|(_, link)| *link)
@@ -323,13 +326,24 @@ fn links_matched_by_each_process_merge_into_the_regions_of_all_links() {
             );
         }
         assert!(matched > 0, "{name}: no link was matched by its process");
+        // Most links of a process come to a count: a region crossing a border has a link per
+        // pair of border spans, and only one of them joins.
+        assert!(
+            entries * 4 < matched,
+            "{name}: {entries} entries for {matched} links"
+        );
         assert_eq!(
             (merger.open_regions(), merger.waiting_links()),
             (0, 0),
             "{name}"
         );
         assert_eq!(merger.peak_frontier, whole.peak_frontier, "{name}");
-        assert!(matchers.iter().all(|m| m.waiting_links() == 0), "{name}");
+        assert!(
+            matchers
+                .iter()
+                .all(|m| m.waiting_links() == 0 && m.held_regions() == 0),
+            "{name}"
+        );
     }
 }
 

@@ -13,13 +13,15 @@
 //! * Voxelize: each process voxelizes (segments, traces) the tiles a cost-balanced table gives
 //!   it ([`plan::assign`]); each finished tile travels to process 0, whose writer puts it
 //!   into the checkpoints and the merge in tile order exactly as a local bake does.
-//! * Merge: each process matches the border links between its own tiles
-//!   (`tessera_stitch::LocalMatcher`) and sends them matched, so process 0's union-find keys
-//!   only the links between tiles of different processes; the unions themselves stay in
-//!   process 0's merge (at a link's first tile a process cannot know whether its union will
-//!   be redundant). How many links a process matches depends on the table, which spreads
-//!   tiles along the tile order (so that process 0's writer never waits long): neighbours
-//!   often belong to different processes.
+//! * Merge: a local union-find per process, then one global merge, as timely's union-find
+//!   example does. Each process merges the border links between its own tiles
+//!   (`tessera_stitch::LocalMatcher`) and sends, with each tile, what they change there: the
+//!   waits they start (counted per region), the unions that join two of its components, and
+//!   the waits closed within a component (counted). Process 0's union-find keys only the
+//!   links between tiles of different processes and makes only those unions and the
+//!   processes' joining ones. How many links a process merges depends on the table, which
+//!   spreads tiles along the tile order (so that process 0's writer never waits long):
+//!   neighbours often belong to different processes.
 //! * Polygons: each process polygonizes a run of regions; process 0 assembles the navmesh.
 //! * Agents: a bake for several (`[[agents]]`) runs voxelize and polygons for each agent in
 //!   turn, every process taking its share of each (`Body::Plan` and `Body::Regions` name the
@@ -119,6 +121,9 @@ pub struct PeerReport {
     /// Border links between two of its tiles, matched here rather than in process 0's merge
     /// (each counted at both its tiles).
     pub matched_links: u64,
+    /// Of them, links that joined two of its components: the only unions of its links that
+    /// process 0's merge makes.
+    pub unions: u64,
 }
 
 /// Messages taken out of order: a process waiting for one kind of message keeps the others
@@ -509,6 +514,7 @@ fn peer_work(
         regions_reused: 0,
         sent_bytes: 0,
         matched_links: 0,
+        unions: 0,
     };
     loop {
         let next = mail.take(|e| match &e.body {
@@ -607,6 +613,7 @@ fn peer_work(
                 report.tiles += req.tiles.len();
                 report.sent_bytes += sent.bytes;
                 report.matched_links += sent.matched_links;
+                report.unions += sent.unions;
             }
             Next::Regions(agent, part, regions_key) => {
                 req.agent = agent as usize;

@@ -404,10 +404,13 @@ pub struct PeerTiles {
     /// Border links between two of its own tiles, matched here rather than by key in process
     /// 0's merge (each counted at both its tiles).
     pub matched_links: u64,
+    /// Of them, links that joined two of its components (each once): the only unions of its
+    /// links process 0's merge makes.
+    pub unions: u64,
 }
 
 /// Runs a [`PeerRequest`]: opens the tile pack read-only, voxelizes (segments, traces) its
-/// tiles with the same per-tile work as [`bake`], matches the border links between them
+/// tiles with the same per-tile work as [`bake`], merges the border links between them
 /// (`tessera_stitch::LocalMatcher`), and hands each tile, in tile order, to `send` (which may
 /// wait). Writes nothing to the bake folder.
 pub fn voxelize_for_peer(

@@ -96,7 +96,7 @@ pub(crate) struct TileDone {
 }
 
 const WIRE_MAGIC: &[u8; 8] = b"TSTILEDN";
-const WIRE_VERSION: u32 = 5;
+const WIRE_VERSION: u32 = 6;
 
 impl TileDone {
     /// The tile as another process's writer needs it (a distributed bake): its compressed span
@@ -118,13 +118,14 @@ impl TileDone {
             w.bytes.extend_from_slice(&packed.bytes);
             w.u64(packed.raw_len as u64);
         }
-        // The matched links: a region, and for a join the earlier tile and its region.
+        // What the links matched here change at this tile.
         w.u64(self.local.len() as u64);
         for link in &self.local {
             match *link {
-                LocalLink::Waits { region } => {
+                LocalLink::Waits { region, links } => {
                     w.u32(0);
                     w.u32(region);
+                    w.u32(links);
                 }
                 LocalLink::Joins {
                     region,
@@ -136,6 +137,13 @@ impl TileDone {
                     w.u32(tile.x);
                     w.u32(tile.y);
                     w.u32(other);
+                }
+                LocalLink::Resolves { tile, other, links } => {
+                    w.u32(2);
+                    w.u32(tile.x);
+                    w.u32(tile.y);
+                    w.u32(other);
+                    w.u32(links);
                 }
             }
         }
@@ -176,22 +184,36 @@ impl TileDone {
         let record = tessera_store::decompress(&regions_packed.bytes, regions_packed.raw_len)
             .map_err(|e| format!("{A}: regions record: {e}"))?;
         let (spans, walkable, mut regions, contours) = decode_tile_record(&record)?;
-        let matched = r.u64().map_err(fail)?;
+        let entries = r.u64().map_err(fail)?;
         let mut local = Vec::new();
-        for _ in 0..matched {
-            let (kind, region) = (r.u32().map_err(fail)?, r.u32().map_err(fail)?);
-            local.push(match kind {
-                0 => LocalLink::Waits { region },
-                1 => LocalLink::Joins {
-                    region,
-                    tile: tessera_artifacts::TileCoord {
-                        x: r.u32().map_err(fail)?,
-                        y: r.u32().map_err(fail)?,
-                    },
-                    other: r.u32().map_err(fail)?,
+        let mut matched = 0u64;
+        for _ in 0..entries {
+            let mut word = || r.u32().map_err(fail);
+            let link = match word()? {
+                0 => LocalLink::Waits {
+                    region: word()?,
+                    links: word()?,
                 },
-                k => return Err(format!("{A}: unknown kind {k} of matched link")),
-            });
+                1 => LocalLink::Joins {
+                    region: word()?,
+                    tile: tessera_artifacts::TileCoord {
+                        x: word()?,
+                        y: word()?,
+                    },
+                    other: word()?,
+                },
+                2 => LocalLink::Resolves {
+                    tile: tessera_artifacts::TileCoord {
+                        x: word()?,
+                        y: word()?,
+                    },
+                    other: word()?,
+                    links: word()?,
+                },
+                k => return Err(format!("{A}: unknown kind {k} of matched links")),
+            };
+            matched += u64::from(link.links());
+            local.push(link);
         }
         let positions = r.u64().map_err(fail)?;
         if positions != matched {

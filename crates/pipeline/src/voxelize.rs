@@ -672,8 +672,8 @@ pub(crate) fn stream_for_peer(
             &stopped,
         );
         let mut order = TileOrder::new(tiles.iter().copied());
-        // The links between this process's tiles are matched here, in tile order, and reach
-        // process 0's merge as such (`tessera_stitch::LocalMatcher`).
+        // The links between this process's tiles are merged here, in tile order, and reach
+        // process 0's merge as what they change at each tile (`tessera_stitch::LocalMatcher`).
         let mut matcher = tessera_stitch::LocalMatcher::new();
         let ours = |key: &tessera_artifacts::LinkKey| {
             [key.0, key.1].iter().all(|span| {
@@ -695,7 +695,10 @@ pub(crate) fn stream_for_peer(
             // With where they were in the tile's links: process 0 takes them out of the links
             // in the tile's record (which keeps them all, for resuming) as here.
             (done.local, done.local_at) = matcher.split(&mut done.regions, ours);
-            sent.matched_links += done.local.len() as u64;
+            sent.matched_links += done.local_at.len() as u64;
+            sent.unions += (done.local.iter())
+                .filter(|l| matches!(l, tessera_stitch::LocalLink::Joins { .. }))
+                .count() as u64;
             let key = done.index;
             let wire = done.to_wire();
             sent.bytes += wire.len() as u64;

@@ -11,17 +11,19 @@
 //! A merged region's id is its first span in (y, x, zmax) order, so ids do not depend on tile
 //! size, tile order or thread count.
 //!
-//! Across processes (a distributed bake), each process first matches the links between its
-//! own tiles ([`LocalMatcher`], fed its tiles in tile order): a link both of whose tiles it
-//! computed never reaches the global merge as a key; its first tile says that a region waits
-//! for a later tile of the same process ([`LocalLink::Waits`]) and its second names the region
-//! it joins ([`LocalLink::Joins`]). The global merge ([`RegionMerger::add_matched`]) takes
-//! those in place of the keys and does exactly what the keys would have made it do (the same
-//! waiting counts, the same unions, in tile order), so every region, id and batch is the one
-//! of a merge of the whole links. Only links between tiles of different processes wait in its
-//! frontier. Streaming fixes what can be left to the process: at a link's first tile the
-//! process cannot know whether the union it will make is redundant (already made through
-//! another path), so the unions themselves stay in the global merge.
+//! Across processes (a distributed bake), each process first merges the links between its
+//! own tiles in a union-find of its own ([`LocalMatcher`], fed its tiles in tile order), as
+//! timely's union-find example does: a link both of whose tiles it computed never reaches the
+//! global merge as a key. What reaches it, per tile, is what those links change there: how
+//! many links each region starts waiting on ([`LocalLink::Waits`]), the unions that join two
+//! of the process's components ([`LocalLink::Joins`]: a spanning forest of its links), and,
+//! for the links that close within a component already joined, how many waits they end
+//! ([`LocalLink::Resolves`]). A region crossing a tile border has a link per pair of border
+//! spans, so most of a process's links come to a count. The global merge
+//! ([`RegionMerger::add_matched`]) applies them in place of the keys: the same waiting
+//! counts and the same components in tile order, so every region, id and batch is the one of
+//! a merge of the whole links. Only links between tiles of different processes wait in its
+//! frontier.
 //!
 //! Pure: no I/O, no threads.
 
@@ -40,26 +42,53 @@ struct Open {
     waiting: u64,
 }
 
-/// A link between two tiles of one process, as that process's [`LocalMatcher`] hands it to
-/// the global merge, in the tile's order of links.
+/// What links between two tiles of one process change at a tile, as that process's
+/// [`LocalMatcher`] hands it to the global merge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LocalLink {
-    /// The tile's region `region` waits for a later tile of the same process.
-    Waits { region: u32 },
-    /// The tile's region `region` is joined to region `other` of the earlier tile `tile`, which
-    /// waited for it.
+    /// The tile's region `region` waits for `links` links to later tiles of the same process.
+    Waits { region: u32, links: u32 },
+    /// A link from the tile's region `region` to region `other` of the earlier tile `tile`,
+    /// which waited for it, joins their two components.
     Joins {
         region: u32,
         tile: TileCoord,
         other: u32,
     },
+    /// `links` links from this tile reach the component of region `other` of tile `tile`,
+    /// which waited for them, from regions already in it: each ends a wait and joins nothing.
+    Resolves {
+        tile: TileCoord,
+        other: u32,
+        links: u32,
+    },
 }
 
-/// One process's matching of the links between its own tiles, fed them in tile order: keeps
-/// the links whose first tile it has seen and whose second it has not.
+impl LocalLink {
+    /// The links it stands for.
+    pub fn links(&self) -> u32 {
+        match *self {
+            LocalLink::Waits { links, .. } | LocalLink::Resolves { links, .. } => links,
+            LocalLink::Joins { .. } => 1,
+        }
+    }
+}
+
+/// A component of a process's own links that some of them still wait on.
+struct LocalComponent {
+    slots: Vec<Slot>,
+    waiting: u64,
+}
+
+/// One process's merge of the links between its own tiles, fed them in tile order: keeps the
+/// links whose first tile it has seen and whose second it has not, and a union-find over the
+/// regions they join. A component no link of the process waits on any more is forgotten (no
+/// later link of the process can reach it), so it holds a frontier, as the global merge does.
 #[derive(Default)]
 pub struct LocalMatcher {
     waiting: HashMap<LinkKey, Slot>,
+    parent: HashMap<Slot, Slot>,
+    open: HashMap<Slot, LocalComponent>,
 }
 
 impl LocalMatcher {
@@ -68,16 +97,18 @@ impl LocalMatcher {
     }
 
     /// Takes out of `tile.links` the links whose other tile is this process's (`local`, which
-    /// must answer alike for both tiles of a link) and returns them matched, in their order,
-    /// with where each was in `tile.links` before; the other links stay for the global merge.
+    /// must answer alike for both tiles of a link), merges them, and returns what they change
+    /// at this tile (the waits, then the joins, then the waits ended in a component, each in
+    /// the order of the links) with where each link taken was in `tile.links`; the other links
+    /// stay for the global merge.
     pub fn split(
         &mut self,
         tile: &mut TileRegions,
         local: impl Fn(&LinkKey) -> bool,
     ) -> (Vec<LocalLink>, Vec<u32>) {
-        let mut matched = Vec::new();
         let mut positions = Vec::new();
         let coord = tile.tile;
+        let mut taken = Vec::new();
         let mut at = 0;
         tile.links.retain(|link: &BorderLink| {
             at += 1;
@@ -85,28 +116,136 @@ impl LocalMatcher {
                 return true;
             }
             positions.push(at - 1);
-            matched.push(match self.waiting.remove(&link.key) {
-                Some((tile, other)) => LocalLink::Joins {
-                    region: link.region,
-                    tile,
-                    other,
-                },
-                None => {
-                    self.waiting.insert(link.key, (coord, link.region));
-                    LocalLink::Waits {
-                        region: link.region,
-                    }
-                }
-            });
+            taken.push(*link);
             false
         });
-        (matched, positions)
+        // Counted per region (waits) and per component (resolved), in first-seen order.
+        let mut waits: Vec<(u32, u32)> = Vec::new();
+        let mut joins = Vec::new();
+        let mut resolved: Vec<(Slot, u32)> = Vec::new();
+        let (mut wait_at, mut resolved_at) = (HashMap::default(), HashMap::default());
+        let mut touched = Vec::new();
+        for link in taken {
+            let slot = (coord, link.region);
+            self.add(slot);
+            match self.waiting.remove(&link.key) {
+                Some(other) => {
+                    let root = self.find(other);
+                    self.open.get_mut(&root).expect("open root").waiting -= 1;
+                    if self.find(slot) == root {
+                        // Already one component: the link only ends a wait, counted on a slot
+                        // of the component (the global merge has it open too, and finds the
+                        // same component from it after any union this tile makes).
+                        count(&mut resolved, &mut resolved_at, root);
+                    } else {
+                        self.union(slot, other);
+                        joins.push(LocalLink::Joins {
+                            region: link.region,
+                            tile: other.0,
+                            other: other.1,
+                        });
+                    }
+                    touched.push(other);
+                }
+                None => {
+                    self.waiting.insert(link.key, slot);
+                    let root = self.find(slot);
+                    self.open.get_mut(&root).expect("open root").waiting += 1;
+                    count(&mut waits, &mut wait_at, link.region);
+                }
+            }
+            touched.push(slot);
+        }
+        // Components nothing of this process waits on any more are done here.
+        for slot in touched {
+            let root = self.find(slot);
+            if self.open.get(&root).is_some_and(|c| c.waiting == 0) {
+                for s in self.open.remove(&root).expect("open root").slots {
+                    self.parent.remove(&s);
+                }
+            }
+        }
+        let waits = waits
+            .into_iter()
+            .map(|(region, links)| LocalLink::Waits { region, links });
+        let resolved = resolved
+            .into_iter()
+            .map(|((tile, other), links)| LocalLink::Resolves { tile, other, links });
+        (waits.chain(joins).chain(resolved).collect(), positions)
+    }
+
+    /// Puts `slot` in the union-find, a component of its own, unless it is there.
+    fn add(&mut self, slot: Slot) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.parent.entry(slot) {
+            e.insert(slot);
+            self.open.insert(
+                slot,
+                LocalComponent {
+                    slots: vec![slot],
+                    waiting: 0,
+                },
+            );
+        }
+    }
+
+    fn find(&mut self, s: Slot) -> Slot {
+        find(&mut self.parent, s)
+    }
+
+    fn union(&mut self, a: Slot, b: Slot) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        let oa = self.open.remove(&ra).expect("open root");
+        let ob = self.open.remove(&rb).expect("open root");
+        let (keep, gone, mut big, small) = if oa.slots.len() >= ob.slots.len() {
+            (ra, rb, oa, ob)
+        } else {
+            (rb, ra, ob, oa)
+        };
+        self.parent.insert(gone, keep);
+        big.slots.extend(small.slots);
+        big.waiting += small.waiting;
+        self.open.insert(keep, big);
     }
 
     /// Links whose second tile has not come yet.
     pub fn waiting_links(&self) -> usize {
         self.waiting.len()
     }
+
+    /// Regions held in the union-find (those of components still waited on).
+    pub fn held_regions(&self) -> usize {
+        self.parent.len()
+    }
+}
+
+/// Adds one to `key`'s count in `counts` (in first-seen order; `at` indexes them).
+fn count<K: std::hash::Hash + Eq + Copy>(
+    counts: &mut Vec<(K, u32)>,
+    at: &mut HashMap<K, usize>,
+    key: K,
+) {
+    let i = *at.entry(key).or_insert_with(|| {
+        counts.push((key, 0));
+        counts.len() - 1
+    });
+    counts[i].1 += 1;
+}
+
+/// The root of `s` in the union-find `parent`, compressing the path it walks.
+fn find(parent: &mut HashMap<Slot, Slot>, mut s: Slot) -> Slot {
+    let mut root = s;
+    while let Some(&p) = parent.get(&root) {
+        if p == root {
+            break;
+        }
+        root = p;
+    }
+    while s != root {
+        let p = parent[&s];
+        parent.insert(s, root);
+        s = p;
+    }
+    root
 }
 
 /// The merge state: only what is still open.
@@ -129,20 +268,8 @@ impl RegionMerger {
         RegionMerger::default()
     }
 
-    fn find(&mut self, mut s: Slot) -> Slot {
-        let mut root = s;
-        while let Some(&p) = self.parent.get(&root) {
-            if p == root {
-                break;
-            }
-            root = p;
-        }
-        while s != root {
-            let p = self.parent[&s];
-            self.parent.insert(s, root);
-            s = p;
-        }
-        root
+    fn find(&mut self, s: Slot) -> Slot {
+        find(&mut self.parent, s)
     }
 
     fn union(&mut self, a: Slot, b: Slot) -> Slot {
@@ -213,9 +340,10 @@ impl RegionMerger {
         }
         for link in local {
             match *link {
-                LocalLink::Waits { region } => {
-                    self.matched_waiting += 1;
-                    self.wait((coord, region));
+                LocalLink::Waits { region, links } => {
+                    self.matched_waiting += links as usize;
+                    let root = self.find((coord, region));
+                    self.open.get_mut(&root).expect("open root").waiting += u64::from(links);
                 }
                 LocalLink::Joins {
                     region,
@@ -224,6 +352,11 @@ impl RegionMerger {
                 } => {
                     self.matched_waiting -= 1;
                     self.join((coord, region), (tile, other));
+                }
+                LocalLink::Resolves { tile, other, links } => {
+                    self.matched_waiting -= links as usize;
+                    let root = self.find((tile, other));
+                    self.open.get_mut(&root).expect("open root").waiting -= u64::from(links);
                 }
             }
         }

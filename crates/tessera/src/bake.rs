@@ -263,12 +263,14 @@ pub fn run(args: Args) -> Result<(), Failure> {
                     w,
                     "process {index} of {processes}: {} scene files read, {} triangles of a scene file \
                      read, {} tiles voxelized and sent to process 0 ({} bytes, {} border links \
-                     matched here), {} regions polygonized ({} of them kept from the last bake)",
+                     matched here, {} of them unions), {} regions polygonized ({} of them kept \
+                     from the last bake)",
                     report.files,
                     report.triangles,
                     report.tiles,
                     report.sent_bytes,
                     report.matched_links,
+                    report.unions,
                     report.regions,
                     report.regions_reused
                 )?;

@@ -184,6 +184,15 @@ fn two_and_three_processes_bake_the_navmesh_of_one() {
             .map(|o| count_before(o, " border links matched here"))
             .sum();
         assert!(matched > 0, "{n} processes: no link matched by its process");
+        // Their own union-finds left process 0 a few unions for many links.
+        let unions: u64 = outputs[1..]
+            .iter()
+            .map(|o| count_before(o, " of them unions"))
+            .sum();
+        assert!(
+            unions > 0 && unions * 4 < matched,
+            "{unions} unions of {matched} links"
+        );
         for field in ["merge_frontier_links", "merge_frontier_bytes"] {
             assert_eq!(summary(&one)[field], summary(&out)[field], "{field}");
         }
