@@ -163,7 +163,7 @@ fn same_bake(a: &Path, b: &Path) {
 }
 
 #[test]
-fn two_and_three_processes_bake_the_navmesh_of_one() {
+fn two_three_and_four_processes_bake_the_navmesh_of_one() {
     let tmp = tempfile::tempdir().unwrap();
     let one = tmp.path().join("one");
     ok(&finish(
@@ -173,7 +173,7 @@ fn two_and_three_processes_bake_the_navmesh_of_one() {
     let summary = |dir: &Path| -> serde_json::Value {
         serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
     };
-    for (n, threads) in [(2, "1"), (3, "2")] {
+    for (n, threads) in [(2, "1"), (3, "2"), (4, "1")] {
         let out = tmp.path().join(format!("farm-{n}"));
         let outputs = farm(&[], n, &out, threads);
         same_bake(&one, &out);
