@@ -436,7 +436,8 @@ fn run_file_parts(
     // may sit at another place in the order).
     let key_of = |path: &Path| -> Option<u64> {
         let name = path.file_name()?.to_str()?.strip_suffix(".pack")?;
-        u64::from_str_radix(name.rsplit('-').next()?, 16).ok()
+        let hex = name.rsplit('-').next().filter(|h| h.len() == 16)?;
+        u64::from_str_radix(hex, 16).ok()
     };
     let mut there: std::collections::HashMap<u64, PathBuf> = std::collections::HashMap::new();
     for entry in std::fs::read_dir(&dir).map_err(|e| io(&dir, e))? {
