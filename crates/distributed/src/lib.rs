@@ -26,7 +26,7 @@
 //! * Agents: a bake for several (`[[agents]]`) runs voxelize and polygons for each agent in
 //!   turn, every process taking its share of each (`Body::Plan` and `Body::Regions` name the
 //!   agent). The first agent's tiles travel with what they rasterized for the group, which
-//!   process 0 keeps in `work/raster.pack`; every process voxelizes the next agents' tiles
+//!   process 0 keeps in `work/raster-G.pack`; every process voxelizes the next agents' tiles
 //!   from those records, as one process does.
 //!
 //! So every file is the one a single process writes.

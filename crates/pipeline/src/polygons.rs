@@ -128,7 +128,7 @@ pub trait RegionShare: Send + Sync {
     /// After round `round` of simplification: this process's asked points out, every
     /// process's back (merged: sorted, each once).
     fn share_asked(&self, round: u32, asked: Asked) -> Result<Asked, BakeError>;
-    /// Process 0: waits until process `p` has written its part; returns its region count.
+    /// Process 0: waits until process `p` has written its part; returns what it holds.
     fn wait_part(&self, p: u32) -> Result<PartWritten, BakeError>;
 }
 
@@ -477,13 +477,13 @@ fn build(
         return Err(e);
     }
     // The other processes' regions follow this one's, process by process.
-    let mut theirs = tessera_polygons::PolygonStats::default();
+    let mut theirs = PartWritten::default();
     if let (Some(share), Ok(_)) = (share, &streamed) {
         for p in 1..share.processes() {
             let part = share.wait_part(p)?;
             read_part(&layout.polygon_part(p), part.regions, &mut add)?;
             theirs.regions += part.regions;
-            theirs.reused_regions += part.reused;
+            theirs.reused += part.reused;
             if interrupted() {
                 return Err(BakeError::Interrupted);
             }
@@ -497,7 +497,7 @@ fn build(
         source,
     })?;
     stats.regions += theirs.regions;
-    stats.reused_regions += theirs.reused_regions;
+    stats.reused_regions += theirs.reused;
     source.remove();
     if let Some(e) = heights.as_ref().and_then(|h| h.take_failure()) {
         return Err(e);
