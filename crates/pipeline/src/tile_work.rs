@@ -34,6 +34,9 @@ pub(crate) enum Work {
     },
     /// The tile's span field is in the checkpoint: decode it instead.
     Recovered,
+    /// The last bake voxelized the tile from triangles of hash `hash`, the ones binned now:
+    /// its records serve ([`Previous`]), so it was not planned.
+    Reuse { hash: u64 },
 }
 
 /// A tile on its way to a worker, with the memory it holds.
@@ -334,6 +337,17 @@ pub(crate) struct Previous {
 }
 
 impl Previous {
+    /// Whether tile `key`'s records serve for triangles of hash `hash`: the last bake
+    /// voxelized it from the same and kept its span field, floors and regions record. Then the
+    /// bytes taking them costs at most (their sizes once read, the record's three times over
+    /// for its decoded regions and contours).
+    pub(crate) fn serves(&self, key: u32, hash: u64) -> Option<u64> {
+        let regions = self.regions.as_ref()?.raw_len(key);
+        let (spans, floors) = (self.spans.raw_len(key), self.floors.raw_len(key));
+        (self.hashes.get(&key) == Some(&hash) && regions > 0 && spans > 0 && floors > 0)
+            .then_some(spans + floors + 3 * regions)
+    }
+
     /// Tile `key`'s span field and floors (and regions record), if the last bake voxelized it
     /// from triangles of hash `hash`.
     fn records(&self, key: u32, hash: u64) -> Result<Option<SpansAndFloors>, BakeError> {
@@ -371,8 +385,10 @@ impl Previous {
 }
 
 /// Reads one tile and plans it: the parts it is voxelized in (one, unless a whole tile would
-/// not fit the budget) and the memory that takes, reserved before the job leaves the reader.
+/// not fit the budget) and the memory that takes, reserved before the job leaves the reader;
+/// or, when the last bake's records of it serve (`previous`), what taking them takes.
 pub(crate) fn read_and_plan(
+    previous: Option<&Previous>,
     frame: &GridFrame,
     tiles: &crate::bin::TilePacks,
     budget: &Arc<MemoryBudget>,
@@ -397,6 +413,17 @@ pub(crate) fn read_and_plan(
     tiles.read_into(key, bytemuck::cast_slice_mut(&mut records))?;
     tessera_artifacts::check_triangles(&records).map_err(|e| corrupt(e.to_string()))?;
     let hash = triangles_hash(&records);
+    if let Some(bytes) = previous.and_then(|p| p.serves(key, hash)) {
+        drop(records);
+        reservation.shrink_to(0);
+        reservation.reserve_more(bytes, "a reused tile")?;
+        return Ok(TileJob {
+            index: key,
+            coord,
+            work: Work::Reuse { hash },
+            reservation,
+        });
+    }
     let (triangles, areas): (Vec<Triangle>, Vec<u8>) =
         records.iter().map(|t| (t.corners, t.area as u8)).unzip();
     drop(records);
@@ -531,11 +558,20 @@ pub(crate) fn run_job(
     let mut from_record = false;
     // A tile the last bake voxelized from the same triangles: its span field and floors.
     let mut reused: Option<SpansAndFloors> = None;
-    if let Work::Voxelize { hash: h, .. } = &job.work {
+    if let Work::Voxelize { hash: h, .. } | Work::Reuse { hash: h } = &job.work {
         hash = *h;
         if let Some(previous) = previous {
             reused = previous.records(job.index, hash)?;
         }
+    }
+    if matches!(job.work, Work::Reuse { .. })
+        && reused.as_ref().is_none_or(|r| r.regions_packed.is_none())
+    {
+        // `Previous::serves` said the records were there; they were not on reading.
+        return Err(BakeError::Corrupt {
+            path: previous.map(|p| p.spans_path.clone()).unwrap_or_default(),
+            message: format!("tile {}: the last bake's records went missing", job.index),
+        });
     }
     // A tile whose regions and contours are on record needs no span field at all.
     let record = match (&job.work, &reused) {
@@ -596,7 +632,9 @@ pub(crate) fn run_job(
                 message: format!("tile {}: {e}", job.index),
             })?)
         }
-        Work::Recovered => unreachable!("a recovered tile is taken from its record above"),
+        Work::Recovered | Work::Reuse { .. } => {
+            unreachable!("a recovered or reused tile is taken from its record above")
+        }
         Work::Voxelize {
             triangles,
             areas,

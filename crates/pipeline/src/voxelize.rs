@@ -425,7 +425,7 @@ fn spawn_reader_and_workers<'scope, 'env>(
                         reservation,
                     })
                     .map_err(BakeError::from),
-                _ => read_and_plan(s.frame, s.tiles, s.budget, key, coord),
+                _ => read_and_plan(previous, s.frame, s.tiles, s.budget, key, coord),
             };
             match job {
                 Ok(job) => {
