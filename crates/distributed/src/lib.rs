@@ -80,6 +80,9 @@ pub enum ClusterError {
     /// The cluster is described wrongly (a hostfile, Slurm's variables, an address).
     #[error("{0}")]
     Config(String),
+    /// A process of the job was started from another tessera build.
+    #[error("{0}")]
+    OtherBuild(String),
     /// Some processes never answered within the startup timeout.
     #[error("{} never answered within the startup timeout of {seconds} s", missing.join(", "))]
     StartupTimeout { seconds: f64, missing: Vec<String> },

@@ -53,7 +53,8 @@ impl<'de> Deserialize<'de> for Payload {
     }
 }
 
-/// What processes tell each other.
+/// What processes tell each other. A change to any message bumps `connect::MESSAGES`, so that
+/// processes of two builds refuse each other at startup instead of misreading each other.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) enum Body {
     /// Process 0 to another: the tiles are binned (every process's part, under this key);

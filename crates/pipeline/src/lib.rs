@@ -55,6 +55,10 @@ pub use tessera_ingest::cache::SourceKey;
 pub use tessera_polygons::{merge_asked, Asked};
 pub use voxelize::{TileShare, SPANS_KIND};
 
+/// The version of the finished tiles' wire form between the processes of a distributed bake:
+/// processes of one job must agree on it.
+pub const TILE_WIRE_VERSION: u32 = tile_work::WIRE_VERSION;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -99,7 +99,7 @@ pub(crate) struct TileDone {
 }
 
 const WIRE_MAGIC: &[u8; 8] = b"TSTILEDN";
-const WIRE_VERSION: u32 = 6;
+pub(crate) const WIRE_VERSION: u32 = 6;
 
 impl TileDone {
     /// The tile as another process's writer needs it (a distributed bake): its compressed span
