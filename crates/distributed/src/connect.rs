@@ -230,15 +230,22 @@ mod tests {
             .port()
     }
 
-    #[test]
-    fn processes_connect_pairwise_and_a_missing_one_is_named() {
-        let addresses: Vec<String> = (0..3)
+    /// `n` processes on free loopback ports: their addresses, and process `i` of them.
+    fn loopback(n: usize) -> (Vec<String>, impl Fn(usize) -> Cluster) {
+        let addresses: Vec<String> = (0..n)
             .map(|_| format!("127.0.0.1:{}", free_port()))
             .collect();
-        let cluster = |index| Cluster {
+        let all = addresses.clone();
+        let cluster = move |index| Cluster {
             index,
-            addresses: addresses.clone(),
+            addresses: all.clone(),
         };
+        (addresses, cluster)
+    }
+
+    #[test]
+    fn processes_connect_pairwise_and_a_missing_one_is_named() {
+        let (addresses, cluster) = loopback(3);
         // Only processes 0 and 1 start: both give up on 2, naming it.
         let (a, b) = (cluster(0), cluster(1));
         let other = std::thread::spawn(move || connect(&b, Duration::from_millis(800)));
@@ -269,13 +276,7 @@ mod tests {
 
     #[test]
     fn a_process_of_another_build_ends_the_startup_naming_it() {
-        let addresses: Vec<String> = (0..2)
-            .map(|_| format!("127.0.0.1:{}", free_port()))
-            .collect();
-        let cluster = |index| Cluster {
-            index,
-            addresses: addresses.clone(),
-        };
+        let (addresses, cluster) = loopback(2);
         let fp = fingerprint(&cluster(0));
         let named = |result: Result<Vec<Option<TcpStream>>, ClusterError>, who: usize| match result
         {
