@@ -87,9 +87,11 @@ fn read_hello(stream: &mut TcpStream, fingerprint: u64) -> Option<Hello> {
 
 /// The error for process `who`, of another build.
 fn other_build(cluster: &Cluster, who: usize, protocol: Option<u64>) -> ClusterError {
-    let theirs = protocol.map_or("another".to_string(), |p| format!("{p:#x}"));
+    let theirs = protocol.map_or("an older farm protocol".to_string(), |p| {
+        format!("farm protocol {p:#x}")
+    });
     ClusterError::OtherBuild(format!(
-        "process {who} ({}) runs another tessera build (farm protocol {theirs}, this one \
+        "process {who} ({}) runs another tessera build ({theirs}; this one speaks \
          {PROTOCOL:#x}): start every process of the job from the same build",
         cluster.addresses[who]
     ))
