@@ -253,24 +253,15 @@ impl TileDone {
             i += 1;
             !matched_here
         });
-        Ok(TileDone {
-            index,
-            recovered: false,
-            hash,
-            reused: flags & 4 != 0,
-            regions,
-            local,
-            local_at: Vec::new(),
-            contours,
-            spans_packed,
-            floors_packed,
-            regions_packed,
-            raster_packed,
-            from_record: flags & 1 != 0,
-            spans,
-            walkable,
-            _reservation: reservation,
-        })
+        let mut done = TileDone::finished(
+            (index, false, hash, flags & 4 != 0),
+            (regions, contours, spans, walkable),
+            [spans_packed, floors_packed, regions_packed],
+            (raster_packed, flags & 1 != 0),
+            reservation,
+        );
+        done.local = local;
+        Ok(done)
     }
 }
 
@@ -616,7 +607,7 @@ pub(crate) fn run_job(
             ),
             None => Default::default(),
         };
-        return Ok(TileDone::of_worker(
+        return Ok(TileDone::finished(
             (job.index, recovered, hash, is_reused),
             (regions, contours, spans, walkable),
             [spans_packed, floors_packed, regions_packed],
@@ -763,7 +754,7 @@ pub(crate) fn run_job(
     if !state.held.try_grow_to(state.byte_size()) {
         state.free_buffers();
     }
-    Ok(TileDone::of_worker(
+    Ok(TileDone::finished(
         (job.index, recovered, hash, is_reused),
         (regions, contours, spans, walkable),
         [spans_packed, floors_packed, regions_packed],
@@ -773,11 +764,11 @@ pub(crate) fn run_job(
 }
 
 impl TileDone {
-    /// A tile a worker finished: (key, recovered, hash, reused), (its regions, contours, spans
-    /// and walkable spans), its span, floor and regions records, (its rasterized field for a
-    /// group of agents, whether it was voxelized from one); its reservation shrunk to what the
-    /// records hold.
-    fn of_worker(
+    /// A finished tile (by a worker, or received from a peer): (key, recovered, hash, reused),
+    /// (its regions, contours, spans and walkable spans), its span, floor and regions records,
+    /// (its rasterized field for a group of agents, whether it was voxelized from one); its
+    /// reservation shrunk to what the records hold.
+    fn finished(
         (index, recovered, hash, reused): (u32, bool, u64, bool),
         (regions, contours, spans, walkable): (TileRegions, TileContours, u64, u64),
         [spans_packed, floors_packed, regions_packed]: [Packed; 3],
