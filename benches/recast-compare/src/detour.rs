@@ -40,6 +40,21 @@ pub struct PathStatus {
     pub out_of_nodes: bool,
 }
 
+impl PathStatus {
+    /// A search's status and the `count` references it wrote to `path`, towards `end_poly`.
+    fn of(status: sys::dtStatus, count: c_int, path: &[u32], end_poly: u32) -> PathStatus {
+        let len = (count.max(0) as usize).min(path.len());
+        PathStatus {
+            len,
+            complete: !failed(status)
+                && status & sys::DT_PARTIAL_RESULT == 0
+                && len > 0
+                && path[len - 1] == end_poly,
+            out_of_nodes: status & sys::DT_OUT_OF_NODES != 0,
+        }
+    }
+}
+
 /// The agent a navmesh is built for, in world units.
 #[derive(Clone, Copy, Debug)]
 pub struct Agent {
@@ -276,40 +291,72 @@ impl<'a> NavQuery<'a> {
     }
 
     /// `findPath` (A*) from `start` on polygon `start_poly` to `end` on `end_poly`; the
-    /// corridor goes into `path`, whose whole length is the most it may hold.
+    /// corridor goes into `path`, whose whole length is the most it may hold. With
+    /// `any_angle`, the same search through `initSlicedFindPath` with Detour's
+    /// `DT_FINDPATH_ANY_ANGLE`, run to the end: a polygon is costed from its parent's parent
+    /// where a raycast of at most 50 agent radii joins them, which straightens the corridors
+    /// `findPath` costs from edge midpoints.
     pub fn find_path(
         &mut self,
-        start_poly: u32,
-        start: [f32; 3],
-        end_poly: u32,
-        end: [f32; 3],
+        (start_poly, start): (u32, [f32; 3]),
+        (end_poly, end): (u32, [f32; 3]),
         path: &mut [u32],
+        any_angle: bool,
     ) -> PathStatus {
+        let q = self.query.as_ptr();
         let mut count: c_int = 0;
         let max = path.len().min(c_int::MAX as usize) as c_int;
-        // SAFETY: `path` holds `max` references; positions are three floats.
-        let status = unsafe {
-            sys::dtNavMeshQuery_findPath(
-                self.query.as_ptr(),
-                start_poly,
-                end_poly,
-                start.as_ptr(),
-                end.as_ptr(),
-                &*self.filter,
-                path.as_mut_ptr(),
-                &mut count,
-                max,
-            )
+        let status = if any_angle {
+            // SAFETY: a live query, filter and positions of three floats; the query keeps the
+            // filter pointer until the search ends, within this call.
+            let mut status = unsafe {
+                sys::dtNavMeshQuery_initSlicedFindPath(
+                    q,
+                    start_poly,
+                    end_poly,
+                    start.as_ptr(),
+                    end.as_ptr(),
+                    &*self.filter,
+                    sys::dtFindPathOptions_DT_FINDPATH_ANY_ANGLE as _,
+                )
+            };
+            while status & sys::DT_IN_PROGRESS != 0 {
+                // SAFETY: a sliced search in progress on this query; the count is optional.
+                status = unsafe {
+                    sys::dtNavMeshQuery_updateSlicedFindPath(q, c_int::MAX, std::ptr::null_mut())
+                };
+            }
+            if failed(status) {
+                status
+            } else {
+                // SAFETY: `path` holds `max` references. The result carries the search's
+                // detail flags (partial result, out of nodes).
+                unsafe {
+                    sys::dtNavMeshQuery_finalizeSlicedFindPath(
+                        q,
+                        path.as_mut_ptr(),
+                        &mut count,
+                        max,
+                    )
+                }
+            }
+        } else {
+            // SAFETY: `path` holds `max` references; positions are three floats.
+            unsafe {
+                sys::dtNavMeshQuery_findPath(
+                    q,
+                    start_poly,
+                    end_poly,
+                    start.as_ptr(),
+                    end.as_ptr(),
+                    &*self.filter,
+                    path.as_mut_ptr(),
+                    &mut count,
+                    max,
+                )
+            }
         };
-        let len = (count.max(0) as usize).min(path.len());
-        PathStatus {
-            len,
-            complete: !failed(status)
-                && status & sys::DT_PARTIAL_RESULT == 0
-                && len > 0
-                && path[len - 1] == end_poly,
-            out_of_nodes: status & sys::DT_OUT_OF_NODES != 0,
-        }
+        PathStatus::of(status, count, path, end_poly)
     }
 
     /// `findStraightPath` (no options) along the corridor `path`: the corners go into

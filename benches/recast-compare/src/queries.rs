@@ -125,6 +125,9 @@ pub struct SceneQueries {
     /// tessera's flat search (`Planner::Flat`).
     pub flat: SideResult,
     pub detour: SideResult,
+    /// Detour's any-angle search (`DT_FINDPATH_ANY_ANGLE`) on the same pairs: answers only,
+    /// untimed, as a second reading of Detour's lengths.
+    pub detour_any: SideResult,
     /// The navmesh's hierarchy: clusters, entrances, bytes of its tables.
     pub hierarchy: (usize, usize, usize),
     /// Per pair: whether the hierarchical search planned over clusters (ends in two
@@ -205,6 +208,22 @@ impl SceneQueries {
         self.pairs_found()
             .filter(|(t, d)| matches!((t, d), (Some(t), Some(d)) if lengths_agree(*t, *d)))
             .count()
+    }
+
+    /// Of the pairs both tessera and Detour's `findPath` joined, those whose tessera length
+    /// agrees with Detour's any-angle length (`any`), and those that agree with either of
+    /// Detour's two (`either`).
+    pub fn lengths_within_any_angle(&self) -> (usize, usize) {
+        let (mut any, mut either) = (0, 0);
+        for ((t, d), a) in self.pairs_found().zip(&self.detour_any.lengths) {
+            let (Some(t), Some(d)) = (t, d) else {
+                continue;
+            };
+            let by_any = a.is_some_and(|a| lengths_agree(t, a));
+            any += by_any as usize;
+            either += (by_any || lengths_agree(t, d)) as usize;
+        }
+        (any, either)
     }
 
     /// Pairs with a path on both sides whose plan lengths agree ([`lengths_agree`]): the same
@@ -361,6 +380,7 @@ fn detour_path(
     b: [f32; 3],
     half: [f32; 3],
     buf: &mut DetourBuffers,
+    any_angle: bool,
 ) -> (Answer<usize>, bool) {
     let mut clock = Stopwatch::start();
     let ends = (q.nearest(a, half), q.nearest(b, half));
@@ -373,7 +393,7 @@ fn detour_path(
         };
         return (answer, false);
     };
-    let st = q.find_path(sp, s, ep, e, &mut buf.path);
+    let st = q.find_path((sp, s), (ep, e), &mut buf.path, any_angle);
     clock.lap();
     let corners = if st.complete {
         let n = q.straight_path(s, e, &buf.path[..st.len], &mut buf.corners);
@@ -526,19 +546,21 @@ pub fn measure(
         })
         .collect();
     let mut detour = SideResult::default();
-    for &(a, b) in &d_points {
-        let (r, out_of_nodes) = detour_path(&mut dq, a, b, half, &mut buf);
-        detour.snapped += r.snapped as usize;
-        detour.found += r.path.is_some() as usize;
-        detour.corners += r.path.unwrap_or(0);
-        // Detour's frame is Y-up: the plan is x, z.
-        let plan = r.path.map(|n| axes_length(&buf.corners[..n], &[0, 2]));
-        detour.plan_length += plan.unwrap_or(0.0);
-        detour.plan_lengths.push(plan);
-        detour.out_of_nodes += out_of_nodes as usize;
-        detour
-            .lengths
-            .push(r.path.map(|n| polyline_length(&buf.corners[..n])));
+    let mut detour_any = SideResult::default();
+    for (side, any_angle) in [(&mut detour, false), (&mut detour_any, true)] {
+        for &(a, b) in &d_points {
+            let (r, out_of_nodes) = detour_path(&mut dq, a, b, half, &mut buf, any_angle);
+            side.snapped += r.snapped as usize;
+            side.found += r.path.is_some() as usize;
+            side.corners += r.path.unwrap_or(0);
+            // Detour's frame is Y-up: the plan is x, z.
+            let plan = r.path.map(|n| axes_length(&buf.corners[..n], &[0, 2]));
+            side.plan_length += plan.unwrap_or(0.0);
+            side.plan_lengths.push(plan);
+            side.out_of_nodes += out_of_nodes as usize;
+            side.lengths
+                .push(r.path.map(|n| polyline_length(&buf.corners[..n])));
+        }
     }
 
     // Timed passes; the three sides take turns going first. Each query keeps its fastest run.
@@ -567,7 +589,7 @@ pub fn measure(
                 }
                 _ => {
                     for (i, &(a, b)) in d_points.iter().enumerate() {
-                        let (r, _) = black_box(detour_path(&mut dq, a, b, half, &mut buf));
+                        let (r, _) = black_box(detour_path(&mut dq, a, b, half, &mut buf, false));
                         keep(&mut detour.steps[i], r.steps);
                     }
                 }
@@ -594,6 +616,7 @@ pub fn measure(
         tessera,
         flat,
         detour,
+        detour_any,
         hierarchy,
         planned,
     })
@@ -726,14 +749,17 @@ pub fn answers_table(rows: &[SceneQueries]) -> String {
         "| scene | polygons tessera / Detour (tiles of Recast's edge) | both ends snapped tessera / Detour | \
          found tessera / Detour | found agrees | both found | lengths within 5 % | \
          plan lengths within 5 % | tessera longer by more than 5 % | \
+         within 5 % of Detour any-angle | within 5 % of either Detour | \
          mean length m tessera / Detour | mean plan length m tessera / Detour | mean length \
          ratio (both found) | mean corners tessera / Detour | Detour out of nodes |\n\
-         |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+         |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for r in rows {
         let (t, d) = (&r.tessera, &r.detour);
+        let (any, either) = r.lengths_within_any_angle();
+        let both = r.both_found().max(1) as f64;
         s += &format!(
-            "| {} | {} / {} ({} of {} cells) | {} / {} | {} / {} | {} | {} | {} ({:.1} %) | {} ({:.1} %) | {} ({:.1} %) | {:.2} / {:.2} | {:.2} / {:.2} | {:.3} | {:.1} / {:.1} | {} |\n",
+            "| {} | {} / {} ({} of {} cells) | {} / {} | {} / {} | {} | {} | {} ({:.1} %) | {} ({:.1} %) | {} ({:.1} %) | {} ({:.1} %) | {} ({:.1} %) | {:.2} / {:.2} | {:.2} / {:.2} | {:.3} | {:.1} / {:.1} | {} |\n",
             r.scene,
             r.tessera_polys,
             r.detour_polys,
@@ -750,7 +776,11 @@ pub fn answers_table(rows: &[SceneQueries]) -> String {
             r.plan_lengths_within(),
             100.0 * r.plan_lengths_within() as f64 / r.both_found().max(1) as f64,
             r.tessera_longer(),
-            100.0 * r.tessera_longer() as f64 / r.both_found().max(1) as f64,
+            100.0 * r.tessera_longer() as f64 / both,
+            any,
+            100.0 * any as f64 / both,
+            either,
+            100.0 * either as f64 / both,
             t.mean_length(),
             d.mean_length(),
             t.mean_plan_length(),
@@ -864,7 +894,14 @@ const METHOD: &str = "## Method\n\n\
   edge it was entered by. tessera's is (in plan, links aside): an any-angle search over \
   intervals of edges seen from mesh corners (Polyanya), so where tessera is shorter by more \
   than 5 % the difference is Detour's search or the meshes, and where it is longer, the \
-  meshes. The meshes differ, so some pairs take different corridors.\n\n\
+  meshes. The meshes differ, so some pairs take different corridors.\n\
+* **Detour any-angle** (untimed, answers only): the same pairs through Detour's sliced \
+  search with `DT_FINDPATH_ANY_ANGLE` (a polygon costed from its grandparent wherever a \
+  raycast of at most 50 agent radii joins them), then `findStraightPath`. Of the pairs both \
+  tessera and `findPath` joined, *within 5 % of Detour any-angle* counts those whose tessera \
+  length agrees with that search's, and *within 5 % of either Detour* those that agree with \
+  at least one of Detour's two searches: the two are Detour's own readings of the shortest \
+  way on its mesh, and where they differ from each other by more than 5 % neither is it.\n\n\
 ## Caveats\n\n\
 * **Spatial lookup.** Detour finds candidate polygons for `findNearestPoly` through its tile \
   grid and each tile's bounding-volume tree (`buildBvTree`); tessera through one uniform \
@@ -971,5 +1008,14 @@ mod tests {
             .iter()
             .all(|s| s.total().is_finite() && s.total() > 0.0));
         assert_eq!(r.detour.out_of_nodes, 0, "{summary}");
+        // Detour's any-angle search joins the same pairs as its `findPath`, and its lengths
+        // are a second reading: agreeing with either of the two is at least as common.
+        assert_eq!(r.detour_any.found, r.detour.found, "{summary}");
+        let (any, either) = r.lengths_within_any_angle();
+        assert!(any * 10 >= r.both_found() * 8, "{summary}, any-angle {any}");
+        assert!(
+            either >= r.lengths_within().max(any),
+            "{summary}, either {either}"
+        );
     }
 }
