@@ -350,16 +350,16 @@ fn hierarchical_paths_are_as_long_as_flat_ones_within_a_percent() {
             planned.len()
         );
         // The flat search finds the shortest path: the planned one is never shorter (but by
-        // rounding), rarely more than 1 % longer, never much longer.
+        // rounding), more than 1 % longer on under one pair in a hundred, never much longer.
         assert!(
             ratios.iter().all(|&r| r >= 1.0 - 1e-4),
             "{name}: {ratios:?}"
         );
         assert!(
-            within * 100 >= planned.len() * 95,
+            within * 100 >= planned.len() * 99,
             "{name}: {within} of {}",
             planned.len()
         );
-        assert!(worst <= 1.1, "{name}: {worst}");
+        assert!(worst <= 1.05, "{name}: {worst}");
     }
 }

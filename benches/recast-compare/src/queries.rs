@@ -851,8 +851,8 @@ pub fn results_file(info: &QueryFileInfo, rows: &[SceneQueries]) -> String {
 
 /// What the hierarchy table shows.
 const HIERARCHY_NOTE: &str = "tessera's default search is hierarchical: a plan over the \
-navmesh's clusters, then its exact any-angle search confined to the clusters planned; pairs \
-in one cluster, or closer than a flat search costs, are searched flat (*not planned*). The \
+navmesh's clusters, then its exact any-angle search confined to the clusters planned and \
+those beside the two ends, and one polygon beyond them; pairs in one cluster, or closer than a flat search costs, are searched flat (*not planned*). The \
 flat search (`tessera path --flat`) searches every polygon and finds the shortest path in \
 plan. Per scene: the hierarchy (clusters, entrances, the size of its tables), the pairs where \
 both searches agree on whether there is a path, and for the pairs both found that the \

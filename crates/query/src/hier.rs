@@ -13,9 +13,11 @@
 //!    of lengths and the steps across. The heuristic is the plan distance to the end, which
 //!    no step beats, so the plan is the shortest way through entrances;
 //! 2. **refines**: the exact any-angle search of [`Query::find_path`]'s flat form, confined
-//!    to the clusters the plan crosses (the *scope*): a shortest path within them, which may
-//!    pass the borders anywhere, not only at entrances. Within a scope, a vertex on its
-//!    boundary is a corner a path may bend round, as a mesh corner is;
+//!    to the clusters the plan crosses and the clusters beside its two ends (the *scope*),
+//!    plus a *halo*: a step from a polygon of the scope into one outside it. That is a
+//!    shortest path within them, which may pass the borders anywhere, not only at
+//!    entrances, and cut across the corner of a cluster beside the way. Within a scope, a
+//!    vertex on its boundary is a corner a path may bend round, as a mesh corner is;
 //! 3. the corridor is string-pulled as any.
 //!
 //! Both ends in one cluster, or nearer each other than a plan pays for (see [`flat_within`]):
@@ -230,6 +232,14 @@ impl Query<'_> {
         !s.scoped || s.allows(self.mesh.hierarchy.cluster_of(p))
     }
 
+    /// Whether a search with the buffers `s` may step from polygon `from` into `p`: into any
+    /// polygon unless scoped; within a scope, into its clusters, and with a halo also out of
+    /// them from a polygon in them.
+    #[inline]
+    pub(crate) fn enters_from(&self, s: &Search, from: u32, p: u32) -> bool {
+        self.enters(s, p) || (s.halo && self.enters(s, from))
+    }
+
     /// The corner flags of polygon `p` in a scoped search, into `out`: a mesh corner, or a
     /// vertex with a polygon round it outside the scope.
     pub(crate) fn scoped_corner_flags(&self, s: &Search, p: u32, out: &mut Vec<bool>) {
@@ -250,9 +260,11 @@ impl Query<'_> {
         }
     }
 
-    /// Confines the searches over `s` to the clusters `clusters` (`None`: no scope).
+    /// Confines the searches over `s` to the clusters `clusters` (`None`: no scope), with no
+    /// halo.
     pub(crate) fn set_scope(&self, s: &mut Search, clusters: Option<&[u32]>) {
         s.scoped = clusters.is_some();
+        s.halo = false;
         if let Some(clusters) = clusters {
             let words = self.mesh.hierarchy.clusters.len().div_ceil(64);
             s.scope.clear();
@@ -267,8 +279,25 @@ impl Query<'_> {
     /// of different clusters: the plan, then the search within the clusters it crosses;
     /// `None` when either finds nothing (the caller then searches every polygon).
     pub(crate) fn find_path_planned(&self, ends: Ends, s: &mut Search) -> Option<Corridor> {
-        let (clusters, length) = PLAN.with(|plan| self.plan(ends, s, &mut plan.borrow_mut()))?;
+        let (mut clusters, length) =
+            PLAN.with(|plan| self.plan(ends, s, &mut plan.borrow_mut()))?;
+        // The legs were measured within the end clusters alone, and a way may leave a
+        // cluster that is not convex and come back to it: the clusters beside the two ends
+        // are searched too.
+        let h = &self.mesh.hierarchy;
+        for c in [clusters[0], clusters[clusters.len() - 1]] {
+            for e in h.entrance_range(c) {
+                let across = h.entrance(e).across;
+                if across != NONE {
+                    let beside = h.entrance(across).cluster;
+                    if !clusters.contains(&beside) {
+                        clusters.push(beside);
+                    }
+                }
+            }
+        }
         self.set_scope(s, Some(&clusters));
+        s.halo = true;
         // The plan is a way within those clusters: the shortest one is no longer, and nodes
         // beyond it (with a margin for rounding, and for a link's point, which the search
         // chooses rather than searches) need not be kept.

@@ -139,6 +139,10 @@ pub(crate) struct Search {
     /// (see [`Query::set_scope`]).
     pub(crate) scope: Vec<u64>,
     pub(crate) scoped: bool,
+    /// A scoped search may also step from a polygon in its scope into one outside it (one
+    /// polygon deep): a way along the scope's border may cut across the corner of a
+    /// cluster beside it.
+    pub(crate) halo: bool,
     /// A polygon's corner flags with the scope's boundary added.
     flags: Vec<bool>,
     /// [`Goal::Many`]: per target, its length once reached (`INFINITY` until then).
@@ -614,7 +618,11 @@ impl Query<'_> {
         let count = pts.len();
         for k in 0..count {
             let nb = neis[k];
-            if nb == NONE || nb == p || nb == n.from || !self.valid_poly(nb) || !self.enters(s, nb)
+            if nb == NONE
+                || nb == p
+                || nb == n.from
+                || !self.valid_poly(nb)
+                || !self.enters_from(s, p, nb)
             {
                 continue;
             }
@@ -627,7 +635,7 @@ impl Query<'_> {
         }
         for l in self.mesh.poly_links(p) {
             let to = l.to.to_native();
-            if to == p || to == n.from || !self.valid_poly(to) || !self.enters(s, to) {
+            if to == p || to == n.from || !self.valid_poly(to) || !self.enters_from(s, p, to) {
                 continue;
             }
             let (a, b) = (l.a.map(|c| c.to_native()), l.b.map(|c| c.to_native()));
