@@ -34,12 +34,134 @@ use tessera_artifacts::{BorderLink, LinkKey, TileCoord, TileRegions};
 /// A union-find slot: a tile's local region.
 type Slot = (TileCoord, u32);
 
-struct Open {
-    region: MergedRegion,
-    /// Union-find slots of its members, dropped when it closes.
+/// Components of region slots joined by links, of which only the open ones are held: each
+/// with its slots, the links still waiting on it and what `P` keeps of it (merged on union).
+/// A closed component is taken out whole, its slots with it, so the union-find stays a
+/// frontier. Both merges use one: a process's own ([`LocalMatcher`]) and the global one.
+struct Frontier<P> {
+    parent: HashMap<Slot, Slot>,
+    open: HashMap<Slot, Component<P>>,
+}
+
+struct Component<P> {
+    /// Its slots, dropped from the union-find when it closes.
     slots: Vec<Slot>,
-    /// Links of this region still waiting for their other tile.
+    /// Links of its regions still waiting for their other tile.
     waiting: u64,
+    data: P,
+}
+
+/// What a [`Frontier`] keeps of a component besides its slots.
+trait Absorb {
+    fn absorb(&mut self, other: Self);
+}
+
+impl Absorb for () {
+    fn absorb(&mut self, _: ()) {}
+}
+
+/// A region's figures; its members are the component's slots.
+impl Absorb for MergedRegion {
+    fn absorb(&mut self, other: MergedRegion) {
+        self.id = self.id.min(other.id);
+        self.spans += other.spans;
+        self.zmin = self.zmin.min(other.zmin);
+        self.zmax = self.zmax.max(other.zmax);
+    }
+}
+
+impl<P> Default for Frontier<P> {
+    fn default() -> Self {
+        Frontier {
+            parent: HashMap::default(),
+            open: HashMap::default(),
+        }
+    }
+}
+
+impl<P: Absorb> Frontier<P> {
+    /// Puts `slot` in as a component of its own, unless it is there.
+    fn add(&mut self, slot: Slot, data: impl FnOnce() -> P) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.parent.entry(slot) {
+            e.insert(slot);
+            let slots = vec![slot];
+            let data = data();
+            self.open.insert(
+                slot,
+                Component {
+                    slots,
+                    waiting: 0,
+                    data,
+                },
+            );
+        }
+    }
+
+    /// The root of `s`, compressing the path it walks.
+    fn find(&mut self, mut s: Slot) -> Slot {
+        let mut root = s;
+        while let Some(&p) = self.parent.get(&root) {
+            if p == root {
+                break;
+            }
+            root = p;
+        }
+        while s != root {
+            let p = self.parent[&s];
+            self.parent.insert(s, root);
+            s = p;
+        }
+        root
+    }
+
+    /// Joins the components of `a` and `b` (the one with more slots absorbs the other).
+    fn union(&mut self, a: Slot, b: Slot) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return;
+        }
+        let ca = self.open.remove(&ra).expect("open root");
+        let cb = self.open.remove(&rb).expect("open root");
+        let (keep, gone, mut big, small) = if ca.slots.len() >= cb.slots.len() {
+            (ra, rb, ca, cb)
+        } else {
+            (rb, ra, cb, ca)
+        };
+        self.parent.insert(gone, keep);
+        big.slots.extend(small.slots);
+        big.waiting += small.waiting;
+        big.data.absorb(small.data);
+        self.open.insert(keep, big);
+    }
+
+    /// Whether `a` and `b` are in one component.
+    fn same(&mut self, a: Slot, b: Slot) -> bool {
+        self.find(a) == self.find(b)
+    }
+
+    /// `slot`'s component waits on `links` more links (fewer when negative).
+    fn wait(&mut self, slot: Slot, links: i64) {
+        let root = self.find(slot);
+        let c = self.open.get_mut(&root).expect("open root");
+        c.waiting = c.waiting.checked_add_signed(links).expect("waits balance");
+    }
+
+    /// Takes out `slot`'s component if nothing waits on it any more (`None` also when it
+    /// was taken out already).
+    fn close(&mut self, slot: Slot) -> Option<Component<P>> {
+        if !self.parent.contains_key(&slot) {
+            return None;
+        }
+        let root = self.find(slot);
+        if self.open[&root].waiting != 0 {
+            return None;
+        }
+        let c = self.open.remove(&root).expect("open root");
+        for s in &c.slots {
+            self.parent.remove(s);
+        }
+        Some(c)
+    }
 }
 
 /// What links between two tiles of one process change at a tile, as that process's
@@ -74,12 +196,6 @@ impl LocalLink {
     }
 }
 
-/// A component of a process's own links that some of them still wait on.
-struct LocalComponent {
-    slots: Vec<Slot>,
-    waiting: u64,
-}
-
 /// One process's merge of the links between its own tiles, fed them in tile order: keeps the
 /// links whose first tile it has seen and whose second it has not, and a union-find over the
 /// regions they join. A component no link of the process waits on any more is forgotten (no
@@ -87,8 +203,7 @@ struct LocalComponent {
 #[derive(Default)]
 pub struct LocalMatcher {
     waiting: HashMap<LinkKey, Slot>,
-    parent: HashMap<Slot, Slot>,
-    open: HashMap<Slot, LocalComponent>,
+    components: Frontier<()>,
 }
 
 impl LocalMatcher {
@@ -125,20 +240,21 @@ impl LocalMatcher {
         let mut resolved: Vec<(Slot, u32)> = Vec::new();
         let (mut wait_at, mut resolved_at) = (HashMap::default(), HashMap::default());
         let mut touched = Vec::new();
+        let c = &mut self.components;
         for link in taken {
             let slot = (coord, link.region);
-            self.add(slot);
+            c.add(slot, || ());
             match self.waiting.remove(&link.key) {
                 Some(other) => {
-                    let root = self.find(other);
-                    self.open.get_mut(&root).expect("open root").waiting -= 1;
-                    if self.find(slot) == root {
+                    c.wait(other, -1);
+                    if c.same(slot, other) {
                         // Already one component: the link only ends a wait, counted on a slot
                         // of the component (the global merge has it open too, and finds the
                         // same component from it after any union this tile makes).
+                        let root = c.find(other);
                         count(&mut resolved, &mut resolved_at, root);
                     } else {
-                        self.union(slot, other);
+                        c.union(slot, other);
                         joins.push(LocalLink::Joins {
                             region: link.region,
                             tile: other.0,
@@ -149,8 +265,7 @@ impl LocalMatcher {
                 }
                 None => {
                     self.waiting.insert(link.key, slot);
-                    let root = self.find(slot);
-                    self.open.get_mut(&root).expect("open root").waiting += 1;
+                    c.wait(slot, 1);
                     count(&mut waits, &mut wait_at, link.region);
                 }
             }
@@ -158,12 +273,7 @@ impl LocalMatcher {
         }
         // Components nothing of this process waits on any more are done here.
         for slot in touched {
-            let root = self.find(slot);
-            if self.open.get(&root).is_some_and(|c| c.waiting == 0) {
-                for s in self.open.remove(&root).expect("open root").slots {
-                    self.parent.remove(&s);
-                }
-            }
+            c.close(slot);
         }
         let waits = waits
             .into_iter()
@@ -174,39 +284,6 @@ impl LocalMatcher {
         (waits.chain(joins).chain(resolved).collect(), positions)
     }
 
-    /// Puts `slot` in the union-find, a component of its own, unless it is there.
-    fn add(&mut self, slot: Slot) {
-        if let std::collections::hash_map::Entry::Vacant(e) = self.parent.entry(slot) {
-            e.insert(slot);
-            self.open.insert(
-                slot,
-                LocalComponent {
-                    slots: vec![slot],
-                    waiting: 0,
-                },
-            );
-        }
-    }
-
-    fn find(&mut self, s: Slot) -> Slot {
-        find(&mut self.parent, s)
-    }
-
-    fn union(&mut self, a: Slot, b: Slot) {
-        let (ra, rb) = (self.find(a), self.find(b));
-        let oa = self.open.remove(&ra).expect("open root");
-        let ob = self.open.remove(&rb).expect("open root");
-        let (keep, gone, mut big, small) = if oa.slots.len() >= ob.slots.len() {
-            (ra, rb, oa, ob)
-        } else {
-            (rb, ra, ob, oa)
-        };
-        self.parent.insert(gone, keep);
-        big.slots.extend(small.slots);
-        big.waiting += small.waiting;
-        self.open.insert(keep, big);
-    }
-
     /// Links whose second tile has not come yet.
     pub fn waiting_links(&self) -> usize {
         self.waiting.len()
@@ -214,7 +291,7 @@ impl LocalMatcher {
 
     /// Regions held in the union-find (those of components still waited on).
     pub fn held_regions(&self) -> usize {
-        self.parent.len()
+        self.components.parent.len()
     }
 }
 
@@ -231,28 +308,12 @@ fn count<K: std::hash::Hash + Eq + Copy>(
     counts[i].1 += 1;
 }
 
-/// The root of `s` in the union-find `parent`, compressing the path it walks.
-fn find(parent: &mut HashMap<Slot, Slot>, mut s: Slot) -> Slot {
-    let mut root = s;
-    while let Some(&p) = parent.get(&root) {
-        if p == root {
-            break;
-        }
-        root = p;
-    }
-    while s != root {
-        let p = parent[&s];
-        parent.insert(s, root);
-        s = p;
-    }
-    root
-}
-
 /// The merge state: only what is still open.
 #[derive(Default)]
 pub struct RegionMerger {
-    parent: HashMap<Slot, Slot>,
-    open: HashMap<Slot, Open>,
+    /// The open regions; each one's `members` are its component's slots, filled in when it
+    /// closes.
+    regions: Frontier<MergedRegion>,
     waiting: HashMap<LinkKey, Slot>,
     /// Links another process matched whose second tile has not come yet: counted as waiting
     /// links (the frontier's figures are those of a merge of the whole links).
@@ -268,37 +329,6 @@ impl RegionMerger {
         RegionMerger::default()
     }
 
-    fn find(&mut self, s: Slot) -> Slot {
-        find(&mut self.parent, s)
-    }
-
-    fn union(&mut self, a: Slot, b: Slot) -> Slot {
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra == rb {
-            return ra;
-        }
-        let oa = self.open.remove(&ra).expect("open root");
-        let ob = self.open.remove(&rb).expect("open root");
-        // The larger member list absorbs the smaller.
-        let (keep, mut big, small) = if oa.region.members.len() >= ob.region.members.len() {
-            (ra, oa, ob)
-        } else {
-            (rb, ob, oa)
-        };
-        let gone = if keep == ra { rb } else { ra };
-        self.parent.insert(gone, keep);
-        let r = &mut big.region;
-        r.id = r.id.min(small.region.id);
-        r.spans += small.region.spans;
-        r.zmin = r.zmin.min(small.region.zmin);
-        r.zmax = r.zmax.max(small.region.zmax);
-        r.members.extend(small.region.members);
-        big.slots.extend(small.slots);
-        big.waiting += small.waiting;
-        self.open.insert(keep, big);
-        keep
-    }
-
     /// Adds one tile's regions; returns the regions that this tile closed, sorted by id.
     pub fn add_tile(&mut self, tile: &TileRegions) -> Vec<MergedRegion> {
         self.add_matched(tile, &[])
@@ -310,22 +340,13 @@ impl RegionMerger {
     pub fn add_matched(&mut self, tile: &TileRegions, local: &[LocalLink]) -> Vec<MergedRegion> {
         let coord = tile.tile;
         for (i, r) in tile.regions.iter().enumerate() {
-            let slot = (coord, i as u32);
-            self.parent.insert(slot, slot);
-            self.open.insert(
-                slot,
-                Open {
-                    region: MergedRegion {
-                        id: r.first,
-                        spans: r.spans,
-                        zmin: r.zmin,
-                        zmax: r.zmax,
-                        members: vec![(coord, i as u32)],
-                    },
-                    slots: vec![slot],
-                    waiting: 0,
-                },
-            );
+            self.regions.add((coord, i as u32), || MergedRegion {
+                id: r.first,
+                spans: r.spans,
+                zmin: r.zmin,
+                zmax: r.zmax,
+                members: Vec::new(),
+            });
         }
         self.open_members += tile.regions.len();
         for link in &tile.links {
@@ -334,7 +355,7 @@ impl RegionMerger {
                 Some(other) => self.join(slot, other),
                 None => {
                     self.waiting.insert(link.key, slot);
-                    self.wait(slot);
+                    self.regions.wait(slot, 1);
                 }
             }
         }
@@ -342,8 +363,7 @@ impl RegionMerger {
             match *link {
                 LocalLink::Waits { region, links } => {
                     self.matched_waiting += links as usize;
-                    let root = self.find((coord, region));
-                    self.open.get_mut(&root).expect("open root").waiting += u64::from(links);
+                    self.regions.wait((coord, region), i64::from(links));
                 }
                 LocalLink::Joins {
                     region,
@@ -355,52 +375,37 @@ impl RegionMerger {
                 }
                 LocalLink::Resolves { tile, other, links } => {
                     self.matched_waiting -= links as usize;
-                    let root = self.find((tile, other));
-                    self.open.get_mut(&root).expect("open root").waiting -= u64::from(links);
+                    self.regions.wait((tile, other), -i64::from(links));
                 }
             }
         }
         self.peak_frontier.0 = self.peak_frontier.0.max(self.waiting_links());
-        self.peak_frontier.1 = self.peak_frontier.1.max(self.open.len());
-        // Every root this tile touched is the root of one of its own regions now.
-        let mut roots: Vec<Slot> = (0..tile.regions.len() as u32)
-            .map(|i| self.find((coord, i)))
-            .collect();
-        roots.sort_unstable();
-        roots.dedup();
+        self.peak_frontier.1 = self.peak_frontier.1.max(self.regions.open.len());
+        // Every component this tile touched holds one of its own regions now.
         let mut closed = Vec::new();
-        for root in roots {
-            if self.open[&root].waiting == 0 {
-                let mut open = self.open.remove(&root).expect("open root");
-                for slot in &open.slots {
-                    self.parent.remove(slot);
-                }
-                self.open_members -= open.region.members.len();
-                open.region.members.sort_unstable();
-                closed.push(open.region);
+        for i in 0..tile.regions.len() as u32 {
+            if let Some(c) = self.regions.close((coord, i)) {
+                self.open_members -= c.slots.len();
+                let mut region = c.data;
+                region.members = c.slots;
+                region.members.sort_unstable();
+                closed.push(region);
             }
         }
         closed.sort_by_key(|r| r.id);
         closed
     }
 
-    /// `slot`'s region waits for one more link.
-    fn wait(&mut self, slot: Slot) {
-        let root = self.find(slot);
-        self.open.get_mut(&root).expect("open root").waiting += 1;
-    }
-
     /// A link from `slot` reached `other`, whose region waited for it: one wait fewer, and the
     /// two regions united.
     fn join(&mut self, slot: Slot, other: Slot) {
-        let root = self.find(other);
-        self.open.get_mut(&root).expect("open root").waiting -= 1;
-        self.union(slot, other);
+        self.regions.wait(other, -1);
+        self.regions.union(slot, other);
     }
 
     /// Regions still open (all of them once every tile was added means a tile is missing).
     pub fn open_regions(&self) -> usize {
-        self.open.len()
+        self.regions.open.len()
     }
 
     /// Links still waiting (matched by another process or not).
@@ -412,11 +417,12 @@ impl RegionMerger {
     pub fn held_bytes(&self) -> u64 {
         debug_assert_eq!(
             self.open_members,
-            self.open
+            self.regions
+                .open
                 .values()
-                .map(|o| o.region.members.len())
+                .map(|c| c.slots.len())
                 .sum::<usize>()
         );
-        (self.waiting_links() * 48 + self.open.len() * 120 + self.open_members * 28) as u64
+        (self.waiting_links() * 48 + self.regions.open.len() * 120 + self.open_members * 28) as u64
     }
 }
