@@ -335,7 +335,7 @@ fn hierarchical_paths_are_as_long_as_flat_ones_within_a_percent() {
         let bytes = tessera_navmesh::aligned(&bytes);
         let mesh = tessera_navmesh::access(&bytes, &name).unwrap();
         let q = Query::new(mesh);
-        let planned = flat_and_planned(&q, 1000, 11, &name);
+        let planned = flat_and_planned(&q, 3000, 11, &name);
         let ratios: Vec<f64> = planned.iter().map(|&(f, h)| h / f.max(1e-9)).collect();
         let within = ratios.iter().filter(|&&r| r <= 1.01).count();
         let worst = ratios.iter().copied().fold(1.0, f64::max);

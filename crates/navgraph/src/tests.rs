@@ -432,6 +432,9 @@ fn the_polygon_sweeps_of_the_file_report_their_counts() {
             Step::Pass("hierarchy: clusters", n),
             Step::Done(0),
             Step::Done(n),
+            Step::Pass("hierarchy: borders", n),
+            Step::Done(0),
+            Step::Done(n),
             Step::Pass("hierarchy: entrances", n),
             Step::Done(0),
             Step::Done(n),
@@ -451,7 +454,7 @@ fn a_report_that_asks_to_stop_stops_the_file_at_that_step() {
         seeds: &[],
         min_island_area: 1.0,
     };
-    let total = 27;
+    let total = 30;
     for stop_at in 0..total {
         let dir = tempfile::tempdir().unwrap();
         let asm = assembled_input(dir.path());

@@ -7,7 +7,8 @@
 //! ```
 //!
 //! With the cluster settings, the hierarchy is built again with them first
-//! (`tessera_navgraph::hierarchy_of`); without, the file's own is used.
+//! (`tessera_navgraph::hierarchy_of`); without, the file's own is used. `DUMP=K` also prints
+//! pair K's two answers: their lengths, the clusters they cross and their corners.
 
 use std::time::Instant;
 
@@ -152,6 +153,33 @@ fn main() {
             }
             (None, None) => {}
             _ => found_diff += 1,
+        }
+    }
+    if let Ok(k) = std::env::var("DUMP") {
+        let i: usize = k.parse().unwrap();
+        let ((sp, s), (ep, e)) = points[i];
+        eprintln!(
+            "pair {i}: from {s:?} (polygon {sp}, cluster {}) to {e:?} (polygon {ep}, cluster {})",
+            h.cluster_of(sp),
+            h.cluster_of(ep)
+        );
+        for planner in [Planner::Flat, Planner::Hierarchical] {
+            let c = q.find_path_with(sp, s, ep, e, planner);
+            let pts = q.straight_path(s, e, &c.polys);
+            let mut cl: Vec<u32> = c.polys.iter().map(|&p| h.cluster_of(p)).collect();
+            cl.dedup();
+            eprintln!(
+                "  {planner:?}: len {:.2}, polys {}, clusters {:?}",
+                plan(&pts),
+                c.polys.len(),
+                cl
+            );
+            eprintln!(
+                "    points {:?}",
+                pts.iter()
+                    .map(|p| [p[0].round(), p[1].round()])
+                    .collect::<Vec<_>>()
+            );
         }
     }
     ratios.sort_by(|a, b| a.0.total_cmp(&b.0));
