@@ -25,8 +25,9 @@
 //!    cost. Each cluster lists its
 //!    entrances by neighbour, then its exits, then its landings: both sides compute every
 //!    piece from the same edges in the same order, so they agree.
-//! 4. **Lengths.** For each cluster, its polygons (neighbours outside it cut off, links
-//!    inside it kept) are written as a small navmesh of their own and searched from each
+//! 4. **Lengths.** For each cluster, its polygons and its halo (the polygons one portal out
+//!    of it, as a refining search may step into them: their other portals cut; links inside
+//!    the cluster kept) are written as a small navmesh of their own and searched from each
 //!    entrance with the query crate's exact any-angle search towards all the others: the
 //!    table of shortest plan lengths within the cluster. Clusters are measured a batch at a
 //!    time on the caller's threads and written in order.
@@ -1085,27 +1086,39 @@ fn lengths(
     Ok((table, key, false))
 }
 
-/// Cluster `c`'s polygons `members` as a navmesh of their own (portals out of the cluster
-/// cut, links inside it kept, one component, no detail, one grid cell; the whole mesh's
-/// bounds, so that queries on it take the same tolerance; the off-mesh links it keeps in a
-/// table of its own), and each polygon's number in it.
+/// Cluster `c`'s polygons `members` and its halo as a navmesh of their own, and each
+/// polygon's number in it. The halo is the polygons across a portal from the cluster, as a
+/// refining search steps into them (one step out of its scope, no further): their portals
+/// to the cluster kept, all others cut. Links inside the cluster are kept; one component, no
+/// detail, one grid cell; the whole mesh's bounds, so that queries on it take the same
+/// tolerance; the off-mesh links it keeps in a table of its own.
 fn cluster_mesh(
     mesh: &MeshView,
     cluster_of: &[u32],
     members: &[u32],
     c: u32,
 ) -> (NavMesh, HashMap<u32, u32>) {
+    // The halo: the polygons across a portal from the cluster, in polygon order.
+    let mut halo: Vec<u32> = members
+        .iter()
+        .flat_map(|&p| mesh.neighbours(p).iter().copied())
+        .filter(|&q| q != NONE && cluster_of.get(q as usize).is_some_and(|&d| d != c))
+        .collect();
+    halo.sort_unstable();
+    halo.dedup();
     let local: HashMap<u32, u32> = members
         .iter()
+        .chain(&halo)
         .enumerate()
         .map(|(i, &p)| (p, i as u32))
         .collect();
+    let inside = |p: u32| cluster_of.get(p as usize) == Some(&c);
     let mut vert_of: HashMap<u32, u32> = HashMap::default();
     let (mut off_mesh, mut off_mesh_of) = (Vec::new(), HashMap::<u32, u32>::default());
     let (mut verts, mut polys, mut poly_verts, mut poly_neis, mut links) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut area = 0.0f64;
-    for &p in members {
+    for &p in members.iter().chain(&halo) {
         let poly = mesh.polys[p as usize];
         let first = poly_verts.len() as u32;
         for k in 0..poly.count {
@@ -1115,16 +1128,16 @@ fn cluster_mesh(
                 verts.len() as u32 - 1
             });
             poly_verts.push(id);
+            // Portals within the cluster, and between it and its halo.
             let nb = mesh.neis[(poly.first + k) as usize];
-            poly_neis.push(if nb != NONE && cluster_of.get(nb as usize) == Some(&c) {
-                local[&nb]
-            } else {
-                NONE
+            poly_neis.push(match local.get(&nb) {
+                Some(&q) if inside(p) || inside(nb) => q,
+                _ => NONE,
             });
         }
         let link_first = links.len() as u32;
-        for l in mesh.links_of(p) {
-            if let Some(&to) = local.get(&l.to) {
+        for l in mesh.links_of(p).iter().filter(|_| inside(p)) {
+            if let Some(&to) = local.get(&l.to).filter(|_| inside(l.to)) {
                 // An off-mesh link names its entry in the cluster's own table.
                 let off_mesh = if l.off_mesh == NONE {
                     NONE

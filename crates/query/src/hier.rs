@@ -3,12 +3,12 @@
 //!
 //! The file's [`tessera_navmesh::Hierarchy`] groups the polygons into clusters, lists the
 //! entrances between clusters (a point on a portal, one entrance on each side; or a link's
-//! segment and its landing) and, per cluster, the plan length of the shortest way inside it
-//! between any two of its entrances. A query between two clusters:
+//! segment and its landing) and, per cluster, the plan length of the shortest way between
+//! any two of its entrances inside it and its halo (below). A query between two clusters:
 //!
 //! 1. **plans**: an A* over the entrances, from the start to every entrance of its cluster
 //!    and from every entrance of the end's cluster to the end (lengths from the search
-//!    below, confined to that one cluster, measured only when the A* takes them: first they
+//!    below, confined to that one cluster and its halo, measured only when the A* takes them: first they
 //!    count at their plan distance, a bound they cannot beat), through the clusters' tables
 //!    of lengths and the steps across. The heuristic is the plan distance to the end, which
 //!    no step beats, so the plan is the shortest way through entrances;
@@ -377,6 +377,7 @@ impl Query<'_> {
                             }
                         };
                         self.set_scope(s, Some(&[c]));
+                        s.halo = true;
                         legs[k] = self
                             .polyanya_to(way, s)
                             .map_or(f64::INFINITY, |n| s.length(n));
