@@ -27,7 +27,10 @@ fn main() {
         let settings = tessera_navgraph::ClusterSettings {
             max_polygons: n.parse().unwrap(),
             min_side_cells: side.parse().unwrap(),
-            entrance_spacing: args.get(6).map_or(0.125, |a| a.parse().unwrap()),
+            entrance_spacing: args.get(6).map_or(
+                tessera_navgraph::ClusterSettings::default().entrance_spacing,
+                |a| a.parse().unwrap(),
+            ),
         };
         let t = Instant::now();
         mesh.hierarchy = tessera_navgraph::hierarchy_of(&mesh, &settings).unwrap();
