@@ -227,12 +227,68 @@ fn the_hierarchy_of_a_city_is_the_same_for_every_tiling_thread_count_and_budget(
         dir.path(),
     );
     let file = NavMeshFile::open(runs.bakes[0].1.join("navmesh.tsn")).unwrap();
-    let h = &file.mesh().hierarchy;
+    let m = file.mesh();
+    let h = &m.hierarchy;
     assert!(
         h.clusters.len() >= 10 && h.entrances.len() >= 100,
         "{} clusters, {} entrances",
         h.clusters.len(),
         h.entrances.len()
+    );
+    // Each cluster is connected within itself (portals and links), and its borders are
+    // smoothed: no polygon shares more portal length with a cluster that had room for it
+    // (under the 128 a square holds) than with its own.
+    let np = m.polys.len() as u32;
+    let cluster = |p: u32| h.cluster_of(p) as usize;
+    let mut parent: Vec<u32> = (0..np).collect();
+    let mut uneven = Vec::new();
+    for p in 0..np {
+        let poly = &m.polys[p as usize];
+        let first = poly.first.to_native() as usize;
+        let count = poly.count.to_native() as usize;
+        let mut shared: std::collections::BTreeMap<usize, f32> = Default::default();
+        for k in 0..count {
+            let q = m.poly_neis[first + k].to_native();
+            if q == tessera_navmesh::NONE || q >= np {
+                continue;
+            }
+            let a = m.verts[m.poly_verts[first + k].to_native() as usize];
+            let b = m.verts[m.poly_verts[first + (k + 1) % count].to_native() as usize];
+            let len =
+                (b[0].to_native() - a[0].to_native()).hypot(b[1].to_native() - a[1].to_native());
+            *shared.entry(cluster(q)).or_default() += len;
+            if cluster(q) == cluster(p) {
+                tessera_geom::union_find::join(&mut parent, p, q);
+            }
+        }
+        let link_first = poly.link_first.to_native() as usize;
+        let links = link_first..link_first + poly.link_count.to_native() as usize;
+        for l in &m.links[links] {
+            let q = l.to.to_native();
+            if q < np && cluster(q) == cluster(p) {
+                tessera_geom::union_find::join(&mut parent, p, q);
+            }
+        }
+        let own = shared.get(&cluster(p)).copied().unwrap_or(0.0);
+        if shared.iter().any(|(&c, &len)| {
+            c != cluster(p) && len > own + 1e-3 && h.clusters[c].polygons.to_native() < 128
+        }) {
+            uneven.push(p);
+        }
+    }
+    let mut roots = vec![tessera_navmesh::NONE; h.clusters.len()];
+    for p in 0..np {
+        let r = tessera_geom::union_find::root(&mut parent, p);
+        let c = cluster(p);
+        assert!(
+            roots[c] == tessera_navmesh::NONE || roots[c] == r,
+            "cluster {c} is in pieces"
+        );
+        roots[c] = r;
+    }
+    assert!(
+        uneven.is_empty(),
+        "polygons nearer another cluster: {uneven:?}"
     );
 }
 

@@ -717,6 +717,7 @@ fn smooth_borders(
 ) -> Result<(), BuildError> {
     let np = mesh.polys.len() as u32;
     let mut shared: Vec<(u32, f64)> = Vec::new();
+    let mut corners: Vec<[f32; 3]> = Vec::new();
     for _ in 0..SMOOTHING_SWEEPS {
         say(report, Step::Pass("hierarchy: borders", u64::from(np)))?;
         let mut moved = 0u64;
@@ -724,7 +725,8 @@ fn smooth_borders(
             tick(report, p)?;
             let own = group_of[p as usize];
             shared.clear();
-            let corners: Vec<[f32; 3]> = mesh.corners(p).collect();
+            corners.clear();
+            corners.extend(mesh.corners(p));
             for (k, &q) in mesh.neighbours(p).iter().enumerate() {
                 if q != NONE && q < np {
                     let len = plan_len(corners[k], corners[(k + 1) % corners.len()]);
