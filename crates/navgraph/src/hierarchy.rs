@@ -70,7 +70,7 @@ impl Default for ClusterSettings {
         ClusterSettings {
             max_polygons: 128,
             min_side_cells: 16,
-            entrance_spacing: 0.0625,
+            entrance_spacing: 0.125,
         }
     }
 }
