@@ -8,10 +8,10 @@
 //!
 //! 1. **plans**: an A* over the entrances, from the start to every entrance of its cluster
 //!    and from every entrance of the end's cluster to the end (lengths from the search
-//!    below, confined to that one cluster and its halo, measured only when the A* takes them: first they
-//!    count at their plan distance, a bound they cannot beat), through the clusters' tables
-//!    of lengths and the steps across. The heuristic is the plan distance to the end, which
-//!    no step beats, so the plan is the shortest way through entrances;
+//!    below, confined to that one cluster and its halo, measured only when the A* takes
+//!    them: first they count at their plan distance, a bound they cannot beat), through the
+//!    clusters' tables of lengths and the steps across. The heuristic is the plan distance
+//!    to the end, which no step beats, so the plan is the shortest way through entrances;
 //! 2. **refines**: the exact any-angle search of [`Query::find_path`]'s flat form, confined
 //!    to the clusters the plan crosses and the clusters beside its two ends (the *scope*),
 //!    plus a *halo*: a step from a polygon of the scope into one outside it. That is a
