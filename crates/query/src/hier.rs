@@ -233,11 +233,11 @@ impl Query<'_> {
     }
 
     /// Whether a search with the buffers `s` may step from polygon `from` into `p`: into any
-    /// polygon unless scoped; within a scope, into its clusters, and with a halo also out of
-    /// them from a polygon in them.
+    /// polygon unless scoped; within a scope, into its clusters, and out of them from a
+    /// polygon in them (the halo: one polygon deep).
     #[inline]
     pub(crate) fn enters_from(&self, s: &Search, from: u32, p: u32) -> bool {
-        self.enters(s, p) || (s.halo && self.enters(s, from))
+        self.enters(s, p) || self.enters(s, from)
     }
 
     /// The corner flags of polygon `p` in a scoped search, into `out`: a mesh corner, or a
@@ -260,11 +260,10 @@ impl Query<'_> {
         }
     }
 
-    /// Confines the searches over `s` to the clusters `clusters` (`None`: no scope), with no
-    /// halo.
+    /// Confines the searches over `s` to the clusters `clusters` and their halo (`None`: no
+    /// scope).
     pub(crate) fn set_scope(&self, s: &mut Search, clusters: Option<&[u32]>) {
         s.scoped = clusters.is_some();
-        s.halo = false;
         if let Some(clusters) = clusters {
             let words = self.mesh.hierarchy.clusters.len().div_ceil(64);
             s.scope.clear();
@@ -297,7 +296,6 @@ impl Query<'_> {
             }
         }
         self.set_scope(s, Some(&clusters));
-        s.halo = true;
         // The plan is a way within those clusters: the shortest one is no longer, and nodes
         // beyond it (with a margin for rounding, and for a link's point, which the search
         // chooses rather than searches) need not be kept.
@@ -377,7 +375,6 @@ impl Query<'_> {
                             }
                         };
                         self.set_scope(s, Some(&[c]));
-                        s.halo = true;
                         legs[k] = self
                             .polyanya_to(way, s)
                             .map_or(f64::INFINITY, |n| s.length(n));

@@ -138,11 +138,10 @@ pub(crate) struct Search {
     /// When `scoped`: the clusters of the hierarchy the search may enter, one bit each
     /// (see [`Query::set_scope`]).
     pub(crate) scope: Vec<u64>,
+    /// A scoped search may also step from a polygon in its scope into one outside it (the
+    /// halo, one polygon deep): a way along the scope's border may cut across the corner of
+    /// a cluster beside it.
     pub(crate) scoped: bool,
-    /// A scoped search may also step from a polygon in its scope into one outside it (one
-    /// polygon deep): a way along the scope's border may cut across the corner of a
-    /// cluster beside it.
-    pub(crate) halo: bool,
     /// A polygon's corner flags with the scope's boundary added.
     flags: Vec<bool>,
     /// [`Goal::Many`]: per target, its length once reached (`INFINITY` until then).
