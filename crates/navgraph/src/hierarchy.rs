@@ -17,8 +17,9 @@
 //! 3. **Entrances.** The portals between two clusters, seen from the cluster with the smaller
 //!    number, are chained end to end (a border may cross a street, leave it and cross the
 //!    next); each chain is cut into equal pieces of at most
-//!    [`ClusterSettings::entrance_spacing`] times the smaller cluster's extent, and each piece
-//!    gets an entrance on both sides, at its middle. Links between clusters are grouped by
+//!    [`ClusterSettings::entrance_spacing`] times the smaller cluster's extent (but no
+//!    shorter than [`ClusterSettings::entrance_min_spacing`]), and each piece gets an
+//!    entrance on both sides, at its middle. Links between clusters are grouped by
 //!    plan distance (half that spacing): each group gets an exit at its first link's middle
 //!    and a landing on the far side, a step of the jump's plan length. An off-mesh link is a
 //!    group of its own: its take-off, its landing, and a step of its plan length plus its
@@ -63,6 +64,9 @@ pub struct ClusterSettings {
     /// cluster's extent (the longer side of its plan box), or closer: the finer, the closer
     /// the plan's lengths to the shortest, the more entrances to plan over.
     pub entrance_spacing: f32,
+    /// ... but never closer than this (world units): on a finely cut mesh, whose clusters
+    /// are a few metres across, a fraction alone would put entrances a hand apart.
+    pub entrance_min_spacing: f32,
 }
 
 impl Default for ClusterSettings {
@@ -70,7 +74,8 @@ impl Default for ClusterSettings {
         ClusterSettings {
             max_polygons: 128,
             min_side_cells: 16,
-            entrance_spacing: 0.125,
+            entrance_spacing: 0.0625,
+            entrance_min_spacing: 2.0,
         }
     }
 }
@@ -225,8 +230,10 @@ pub(crate) fn build_hierarchy(
     let members_of =
         |c: u32| &members[starts[c as usize] as usize..starts[c as usize + 1] as usize];
     let spacing = f64::from(settings.entrance_spacing);
-    let piece_len =
-        |c: u32, d: u32| spacing * f64::from(extent[c as usize].min(extent[d as usize]));
+    let floor = f64::from(settings.entrance_min_spacing);
+    let piece_len = |c: u32, d: u32| {
+        (spacing * f64::from(extent[c as usize].min(extent[d as usize]))).max(floor)
+    };
 
     // Links between clusters, grouped, and each cluster's landings in order.
     let groups = link_groups(mesh, &cluster_of, &piece_len);

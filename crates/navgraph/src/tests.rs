@@ -548,6 +548,7 @@ const SMALL_CLUSTERS: ClusterSettings = ClusterSettings {
     max_polygons: 16,
     min_side_cells: 1,
     entrance_spacing: 0.125,
+    entrance_min_spacing: 0.0,
 };
 
 #[test]

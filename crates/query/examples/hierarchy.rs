@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! cargo run --release -p tessera-query --example hierarchy -- NAV.tsn [PAIRS] [SEED] \
-//!     [MAX_POLYGONS MIN_SIDE_CELLS [ENTRANCE_SPACING]]
+//!     [MAX_POLYGONS MIN_SIDE_CELLS [ENTRANCE_SPACING [MIN_SPACING]]]
 //! ```
 //!
 //! With the cluster settings, the hierarchy is built again with them first
@@ -24,13 +24,16 @@ fn main() {
     let bytes = if let (Some(n), Some(side)) = (args.get(4), args.get(5)) {
         let mut mesh: NavMesh =
             rkyv::deserialize::<NavMesh, rkyv::rancor::Error>(file.mesh()).unwrap();
+        let defaults = tessera_navgraph::ClusterSettings::default();
         let settings = tessera_navgraph::ClusterSettings {
             max_polygons: n.parse().unwrap(),
             min_side_cells: side.parse().unwrap(),
-            entrance_spacing: args.get(6).map_or(
-                tessera_navgraph::ClusterSettings::default().entrance_spacing,
-                |a| a.parse().unwrap(),
-            ),
+            entrance_spacing: args
+                .get(6)
+                .map_or(defaults.entrance_spacing, |a| a.parse().unwrap()),
+            entrance_min_spacing: args
+                .get(7)
+                .map_or(defaults.entrance_min_spacing, |a| a.parse().unwrap()),
         };
         let t = Instant::now();
         mesh.hierarchy = tessera_navgraph::hierarchy_of(&mesh, &settings).unwrap();

@@ -21,10 +21,10 @@
 //! 3. the corridor is string-pulled as any.
 //!
 //! Both ends in one cluster, or nearer each other than a plan pays for (see [`flat_within`]):
-//! the flat search (so the answer is the flat one). A plan that
-//! finds no way, or a refinement that does not reach the end (neither happens on a mesh the
-//! builder wrote), falls back to the flat search, so the hierarchical answer is found exactly
-//! when the flat one is.
+//! the flat search (so the answer is the flat one). A plan that finds no way, or a
+//! refinement that does not reach the end (neither happens on a mesh the builder wrote), falls
+//! back to the flat search, so the hierarchical answer is found exactly when the flat one is;
+//! so does a refinement past its budget of expansions (see [`EXPANSIONS_PER_POLYGON`]).
 
 use std::collections::BinaryHeap;
 
@@ -169,6 +169,10 @@ fn entry(f: f64, node: u32, step: Step) -> Open {
     }
 }
 
+/// The expansions a refining search makes per polygon of its scope before it gives up and
+/// the flat search answers (see [`Query::find_path_planned`]).
+const EXPANSIONS_PER_POLYGON: usize = 32;
+
 /// The most entrances a plan takes (two bits of an entry's number are its [`Step`]).
 const MOST_ENTRANCES: usize = (u32::MAX >> 2) as usize - 1;
 
@@ -300,7 +304,19 @@ impl Query<'_> {
         // beyond it (with a margin for rounding, and for a link's point, which the search
         // chooses rather than searches) need not be kept.
         s.bound = Some(length * 1.01 + f64::from(self.eps));
+        // Bending round the scope's boundary as round the mesh's corners, the search finds
+        // the shortest way within the scope. On a finely cut mesh (centimetre cells, no
+        // erosion) that boundary is a staircase of vertices, each a root whose cone sweeps
+        // the scope: hundreds of times the expansions of the flat search. So the search has
+        // a budget of expansions per polygon of its scope (bakes at the usual cell sizes
+        // take under a tenth of it), past which the flat search answers.
+        let polygons: usize = clusters
+            .iter()
+            .map(|&c| h.clusters[c as usize].polygons.to_native() as usize)
+            .sum();
+        s.limit = Some(EXPANSIONS_PER_POLYGON * polygons);
         let node = self.polyanya_to(ends, s);
+        s.limit = None;
         s.bound = None;
         self.set_scope(s, None);
         Some(self.trace(s, node?, true))

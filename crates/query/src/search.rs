@@ -151,6 +151,9 @@ pub(crate) struct Search {
     pub(crate) bound: Option<f64>,
     /// The areas' and off-mesh links' costs (a query's filter; the baked ones by default).
     pub(crate) costs: Costs,
+    /// The most expansions before the search gives up ([`Run::Limit`]); `None`: the limit
+    /// for a hostile mesh.
+    pub(crate) limit: Option<usize>,
 }
 
 impl Search {
@@ -405,7 +408,9 @@ impl Query<'_> {
         // A hostile mesh (polygons that are not convex, overlapping or crossed) must not
         // make the search run forever: it gives up after a number of expansions no valid
         // mesh of this size needs.
-        let limit = 1_000_000usize.max(self.mesh.polys.len().saturating_mul(64));
+        let limit = s
+            .limit
+            .unwrap_or_else(|| 1_000_000usize.max(self.mesh.polys.len().saturating_mul(64)));
         let f = goal.from(start);
         s.nodes
             .push(Node::at(start, 0.0, f, start_poly, NONE, NONE, false));
