@@ -17,8 +17,8 @@
 //! 3. **Entrances.** The portals between two clusters, seen from the cluster with the smaller
 //!    number, are chained end to end (a border may cross a street, leave it and cross the
 //!    next); each chain is cut into equal pieces of at most
-//!    [`ClusterSettings::entrance_spacing`] times the smaller cluster's extent (but no
-//!    shorter than [`ClusterSettings::entrance_min_spacing`]), and each piece gets an
+//!    [`ClusterSettings::entrance_spacing`] times the smaller cluster's extent (that length
+//!    no less than [`ClusterSettings::entrance_min_spacing`]), and each piece gets an
 //!    entrance on both sides, at its middle. Links between clusters are grouped by
 //!    plan distance (half that spacing): each group gets an exit at its first link's middle
 //!    and a landing on the far side, a step of the jump's plan length. An off-mesh link is a
@@ -64,8 +64,10 @@ pub struct ClusterSettings {
     /// cluster's extent (the longer side of its plan box), or closer: the finer, the closer
     /// the plan's lengths to the shortest, the more entrances to plan over.
     pub entrance_spacing: f32,
-    /// ... but never closer than this (world units): on a finely cut mesh, whose clusters
-    /// are a few metres across, a fraction alone would put entrances a hand apart.
+    /// ... but that length is never taken below this (world units), so a chain of portals
+    /// `L` long has at most `ceil(L / entrance_min_spacing)` entrances: on a finely cut mesh,
+    /// whose clusters are a few metres across, a fraction alone would put entrances a hand
+    /// apart.
     pub entrance_min_spacing: f32,
 }
 

@@ -596,6 +596,50 @@ fn the_hierarchy_covers_every_polygon_and_measures_the_ways_between_entrances() 
     access(&aligned(&encode(&mesh)), "mesh with small clusters").unwrap();
 }
 
+#[test]
+fn the_entrance_spacing_has_a_floor_in_metres() {
+    let mesh = build(frame(), &floor_of_squares(12)).unwrap();
+    // Per cluster: its entrances and the clusters across them.
+    let spread = |floor: f32| {
+        let settings = ClusterSettings {
+            entrance_min_spacing: floor,
+            ..SMALL_CLUSTERS
+        };
+        let h = hierarchy_of(&mesh, &settings).unwrap();
+        h.clusters
+            .iter()
+            .map(|c| {
+                let ents = &h.entrances[c.entrance_first as usize..][..c.entrance_count as usize];
+                let mut across: Vec<u32> = ents
+                    .iter()
+                    .map(|e| h.entrances[e.across as usize].cluster)
+                    .collect();
+                across.sort_unstable();
+                across.dedup();
+                (ents.len(), across.len())
+            })
+            .collect::<Vec<_>>()
+    };
+    // The fraction alone (an eighth of 8 m blocks): a border of whole squares is cut in
+    // pieces of a metre, several entrances to each neighbour.
+    let fine = spread(0.0);
+    assert!(
+        fine.iter().any(|&(n, neighbours)| n > neighbours),
+        "{fine:?}"
+    );
+    // A floor longer than any border: each straight border between two blocks of an open
+    // floor is one piece, one entrance to each neighbour.
+    let coarse = spread(1000.0);
+    assert!(
+        coarse.iter().all(|&(n, neighbours)| n == neighbours),
+        "{coarse:?}"
+    );
+    // Between the two, fewer entrances than the fraction alone gives.
+    let total = |v: &[(usize, usize)]| v.iter().map(|x| x.0).sum::<usize>();
+    let mid = spread(3.0);
+    assert!(total(&coarse) < total(&mid) && total(&mid) < total(&fine));
+}
+
 /// Tables of lengths kept from a mesh built before, by the keys its build reported.
 struct Kept(NavMesh, Vec<u64>);
 
