@@ -310,15 +310,16 @@ impl<'a> Query<'a> {
 
     /// [`Query::closest_point`] of a valid polygon whose vertices are `pts`.
     fn closest_on(&self, poly: u32, pts: &[V3], p: V3) -> V3 {
-        self.closest_within(poly, pts, p, f64::INFINITY)
-            .expect("no limit")
+        let q = self.plan_closest(pts, p).1;
+        [q[0], q[1], self.surface(poly, q)]
     }
 
-    /// [`Query::closest_on`], or `None` when `p` is off the polygon by more than `limit` in
-    /// plan (then the closest point is farther than that, and its height is not read).
-    fn closest_within(&self, poly: u32, pts: &[V3], p: V3, limit: f64) -> Option<V3> {
+    /// The point of the polygon with vertices `pts` nearest to `p` in plan (`p` itself when
+    /// it is over the polygon, within the tolerance), with its squared plan distance; its
+    /// height is not read (the third coordinate is `p`'s or a corner's).
+    fn plan_closest(&self, pts: &[V3], p: V3) -> (f64, V3) {
         if inside(pts, p, self.eps as f64) {
-            return Some([p[0], p[1], self.surface(poly, p)]);
+            return (0.0, p);
         }
         let n = pts.len();
         let mut best = (f64::INFINITY, pts[0]);
@@ -329,11 +330,7 @@ impl<'a> Query<'a> {
                 best = (d2, lerp3(a, b, s));
             }
         }
-        if best.0 > limit * limit {
-            return None;
-        }
-        let q = best.1;
-        Some([q[0], q[1], self.surface(poly, q)])
+        best
     }
 
     /// The polygon nearest to `p` within the box `p ± extent`, and the point on it.
@@ -351,8 +348,8 @@ impl<'a> Query<'a> {
         let hi = [0, 1, 2].map(|k| p[k] + ext[k]);
         NEAREST.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
-            let (near, pts) = &mut *scratch;
-            self.nearest_in(p, lo, hi, near, pts)
+            let (near, pending, pts) = &mut *scratch;
+            self.nearest_in(p, lo, hi, near, pending, pts)
         })
     }
 
@@ -363,6 +360,7 @@ impl<'a> Query<'a> {
         lo: V3,
         hi: V3,
         near: &mut Vec<(f64, u32)>,
+        pending: &mut Vec<NearCandidate>,
         pts: &mut Vec<V3>,
     ) -> Option<(u32, [f32; 3])> {
         let g = &self.mesh.grid;
@@ -407,32 +405,65 @@ impl<'a> Query<'a> {
         // A polygon in several grid cells is listed once per cell: the same (bound, poly).
         near.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         near.dedup_by_key(|e| e.1);
+        // Then each one's closest point in plan, which bounds its 3D distance from below as
+        // its box does, and better on terrain, whose large polygons overlap in their boxes.
+        // The heights (a walk of the detail triangles, the costly part there) are read
+        // smallest bound first: a candidate's closest point in plan is taken when its box
+        // comes next, and the pending candidate with the smallest bound is read once no box
+        // still to come is nearer; none is read that cannot beat the best point found.
         let mut best: Option<(f64, u32, V3)> = None;
-        for &(bound, poly) in near.iter() {
-            // A margin for rounding (the closest point is computed in f32), and the tolerance:
-            // a point within it outside a polygon counts as inside, its closest point itself,
-            // nearer than the polygon's box by up to the tolerance.
-            if best.is_some_and(|(bd, _, _)| bound - eps as f64 > bd + 1e-5 * (1.0 + bd)) {
-                break;
-            }
-            self.poly_points_into(poly, pts);
-            // A polygon farther in plan than the best point so far cannot win (the margin
-            // covers its closest point's rounding to f32): its height is not read.
-            let limit = best.map_or(f64::INFINITY, |(bd, _, _)| bd + 2.0 * eps as f64);
-            let Some(q) = self.closest_within(poly, pts, p, limit) else {
-                continue;
+        pending.clear();
+        let mut next = 0;
+        loop {
+            // Margins for rounding (the closest point is computed in f32), and for the
+            // tolerance: a point within it outside a polygon counts as inside, its closest
+            // point itself, nearer than the polygon's box by up to the tolerance.
+            let beaten = |bound: f64, best: Option<(f64, u32, V3)>| {
+                best.is_some_and(|(bd, _, _)| bound - eps as f64 > bd + 1e-5 * (1.0 + bd))
             };
-            if (0..3).any(|k| q[k] < lo[k] - eps || q[k] > hi[k] + eps) {
-                continue;
-            }
-            let d = dist3(p, q);
-            if best.is_none_or(|(bd, bp, _)| d < bd || (d == bd && poly < bp)) {
-                best = Some((d, poly, q));
+            let more = next < near.len() && !beaten(near[next].0, best);
+            let next_bound = if more { near[next].0 } else { f64::INFINITY };
+            let smallest = (0..pending.len()).min_by(|&a, &b| {
+                let (x, y) = (&pending[a], &pending[b]);
+                x.0.total_cmp(&y.0).then(x.3.cmp(&y.3))
+            });
+            match smallest {
+                Some(k) if pending[k].0 <= next_bound => {
+                    let (_, plan_d, bound, poly, q) = pending.swap_remove(k);
+                    if beaten(bound, best)
+                        || best.is_some_and(|(bd, _, _)| plan_d > bd + 2.0 * eps as f64)
+                    {
+                        continue;
+                    }
+                    let q = [q[0], q[1], self.surface(poly, q)];
+                    if q[2] < lo[2] - eps || q[2] > hi[2] + eps {
+                        continue;
+                    }
+                    let d = dist3(p, q);
+                    if best.is_none_or(|(bd, bp, _)| d < bd || (d == bd && poly < bp)) {
+                        best = Some((d, poly, q));
+                    }
+                }
+                _ if more => {
+                    let (bound, poly) = near[next];
+                    next += 1;
+                    self.poly_points_into(poly, pts);
+                    let (d2, q) = self.plan_closest(pts, p);
+                    if (0..2).all(|k| q[k] >= lo[k] - eps && q[k] <= hi[k] + eps) {
+                        let plan_d = d2.sqrt();
+                        pending.push((plan_d.max(bound), plan_d, bound, poly, q));
+                    }
+                }
+                _ => break,
             }
         }
         best.map(|(_, poly, q)| (poly, q))
     }
 }
+
+/// A candidate of [`Query::nearest`]: the larger of its two lower bounds, its plan distance
+/// and its box's distance, the polygon and its closest point in plan.
+type NearCandidate = (f64, f64, f64, u32, V3);
 
 /// A box that holds nothing (every test against it fails): `[min xyz, max xyz]`.
 const EMPTY_BOX: [f32; 6] = [
@@ -446,9 +477,9 @@ const EMPTY_BOX: [f32; 6] = [
 
 thread_local! {
     /// [`Query::nearest`]'s buffers, one set per thread: the boxes near enough with their
-    /// distance bounds, a polygon's points.
+    /// distance bounds, the candidates with their closest points in plan, a polygon's points.
     #[allow(clippy::type_complexity)]
-    static NEAREST: std::cell::RefCell<(Vec<(f64, u32)>, Vec<V3>)> =
+    static NEAREST: std::cell::RefCell<(Vec<(f64, u32)>, Vec<NearCandidate>, Vec<V3>)> =
         std::cell::RefCell::new(Default::default());
 }
 
