@@ -243,27 +243,19 @@ fn the_hierarchy_of_a_city_is_the_same_for_every_tiling_thread_count_and_budget(
     let mut parent: Vec<u32> = (0..np).collect();
     let mut uneven = Vec::new();
     for p in 0..np {
-        let poly = &m.polys[p as usize];
-        let first = poly.first.to_native() as usize;
-        let count = poly.count.to_native() as usize;
+        let ids: Vec<u32> = m.poly_vert_ids(p).collect();
         let mut shared: std::collections::BTreeMap<usize, f32> = Default::default();
-        for k in 0..count {
-            let q = m.poly_neis[first + k].to_native();
+        for (k, q) in m.poly_neighbours(p).enumerate() {
             if q == tessera_navmesh::NONE || q >= np {
                 continue;
             }
-            let a = m.verts[m.poly_verts[first + k].to_native() as usize];
-            let b = m.verts[m.poly_verts[first + (k + 1) % count].to_native() as usize];
-            let len =
-                (b[0].to_native() - a[0].to_native()).hypot(b[1].to_native() - a[1].to_native());
-            *shared.entry(cluster(q)).or_default() += len;
+            let (a, b) = (m.vert(ids[k]), m.vert(ids[(k + 1) % ids.len()]));
+            *shared.entry(cluster(q)).or_default() += (b[0] - a[0]).hypot(b[1] - a[1]);
             if cluster(q) == cluster(p) {
                 tessera_geom::union_find::join(&mut parent, p, q);
             }
         }
-        let link_first = poly.link_first.to_native() as usize;
-        let links = link_first..link_first + poly.link_count.to_native() as usize;
-        for l in &m.links[links] {
+        for l in m.poly_links(p) {
             let q = l.to.to_native();
             if q < np && cluster(q) == cluster(p) {
                 tessera_geom::union_find::join(&mut parent, p, q);
