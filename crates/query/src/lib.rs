@@ -413,23 +413,29 @@ impl<'a> Query<'a> {
         // still to come is nearer; none is read that cannot beat the best point found.
         let mut best: Option<(f64, u32, V3)> = None;
         pending.clear();
+        // Margins for rounding (the closest point is computed in f32), and for the
+        // tolerance: a point within it outside a polygon counts as inside, its closest point
+        // itself, nearer than the polygon's box by up to the tolerance.
+        let beaten = |bound: f64, best: Option<(f64, u32, V3)>| {
+            best.is_some_and(|(bd, _, _)| bound - eps as f64 > bd + 1e-5 * (1.0 + bd))
+        };
         let mut next = 0;
         loop {
-            // Margins for rounding (the closest point is computed in f32), and for the
-            // tolerance: a point within it outside a polygon counts as inside, its closest
-            // point itself, nearer than the polygon's box by up to the tolerance.
-            let beaten = |bound: f64, best: Option<(f64, u32, V3)>| {
-                best.is_some_and(|(bd, _, _)| bound - eps as f64 > bd + 1e-5 * (1.0 + bd))
-            };
             let more = next < near.len() && !beaten(near[next].0, best);
             let next_bound = if more { near[next].0 } else { f64::INFINITY };
             let smallest = (0..pending.len()).min_by(|&a, &b| {
                 let (x, y) = (&pending[a], &pending[b]);
-                x.0.total_cmp(&y.0).then(x.3.cmp(&y.3))
+                x.bound.total_cmp(&y.bound).then(x.poly.cmp(&y.poly))
             });
             match smallest {
-                Some(k) if pending[k].0 <= next_bound => {
-                    let (_, plan_d, bound, poly, q) = pending.swap_remove(k);
+                Some(k) if pending[k].bound <= next_bound => {
+                    let NearCandidate {
+                        plan_d,
+                        box_d: bound,
+                        poly,
+                        at: q,
+                        ..
+                    } = pending.swap_remove(k);
                     if beaten(bound, best)
                         || best.is_some_and(|(bd, _, _)| plan_d > bd + 2.0 * eps as f64)
                     {
@@ -451,7 +457,13 @@ impl<'a> Query<'a> {
                     let (d2, q) = self.plan_closest(pts, p);
                     if (0..2).all(|k| q[k] >= lo[k] - eps && q[k] <= hi[k] + eps) {
                         let plan_d = d2.sqrt();
-                        pending.push((plan_d.max(bound), plan_d, bound, poly, q));
+                        pending.push(NearCandidate {
+                            bound: plan_d.max(bound),
+                            plan_d,
+                            box_d: bound,
+                            poly,
+                            at: q,
+                        });
                     }
                 }
                 _ => break,
@@ -461,9 +473,19 @@ impl<'a> Query<'a> {
     }
 }
 
-/// A candidate of [`Query::nearest`]: the larger of its two lower bounds, its plan distance
-/// and its box's distance, the polygon and its closest point in plan.
-type NearCandidate = (f64, f64, f64, u32, V3);
+/// A candidate of [`Query::nearest`] whose closest point in plan is known.
+struct NearCandidate {
+    /// The larger of its two lower bounds, `plan_d` and `box_d`: candidates are read in its
+    /// order.
+    bound: f64,
+    /// The plan distance to its closest point.
+    plan_d: f64,
+    /// The distance to its bounding box.
+    box_d: f64,
+    poly: u32,
+    /// Its closest point in plan (the height not read yet).
+    at: V3,
+}
 
 /// A box that holds nothing (every test against it fails): `[min xyz, max xyz]`.
 const EMPTY_BOX: [f32; 6] = [
