@@ -94,9 +94,11 @@ fn ledges<const LINK: bool>(
     climb: u32,
     links: &mut Vec<[u32; 4]>,
 ) {
+    // Written in span order as the spans are visited (one pass over the buffer, not a fill
+    // and then a scattered write).
     if LINK {
         links.clear();
-        links.resize(field.spans.len(), [NO_LINK; 4]);
+        links.reserve(field.spans.len());
     }
     let rect = field.rect;
     let (height, climb) = (height as i64, climb as i64);
@@ -126,10 +128,16 @@ fn ledges<const LINK: bool>(
             let mut from = neighbours.map_or([0; 4], |n| n.map(|(a, _)| a));
             for k in a..b {
                 if !spans[k].walkable {
+                    if LINK {
+                        links.push([NO_LINK; 4]);
+                    }
                     continue;
                 }
                 let Some(neighbours) = neighbours else {
                     spans[k].walkable = false;
+                    if LINK {
+                        links.push([NO_LINK; 4]);
+                    }
                     continue;
                 };
                 let bot = spans[k].zmax as i64;
@@ -149,12 +157,15 @@ fn ledges<const LINK: bool>(
                     &mut found,
                 ) {
                     spans[k].walkable = false;
-                } else if LINK {
-                    links[k] = found;
+                    found = [NO_LINK; 4];
+                }
+                if LINK {
+                    links.push(found);
                 }
             }
         }
     }
+    debug_assert!(!LINK || links.len() == spans.len());
 }
 
 /// The ledge test of one span (floor `bot`, ceiling `top`) against its four neighbour columns
