@@ -307,8 +307,10 @@ fn through_cost(root: V3, a: V3, b: V3, goal: V3) -> f64 {
         // The line root -> goal passes between the ends (or through one of them).
         return plan_len(root, goal);
     }
-    let via = |p: V3| plan_len(root, p) + plan_len(p, goal);
-    via(a).min(via(b))
+    // The way's length along the segment's line is convex, least where the line root -> goal
+    // crosses it: past the end nearer that crossing, which is the end nearer the line.
+    let near = if da.abs() <= db.abs() { a } else { b };
+    plan_len(root, near) + plan_len(near, goal)
 }
 
 /// A corner's key among roots: its exact position.
