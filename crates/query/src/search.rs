@@ -300,6 +300,7 @@ pub(crate) fn corridor_from_end(
 /// The way from `root` through the segment `a..b` to `goal`, in plan: straight when the
 /// line crosses the segment, else round the nearer end. `goal` on the root's side of the
 /// segment's line is mirrored across it first (a way through the segment must come back).
+#[inline]
 fn through_cost(root: V3, a: V3, b: V3, goal: V3) -> f64 {
     let goal = mirror_if_same_side(root, a, b, goal);
     let (da, db) = (cross2(root, goal, a), cross2(root, goal, b));
