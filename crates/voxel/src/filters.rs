@@ -127,37 +127,31 @@ fn ledges<const LINK: bool>(
             // from here up (see `is_ledge`).
             let mut from = neighbours.map_or([0; 4], |n| n.map(|(a, _)| a));
             for k in a..b {
-                if !spans[k].walkable {
-                    if LINK {
-                        links.push([NO_LINK; 4]);
-                    }
-                    continue;
-                }
-                let Some(neighbours) = neighbours else {
-                    spans[k].walkable = false;
-                    if LINK {
-                        links.push([NO_LINK; 4]);
-                    }
-                    continue;
-                };
-                let bot = spans[k].zmax as i64;
-                let top = if k + 1 < b {
-                    spans[k + 1].zmin as i64
-                } else {
-                    SKY
-                };
+                // No link unless the span stays walkable.
                 let mut found = [NO_LINK; 4];
-                if is_ledge::<LINK>(
-                    spans,
-                    &neighbours,
-                    &mut from,
-                    bot,
-                    top,
-                    [height, climb],
-                    &mut found,
-                ) {
-                    spans[k].walkable = false;
-                    found = [NO_LINK; 4];
+                match neighbours {
+                    _ if !spans[k].walkable => {}
+                    None => spans[k].walkable = false,
+                    Some(neighbours) => {
+                        let bot = spans[k].zmax as i64;
+                        let top = if k + 1 < b {
+                            spans[k + 1].zmin as i64
+                        } else {
+                            SKY
+                        };
+                        if is_ledge::<LINK>(
+                            spans,
+                            &neighbours,
+                            &mut from,
+                            bot,
+                            top,
+                            [height, climb],
+                            &mut found,
+                        ) {
+                            spans[k].walkable = false;
+                            found = [NO_LINK; 4];
+                        }
+                    }
                 }
                 if LINK {
                     links.push(found);
