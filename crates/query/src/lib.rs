@@ -40,6 +40,7 @@ mod filter;
 mod geom;
 mod hier;
 mod path;
+mod radix;
 mod random;
 mod raycast;
 mod scene;

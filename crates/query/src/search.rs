@@ -28,7 +28,6 @@
 //! point likewise.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 use tessera_navmesh::NONE;
@@ -37,6 +36,7 @@ use crate::filter::Costs;
 use crate::geom::{cross2, lerp3, plan_dist2, plan_len, V3};
 use crate::hier::Ends;
 use crate::path::Corridor;
+use crate::radix::RadixHeap;
 use crate::Query;
 
 /// A search node: an interval `left..right` of an edge (as seen from `root`), the polygon it
@@ -123,7 +123,7 @@ impl PartialOrd for Open {
 #[derive(Default)]
 pub(crate) struct Search {
     nodes: Vec<Node>,
-    open: BinaryHeap<Open>,
+    open: RadixHeap,
     /// The lowest cost at which each mesh corner was made a root, by position (polygons of
     /// a mesh need not share their corners' vertex entries).
     root_g: FxHashMap<[u32; 3], f64>,
@@ -417,9 +417,9 @@ impl Query<'_> {
         let f = goal.from(start);
         s.nodes
             .push(Node::at(start, 0.0, f, start_poly, NONE, NONE, false));
-        s.open.push(Open { f, node: 0 });
+        s.open.push(f, 0);
         let mut expanded = 0usize;
-        while let Some(Open { node, .. }) = s.open.pop() {
+        while let Some(node) = s.open.pop() {
             let n = s.nodes[node as usize];
             if n.end {
                 match goal {
@@ -459,10 +459,7 @@ impl Query<'_> {
                 } else {
                     for k in first..s.nodes.len() {
                         if s.nodes[k].f <= bound {
-                            s.open.push(Open {
-                                f: s.nodes[k].f,
-                                node: k as u32,
-                            });
+                            s.open.push(s.nodes[k].f, k as u32);
                         }
                     }
                 }

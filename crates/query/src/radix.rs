@@ -1,0 +1,115 @@
+//! The any-angle search's open list: a radix heap over the bits of `f`.
+//!
+//! The search's keys never fall below the last one taken (a node's `f` is at least its
+//! parent's, and the parent was the smallest when taken), and they are non-negative floats,
+//! whose bit patterns order as the floats do. A radix heap uses both: an entry goes into the
+//! bucket of the highest bit in which its key differs from the last key taken, so a push is
+//! an append, and a bucket is sorted out only when every lower one is empty. Most nodes a
+//! search makes are never taken (their `f` is past the length of the way found), and here
+//! they cost one append each instead of a climb up a binary heap.
+//!
+//! Among equal keys the entry added last comes first (deeper nodes first, as the binary
+//! heap's order by node number had it, for the nodes of one expansion).
+
+/// Entries `(key bits, node)`; bucket 0 holds the keys equal to the last taken, bucket `b`
+/// those whose highest bit differing from it is bit `b - 1`.
+#[derive(Default)]
+pub(crate) struct RadixHeap {
+    last: u64,
+    len: usize,
+    buckets: Vec<Vec<(u64, u32)>>,
+}
+
+impl RadixHeap {
+    pub(crate) fn clear(&mut self) {
+        self.last = 0;
+        self.len = 0;
+        for b in &mut self.buckets {
+            b.clear();
+        }
+    }
+
+    fn bucket(last: u64, key: u64) -> usize {
+        (u64::BITS - (key ^ last).leading_zeros()) as usize
+    }
+
+    fn key(f: f64) -> u64 {
+        // +0.0 for -0.0: the bits of a negative zero would order it last.
+        let bits = (f + 0.0).to_bits();
+        debug_assert!(f >= 0.0, "the search's costs are not negative: {f}");
+        bits
+    }
+
+    /// Adds `node` with cost `f`, which must be at least the last cost taken.
+    #[inline]
+    pub(crate) fn push(&mut self, f: f64, node: u32) {
+        if self.buckets.is_empty() {
+            self.buckets.resize_with(u64::BITS as usize + 1, Vec::new);
+        }
+        let key = Self::key(f).max(self.last);
+        self.buckets[Self::bucket(self.last, key)].push((key, node));
+        self.len += 1;
+    }
+
+    /// The node of least cost, the last added among equals.
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        if self.buckets[0].is_empty() {
+            let i = (1..self.buckets.len())
+                .find(|&i| !self.buckets[i].is_empty())
+                .expect("a non-empty heap has a non-empty bucket");
+            let moved = std::mem::take(&mut self.buckets[i]);
+            self.last = moved.iter().map(|e| e.0).min().expect("non-empty");
+            for &(key, node) in &moved {
+                self.buckets[Self::bucket(self.last, key)].push((key, node));
+            }
+            // Keep the emptied bucket's allocation.
+            let mut moved = moved;
+            moved.clear();
+            if self.buckets[i].is_empty() {
+                self.buckets[i] = moved;
+            }
+        }
+        self.len -= 1;
+        self.buckets[0].pop().map(|e| e.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RadixHeap;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Against a sorted list: the same costs in the same order, whatever is pushed between
+        /// pops (never below the last cost taken).
+        #[test]
+        fn takes_costs_in_order(steps in proptest::collection::vec((0u8..4, 0.0f64..100.0), 1..300)) {
+            let mut heap = RadixHeap::default();
+            let mut reference: Vec<(f64, u32)> = Vec::new();
+            let mut last = 0.0f64;
+            for (k, (pops, extra)) in steps.into_iter().enumerate() {
+                let f = last + extra * f64::from(u8::from(k % 3 != 0));
+                heap.push(f, k as u32);
+                reference.push((f, k as u32));
+                for _ in 0..pops {
+                    // The reference: least cost, the last added among equals.
+                    let best = reference
+                        .iter()
+                        .enumerate()
+                        .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(b.1 .1.cmp(&a.1 .1)))
+                        .map(|(i, _)| i);
+                    let want = best.map(|i| reference.remove(i));
+                    let got = heap.pop();
+                    prop_assert_eq!(got, want.map(|w| w.1));
+                    if let Some((f, _)) = want {
+                        last = f;
+                    }
+                }
+            }
+        }
+    }
+}
