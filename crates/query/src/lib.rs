@@ -78,6 +78,10 @@ pub struct Query<'a> {
     /// a corner of the mesh (in plan, the end of some edge with no polygon across), where a
     /// shortest path may bend (see [`Query::find_path`]).
     corner_slots: Vec<bool>,
+    /// Per entry of the mesh's polygon vertex table: that corner's position, so that a
+    /// polygon's corners are one run of memory (the search reads them at every expansion;
+    /// through the vertex table they are a cache miss each on a large mesh).
+    slot_points: Vec<V3>,
     /// The clusters round each vertex on a border between clusters of the hierarchy.
     borders: hier::Borders,
     /// Ends closer than this in plan are searched flat (see [`Query::find_path_with`]).
@@ -150,6 +154,18 @@ impl<'a> Query<'a> {
                 (v as usize) < mesh.verts.len() && corners.contains(&plan_key(mesh.vert(v)))
             })
             .collect();
+        let slot_points = mesh
+            .poly_verts
+            .iter()
+            .map(|v| {
+                let v = v.to_native();
+                if (v as usize) < mesh.verts.len() {
+                    mesh.vert(v)
+                } else {
+                    [f32::NAN; 3]
+                }
+            })
+            .collect();
         let borders = hier::Borders::new(mesh, &corner_slots);
         let flat_within = hier::flat_within(mesh);
         let grid_boxes = mesh
@@ -167,6 +183,7 @@ impl<'a> Query<'a> {
             eps,
             detail_grids: detail_grid::DetailGrids::new(mesh),
             corner_slots,
+            slot_points,
             borders,
             flat_within,
             area_costs: mesh.areas.iter().map(|a| a.cost.to_native()).collect(),
@@ -232,7 +249,15 @@ impl<'a> Query<'a> {
     /// [`Query::poly_points`] into `pts` (cleared first), for loops that reuse one buffer.
     pub(crate) fn poly_points_into(&self, p: u32, pts: &mut Vec<V3>) {
         pts.clear();
-        pts.extend(self.mesh.poly_vert_ids(p).map(|v| self.mesh.vert(v)));
+        pts.extend_from_slice(self.poly_corners(p));
+    }
+
+    /// The corners of polygon `p`, in order, as stored beside the mesh.
+    #[inline]
+    pub(crate) fn poly_corners(&self, p: u32) -> &[V3] {
+        let poly = &self.mesh.polys[p as usize];
+        let first = poly.first.to_native() as usize;
+        &self.slot_points[first..first + poly.count.to_native() as usize]
     }
 
     /// The plan bounding box of polygon `p`: (min, max).

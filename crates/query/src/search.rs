@@ -132,7 +132,6 @@ pub(crate) struct Search {
     /// depend on how the polygon was entered, so one at the lowest cost is enough (and the
     /// polygons round a corner are not walked round and round).
     whole: FxHashMap<([u32; 3], u32), f64>,
-    pts: Vec<V3>,
     neis: Vec<u32>,
     pieces: Vec<Piece>,
     /// When `scoped`: the clusters of the hierarchy the search may enter, one bit each
@@ -589,7 +588,6 @@ impl Query<'_> {
     fn expand(&self, s: &mut Search, id: u32, goal: Goal) {
         let n = s.nodes[id as usize];
         let p = n.poly;
-        let mut pts = std::mem::take(&mut s.pts);
         let mut neis = std::mem::take(&mut s.neis);
         let mut pieces = std::mem::take(&mut s.pieces);
         let mut flags = std::mem::take(&mut s.flags);
@@ -597,7 +595,7 @@ impl Query<'_> {
         // polygons all round it never holds a shortest path back), and in a scoped search
         // the corners of its scope's boundary too.
         let bends = (!n.sees_all && n.left_corner, !n.sees_all && n.right_corner);
-        self.poly_points_into(p, &mut pts);
+        let pts = self.poly_corners(p);
         let ids = if s.scoped {
             self.scoped_corner_flags(s, p, &mut flags);
             &flags[..]
@@ -657,7 +655,6 @@ impl Query<'_> {
             }
         }
         s.pieces = pieces;
-        s.pts = pts;
         s.neis = neis;
         s.flags = flags;
     }
