@@ -26,13 +26,12 @@
 //! back to the flat search, so the hierarchical answer is found exactly when the flat one is;
 //! so does a refinement past its budget of expansions (see [`EXPANSIONS_PER_POLYGON`]).
 
-use std::collections::BinaryHeap;
-
 use rustc_hash::FxHashMap;
 use tessera_navmesh::{ArchivedNavMesh, NONE};
 
 use crate::geom::{plan_len, V3};
 use crate::path::Corridor;
+use crate::radix::RadixHeap;
 use crate::search::{Open, Search};
 use crate::Query;
 
@@ -169,6 +168,12 @@ fn entry(f: f64, node: u32, step: Step) -> Open {
     }
 }
 
+impl RadixHeap<Open> {
+    fn push_entry(&mut self, e: Open) {
+        self.push(e.f, e);
+    }
+}
+
 /// The expansions a refining search makes per polygon of its scope before it gives up and
 /// the flat search answers (see [`Query::find_path_planned`]).
 const EXPANSIONS_PER_POLYGON: usize = 32;
@@ -184,7 +189,7 @@ struct Plan {
     parent: Vec<u32>,
     stamp: Vec<u32>,
     epoch: u32,
-    open: BinaryHeap<Open>,
+    open: RadixHeap<Open>,
     /// The legs measured so far: from the start to each entrance of its cluster, from each
     /// entrance of the end's cluster to the end (`NAN`: not measured yet).
     start_legs: Vec<f64>,
@@ -353,7 +358,7 @@ impl Query<'_> {
         for e in start_range.clone() {
             let p = h.entrance(e).point;
             plan.open
-                .push(entry(plan_len(start, p) + h_of(p), e, Step::StartLeg));
+                .push_entry(entry(plan_len(start, p) + h_of(p), e, Step::StartLeg));
         }
         while let Some(Open { f, node: at }) = plan.open.pop() {
             let node = at >> 2;
@@ -405,7 +410,7 @@ impl Query<'_> {
                     };
                     if g < plan.cost(to) {
                         plan.set(to, g, parent);
-                        plan.open.push(entry(f, to, next));
+                        plan.open.push_entry(entry(f, to, next));
                     }
                     continue;
                 }
@@ -420,11 +425,13 @@ impl Query<'_> {
                 let g2 = g + cost;
                 if g2 < plan.cost(to) {
                     plan.set(to, g2, node);
-                    plan.open.push(entry(g2 + h_of(at), to, Step::Entrance));
+                    plan.open
+                        .push_entry(entry(g2 + h_of(at), to, Step::Entrance));
                 }
             };
             if x.cluster == ce {
-                plan.open.push(entry(g + h_of(x.point), node, Step::EndLeg));
+                plan.open
+                    .push_entry(entry(g + h_of(x.point), node, Step::EndLeg));
             }
             if x.across != NONE {
                 let y = h.entrance(x.across);

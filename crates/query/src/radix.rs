@@ -1,7 +1,9 @@
-//! The any-angle search's open list: a radix heap over the bits of `f`.
+//! The searches' open lists: a radix heap over the bits of `f`.
 //!
-//! The search's keys never fall below the last one taken (a node's `f` is at least its
-//! parent's, and the parent was the smallest when taken), and they are non-negative floats,
+//! A search's keys never fall below the last one taken (a node's `f` is at least its
+//! parent's, and the parent was the smallest when taken; the plan's heuristic is consistent,
+//! up to the rounding of its f32 tables, and a key a rounding below the last is taken as
+//! equal to it), and they are non-negative floats,
 //! whose bit patterns order as the floats do. A radix heap uses both: an entry goes into the
 //! bucket of the highest bit in which its key differs from the last key taken, so a push is
 //! an append, and a bucket is sorted out only when every lower one is empty. Most nodes a
@@ -11,16 +13,25 @@
 //! Among equal keys the entry added last comes first (deeper nodes first, as the binary
 //! heap's order by node number had it, for the nodes of one expansion).
 
-/// Entries `(key bits, node)`; bucket 0 holds the keys equal to the last taken, bucket `b`
+/// Entries `(key bits, item)`; bucket 0 holds the keys equal to the last taken, bucket `b`
 /// those whose highest bit differing from it is bit `b - 1`.
-#[derive(Default)]
-pub(crate) struct RadixHeap {
+pub(crate) struct RadixHeap<T> {
     last: u64,
     len: usize,
-    buckets: Vec<Vec<(u64, u32)>>,
+    buckets: Vec<Vec<(u64, T)>>,
 }
 
-impl RadixHeap {
+impl<T> Default for RadixHeap<T> {
+    fn default() -> Self {
+        RadixHeap {
+            last: 0,
+            len: 0,
+            buckets: Vec::new(),
+        }
+    }
+}
+
+impl<T: Copy> RadixHeap<T> {
     pub(crate) fn clear(&mut self) {
         self.last = 0;
         self.len = 0;
@@ -40,20 +51,21 @@ impl RadixHeap {
         bits
     }
 
-    /// Adds `node` with cost `f`, which must be at least the last cost taken.
+    /// Adds `item` with cost `f`, which must be at least the last cost taken (one below it
+    /// counts as equal to it).
     #[inline]
-    pub(crate) fn push(&mut self, f: f64, node: u32) {
+    pub(crate) fn push(&mut self, f: f64, item: T) {
         if self.buckets.is_empty() {
             self.buckets.resize_with(u64::BITS as usize + 1, Vec::new);
         }
         let key = Self::key(f).max(self.last);
-        self.buckets[Self::bucket(self.last, key)].push((key, node));
+        self.buckets[Self::bucket(self.last, key)].push((key, item));
         self.len += 1;
     }
 
-    /// The node of least cost, the last added among equals.
+    /// The item of least cost, the last added among equals.
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<u32> {
+    pub(crate) fn pop(&mut self) -> Option<T> {
         if self.len == 0 {
             return None;
         }
@@ -63,8 +75,8 @@ impl RadixHeap {
                 .expect("a non-empty heap has a non-empty bucket");
             let moved = std::mem::take(&mut self.buckets[i]);
             self.last = moved.iter().map(|e| e.0).min().expect("non-empty");
-            for &(key, node) in &moved {
-                self.buckets[Self::bucket(self.last, key)].push((key, node));
+            for &(key, item) in &moved {
+                self.buckets[Self::bucket(self.last, key)].push((key, item));
             }
             // Keep the emptied bucket's allocation.
             let mut moved = moved;
@@ -88,7 +100,7 @@ mod tests {
         /// pops (never below the last cost taken).
         #[test]
         fn takes_costs_in_order(steps in proptest::collection::vec((0u8..4, 0.0f64..100.0), 1..300)) {
-            let mut heap = RadixHeap::default();
+            let mut heap = RadixHeap::<u32>::default();
             let mut reference: Vec<(f64, u32)> = Vec::new();
             let mut last = 0.0f64;
             for (k, (pops, extra)) in steps.into_iter().enumerate() {

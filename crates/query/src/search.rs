@@ -123,7 +123,7 @@ impl PartialOrd for Open {
 #[derive(Default)]
 pub(crate) struct Search {
     nodes: Vec<Node>,
-    open: RadixHeap,
+    open: RadixHeap<u32>,
     /// The lowest cost at which each mesh corner was made a root, by position (polygons of
     /// a mesh need not share their corners' vertex entries).
     root_g: FxHashMap<[u32; 3], f64>,
