@@ -185,9 +185,8 @@ const MOST_ENTRANCES: usize = (u32::MAX >> 2) as usize - 1;
 /// where it was reached from, valid when its stamp is the current one.
 #[derive(Default)]
 struct Plan {
-    g: Vec<f64>,
-    parent: Vec<u32>,
-    stamp: Vec<u32>,
+    /// Per entrance, one record (a cost looked up is one cache line, not three).
+    entries: Vec<PlanEntry>,
     epoch: u32,
     open: RadixHeap<Open>,
     /// The legs measured so far: from the start to each entrance of its cluster, from each
@@ -196,37 +195,55 @@ struct Plan {
     end_legs: Vec<f64>,
 }
 
+#[derive(Clone, Copy)]
+struct PlanEntry {
+    g: f64,
+    parent: u32,
+    stamp: u32,
+}
+
 impl Plan {
     fn reset(&mut self, nodes: usize) {
-        if self.stamp.len() != nodes {
+        if self.entries.len() != nodes {
             *self = Plan {
-                g: vec![0.0; nodes],
-                parent: vec![NONE; nodes],
-                stamp: vec![0; nodes],
+                entries: vec![
+                    PlanEntry {
+                        g: 0.0,
+                        parent: NONE,
+                        stamp: 0,
+                    };
+                    nodes
+                ],
                 ..Plan::default()
             };
         }
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
-            self.stamp.fill(0);
+            self.entries.iter_mut().for_each(|e| e.stamp = 0);
             self.epoch = 1;
         }
         self.open.clear();
     }
 
     fn cost(&self, v: u32) -> f64 {
-        if self.stamp[v as usize] == self.epoch {
-            self.g[v as usize]
+        let e = &self.entries[v as usize];
+        if e.stamp == self.epoch {
+            e.g
         } else {
             f64::INFINITY
         }
     }
 
+    fn parent(&self, v: u32) -> u32 {
+        self.entries[v as usize].parent
+    }
+
     fn set(&mut self, v: u32, g: f64, parent: u32) {
-        let i = v as usize;
-        self.stamp[i] = self.epoch;
-        self.g[i] = g;
-        self.parent[i] = parent;
+        self.entries[v as usize] = PlanEntry {
+            g,
+            parent,
+            stamp: self.epoch,
+        };
     }
 }
 
@@ -421,10 +438,11 @@ impl Query<'_> {
             if f > g + h_of(x.point) + 1e-9 * (1.0 + f) {
                 continue; // reached again more cheaply since
             }
-            let relax = |plan: &mut Plan, to: u32, cost: f64, at: V3| {
+            let relax = |plan: &mut Plan, to: u32, cost: f64| {
                 let g2 = g + cost;
                 if g2 < plan.cost(to) {
                     plan.set(to, g2, node);
+                    let at = h.entrance(to).point;
                     plan.open
                         .push_entry(entry(g2 + h_of(at), to, Step::Entrance));
                 }
@@ -434,15 +452,14 @@ impl Query<'_> {
                     .push_entry(entry(g + h_of(x.point), node, Step::EndLeg));
             }
             if x.across != NONE {
-                let y = h.entrance(x.across);
-                relax(plan, x.across, x.cost as f64, y.point);
+                relax(plan, x.across, x.cost as f64);
             }
             let range = h.entrance_range(x.cluster);
             let row = h.cost_row(x.cluster, node - range.start);
             for (j, c) in range.zip(row) {
                 let c = c.to_native();
                 if j != node && c.is_finite() {
-                    relax(plan, j, c as f64, h.entrance(j).point);
+                    relax(plan, j, c as f64);
                 }
             }
         }
@@ -450,14 +467,14 @@ impl Query<'_> {
             return None;
         }
         let mut clusters = vec![ce];
-        let mut at = plan.parent[goal as usize];
+        let mut at = plan.parent(goal);
         let mut steps = 0;
         while at != NONE && steps <= count {
             let c = h.entrance(at).cluster;
             if clusters.last() != Some(&c) {
                 clusters.push(c);
             }
-            at = plan.parent[at as usize];
+            at = plan.parent(at);
             steps += 1;
         }
         if clusters.last() != Some(&cs) {
