@@ -49,7 +49,10 @@ impl<T: Copy> RadixHeap<T> {
         let bits = (f + 0.0).to_bits();
         // (A NaN, from a hostile mesh, has the largest bits: taken last, as `total_cmp`
         // ordered it in a binary heap.)
-        debug_assert!(f.is_nan() || f >= 0.0, "the search's costs are not negative: {f}");
+        debug_assert!(
+            f.is_nan() || f >= 0.0,
+            "the search's costs are not negative: {f}"
+        );
         bits
     }
 
