@@ -56,10 +56,8 @@ pub fn audit_mesh(q: &Query) -> MeshAudit {
     let climb = q.frame().agent_climb as f64;
     let mut out = MeshAudit::default();
     let mut boundary: Vec<Edge> = Vec::new();
-    let mut pts = Vec::new();
-    let mut other = Vec::new();
     for p in 0..mesh.polys.len() as u32 {
-        q.poly_points_into(p, &mut pts);
+        let pts = q.poly_corners(p);
         let n = pts.len();
         let twice_area: f64 = (1..n.saturating_sub(1))
             .map(|k| cross2(pts[0], pts[k], pts[k + 1]))
@@ -78,7 +76,7 @@ pub fn audit_mesh(q: &Query) -> MeshAudit {
                 });
                 continue;
             }
-            q.poly_points_into(nb, &mut other);
+            let other = q.poly_corners(nb);
             let m = other.len();
             let back = mesh.poly_neighbours(nb).enumerate().any(|(j, to)| {
                 to == p
@@ -266,11 +264,9 @@ fn off_corridor(q: &Query, path: &crate::StraightPath, corridor: &[u32]) -> Opti
     let step = (q.frame().cell_size as f64).max(1e-3);
     let eps = q.eps as f64 * 4.0;
     let mut at = 0usize;
-    let mut pts = Vec::new();
-    let mut holds = |p: V3, at: &mut usize| {
+    let holds = |p: V3, at: &mut usize| {
         for (k, &poly) in corridor.iter().enumerate().skip(*at) {
-            q.poly_points_into(poly, &mut pts);
-            if inside(&pts, p, eps) {
+            if inside(q.poly_corners(poly), p, eps) {
                 *at = k;
                 return true;
             }

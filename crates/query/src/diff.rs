@@ -110,11 +110,10 @@ fn surface(
 /// Each polygon's key: its corners' world positions in millimetres, from the smallest.
 fn polygon_keys(q: &Query) -> Vec<Vec<[i64; 3]>> {
     let o = q.frame().origin;
-    let mut pts = Vec::new();
     (0..q.mesh().polys.len() as u32)
         .map(|poly| {
-            q.poly_points_into(poly, &mut pts);
-            let mut key: Vec<[i64; 3]> = pts
+            let mut key: Vec<[i64; 3]> = q
+                .poly_corners(poly)
                 .iter()
                 .map(|p| [0, 1, 2].map(|k| ((p[k] as f64 + o[k]) * 1000.0).round() as i64))
                 .collect();

@@ -239,20 +239,7 @@ impl<'a> Query<'a> {
         [across, across, f.agent_height.max(0.0)]
     }
 
-    /// Polygon `p`'s vertices (internal frame), counter-clockwise.
-    pub(crate) fn poly_points(&self, p: u32) -> Vec<V3> {
-        let mut pts = Vec::new();
-        self.poly_points_into(p, &mut pts);
-        pts
-    }
-
-    /// [`Query::poly_points`] into `pts` (cleared first), for loops that reuse one buffer.
-    pub(crate) fn poly_points_into(&self, p: u32, pts: &mut Vec<V3>) {
-        pts.clear();
-        pts.extend_from_slice(self.poly_corners(p));
-    }
-
-    /// The corners of polygon `p`, in order, as stored beside the mesh.
+    /// Polygon `p`'s corners (internal frame), counter-clockwise, as stored beside the mesh.
     #[inline]
     pub(crate) fn poly_corners(&self, p: u32) -> &[V3] {
         let poly = &self.mesh.polys[p as usize];
@@ -298,7 +285,7 @@ impl<'a> Query<'a> {
         if best.0.is_finite() {
             return best.1;
         }
-        let pts = self.poly_points(poly);
+        let pts = self.poly_corners(poly);
         for k in 1..pts.len().saturating_sub(1) {
             let probe = triangle_probe(&[pts[0], pts[k], pts[k + 1]], p);
             if probe.0 < best.0 {
@@ -315,7 +302,7 @@ impl<'a> Query<'a> {
     /// Whether the plan point of `p` lies on polygon `poly` (its boundary included, within
     /// [`Query::tolerance`]). `p`'s height is ignored.
     pub fn contains(&self, poly: u32, p: [f32; 3]) -> bool {
-        self.valid_poly(poly) && finite3(p) && inside(&self.poly_points(poly), p, self.eps as f64)
+        self.valid_poly(poly) && finite3(p) && inside(self.poly_corners(poly), p, self.eps as f64)
     }
 
     /// The height of the plan point `p` (its z is ignored) on polygon `poly`, from the
@@ -331,7 +318,7 @@ impl<'a> Query<'a> {
         if !self.valid_poly(poly) || !finite3(p) {
             return None;
         }
-        Some(self.closest_on(poly, &self.poly_points(poly), p))
+        Some(self.closest_on(poly, self.poly_corners(poly), p))
     }
 
     /// [`Query::closest_point`] of a valid polygon whose vertices are `pts`.
@@ -374,8 +361,8 @@ impl<'a> Query<'a> {
         let hi = [0, 1, 2].map(|k| p[k] + ext[k]);
         NEAREST.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
-            let (near, pending, pts) = &mut *scratch;
-            self.nearest_in(p, lo, hi, near, pending, pts)
+            let (near, pending) = &mut *scratch;
+            self.nearest_in(p, lo, hi, near, pending)
         })
     }
 
@@ -387,7 +374,6 @@ impl<'a> Query<'a> {
         hi: V3,
         near: &mut Vec<(f64, u32)>,
         pending: &mut Vec<NearCandidate>,
-        pts: &mut Vec<V3>,
     ) -> Option<(u32, [f32; 3])> {
         let g = &self.mesh.grid;
         let eps = self.eps;
@@ -479,8 +465,7 @@ impl<'a> Query<'a> {
                 _ if more => {
                     let (bound, poly) = near[next];
                     next += 1;
-                    self.poly_points_into(poly, pts);
-                    let (d2, q) = self.plan_closest(pts, p);
+                    let (d2, q) = self.plan_closest(self.poly_corners(poly), p);
                     if (0..2).all(|k| q[k] >= lo[k] - eps && q[k] <= hi[k] + eps) {
                         let plan_d = d2.sqrt();
                         pending.push(NearCandidate {
@@ -527,7 +512,7 @@ thread_local! {
     /// [`Query::nearest`]'s buffers, one set per thread: the boxes near enough with their
     /// distance bounds, the candidates with their closest points in plan, a polygon's points.
     #[allow(clippy::type_complexity)]
-    static NEAREST: std::cell::RefCell<(Vec<(f64, u32)>, Vec<NearCandidate>, Vec<V3>)> =
+    static NEAREST: std::cell::RefCell<(Vec<(f64, u32)>, Vec<NearCandidate>)> =
         std::cell::RefCell::new(Default::default());
 }
 

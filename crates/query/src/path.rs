@@ -94,7 +94,6 @@ struct Gates {
 /// Buffers for [`Query::ways_into`].
 #[derive(Default)]
 pub(crate) struct WayScratch {
-    pts: Vec<V3>,
     neis: Vec<u32>,
     pub(crate) out: Vec<Way>,
 }
@@ -118,8 +117,8 @@ impl Query<'_> {
 
     /// [`Query::ways`] into `scratch.out`, reusing its buffers (A* calls it per expansion).
     pub(crate) fn ways_into(&self, p: u32, scratch: &mut WayScratch) {
-        let WayScratch { pts, neis, out } = scratch;
-        self.poly_points_into(p, pts);
+        let WayScratch { neis, out } = scratch;
+        let pts = self.poly_corners(p);
         neis.clear();
         neis.extend(self.mesh.poly_neighbours(p));
         out.clear();

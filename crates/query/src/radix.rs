@@ -31,7 +31,7 @@ impl<T> Default for RadixHeap<T> {
     }
 }
 
-impl<T: Copy> RadixHeap<T> {
+impl<T> RadixHeap<T> {
     pub(crate) fn clear(&mut self) {
         self.last = 0;
         self.len = 0;
@@ -78,17 +78,14 @@ impl<T: Copy> RadixHeap<T> {
             let i = (1..self.buckets.len())
                 .find(|&i| !self.buckets[i].is_empty())
                 .expect("a non-empty heap has a non-empty bucket");
-            let moved = std::mem::take(&mut self.buckets[i]);
+            // Every key of bucket `i` goes to a lower bucket once the least of them is the
+            // last key taken; the bucket keeps its allocation.
+            let mut moved = std::mem::take(&mut self.buckets[i]);
             self.last = moved.iter().map(|e| e.0).min().expect("non-empty");
-            for &(key, item) in &moved {
+            for (key, item) in moved.drain(..) {
                 self.buckets[Self::bucket(self.last, key)].push((key, item));
             }
-            // Keep the emptied bucket's allocation.
-            let mut moved = moved;
-            moved.clear();
-            if self.buckets[i].is_empty() {
-                self.buckets[i] = moved;
-            }
+            self.buckets[i] = moved;
         }
         self.len -= 1;
         self.buckets[0].pop().map(|e| e.1)

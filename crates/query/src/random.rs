@@ -53,7 +53,7 @@ impl Query<'_> {
             .min(self.area_prefix.len() - 1) as u32;
         let mut tris: Vec<[V3; 3]> = self.mesh.poly_triangles(poly).collect();
         if tris.iter().map(triangle_area).sum::<f64>() <= 0.0 {
-            let pts = self.poly_points(poly);
+            let pts = self.poly_corners(poly);
             tris = (1..pts.len() - 1)
                 .map(|k| [pts[0], pts[k], pts[k + 1]])
                 .collect();

@@ -110,7 +110,7 @@ impl Query<'_> {
         let mut out: Vec<(u32, Vec<u32>)> = Vec::new();
         let mut queue: std::collections::VecDeque<(u32, Vec<u32>)> = [(cur, Vec::new())].into();
         while let Some((p, chain)) = queue.pop_front() {
-            let pts = self.poly_points(p);
+            let pts = self.poly_corners(p);
             let n = pts.len();
             let mut next: Vec<u32> = Vec::new();
             for (i, nb) in self.mesh.poly_neighbours(p).enumerate() {
@@ -125,7 +125,7 @@ impl Query<'_> {
                     l.a.map(|c| c.to_native()),
                     l.b.map(|c| c.to_native()),
                 );
-                if self.valid_poly(to) && touches(a, b) && inside(&self.poly_points(to), q, eps) {
+                if self.valid_poly(to) && touches(a, b) && inside(self.poly_corners(to), q, eps) {
                     next.push(to);
                 }
             }
@@ -157,7 +157,7 @@ impl Query<'_> {
         }
         let eps = self.eps as f64;
         let mut polys = vec![start_poly];
-        if !inside(&self.poly_points(start_poly), start, eps) {
+        if !inside(self.poly_corners(start_poly), start, eps) {
             return Raycast {
                 t: 0.0,
                 polys,
@@ -191,12 +191,12 @@ impl Query<'_> {
         let mut steps_left = 2 * self.mesh.polys.len() + 8;
         loop {
             steps_left = steps_left.saturating_sub(1);
-            let pts = self.poly_points(cur);
+            let pts = self.poly_corners(cur);
             let Some(Exit {
                 at: exit,
                 reached: done,
                 ties,
-            }) = self.exit(&pts, &ray, t, tol)
+            }) = self.exit(pts, &ray, t, tol)
             else {
                 return reached(polys);
             };
@@ -221,11 +221,11 @@ impl Query<'_> {
             let q = ray.at(exit);
             let mut best: Option<(f64, Vec<u32>)> = None;
             for (p, chain) in self.fan(cur, q) {
-                let ppts = self.poly_points(p);
-                if !inside(&ppts, q, eps) {
+                let ppts = self.poly_corners(p);
+                if !inside(ppts, q, eps) {
                     continue;
                 }
-                let reach = self.exit(&ppts, &ray, exit, tol).map_or(1.0, |e| {
+                let reach = self.exit(ppts, &ray, exit, tol).map_or(1.0, |e| {
                     if e.reached {
                         1.0
                     } else {

@@ -470,7 +470,7 @@ impl Query<'_> {
     /// `p` moved onto the boundary of `poly` when it lies within the tolerance of it (onto a
     /// corner within the tolerance of one, else onto the nearest edge), else `p`.
     fn onto_boundary(&self, poly: u32, p: V3) -> V3 {
-        let pts = self.poly_points(poly);
+        let pts = self.poly_corners(poly);
         let eps2 = (self.eps as f64).powi(2);
         if let Some(&c) = pts.iter().find(|&&c| plan_dist2(c, p) <= eps2) {
             return [c[0], c[1], p[2]];
