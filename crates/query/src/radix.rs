@@ -71,6 +71,13 @@ impl<T> RadixHeap<T> {
     /// The item of least cost, the last added among equals.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<T> {
+        self.pop_keyed().map(|e| e.1)
+    }
+
+    /// [`RadixHeap::pop`] with the item's cost (as pushed, or the last cost taken then if
+    /// that was higher).
+    #[inline]
+    pub(crate) fn pop_keyed(&mut self) -> Option<(f64, T)> {
         if self.len == 0 {
             return None;
         }
@@ -88,7 +95,7 @@ impl<T> RadixHeap<T> {
             self.buckets[i] = moved;
         }
         self.len -= 1;
-        self.buckets[0].pop().map(|e| e.1)
+        self.buckets[0].pop().map(|e| (f64::from_bits(e.0), e.1))
     }
 }
 

@@ -42,9 +42,8 @@ use crate::Query;
 /// A search node: an interval `left..right` of an edge (as seen from `root`), the polygon it
 /// opens into, and the root.
 #[derive(Clone, Copy)]
+#[repr(align(64))]
 struct Node {
-    /// Cost to the root plus the lower bound through the interval to the end.
-    f: f64,
     /// Cost from the start to the root (plan length).
     g: f64,
     root: V3,
@@ -71,13 +70,16 @@ struct Node {
     jump: bool,
 }
 
+// One cache line per node: a search takes its nodes from the open list in no order of
+// memory, so each node taken costs a miss; two when a node straddles two lines.
+const _: () = assert!(std::mem::size_of::<Node>() == 64);
+
 impl Node {
     /// A node at one point that sees all of `poly` from it: the start, a link's landing, or
     /// (`end`) the end reached.
     #[allow(clippy::too_many_arguments)]
-    fn at(point: V3, g: f64, f: f64, poly: u32, from: u32, parent: u32, end: bool) -> Node {
+    fn at(point: V3, g: f64, poly: u32, from: u32, parent: u32, end: bool) -> Node {
         Node {
-            f,
             g,
             root: point,
             root_corner: false,
@@ -123,6 +125,11 @@ impl PartialOrd for Open {
 #[derive(Default)]
 pub(crate) struct Search {
     nodes: Vec<Node>,
+    /// Per node, its `f`: the cost to its root plus the lower bound through its interval to
+    /// the end. Beside the nodes rather than in them, so that a node fills one cache line.
+    fs: Vec<f64>,
+    /// The `f` of the node being expanded: its successors' `f` is never lower.
+    parent_f: f64,
     open: RadixHeap<u32>,
     /// The lowest cost at which each mesh corner was made a root, by position (polygons of
     /// a mesh need not share their corners' vertex entries).
@@ -158,10 +165,17 @@ pub(crate) struct Search {
 impl Search {
     fn clear(&mut self) {
         self.nodes.clear();
+        self.fs.clear();
         self.open.clear();
         self.root_g.clear();
         self.whole.clear();
         self.lengths.clear();
+    }
+
+    /// Adds node `n` with its `f`.
+    fn push_node(&mut self, n: Node, f: f64) {
+        self.nodes.push(n);
+        self.fs.push(f);
     }
 
     /// The plan length of the way to node `n`.
@@ -414,11 +428,10 @@ impl Query<'_> {
             .limit
             .unwrap_or_else(|| 1_000_000usize.max(self.mesh.polys.len().saturating_mul(64)));
         let f = goal.from(start);
-        s.nodes
-            .push(Node::at(start, 0.0, f, start_poly, NONE, NONE, false));
+        s.push_node(Node::at(start, 0.0, start_poly, NONE, NONE, false), f);
         s.open.push(f, 0);
         let mut expanded = 0usize;
-        while let Some(node) = s.open.pop() {
+        while let Some((f, node)) = s.open.pop_keyed() {
             let n = s.nodes[node as usize];
             if n.end {
                 match goal {
@@ -440,8 +453,8 @@ impl Query<'_> {
             // A node whose expansion makes a single successor (a cone passing down a row of
             // polygons) has that successor expanded at once, without the open list: it
             // would be taken from it anyway, and the end is only ever taken from the list.
-            let mut next = Some(node);
-            while let Some(id) = next.take() {
+            let mut next = Some((f, node));
+            while let Some((f, id)) = next.take() {
                 if !self.worth_expanding(s, id) {
                     break;
                 }
@@ -450,15 +463,17 @@ impl Query<'_> {
                     return Run::Limit;
                 }
                 let first = s.nodes.len();
+                s.parent_f = f;
                 self.expand(s, id, goal);
                 let made = s.nodes.len() - first;
                 let bound = s.bound.unwrap_or(f64::INFINITY);
                 if made == 1 && !s.nodes[first].end {
-                    next = (s.nodes[first].f <= bound).then_some(first as u32);
+                    let f = s.fs[first];
+                    next = (f <= bound).then_some((f, first as u32));
                 } else {
                     for k in first..s.nodes.len() {
-                        if s.nodes[k].f <= bound {
-                            s.open.push(s.nodes[k].f, k as u32);
+                        if s.fs[k] <= bound {
+                            s.open.push(s.fs[k], k as u32);
                         }
                     }
                 }
@@ -667,9 +682,10 @@ impl Query<'_> {
             return;
         };
         let g = g + plan_len(root, end);
-        let mut node = Node::at(end, g, g.max(n.f), n.poly, target, id, true);
+        let mut node = Node::at(end, g, n.poly, target, id, true);
         node.root = root;
-        s.nodes.push(node);
+        let f = g.max(s.parent_f);
+        s.push_node(node, f);
     }
 
     /// A node for taking an off-mesh link from its take-off point `a` (in `n`'s polygon,
@@ -690,10 +706,10 @@ impl Query<'_> {
             return;
         };
         let g = g + plan_len(root, a) + cost;
-        let f = (g + goal.from(b)).max(n.f);
-        let mut node = Node::at(b, g, f, to, n.poly, id, false);
+        let f = (g + goal.from(b)).max(s.parent_f);
+        let mut node = Node::at(b, g, to, n.poly, id, false);
         node.jump = true;
-        s.nodes.push(node);
+        s.push_node(node, f);
     }
 
     /// The pieces of the segment `x..y` (on the boundary of `n`'s polygon) that `n` reaches:
@@ -834,23 +850,25 @@ impl Query<'_> {
         } else {
             ((b, vb), (a, va))
         };
-        let f = (g + goal.through(root, left, right)).max(n.f);
-        s.nodes.push(Node {
+        let f = (g + goal.through(root, left, right)).max(s.parent_f);
+        s.push_node(
+            Node {
+                g,
+                root,
+                root_corner,
+                left,
+                right,
+                left_corner,
+                right_corner,
+                sees_all,
+                poly: nb,
+                from: n.poly,
+                parent: id,
+                end: false,
+                jump: false,
+            },
             f,
-            g,
-            root,
-            root_corner,
-            left,
-            right,
-            left_corner,
-            right_corner,
-            sees_all,
-            poly: nb,
-            from: n.poly,
-            parent: id,
-            end: false,
-            jump: false,
-        });
+        );
     }
 
     /// A node for taking a link across a piece of its segment `a..b`: the string is pulled to
@@ -874,8 +892,8 @@ impl Query<'_> {
         let at = goal.link_point(root, pa, pb);
         let landing = self.closest_point(to, at).unwrap_or(at);
         let g = g + plan_len(root, at) + plan_len(at, landing);
-        let f = (g + goal.from(landing)).max(n.f);
-        s.nodes.push(Node::at(landing, g, f, to, n.poly, id, false));
+        let f = (g + goal.from(landing)).max(s.parent_f);
+        s.push_node(Node::at(landing, g, to, n.poly, id, false), f);
     }
 }
 
