@@ -349,15 +349,43 @@ impl RegionMerger {
             });
         }
         self.open_members += tile.regions.len();
+        // A region crossing a tile border has a link per pair of border spans, nearly all of
+        // them, one after the other, to the same region across. A run of links between the
+        // same two regions is one union and one count of waits ended, and a run of links
+        // left waiting from one region one count of waits begun: the components and counts
+        // are those of the links one by one (a union's result does not depend on the order of
+        // unions, nor a count on the order of its steps).
+        let mut joins: Option<(Slot, Slot, i64)> = None;
+        let mut waits: Option<(Slot, i64)> = None;
         for link in &tile.links {
             let slot = (coord, link.region);
             match self.waiting.remove(&link.key) {
-                Some(other) => self.join(slot, other),
+                Some(other) => match &mut joins {
+                    Some((s, o, n)) if *s == slot && *o == other => *n += 1,
+                    run => {
+                        if let Some((s, o, n)) = run.replace((slot, other, 1)) {
+                            self.join(s, o, n);
+                        }
+                    }
+                },
                 None => {
                     self.waiting.insert(link.key, slot);
-                    self.regions.wait(slot, 1);
+                    match &mut waits {
+                        Some((s, n)) if *s == slot => *n += 1,
+                        run => {
+                            if let Some((s, n)) = run.replace((slot, 1)) {
+                                self.regions.wait(s, n);
+                            }
+                        }
+                    }
                 }
             }
+        }
+        if let Some((s, o, n)) = joins {
+            self.join(s, o, n);
+        }
+        if let Some((s, n)) = waits {
+            self.regions.wait(s, n);
         }
         for link in local {
             match *link {
@@ -371,7 +399,7 @@ impl RegionMerger {
                     other,
                 } => {
                     self.matched_waiting -= 1;
-                    self.join((coord, region), (tile, other));
+                    self.join((coord, region), (tile, other), 1);
                 }
                 LocalLink::Resolves { tile, other, links } => {
                     self.matched_waiting -= links as usize;
@@ -396,10 +424,10 @@ impl RegionMerger {
         closed
     }
 
-    /// A link from `slot` reached `other`, whose region waited for it: one wait fewer, and the
-    /// two regions united.
-    fn join(&mut self, slot: Slot, other: Slot) {
-        self.regions.wait(other, -1);
+    /// `links` links from `slot` reached `other`, whose region waited for them: that many
+    /// waits fewer, and the two regions united.
+    fn join(&mut self, slot: Slot, other: Slot, links: i64) {
+        self.regions.wait(other, -links);
         self.regions.union(slot, other);
     }
 
