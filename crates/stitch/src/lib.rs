@@ -308,13 +308,39 @@ fn count<K: std::hash::Hash + Eq + Copy>(
     counts[i].1 += 1;
 }
 
+/// The side of `core` that link `key` crosses, as `(dy + 1) * 3 + (dx + 1)` for the step
+/// `(dx, dy)` from the core to the cell of its span outside the core (4: both spans inside,
+/// which a border link never has).
+fn side(core: &tessera_artifacts::CellRect, key: &LinkKey) -> u8 {
+    let outside = if core.contains(key.0.x, key.0.y) {
+        key.1
+    } else {
+        key.0
+    };
+    let step = |v: i32, lo: i32, len: u32| -> u8 {
+        if v < lo {
+            0
+        } else if i64::from(v) >= i64::from(lo) + i64::from(len) {
+            2
+        } else {
+            1
+        }
+    };
+    step(outside.y, core.y0, core.height) * 3 + step(outside.x, core.x0, core.width)
+}
+
 /// The merge state: only what is still open.
 #[derive(Default)]
 pub struct RegionMerger {
     /// The open regions; each one's `members` are its component's slots, filled in when it
     /// closes.
     regions: Frontier<MergedRegion>,
-    waiting: HashMap<LinkKey, Slot>,
+    /// Links waiting for their other tile: those across one side of a tile's core (see
+    /// [`side`]), in the order of their keys, with that tile, under the first key. The other
+    /// tile sends the same keys across its opposite side.
+    waiting: HashMap<LinkKey, (TileCoord, Vec<BorderLink>)>,
+    /// Links in `waiting`.
+    waiting_count: usize,
     /// Links another process matched whose second tile has not come yet: counted as waiting
     /// links (the frontier's figures are those of a merge of the whole links).
     matched_waiting: usize,
@@ -355,21 +381,27 @@ impl RegionMerger {
         // left waiting from one region one count of waits begun: the components and counts
         // are those of the links one by one (a union's result does not depend on the order of
         // unions, nor a count on the order of its steps).
+        //
+        // A link crosses one side of the tile's core (or a corner) into the neighbouring
+        // tile, which sends the same link across its opposite side: the links across one
+        // side are the links between the two tiles, and the same keys come from both. So the
+        // links across a side wait together, under their first key; the neighbour's links
+        // across the opposite side find them by their own first key and are matched by
+        // walking the two lists in order of their keys (no hash of a link).
         let mut joins: Option<(Slot, Slot, i64)> = None;
         let mut waits: Option<(Slot, i64)> = None;
+        let mut by_side: [Vec<BorderLink>; 9] = Default::default();
         for link in &tile.links {
-            let slot = (coord, link.region);
-            match self.waiting.remove(&link.key) {
-                Some(other) => match &mut joins {
-                    Some((s, o, n)) if *s == slot && *o == other => *n += 1,
-                    run => {
-                        if let Some((s, o, n)) = run.replace((slot, other, 1)) {
-                            self.join(s, o, n);
-                        }
-                    }
-                },
-                None => {
-                    self.waiting.insert(link.key, slot);
+            by_side[side(&tile.core, &link.key) as usize].push(*link);
+        }
+        for mine in by_side {
+            let Some(first) = mine.first().map(|l| l.key) else {
+                continue;
+            };
+            let Some((other_tile, theirs)) = self.waiting.remove(&first) else {
+                self.waiting_count += mine.len();
+                for link in &mine {
+                    let slot = (coord, link.region);
                     match &mut waits {
                         Some((s, n)) if *s == slot => *n += 1,
                         run => {
@@ -379,6 +411,56 @@ impl RegionMerger {
                         }
                     }
                 }
+                self.waiting.insert(first, (coord, mine));
+                continue;
+            };
+            self.waiting_count -= theirs.len();
+            // Both lists sorted by key: every key of one is in the other (a link is sent by
+            // both its tiles); any that is not waits on, on its side.
+            let (mut i, mut j) = (0, 0);
+            let (mut left_mine, mut left_theirs) = (Vec::new(), Vec::new());
+            while i < mine.len() || j < theirs.len() {
+                let order = match (mine.get(i), theirs.get(j)) {
+                    (Some(a), Some(b)) => a.key.cmp(&b.key),
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    _ => std::cmp::Ordering::Greater,
+                };
+                match order {
+                    std::cmp::Ordering::Less => {
+                        left_mine.push(mine[i]);
+                        i += 1;
+                    }
+                    std::cmp::Ordering::Greater => {
+                        left_theirs.push(theirs[j]);
+                        j += 1;
+                    }
+                    std::cmp::Ordering::Equal => {
+                        let (slot, other) =
+                            ((coord, mine[i].region), (other_tile, theirs[j].region));
+                        match &mut joins {
+                            Some((s, o, n)) if *s == slot && *o == other => *n += 1,
+                            run => {
+                                if let Some((s, o, n)) = run.replace((slot, other, 1)) {
+                                    self.join(s, o, n);
+                                }
+                            }
+                        }
+                        i += 1;
+                        j += 1;
+                    }
+                }
+            }
+            // (Keys on one side only, which a tiling into a grid never makes, wait on.)
+            if let Some(l) = left_theirs.first() {
+                self.waiting_count += left_theirs.len();
+                self.waiting.insert(l.key, (other_tile, left_theirs));
+            }
+            if let Some(l) = left_mine.first() {
+                self.waiting_count += left_mine.len();
+                for link in &left_mine {
+                    self.regions.wait((coord, link.region), 1);
+                }
+                self.waiting.insert(l.key, (coord, left_mine));
             }
         }
         if let Some((s, o, n)) = joins {
@@ -438,7 +520,7 @@ impl RegionMerger {
 
     /// Links still waiting (matched by another process or not).
     pub fn waiting_links(&self) -> usize {
-        self.waiting.len() + self.matched_waiting
+        self.waiting_count + self.matched_waiting
     }
 
     /// Bytes the frontier holds (about): waiting links, open regions and their members.
