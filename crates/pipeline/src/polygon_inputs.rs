@@ -264,35 +264,59 @@ impl RegionSource for JournalRegions {
         &mut self,
         f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
     ) -> Result<(), PolygonError> {
+        self.serve(None, f)
+    }
+
+    fn for_each_window_of(
+        &mut self,
+        wanted: &(dyn Fn(SpanKey) -> bool + Sync),
+        f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
+        self.serve(Some(wanted), f)
+    }
+}
+
+impl JournalRegions {
+    /// One pass: every region, or those `wanted` accepts, in windows.
+    fn serve(
+        &mut self,
+        wanted: Option<&(dyn Fn(SpanKey) -> bool + Sync)>,
+        f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
         self.passes += 1;
         let what = format!("regions, pass {}", self.passes);
-        self.progress.phase(STAGE, &what, self.regions.len() as u64);
         if let Some(whole) = &self.whole {
+            self.progress.phase(STAGE, &what, self.regions.len() as u64);
             f(whole)?;
             self.progress.advance(STAGE, self.regions.len() as u64);
             return Ok(());
         }
+        let served: Vec<usize> = (0..self.regions.len())
+            .filter(|&r| wanted.is_none_or(|w| w(self.regions[r].0)))
+            .collect();
+        self.progress.phase(STAGE, &what, served.len() as u64);
         // Windows of whole regions, each at most `window_bytes` of contours unless a single
         // region is larger; a window's regions are read in parallel on the current pool (one
         // positioned read per contour, so the file is shared).
         let mut windows: Vec<std::ops::Range<usize>> = Vec::new();
         let (mut start, mut bytes) = (0, 0u64);
-        for r in 0..self.regions.len() {
+        for (k, &r) in served.iter().enumerate() {
             let (_, first, count) = self.regions[r];
             let size: u64 = self.locations[first as usize..(first + count) as usize]
                 .iter()
                 .map(|&(_, w)| w as u64 * 4)
                 .sum();
-            if r > start && bytes + size > self.window_bytes {
-                windows.push(start..r);
-                (start, bytes) = (r, 0);
+            if k > start && bytes + size > self.window_bytes {
+                windows.push(start..k);
+                (start, bytes) = (k, 0);
             }
             bytes += size;
         }
-        if start < self.regions.len() {
-            windows.push(start..self.regions.len());
+        if start < served.len() {
+            windows.push(start..served.len());
         }
-        let single = windows.len() == 1;
+        // Every region in one window: kept for the next passes.
+        let single = windows.len() == 1 && served.len() == self.regions.len();
         for range in windows {
             if range.start > 0 {
                 if self
@@ -306,8 +330,10 @@ impl RegionSource for JournalRegions {
                 self.progress.advance(STAGE, range.start as u64);
             }
             let this = &*self;
-            let read: Result<Vec<RegionContours>, std::io::Error> =
-                range.into_par_iter().map(|r| this.read_region(r)).collect();
+            let read: Result<Vec<RegionContours>, std::io::Error> = served[range]
+                .par_iter()
+                .map(|&r| this.read_region(r))
+                .collect();
             match read {
                 Ok(window) => {
                     f(&window)?;
@@ -322,7 +348,7 @@ impl RegionSource for JournalRegions {
                 }
             }
         }
-        self.progress.advance(STAGE, self.regions.len() as u64);
+        self.progress.advance(STAGE, served.len() as u64);
         Ok(())
     }
 }

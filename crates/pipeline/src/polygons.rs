@@ -17,7 +17,9 @@
 //!   checkpoints were all reused).
 //! * Memory: one window of regions and its polygons, the index, the assembler's sort
 //!   buffers and the table of restored simplification points, all sized from the budget,
-//!   except a single region larger than a window, which is taken whole.
+//!   except a single region larger than a window, which is taken whole; and, like the index,
+//!   a few bytes per region: a fingerprint of each of its sections (four bytes), by which
+//!   later rounds of simplification read back only the regions a grown section touches.
 //! * Progress: phases (contours, each pass over the regions, the navmesh file).
 
 use std::ops::ControlFlow;

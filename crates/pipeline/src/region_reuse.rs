@@ -25,7 +25,7 @@
 use std::path::Path;
 
 use tessera_artifacts::{GridFrame, SpanKey};
-use tessera_polygons::{RegionContours, RegionOutput, Reuse};
+use tessera_polygons::{RegionContours, RegionOutput, Reuse, Sealed};
 use tessera_store::{Journal, PackReader, PackWriter};
 
 use crate::keys::StageKey;
@@ -193,8 +193,21 @@ impl Reuse for Kept {
             return None;
         }
         // A damaged record is made again, not trusted.
-        let out = decode(&pack.read(at as u32).ok()?).ok()?;
-        (out.id == id).then_some(out)
+        let (stored, raw_len) = pack.read_stored(at as u32).ok()??;
+        let out = decode(&tessera_store::decompress(&stored, raw_len).ok()?).ok()?;
+        // Kept again as it was stored: the record of the same output under the same key.
+        (out.id == id).then_some(RegionOutput {
+            sealed: Some(Sealed { stored, raw_len }),
+            ..out
+        })
+    }
+
+    fn seal(&self, out: &RegionOutput) -> Option<Sealed> {
+        let raw = encode(out);
+        Some(Sealed {
+            stored: tessera_store::compress(&raw),
+            raw_len: raw.len(),
+        })
     }
 }
 
@@ -215,7 +228,10 @@ impl KeptWriter {
     /// Keeps `out` under its key.
     pub(crate) fn add(&mut self, out: &RegionOutput) -> Result<(), BakeError> {
         let n = (self.index.len() / ENTRY) as u32;
-        self.pack.append(n, &encode(out))?;
+        match &out.sealed {
+            Some(s) => self.pack.append_stored(n, &s.stored, s.raw_len)?,
+            None => self.pack.append(n, &encode(out))?,
+        }
         for v in [out.id.y as u32, out.id.x as u32, out.id.zmax] {
             self.index.extend_from_slice(&v.to_le_bytes());
         }

@@ -216,6 +216,18 @@ pub struct RegionOutput {
     pub key: u64,
     /// Taken from an earlier run ([`Reuse::kept`]) instead of made.
     pub reused: bool,
+    /// With a [`Reuse`]: the record it keeps the output in, made on the pool
+    /// ([`Reuse::seal`]) or taken as kept, so that the thread handing outputs on only writes
+    /// it. None: not made.
+    pub sealed: Option<Sealed>,
+}
+
+/// A region's output as a [`Reuse`] stores it: `stored` bytes for `raw_len` bytes of record
+/// (compressed, or the record itself when as long).
+#[derive(Clone, Debug, Default)]
+pub struct Sealed {
+    pub stored: Vec<u8>,
+    pub raw_len: usize,
 }
 
 /// Where polygonization may take a region's polygons from an earlier run instead of making
@@ -229,6 +241,13 @@ pub trait Reuse: Sync {
     /// The polygons (height detail done) an earlier run made for region `id` under `key`,
     /// when it kept them.
     fn kept(&self, id: SpanKey, key: u64) -> Option<RegionOutput>;
+
+    /// The record `out` is kept in (made on the pool, in parallel), or None to leave it to the
+    /// caller. [`Reuse::kept`] may return its output already sealed.
+    fn seal(&self, out: &RegionOutput) -> Option<Sealed> {
+        let _ = out;
+        None
+    }
 }
 
 /// Where the regions come from: windows of consecutive regions, in region order, as many
@@ -238,6 +257,18 @@ pub trait RegionSource {
         &mut self,
         f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
     ) -> Result<(), PolygonError>;
+
+    /// [`RegionSource::for_each_window`] over the regions whose id `wanted` accepts: a hint,
+    /// the others may be served too (by default every region is). Rounds of simplification
+    /// after the first ask for the few regions a grown section touches.
+    fn for_each_window_of(
+        &mut self,
+        wanted: &(dyn Fn(SpanKey) -> bool + Sync),
+        f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
+        let _ = wanted;
+        self.for_each_window(f)
+    }
 
     /// A flag that, once raised, asks the stream to stop: regions not yet started are
     /// skipped and the stream ends with [`PolygonError::Stopped`]. None: never stopped.

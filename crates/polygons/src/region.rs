@@ -134,6 +134,7 @@ pub(crate) fn polygonize_region(
             .map_or(0, |c| tessera_artifacts::Levels::area_of_label(c.level)),
         key: 0,
         reused: false,
+        sealed: None,
         id: region.id,
     })
 }

@@ -65,7 +65,14 @@ pub type Restored = HashMap<u128, Vec<u32>>;
 /// its id, its contours (points, heights, neighbours, level) and the points `restored` on its
 /// sections.
 pub(crate) fn input_hash(region: &RegionContours, restored: &Restored) -> u64 {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    // The words in one buffer, hashed at once: the digest of hashing them one by one.
+    let mut b: Vec<u8> = Vec::with_capacity(
+        16 + region
+            .contours
+            .iter()
+            .map(|c| 12 + 16 * c.points.len())
+            .sum::<usize>(),
+    );
     let id = region.id;
     for v in [
         id.y as u32,
@@ -73,27 +80,91 @@ pub(crate) fn input_hash(region: &RegionContours, restored: &Restored) -> u64 {
         id.zmax,
         region.contours.len() as u32,
     ] {
-        h.update(&v.to_le_bytes());
+        b.extend_from_slice(&v.to_le_bytes());
     }
     for c in &region.contours {
-        h.update(&c.level.to_le_bytes());
-        h.update(&(c.points.len() as u64).to_le_bytes());
+        b.extend_from_slice(&c.level.to_le_bytes());
+        b.extend_from_slice(&(c.points.len() as u64).to_le_bytes());
         for (k, p) in c.points.iter().enumerate() {
             for v in [p.0 as u32, p.1 as u32, c.heights[k], c.neighbours[k]] {
-                h.update(&v.to_le_bytes());
+                b.extend_from_slice(&v.to_le_bytes());
             }
         }
     }
-    let (sections, _) = sections_of(region);
-    for s in &sections {
-        h.update(&s.name.to_le_bytes());
-        let points = restored.get(&s.name).map_or(&[][..], |v| v.as_slice());
-        h.update(&(points.len() as u64).to_le_bytes());
+    for name in section_names(region) {
+        b.extend_from_slice(&name.to_le_bytes());
+        let points = restored.get(&name).map_or(&[][..], |v| v.as_slice());
+        b.extend_from_slice(&(points.len() as u64).to_le_bytes());
         for k in points {
-            h.update(&k.to_le_bytes());
+            b.extend_from_slice(&k.to_le_bytes());
         }
     }
-    h.digest()
+    xxhash_rust::xxh3::xxh3_64(&b)
+}
+
+/// The cut points of a contour: where what lies across it changes, or, when it never does,
+/// its smallest point and the point farthest from it.
+fn cuts_of(c: &tessera_artifacts::Contour) -> Vec<usize> {
+    let n = c.points.len();
+    let cuts: Vec<usize> = (0..n)
+        .filter(|&k| c.neighbours[(k + n - 1) % n] != c.neighbours[k])
+        .collect();
+    if !cuts.is_empty() {
+        return cuts;
+    }
+    let a = (0..n).min_by_key(|&k| c.points[k]).unwrap();
+    let pa = c.points[a];
+    let b = (0..n)
+        .max_by(|&i, &j| {
+            let (di, dj) = (dist2(pa, c.points[i]), dist2(pa, c.points[j]));
+            di.cmp(&dj).then(c.points[j].cmp(&c.points[i]))
+        })
+        .unwrap();
+    vec![a.min(b), a.max(b)]
+}
+
+/// The name of a section of `len` points, the `i`-th at `at(i)` in its canonical direction:
+/// a hash of its points.
+fn section_name(len: usize, at: impl Fn(usize) -> Point, buf: &mut Vec<u8>) -> u128 {
+    buf.clear();
+    for i in 0..len {
+        let p = at(i);
+        buf.extend_from_slice(&p.0.to_le_bytes());
+        buf.extend_from_slice(&p.1.to_le_bytes());
+    }
+    xxhash_rust::xxh3::xxh3_128(buf)
+}
+
+/// The names of a region's sections, in the order [`sections_of`] lists them, without
+/// building the sections.
+pub(crate) fn section_names(region: &RegionContours) -> Vec<u128> {
+    let mut names: Vec<u128> = Vec::new();
+    let mut buf = Vec::new();
+    for c in &region.contours {
+        let n = c.points.len();
+        let cuts = cuts_of(c);
+        for (i, &start) in cuts.iter().enumerate() {
+            let end = cuts[(i + 1) % cuts.len()];
+            // The run from `start` to `end`, both included (round the whole contour when
+            // they are one point).
+            let len = (end + n - start - 1) % n + 2;
+            let at = |k: usize| c.points[(start + k) % n];
+            // Its canonical direction: the smaller of the run and its reverse.
+            let reversed = (0..len)
+                .map(|k| at(len - 1 - k).cmp(&at(k)))
+                .find(|o| o.is_ne())
+                .is_some_and(|o| o.is_lt());
+            let name = if reversed {
+                section_name(len, |k| at(len - 1 - k), &mut buf)
+            } else {
+                section_name(len, at, &mut buf)
+            };
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
 }
 
 /// Cuts one region's contours into sections (a section used twice by the region is stored
@@ -103,22 +174,10 @@ pub(crate) fn sections_of(region: &RegionContours) -> (Vec<Section>, Vec<Contour
     let mut by_name: HashMap<u128, u32> = HashMap::default();
     let contours = &region.contours;
     let mut out = Vec::with_capacity(contours.len());
+    let mut buf = Vec::new();
     for c in contours {
         let n = c.points.len();
-        let mut cuts: Vec<usize> = (0..n)
-            .filter(|&k| c.neighbours[(k + n - 1) % n] != c.neighbours[k])
-            .collect();
-        if cuts.is_empty() {
-            let a = (0..n).min_by_key(|&k| c.points[k]).unwrap();
-            let pa = c.points[a];
-            let b = (0..n)
-                .max_by(|&i, &j| {
-                    let (di, dj) = (dist2(pa, c.points[i]), dist2(pa, c.points[j]));
-                    di.cmp(&dj).then(c.points[j].cmp(&c.points[i]))
-                })
-                .unwrap();
-            cuts = vec![a.min(b), a.max(b)];
-        }
+        let cuts = cuts_of(c);
         let mut parts = Vec::with_capacity(cuts.len());
         let across = cuts.iter().map(|&k| c.neighbours[k]).collect();
         for (i, &start) in cuts.iter().enumerate() {
@@ -137,14 +196,7 @@ pub(crate) fn sections_of(region: &RegionContours) -> (Vec<Section>, Vec<Contour
             let mut rev = run.clone();
             rev.reverse();
             let (key, reversed) = if rev < run { (rev, true) } else { (run, false) };
-            let name = {
-                let mut h = xxhash_rust::xxh3::Xxh3::new();
-                for p in &key {
-                    h.update(&p.0.to_le_bytes());
-                    h.update(&p.1.to_le_bytes());
-                }
-                h.digest128()
-            };
+            let name = section_name(key.len(), |k| key[k], &mut buf);
             let id = *by_name.entry(name).or_insert_with(|| {
                 let mut keep = vec![false; key.len()];
                 keep[0] = true;
@@ -358,6 +410,67 @@ mod tests {
             points: points.to_vec(),
             keep,
             name: 0,
+        }
+    }
+
+    /// Random contours: runs of any length, cut at every change of what lies across, at one
+    /// change only, or (one neighbour all round) at two anchors; palindromic runs included.
+    fn random_region(seed: u64) -> RegionContours {
+        let mut x = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let contours = (0..1 + next(4))
+            .map(|_| {
+                let n = 1 + next(12) as usize;
+                let kinds = 1 + next(3);
+                let mut points: Vec<Point> = (0..n)
+                    .map(|_| (next(5) as i32 - 2, next(5) as i32 - 2))
+                    .collect();
+                if next(4) == 0 {
+                    // Symmetric: the run read backwards is the run.
+                    for k in 0..n / 2 {
+                        points[n - 1 - k] = points[k];
+                    }
+                }
+                tessera_artifacts::Contour {
+                    tile: tessera_artifacts::TileCoord { x: 0, y: 0 },
+                    region: 0,
+                    level: 0,
+                    heights: vec![0; n],
+                    neighbours: (0..n).map(|_| next(kinds) as u32).collect(),
+                    points,
+                }
+            })
+            .collect();
+        RegionContours {
+            id: tessera_artifacts::SpanKey::default(),
+            contours,
+        }
+    }
+
+    #[test]
+    fn section_names_are_the_names_of_the_sections() {
+        for seed in 0..2000 {
+            let region = random_region(seed);
+            let (sections, _) = sections_of(&region);
+            let names: Vec<u128> = sections.iter().map(|s| s.name).collect();
+            assert_eq!(section_names(&region), names, "seed {seed}");
+            // A name is the hash of the section's points, as it always was: tables and keys
+            // of earlier bakes stay valid.
+            for s in &sections {
+                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                for p in &s.points {
+                    h.update(&p.0.to_le_bytes());
+                    h.update(&p.1.to_le_bytes());
+                }
+                assert_eq!(h.digest128(), s.name, "seed {seed}");
+            }
         }
     }
 

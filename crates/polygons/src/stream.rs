@@ -11,6 +11,7 @@ use crate::{
     detail, simplify, MeshInput, PolygonError, PolygonParams, PolygonStats, RegionContours,
     RegionOutput, RegionSource, Reuse,
 };
+use tessera_artifacts::SpanKey;
 
 /// The points a round of simplification asked back: `(section name, point index)`, sorted,
 /// each once.
@@ -27,7 +28,8 @@ pub fn merge_asked(parts: impl IntoIterator<Item = Asked>) -> Asked {
 
 /// Polygonizes every region of `source`, handing each region's polygons to `sink` in region
 /// order. Regions of a window are worked on in parallel (rayon); memory is what a window and
-/// its polygons take, plus the table of restored points.
+/// its polygons take, plus the table of restored points and a fingerprint of every region's
+/// section names (four bytes a section).
 /// With `height` (the heightfield, see [`detail::HeightAt`]) polygons get height detail.
 pub fn polygonize_stream(
     source: &mut dyn RegionSource,
@@ -87,28 +89,54 @@ pub fn polygonize_stream_reusing(
     };
     if params.max_error > 0.0 {
         let mut grown: Option<rustc_hash::FxHashSet<u128>> = None;
+        // Every region's section names, from the first round: a later round reads back only
+        // the regions that may touch a grown section.
+        let mut marks = SectionMarks::default();
         let mut round = 0;
         loop {
             let mut asked: Vec<(u128, u32)> = Vec::new();
-            source.for_each_window(&mut |window| {
-                let fixes: Vec<Vec<(u128, u32)>> = largest_first(window, |region| {
+            // The first round's marks and fingerprints, as they come.
+            let mut first: Option<SectionMarks> = grown.is_none().then(Default::default);
+            let mut per_window = |window: &[RegionContours]| -> Result<(), PolygonError> {
+                let fixes: Vec<(Asked, Vec<u32>)> = largest_first(window, |region| {
                     if stopped() {
-                        return Vec::new();
+                        return (Vec::new(), Vec::new());
                     }
                     let (mut sections, contours) = simplify::sections_of(region);
-                    if let Some(grown) = &grown {
-                        if !sections.iter().any(|s| grown.contains(&s.name)) {
-                            return Vec::new();
+                    let names = match &grown {
+                        Some(grown) => {
+                            if !sections.iter().any(|s| grown.contains(&s.name)) {
+                                return (Vec::new(), Vec::new());
+                            }
+                            Vec::new()
                         }
-                    }
+                        None => sections.iter().map(|s| fingerprint(s.name)).collect(),
+                    };
                     simplify::simplify(&mut sections, params.max_error, &restored);
                     let outer: Vec<bool> = region.contours.iter().map(|c| c.is_outer()).collect();
-                    simplify::repairs(&sections, &contours, &outer)
+                    (simplify::repairs(&sections, &contours, &outer), names)
                 });
                 check()?;
-                asked.extend(fixes.into_iter().flatten());
+                for (region, (fixes, names)) in window.iter().zip(fixes) {
+                    asked.extend(fixes);
+                    if let Some(first) = &mut first {
+                        first.push(region.id, names);
+                    }
+                }
                 Ok(())
-            })?;
+            };
+            match &grown {
+                None => source.for_each_window(&mut per_window)?,
+                Some(names) => {
+                    let grown: rustc_hash::FxHashSet<u32> =
+                        names.iter().map(|&n| fingerprint(n)).collect();
+                    let wanted = |id: SpanKey| marks.may_touch(id, &grown);
+                    source.for_each_window_of(&wanted, &mut per_window)?
+                }
+            }
+            if let Some(made) = first {
+                marks = made;
+            }
             asked.sort_unstable();
             asked.dedup();
             let asked = share(round, asked)?;
@@ -154,7 +182,7 @@ pub fn polygonize_stream_reusing(
             let made = &mut made;
             let restored = &restored;
             scope.spawn(move |_| {
-                *made = Some(polygons_of_window(
+                let outs = polygons_of_window(
                     window,
                     |region| {
                         check()?;
@@ -173,7 +201,16 @@ pub fn polygonize_stream_reusing(
                         Ok(RegionOutput { key, ..out })
                     },
                     height.map(|h| (&params.detail, h)),
-                ));
+                );
+                // Each new output's record made here, in parallel (height detail done).
+                *made = Some(outs.map(|mut outs| {
+                    if let Some(reuse) = reuse {
+                        outs.par_iter_mut()
+                            .filter(|o| o.sealed.is_none())
+                            .for_each(|o| o.sealed = reuse.seal(o));
+                    }
+                    outs
+                }));
             });
             pending.take().map_or(Ok(()), &mut hand_on)
         });
@@ -185,6 +222,38 @@ pub fn polygonize_stream_reusing(
         hand_on(outs)?;
     }
     Ok(stats)
+}
+
+/// The section names of every region seen, as fingerprints: `prints[starts[i].1..]` up to
+/// the next region's are those of region `starts[i].0`, in region order. Four bytes a section, and a word and an id a region.
+#[derive(Default)]
+struct SectionMarks {
+    starts: Vec<(SpanKey, usize)>,
+    prints: Vec<u32>,
+}
+
+impl SectionMarks {
+    fn push(&mut self, id: SpanKey, prints: Vec<u32>) {
+        self.starts.push((id, self.prints.len()));
+        self.prints.extend(prints);
+    }
+
+    /// Whether region `id` may have a section whose fingerprint is in `grown` (a region not
+    /// seen may).
+    fn may_touch(&self, id: SpanKey, grown: &rustc_hash::FxHashSet<u32>) -> bool {
+        let Ok(i) = self.starts.binary_search_by_key(&id, |m| m.0) else {
+            return true;
+        };
+        let end = self.starts.get(i + 1).map_or(self.prints.len(), |m| m.1);
+        self.prints[self.starts[i].1..end]
+            .iter()
+            .any(|f| grown.contains(f))
+    }
+}
+
+/// A section name's fingerprint: its low 32 bits (names are hashes).
+fn fingerprint(name: u128) -> u32 {
+    name as u32
 }
 
 /// `work` of every region of `window` on the current pool, the regions with the most contour

@@ -59,6 +59,83 @@ impl RegionSource for OneByOne<'_> {
         }
         Ok(())
     }
+
+    /// Serves only the regions asked for, as a source reading from disk does.
+    fn for_each_window_of(
+        &mut self,
+        wanted: &(dyn Fn(SpanKey) -> bool + Sync),
+        f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
+        for r in self.0.iter().filter(|r| wanted(r.id)) {
+            f(std::slice::from_ref(r))?;
+        }
+        Ok(())
+    }
+}
+
+/// One region per window, counting the regions served in each pass.
+struct Counting<'a> {
+    regions: &'a [RegionContours],
+    served: Vec<usize>,
+}
+
+impl RegionSource for Counting<'_> {
+    fn for_each_window(
+        &mut self,
+        f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
+        self.for_each_window_of(&|_| true, f)
+    }
+
+    fn for_each_window_of(
+        &mut self,
+        wanted: &(dyn Fn(SpanKey) -> bool + Sync),
+        f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
+        let mut served = 0;
+        let mut counted = |w: &[RegionContours]| {
+            served += w.len();
+            f(w)
+        };
+        OneByOne(self.regions).for_each_window_of(wanted, &mut counted)?;
+        self.served.push(served);
+        Ok(())
+    }
+}
+
+#[test]
+fn later_rounds_read_back_only_the_regions_a_grown_section_touches() {
+    // After the first round, a region is read again only when one of its sections got a
+    // point back; the polygons are those of reading every region in every round.
+    let regions = regions_of(&COUPLED, Levels::FLAT);
+    let mut checked = 0;
+    for max_error in [0.9, 1.5, 4.0, 6.0] {
+        let (all, _) = polygonize(&regions, params(max_error)).unwrap();
+        let mut source = Counting {
+            regions: &regions,
+            served: Vec::new(),
+        };
+        let mut polys = Vec::new();
+        polygonize_stream(&mut source, params(max_error), None, &mut |o| {
+            polys.push(o.polys.len());
+            Ok(())
+        })
+        .unwrap();
+        let per_region: Vec<usize> = (0..regions.len() as u32)
+            .map(|r| all.polys.iter().filter(|p| p.region == r).count())
+            .collect();
+        assert_eq!(polys, per_region, "max_error {max_error}");
+        // The first round and the polygons pass read every region; the rounds between
+        // (one per growth of the table, and the last that finds nothing to ask) fewer.
+        let n = source.served.len();
+        assert_eq!(source.served[0], regions.len());
+        assert_eq!(source.served[n - 1], regions.len());
+        if n > 2 {
+            assert!(source.served[1..n - 1].iter().all(|&s| s < regions.len()));
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no setting grew the table");
 }
 
 /// One region per window, with a stop flag raised once `stop_after` regions were handed on.

@@ -269,6 +269,19 @@ impl PackReader {
         read_entries(&self.path, &self.file, self.range(key).iter(), key)
     }
 
+    /// The chunk of `key` as stored (compressed, or raw when its stored length is its raw
+    /// length) with its raw length, its checksum checked: what [`PackWriter::append_stored`]
+    /// takes to copy it into another pack as it is. `None` when `key` has no chunk or more
+    /// than one.
+    pub fn read_stored(&self, key: u32) -> Result<Option<(Vec<u8>, usize)>, StoreError> {
+        let [e] = self.range(key) else {
+            return Ok(None);
+        };
+        let mut stored = Vec::new();
+        read_checked(&self.path, &self.file, e, &mut stored)?;
+        Ok(Some((stored, e.raw_len as usize)))
+    }
+
     /// [`PackReader::read`] into `out`, which must be [`PackReader::raw_len`] bytes long: for
     /// a caller that wants the bytes in a buffer of its own type (no copy).
     pub fn read_into(&self, key: u32, out: &mut [u8]) -> Result<(), StoreError> {
