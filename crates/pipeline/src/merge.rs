@@ -1,6 +1,6 @@
-//! Stage 4, merge: regions and contours joined across tile borders. It runs inside the
-//! voxelize stage's writer, one tile at a time in tile order, while the workers voxelize the
-//! next tiles: union-find over border links (`tessera_stitch::RegionMerger`), then open
+//! Stage 4, merge: regions and contours joined across tile borders. It runs on a thread of
+//! its own beside the voxelize stage's writer, one tile at a time in tile order as the writer
+//! hands them on, while the workers voxelize the next tiles: union-find over border links (`tessera_stitch::RegionMerger`), then open
 //! contour chains joined at tile borders with the straight-through vertices the tiling made
 //! removed (`tessera_contours::ContourJoiner`).
 //!
@@ -10,7 +10,7 @@
 //!   stage, and shares its key: the merge reads no settings of its own.
 //! * Memory: the open frontier (links waiting for an unseen tile, open regions and chains) is
 //!   held from the budget as it grows and shrinks.
-//! * Timer: the writer's time in the merge (stitching, joining, writing the batch). The
+//! * Timer: the merge thread's busy time (stitching, joining, writing the batch). The
 //!   voxelize stage's seconds are the rest of the time the two run side by side, so the
 //!   stages' seconds add up to the bake's.
 //! * Progress: tiles merged.

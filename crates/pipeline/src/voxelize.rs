@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! work/tiles.pack ──reader──[bounded]──> workers (rayon) ──[bounded]──> writer ──> work/spans.pack
-//!                                                                       └─merge─> work/regions.pack
+//!                                                                         └─[bounded]─> merge ──> work/regions.pack
 //! ```
 //!
 //! * The reader reserves each tile's memory before reading it, so when workers or the writer
@@ -12,8 +12,8 @@
 //! * Workers voxelize a tile (in parts when a whole one would not fit the budget), segment it
 //!   into regions and trace its contours (`tile_work`).
 //! * The writer restores tile order, appends the span field to the span journal and hands the
-//!   regions and contours to the [merge](crate::merge), so every file has the same bytes for
-//!   any thread count.
+//!   regions and contours to the [merge](crate::merge), which runs on a thread of its own in
+//!   the same order, so every file has the same bytes for any thread count.
 //! * Inputs: the tile pack, the grid, the voxel parameters. Outputs: `work/spans.pack` (the
 //!   span fields), `work/floors.pack` (their walkable floors, which height detail reads),
 //!   `work/tile-regions.pack` (each tile's regions and contours, the merge's input),
@@ -57,6 +57,8 @@ pub const HASHES_KIND: &[u8; 8] = b"TSTHASH\0";
 pub const RASTER_KIND: &[u8; 8] = b"TSRASTER";
 /// How often the writer makes its checkpoints durable.
 const SYNC_EVERY: Duration = Duration::from_millis(500);
+/// Tiles written to the checkpoints and waiting for the merge (each holds its reservation).
+const MERGE_QUEUE: usize = 4;
 
 /// The stage's key: what the span and region journals depend on.
 pub(crate) fn key(tiles_key: u64, params: &VoxelParams) -> u64 {
@@ -336,7 +338,9 @@ fn open_checkpoints(
 }
 
 impl Checkpoints {
-    /// The five journals, in the order they are made durable: the merge's batches last.
+    /// The five journals. The writer makes four durable and the merge the region journal,
+    /// each on its own thread: a resume keeps the tiles all five hold
+    /// ([`open_checkpoints`]).
     fn all(&mut self) -> [&mut Journal; 5] {
         [
             &mut self.spans,
@@ -345,12 +349,6 @@ impl Checkpoints {
             &mut self.hashes,
             &mut self.regions,
         ]
-    }
-
-    /// Makes every journal durable, spans and floors first: a resume keeps the tiles all
-    /// five hold.
-    fn sync(&mut self) -> Result<(), tessera_store::StoreError> {
-        self.all().iter().try_for_each(|j| j.sync())
     }
 
     fn finish(&mut self) -> Result<(), tessera_store::StoreError> {
@@ -573,7 +571,33 @@ fn stream(
             scope.spawn(move || feed_remote_tiles(share, remote, s.budget, done_tx, writer_gone))
         });
         drop(done_tx);
-        // Writer (this thread): restore tile order, append to the checkpoints, merge, count.
+        // The merge (its own thread): each tile in tile order, after the writer; it appends
+        // to the region journal, the writer to the other four.
+        let Checkpoints {
+            spans,
+            floors,
+            tile_regions,
+            regions,
+            hashes,
+        } = &mut journals;
+        let (merge_tx, merge_rx) = bounded::<TileDone>(MERGE_QUEUE);
+        let merge = &mut merge;
+        let merging = scope.spawn(move || -> Result<(), BakeError> {
+            let mut last_sync = Instant::now();
+            for done in merge_rx {
+                let out = (!done.recovered).then_some(&mut *regions);
+                merge.add(done.index, (&done.regions, &done.local), done.contours, out)?;
+                if last_sync.elapsed() >= SYNC_EVERY {
+                    regions.sync()?;
+                    last_sync = Instant::now();
+                }
+            }
+            regions.sync()?;
+            Ok(())
+        });
+        // Writer (this thread): restore tile order, append to the checkpoints, count, and
+        // hand each tile to the merge.
+        let mut tile_journals = [spans, floors, tile_regions, hashes];
         let mut order = TileOrder::new(keys.iter().copied());
         let mut written = 0u64;
         let mut last_sync = Instant::now();
@@ -590,17 +614,19 @@ fn stream(
                     *appended = true;
                 }
             }
-            let (spans, walkable) = write_tile(done, key, &mut journals, &mut merge)?;
+            write_tile(&done, key, &mut tile_journals)?;
             out.tiles_with_geometry += 1;
-            out.spans += spans;
-            out.walkable_spans += walkable;
+            out.spans += done.spans;
+            out.walkable_spans += done.walkable;
+            // A closed channel: the merge stopped on an error, which its join returns.
+            merge_tx.send(done).map_err(|_| BakeError::Interrupted)?;
             if let (Some(share), owner @ 1..) = (share, owner_at(position)) {
                 share.written(key, owner);
             }
             written += 1;
             progress.advance(STAGE, written);
             if last_sync.elapsed() >= SYNC_EVERY {
-                journals.sync()?;
+                tile_journals.iter().try_for_each(|j| j.sync())?;
                 if let Some((journal, ..)) = &raster {
                     journal.sync()?;
                 }
@@ -610,10 +636,16 @@ fn stream(
         });
         writer_gone.store(true, Ordering::Relaxed);
         drop(done_rx); // unblocks the workers and the reader if we stopped early
+        drop(merge_tx); // the merge ends once it has taken every tile sent
         for helper in helpers.into_iter().chain(feeder) {
             let _ = helper.join();
         }
-        journals.sync()?;
+        let merged = merging
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        // The merge's own failure first: the writer's then only says that it stopped.
+        merged?;
+        tile_journals.iter().try_for_each(|j| j.sync())?;
         match received {
             Err(e) => Err(e),
             Ok(()) if !order.finished() && stopped.load(Ordering::Relaxed) => {
@@ -778,42 +810,24 @@ impl<I: Iterator<Item = u32>> TileOrder<I> {
     }
 }
 
-/// The writer's work for one tile, in tile order: append its span field and floors to the
-/// checkpoints (unless they came from there) and merge it. Returns its spans and walkable
-/// spans.
+/// The writer's work for one tile, in tile order: append its hash, span field, floors and
+/// regions record to the checkpoints (`journals`: spans, floors, tile regions, hashes),
+/// unless they came from there.
 fn write_tile(
-    done: TileDone,
+    done: &TileDone,
     key: u32,
-    journals: &mut Checkpoints,
-    merge: &mut Merge,
-) -> Result<(u64, u64), BakeError> {
-    if !done.recovered {
-        // Eight bytes, stored raw.
-        journals
-            .hashes
-            .append_stored(key, &done.hash.to_le_bytes(), 8)?;
-        journals
-            .spans
-            .append_stored(key, &done.spans_packed.bytes, done.spans_packed.raw_len)?;
-        journals.floors.append_stored(
-            key,
-            &done.floors_packed.bytes,
-            done.floors_packed.raw_len,
-        )?;
-        journals.tile_regions.append_stored(
-            key,
-            &done.regions_packed.bytes,
-            done.regions_packed.raw_len,
-        )?;
+    journals: &mut [&mut Journal; 4],
+) -> Result<(), BakeError> {
+    if done.recovered {
+        return Ok(());
     }
-    let regions_out = (!done.recovered).then_some(&mut journals.regions);
-    merge.add(
-        key,
-        (&done.regions, &done.local),
-        done.contours,
-        regions_out,
-    )?;
-    Ok((done.spans, done.walkable))
+    let [spans, floors, tile_regions, hashes] = journals;
+    // Eight bytes, stored raw.
+    hashes.append_stored(key, &done.hash.to_le_bytes(), 8)?;
+    spans.append_stored(key, &done.spans_packed.bytes, done.spans_packed.raw_len)?;
+    floors.append_stored(key, &done.floors_packed.bytes, done.floors_packed.raw_len)?;
+    tile_regions.append_stored(key, &done.regions_packed.bytes, done.regions_packed.raw_len)?;
+    Ok(())
 }
 
 #[cfg(test)]
