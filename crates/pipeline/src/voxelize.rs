@@ -618,6 +618,16 @@ fn stream(
             out.tiles_with_geometry += 1;
             out.spans += done.spans;
             out.walkable_spans += done.walkable;
+            // The merge takes the regions and contours; the records are written.
+            let mut done = done;
+            for packed in [
+                &mut done.spans_packed,
+                &mut done.floors_packed,
+                &mut done.regions_packed,
+            ] {
+                *packed = Default::default();
+            }
+            done.raster_packed = None;
             // A closed channel: the merge stopped on an error, which its join returns.
             merge_tx.send(done).map_err(|_| BakeError::Interrupted)?;
             if let (Some(share), owner @ 1..) = (share, owner_at(position)) {
