@@ -183,16 +183,30 @@ mod codec_tests {
                 height: 9,
             },
             labels: vec![0, crate::NO_REGION, 1],
-            regions: vec![LocalRegion {
-                spans: 12,
-                first: key(1, 2, 3),
-                zmin: 4,
-                zmax: 9,
-            }],
-            links: vec![BorderLink {
-                key: LinkKey::new(key(5, 6, 7), key(0, 1, 2)),
-                region: 0,
-            }],
+            regions: vec![
+                LocalRegion {
+                    spans: 12,
+                    first: key(1, 2, 3),
+                    zmin: 4,
+                    zmax: 9,
+                },
+                LocalRegion {
+                    spans: u64::MAX - 5,
+                    first: key(-7, i32::MIN, u32::MAX),
+                    zmin: 0,
+                    zmax: u32::MAX - 1,
+                },
+            ],
+            links: vec![
+                BorderLink {
+                    key: LinkKey::new(key(5, 6, 7), key(0, 1, 2)),
+                    region: 0,
+                },
+                BorderLink {
+                    key: LinkKey::new(key(-1, i32::MAX, 8), key(-2, -3, 0)),
+                    region: 1,
+                },
+            ],
         };
         assert_eq!(TileRegions::decode(&regions.encode()).unwrap(), regions);
         let edge = |x, heading| EdgeKey {

@@ -67,12 +67,18 @@ pub(crate) fn write_span_key(w: &mut Writer, k: SpanKey) {
     w.u32(k.zmax);
 }
 
-pub(crate) fn read_span_key(r: &mut Reader) -> Result<SpanKey, ArtifactError> {
-    Ok(SpanKey {
-        y: r.i32()?,
-        x: r.i32()?,
-        zmax: r.u32()?,
-    })
+/// A little-endian word of four bytes.
+fn word(b: &[u8]) -> u32 {
+    u32::from_le_bytes(b.try_into().unwrap())
+}
+
+/// A [`SpanKey`] as [`write_span_key`] wrote it, from its twelve bytes.
+fn span_key_at(b: &[u8]) -> SpanKey {
+    SpanKey {
+        y: word(&b[0..4]) as i32,
+        x: word(&b[4..8]) as i32,
+        zmax: word(&b[8..12]),
+    }
 }
 
 impl TileRegions {
@@ -132,24 +138,27 @@ impl TileRegions {
         };
         let n = r.count(4)?;
         let labels = r.u32s(n)?;
+        // Regions and links are fixed-size records: each list is taken whole and cut up.
         let n = r.count(28)?;
-        let mut regions = Vec::with_capacity(n);
-        for _ in 0..n {
-            regions.push(LocalRegion {
-                spans: r.u64()?,
-                first: read_span_key(r)?,
-                zmin: r.u32()?,
-                zmax: r.u32()?,
-            });
-        }
+        let regions = r
+            .take(28 * n)?
+            .chunks_exact(28)
+            .map(|b| LocalRegion {
+                spans: u64::from_le_bytes(b[0..8].try_into().unwrap()),
+                first: span_key_at(&b[8..20]),
+                zmin: word(&b[20..24]),
+                zmax: word(&b[24..28]),
+            })
+            .collect();
         let n = r.count(28)?;
-        let mut links = Vec::with_capacity(n);
-        for _ in 0..n {
-            links.push(BorderLink {
-                key: LinkKey(read_span_key(r)?, read_span_key(r)?),
-                region: r.u32()?,
-            });
-        }
+        let links = r
+            .take(28 * n)?
+            .chunks_exact(28)
+            .map(|b| BorderLink {
+                key: LinkKey(span_key_at(&b[0..12]), span_key_at(&b[12..24])),
+                region: word(&b[24..28]),
+            })
+            .collect();
         if r.remaining() != 0 {
             return Err(invalid(A, "trailing bytes"));
         }
