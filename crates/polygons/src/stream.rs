@@ -97,9 +97,16 @@ pub fn polygonize_stream_reusing(
             let mut asked: Vec<(u128, u32)> = Vec::new();
             // The first round's marks and fingerprints, as they come.
             let mut first: Option<SectionMarks> = grown.is_none().then(Default::default);
+            // After the first round: the grown sections' fingerprints, by which a region is
+            // left alone without being cut into sections (and a source that can, without
+            // being read).
+            let prints: Option<rustc_hash::FxHashSet<u32>> = grown
+                .as_ref()
+                .map(|names| names.iter().map(|&n| fingerprint(n)).collect());
+            let wanted = |id: SpanKey| prints.as_ref().is_none_or(|p| marks.may_touch(id, p));
             let mut per_window = |window: &[RegionContours]| -> Result<(), PolygonError> {
                 let fixes: Vec<(Asked, Vec<u32>)> = largest_first(window, |region| {
-                    if stopped() {
+                    if stopped() || !wanted(region.id) {
                         return (Vec::new(), Vec::new());
                     }
                     let (mut sections, contours) = simplify::sections_of(region);
@@ -127,12 +134,7 @@ pub fn polygonize_stream_reusing(
             };
             match &grown {
                 None => source.for_each_window(&mut per_window)?,
-                Some(names) => {
-                    let grown: rustc_hash::FxHashSet<u32> =
-                        names.iter().map(|&n| fingerprint(n)).collect();
-                    let wanted = |id: SpanKey| marks.may_touch(id, &grown);
-                    source.for_each_window_of(&wanted, &mut per_window)?
-                }
+                Some(_) => source.for_each_window_of(&wanted, &mut per_window)?,
             }
             if let Some(made) = first {
                 marks = made;
