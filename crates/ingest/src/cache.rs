@@ -10,8 +10,9 @@
 //!
 //! The trailer goes last so the file is written in one sequential pass (the areas wait in
 //! memory, or in a temporary file beside the cache once they are many, until the triangles are
-//! written). A cache whose key (input size, mtime, content hash, up axis, area rules) matches
-//! is reused; one that fails its checksums is reported and rebuilt.
+//! written). A cache whose key matches (input size, content hash, up axis, area rules: the
+//! mtime is recorded but not compared) is reused; one that fails its checksums is reported and
+//! rebuilt.
 //!
 //! A distributed bake may write one file's cache in parts, one per process, each a cache of
 //! its own (its trailer: the file's key, the scene's origin, its own counts and checksum),
@@ -65,6 +66,15 @@ pub struct SourceKey {
 }
 
 impl SourceKey {
+    /// Whether a cache built from `self` serves an input of key `other`: the same bytes (size
+    /// and content hash), up axis and area rules. The mtime is left out: a file written again
+    /// with the same bytes (a re-export, a checkout, a copy) is the same scene, and every bake
+    /// hashes its content anyway.
+    pub fn same_input(&self, other: &SourceKey) -> bool {
+        (self.size, self.content_hash, self.up, self.areas)
+            == (other.size, other.content_hash, other.up, other.areas)
+    }
+
     /// The key of a scene file: its size, mtime and a hash of its bytes (and of the external
     /// buffers a `.gltf` names): xxh3 over the xxh3 of each 1 MiB piece, the pieces hashed in
     /// parallel on the current thread pool; and the key of `limits`' area rules. A raised stop
@@ -659,8 +669,9 @@ pub fn ensure_cache<'s>(
     Ok((cache, stats))
 }
 
-/// The cache at `path` when it is there, was built from `key` and passes its checksums; a
-/// corrupt one is reported through `on_corrupt`.
+/// The cache at `path` when it is there, was built from an input like `key`'s
+/// ([`SourceKey::same_input`]) and passes its checksums; a corrupt one is reported through
+/// `on_corrupt`.
 pub fn reuse_cache(
     path: &Path,
     key: SourceKey,
@@ -672,7 +683,7 @@ pub fn reuse_cache(
     // The trailer first: a cache of another input or up axis is rebuilt without hashing
     // its payload.
     match SceneCache::map(path) {
-        Ok(cache) if cache.info().key == key => match cache.verify_payload() {
+        Ok(cache) if cache.info().key.same_input(&key) => match cache.verify_payload() {
             Ok(()) => {
                 let stats = IngestStats {
                     triangles: cache.info().triangles,
@@ -964,22 +975,38 @@ mod tests {
             assert_eq!((cache.areas(), cache.info()), (&want[..], &info));
             assert_eq!(cache.triangles().len(), want.len());
             assert_eq!(std::fs::metadata(&path).unwrap().len() % 8, 0);
-            // Reused under the same rules, made again under others.
-            let (_, got) =
-                ensure_cache(&path, key_a, &mut || unreachable!(), &mut |_| panic!()).unwrap();
-            assert!(got.reused);
-            let mut opened = 0;
-            let (cache, got) = ensure_cache(
-                &path,
-                key_b,
-                &mut || {
-                    opened += 1;
-                    Ok(Box::new(source(&b)))
-                },
-                &mut |e| panic!("{e}"),
-            )
-            .unwrap();
-            assert_eq!((opened, got.reused), (1, false));
+            // The cache under `key`, with the rules the reader uses, and whether it was made
+            // again.
+            let ensure = |key: SourceKey, rules| {
+                let mut opened = 0;
+                let (cache, got) = ensure_cache(
+                    &path,
+                    key,
+                    &mut || {
+                        opened += 1;
+                        Ok(Box::new(source(rules)))
+                    },
+                    &mut |e| panic!("{e}"),
+                )
+                .unwrap();
+                assert_eq!(opened == 1, !got.reused);
+                (cache, opened == 1)
+            };
+            // Reused under the same rules, and for the same bytes written again later.
+            assert!(!ensure(key_a, &a).1);
+            let rewritten = SourceKey {
+                mtime_ns: key_a.mtime_ns + 1_000_000_000,
+                ..key_a
+            };
+            assert!(!ensure(rewritten, &a).1);
+            // Made again for other bytes of the same size, and under other rules.
+            let edited = SourceKey {
+                content_hash: key_a.content_hash ^ 1,
+                ..key_a
+            };
+            assert!(ensure(edited, &a).1);
+            let (cache, made) = ensure(key_b, &b);
+            assert!(made);
             assert_eq!(cache.info().key.areas, b.key());
             assert_eq!(cache.areas(), want);
             // A key that names other rules than the reader's is refused.

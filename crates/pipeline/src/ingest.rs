@@ -3,9 +3,10 @@
 //! * Input: [`SceneInput`].
 //! * Output: `work/scene.cache` (rebased f32 triangles, their area ids and a checksummed
 //!   trailer), mapped.
-//! * Key: the cache's own source key (size, mtime, content hash, up axis, the key of the
-//!   config's area rules), kept in its trailer; a cache made from another source or with other
-//!   rules is rebuilt, a corrupt one reported and rebuilt.
+//! * Key: the cache's own source key (size, content hash, up axis, the key of the config's
+//!   area rules; the mtime is kept in its trailer but not compared, so a file written again
+//!   with the same bytes keeps its cache), kept in its trailer; a cache made from another
+//!   source or with other rules is rebuilt, a corrupt one reported and rebuilt.
 //! * Progress: triangles read (the total is not known before the end).
 //! * Threads: the stage runs on a pool of the bake's threads, on which the OBJ reader parses
 //!   windows of the file; what it parses waits in buffers reserved from the budget.

@@ -182,6 +182,11 @@ impl BakeLayout {
     pub fn tile_hashes_pack(&self) -> PathBuf {
         self.stages().join("tile-hashes.pack")
     }
+    /// The counts of the last finished voxelize stage (and its merge), under its key: a stage
+    /// whose journals are all complete under that key is not streamed again to count them.
+    pub fn voxelized_counts(&self) -> PathBuf {
+        self.stages().join("voxelized.bin")
+    }
     /// Where the journals of the last finished voxelization wait while the next one reuses
     /// their unchanged tiles.
     pub fn previous(&self) -> PathBuf {

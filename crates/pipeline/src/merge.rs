@@ -27,7 +27,7 @@ use tessera_store::Journal;
 
 use crate::{BakeError, Progress};
 
-const STAGE: &str = "merge";
+pub(crate) const STAGE: &str = "merge";
 /// Pack kind of the region journal.
 pub const REGIONS_KIND: &[u8; 8] = b"TSREGNS\0";
 

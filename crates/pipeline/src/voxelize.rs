@@ -208,10 +208,113 @@ pub(crate) fn run(
         interrupt,
     };
     let key = key(binned.key, params);
+    // A stage finished under this key: its counts, without reading every tile back.
+    if share.is_none() && raster.is_none() {
+        if let Some(mut out) = finished(layout, key, &tiles.keys(), progress) {
+            out.seconds = started.elapsed().as_secs_f64();
+            return Ok(out);
+        }
+    }
     let mut out = stream(&shared, key, binned.key, threads, progress, share)?;
     out.reused = out.resumed_tiles == tiles.keys().len() as u64;
+    write_counts(layout, key, &out)?;
     out.seconds = (started.elapsed().as_secs_f64() - out.merged.seconds).max(0.0);
     Ok(out)
+}
+
+/// Magic of `work/voxelized.bin`: then the stage key, the counts ([`Voxelized::counts`]) and
+/// the xxh3 of everything before it.
+const COUNTS_MAGIC: &[u8; 8] = b"TSVXCNT\0";
+
+impl Voxelized {
+    /// What a finished stage counted, in the order `work/voxelized.bin` keeps it.
+    fn counts(&self) -> [u64; 10] {
+        let m = &self.merged;
+        [
+            self.tiles_with_geometry,
+            self.spans,
+            self.walkable_spans,
+            m.regions,
+            m.region_spans,
+            m.contours,
+            m.contour_vertices,
+            m.third_class_removed,
+            m.frontier_links,
+            m.frontier_bytes,
+        ]
+    }
+}
+
+/// Keeps what the stage finished under `key` counted.
+fn write_counts(layout: &BakeLayout, key: u64, out: &Voxelized) -> Result<(), BakeError> {
+    let mut b = COUNTS_MAGIC.to_vec();
+    for v in std::iter::once(key).chain(out.counts()) {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    let sum = xxhash_rust::xxh3::xxh3_64(&b);
+    b.extend_from_slice(&sum.to_le_bytes());
+    tessera_store::write_atomic(layout.voxelized_counts(), &b)?;
+    Ok(())
+}
+
+/// The counts of the stage when it finished under `key`: its five journals complete under
+/// that key with every tile of `keys`, in order, and its counts kept beside them. The same
+/// numbers a stage taking every tile from its checkpoints counts again, without reading them.
+/// None (the stage runs) when anything is missing, of another key or damaged.
+fn finished(layout: &BakeLayout, key: u64, keys: &[u32], progress: &Progress) -> Option<Voxelized> {
+    let b = std::fs::read(layout.voxelized_counts()).ok()?;
+    let n = 8 + 8 * 11;
+    if b.len() != n + 8
+        || &b[..8] != COUNTS_MAGIC
+        || xxhash_rust::xxh3::xxh3_64(&b[..n]).to_le_bytes() != b[n..]
+    {
+        return None;
+    }
+    let word = |i: usize| u64::from_le_bytes(b[8 + 8 * i..16 + 8 * i].try_into().unwrap());
+    if word(0) != key {
+        return None;
+    }
+    let journals = [
+        (layout.spans_pack(), SPANS_KIND),
+        (layout.floors_pack(), FLOORS_KIND),
+        (layout.tile_regions_pack(), TILE_REGIONS_KIND),
+        (layout.regions_pack(), REGIONS_KIND),
+        (layout.tile_hashes_pack(), HASHES_KIND),
+    ];
+    for (path, kind) in journals {
+        if Journal::stage_key_of(&path).ok()? != key {
+            return None;
+        }
+        // Opened whole: a damaged or unfinished journal makes the stage run.
+        if Journal::open_complete(&path, kind).ok()?.keys() != keys {
+            return None;
+        }
+    }
+    let c: Vec<u64> = (1..11).map(word).collect();
+    progress.stage_start(STAGE, keys.len() as u64);
+    progress.stage_done(STAGE, c[0]);
+    progress.stage_start(crate::merge::STAGE, keys.len() as u64);
+    progress.stage_done(crate::merge::STAGE, keys.len() as u64);
+    Some(Voxelized {
+        tiles_with_geometry: c[0],
+        spans: c[1],
+        walkable_spans: c[2],
+        resumed_tiles: keys.len() as u64,
+        reused_tiles: 0,
+        raster_shared: 0,
+        reused: true,
+        merged: Merged {
+            regions: c[3],
+            region_spans: c[4],
+            contours: c[5],
+            contour_vertices: c[6],
+            third_class_removed: c[7],
+            frontier_links: c[8],
+            frontier_bytes: c[9],
+            seconds: 0.0,
+        },
+        seconds: 0.0,
+    })
 }
 
 /// The stage's checkpoints, lined up: they hold the same first tiles, in tile order.

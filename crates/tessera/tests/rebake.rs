@@ -86,9 +86,11 @@ fn a_changed_scene_rebakes_the_tiles_that_changed_only_and_gives_a_fresh_bakes_b
         ("a block added", 7, (2, 3.001)),
         ("a block removed", 5, (2, 3.001)),
     ];
+    let mut last = serde_json::Value::Null;
     for (what, blocks, moved) in changes {
         city(&d.join("s.obj"), blocks, moved, [0.0, 0.0]);
         let again = bake(d, "b");
+        last = again.clone();
         let (reused, rebaked) = (
             count(&again, "tiles_reused"),
             count(&again, "tiles_rebaked"),
@@ -118,6 +120,39 @@ fn a_changed_scene_rebakes_the_tiles_that_changed_only_and_gives_a_fresh_bakes_b
     // The same scene again: every stage reused, nothing rebaked.
     let same = bake(d, "b");
     assert_eq!(count(&same, "tiles_rebaked"), 0, "{same}");
+
+    // The same bytes written again later (a re-export, a checkout): the file's cache and
+    // every stage are kept, and the summary counts what the stages made (as the last change's
+    // bake counted it, the stages running).
+    city(&d.join("s.obj"), 5, (2, 3.001), [0.0, 0.0]);
+    std::fs::File::options()
+        .write(true)
+        .open(d.join("s.obj"))
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(60))
+        .unwrap();
+    let rewritten = bake(d, "b");
+    assert_eq!(rewritten["scene_cache_reused"], true, "{rewritten}");
+    assert_eq!(
+        rewritten["stages_reused"],
+        serde_json::json!(["ingest", "bin", "voxelize", "polygons"]),
+        "{rewritten}"
+    );
+    for field in [
+        "tiles_with_geometry",
+        "spans",
+        "walkable_spans",
+        "regions",
+        "contours",
+        "contour_vertices",
+        "third_class_removed",
+        "merge_frontier_links",
+        "merge_frontier_bytes",
+        "polygons",
+    ] {
+        assert_eq!(rewritten[field], last[field], "{field}: {rewritten}");
+        assert_eq!(same[field], last[field], "{field}: {same}");
+    }
 
     // The whole scene 0.37 m further: another grid, so every tile is voxelized again.
     city(&d.join("s.obj"), 5, (2, 3.001), [0.37, 0.0]);

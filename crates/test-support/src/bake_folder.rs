@@ -66,6 +66,7 @@ const TILING_FILES: &[&str] = &[
     "work/regions.pack",
     "work/tile-regions.pack",
     "work/tile-hashes.pack",
+    "work/voxelized.bin",
     "work/region-polygons.pack",
 ];
 
