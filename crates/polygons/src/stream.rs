@@ -227,7 +227,8 @@ pub fn polygonize_stream_reusing(
 }
 
 /// The section names of every region seen, as fingerprints: `prints[starts[i].1..]` up to
-/// the next region's are those of region `starts[i].0`, in region order. Four bytes a section, and a word and an id a region.
+/// the next region's are those of region `starts[i].0`, in region order. Four bytes a
+/// section, and an id and a word a region.
 #[derive(Default)]
 struct SectionMarks {
     starts: Vec<(SpanKey, usize)>,
