@@ -41,6 +41,9 @@ pub(crate) struct JournalRegions {
     path: PathBuf,
     /// Regions in id order: id, and their contours' `(offset, words)` in `locations`.
     regions: Vec<(SpanKey, u32, u32)>,
+    /// Each region's id and a hash of its contours' words as the journal holds them, in the
+    /// order of `regions` ([`RegionSource::contour_keys`]).
+    keys: Vec<(SpanKey, u64)>,
     locations: Vec<(u64, u32)>,
     window_bytes: u64,
     /// Passes served so far.
@@ -81,7 +84,7 @@ impl JournalRegions {
         let mut out = SpillWriter::<u32>::create(path).map_err(io)?;
         let mut owner: HashMap<(TileCoord, u32), SpanKey> = HashMap::new();
         let mut ids: Vec<SpanKey> = Vec::new();
-        let mut found: Vec<(TileCoord, u32, u64, u32)> = Vec::new();
+        let mut found: Vec<(TileCoord, u32, u64, u32, u64)> = Vec::new();
         let keys = journal.keys();
         progress.phase(STAGE, "contours", keys.len() as u64);
         // Tiles decoded in parallel a small group at a time (a few tiles' contours in memory),
@@ -114,31 +117,33 @@ impl JournalRegions {
                 }
                 for c in batch.contours {
                     let at = out.len();
-                    let n = c.points.len() as u32;
-                    out.extend(&[c.tile.x, c.tile.y, c.region, c.level, n])
-                        .map_err(io)?;
-                    for k in 0..c.points.len() {
-                        out.extend(&[
+                    let n = c.points.len();
+                    let mut words: Vec<u32> =
+                        Vec::with_capacity((HEADER_WORDS + VERTEX_WORDS * n as u64) as usize);
+                    words.extend([c.tile.x, c.tile.y, c.region, c.level, n as u32]);
+                    for k in 0..n {
+                        words.extend([
                             c.points[k].0 as u32,
                             c.points[k].1 as u32,
                             c.heights[k],
                             c.neighbours[k],
-                        ])
-                        .map_err(io)?;
+                        ]);
                     }
+                    out.extend(&words).map_err(io)?;
                     found.push((
                         c.tile,
                         c.region,
                         at,
-                        (HEADER_WORDS + VERTEX_WORDS * n as u64) as u32,
+                        words.len() as u32,
+                        xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(&words)),
                     ));
                 }
             }
         }
         let spill: Spill<u32> = out.finish().map_err(io)?;
         // Contours by region id, then by where they were written (the order they were made in).
-        let mut placed: Vec<(SpanKey, u64, u32)> = Vec::with_capacity(found.len());
-        for (tile, local, at, words) in found {
+        let mut placed: Vec<(SpanKey, u64, u32, u64)> = Vec::with_capacity(found.len());
+        for (tile, local, at, words, hash) in found {
             let Some(&id) = owner.get(&(tile, local)) else {
                 return Err(corrupt(
                     PolygonError::Orphan {
@@ -150,25 +155,49 @@ impl JournalRegions {
                 ));
             };
             if part.is_none_or(|p| p.holds(id)) {
-                placed.push((id, at, words));
+                placed.push((id, at, words, hash));
             }
         }
         drop(owner);
         placed.sort_unstable();
         let mut regions: Vec<(SpanKey, u32, u32)> = Vec::new();
         let mut locations = Vec::with_capacity(placed.len());
-        for (id, at, words) in placed {
+        // A region's key: its id and its contours' hashes, in the order they were written.
+        let mut hashes: Vec<u64> = Vec::new();
+        let mut keys: Vec<(SpanKey, u64)> = Vec::new();
+        let key_of = |id: SpanKey, hashes: &[u64]| {
+            let mut b: Vec<u8> = Vec::with_capacity(12 + 8 * hashes.len());
+            for v in [id.y as u32, id.x as u32, id.zmax] {
+                b.extend_from_slice(&v.to_le_bytes());
+            }
+            for h in hashes {
+                b.extend_from_slice(&h.to_le_bytes());
+            }
+            xxhash_rust::xxh3::xxh3_64(&b)
+        };
+        for (id, at, words, hash) in placed {
             match regions.last_mut() {
                 Some(last) if last.0 == id => last.2 += 1,
-                _ => regions.push((id, locations.len() as u32, 1)),
+                _ => {
+                    if let Some(last) = regions.last() {
+                        keys.push((last.0, key_of(last.0, &hashes)));
+                    }
+                    hashes.clear();
+                    regions.push((id, locations.len() as u32, 1));
+                }
             }
+            hashes.push(hash);
             locations.push((at, words));
+        }
+        if let Some(last) = regions.last() {
+            keys.push((last.0, key_of(last.0, &hashes)));
         }
         let file = File::open(spill.path()).map_err(io)?;
         Ok(JournalRegions {
             file,
             path: spill.path().to_path_buf(),
             regions,
+            keys,
             locations,
             window_bytes: window_bytes.max(1),
             passes: 0,
@@ -213,8 +242,9 @@ impl JournalRegions {
                 empty: starts.get(k + 1).copied().unwrap_or(self.regions.len()) == starts[k],
             })
             .collect();
-        self.regions
-            .truncate(starts.get(1).copied().unwrap_or(self.regions.len()));
+        let kept = starts.get(1).copied().unwrap_or(self.regions.len());
+        self.regions.truncate(kept);
+        self.keys.truncate(kept);
         bounds
     }
 
@@ -258,6 +288,10 @@ impl JournalRegions {
 impl RegionSource for JournalRegions {
     fn stop_flag(&self) -> Option<Arc<AtomicBool>> {
         self.interrupt.clone()
+    }
+
+    fn contour_keys(&self) -> Option<&[(SpanKey, u64)]> {
+        Some(&self.keys)
     }
 
     fn for_each_window(

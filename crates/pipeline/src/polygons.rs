@@ -569,7 +569,7 @@ fn build(
     }
     // Written before the navmesh: a bake killed in between makes the navmesh again, and the
     // keys then name a file that is not there (never the other way round).
-    keep.finish()?;
+    keep.finish(&kept.take_first_rounds())?;
     crate::region_reuse::KeptTables::write(layout, key, &assembled.cluster_keys)?;
     file.commit()?;
     Kept::remove(layout);

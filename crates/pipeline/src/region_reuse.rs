@@ -25,7 +25,7 @@
 use std::path::Path;
 
 use tessera_artifacts::{GridFrame, SpanKey};
-use tessera_polygons::{RegionContours, RegionOutput, Reuse, Sealed};
+use tessera_polygons::{FirstRound, RegionContours, RegionOutput, Reuse, Sealed};
 use tessera_store::{Journal, PackReader, PackWriter};
 
 use crate::keys::StageKey;
@@ -37,6 +37,8 @@ use crate::{BakeError, BakeLayout};
 const KIND: &[u8; 8] = b"TSRPOLY\0";
 /// The chunk key of the index.
 const INDEX: u32 = u32::MAX;
+/// The chunk key of every region's first round of simplification ([`FirstRounds`]).
+const FIRST_ROUNDS: u32 = u32::MAX - 1;
 /// Bytes of one index entry: id (y, x, zmax) and key.
 const ENTRY: usize = 4 + 4 + 4 + 8;
 /// Cells around a region's contours whose floors its height detail may read.
@@ -58,6 +60,10 @@ pub(crate) fn blob(frame: &GridFrame, settings: u64) -> Vec<u8> {
 pub(crate) struct Kept {
     /// The last stage's pack and its index, sorted by id (None: nothing kept).
     last: Option<(PackReader, Vec<(SpanKey, u64)>)>,
+    /// The last stage's first rounds of simplification, sorted by id (empty: none kept).
+    first: Vec<(SpanKey, u64, FirstRound)>,
+    /// This stage's, once the first round is done.
+    made: std::sync::Mutex<Vec<(SpanKey, u64, FirstRound)>>,
     frame: GridFrame,
     /// With height detail: the hash of every tile's triangles, by tile index (0: none).
     tiles: Option<Vec<u64>>,
@@ -119,11 +125,25 @@ impl Kept {
                     .all(|w| w[0].0 < w[1].0)
                     .then_some((p, entries))
             });
+        // (A pack without them, or with a damaged chunk: every region is read in the first
+        // round.)
+        let first = last
+            .as_ref()
+            .and_then(|(p, _)| p.read(FIRST_ROUNDS).ok())
+            .and_then(|b| FirstRounds::decode(&b))
+            .unwrap_or_default();
         Ok(Kept {
             last,
+            first,
+            made: Default::default(),
             frame: frame.clone(),
             tiles: tile_hashes(layout, frame, detail)?,
         })
+    }
+
+    /// The first rounds this stage made or took, for the next stage's pack.
+    pub(crate) fn take_first_rounds(&self) -> Vec<(SpanKey, u64, FirstRound)> {
+        std::mem::take(&mut *self.made.lock().expect("a polygon thread panicked"))
     }
 
     /// Whether the last stage's polygons were kept under these settings: a rebake.
@@ -202,6 +222,16 @@ impl Reuse for Kept {
         })
     }
 
+    fn first_round(&self, id: SpanKey, contours: u64) -> Option<FirstRound> {
+        let at = self.first.binary_search_by_key(&id, |e| e.0).ok()?;
+        let (_, key, round) = &self.first[at];
+        (*key == contours).then(|| round.clone())
+    }
+
+    fn keep_first_rounds(&self, rounds: Vec<(SpanKey, u64, FirstRound)>) {
+        *self.made.lock().expect("a polygon thread panicked") = rounds;
+    }
+
     fn seal(&self, out: &RegionOutput) -> Option<Sealed> {
         let raw = encode(out);
         Some(Sealed {
@@ -239,11 +269,86 @@ impl KeptWriter {
         Ok(())
     }
 
-    /// Writes the index and puts the pack in place.
-    pub(crate) fn finish(mut self) -> Result<(), BakeError> {
+    /// Writes every region's first round (when the stage had them), the index, and puts the
+    /// pack in place.
+    pub(crate) fn finish(mut self, first: &[(SpanKey, u64, FirstRound)]) -> Result<(), BakeError> {
+        if !first.is_empty() {
+            self.pack
+                .append(FIRST_ROUNDS, &FirstRounds::encode(first))?;
+        }
         self.pack.append(INDEX, &self.index)?;
         self.pack.finish()?;
         Ok(())
+    }
+}
+
+/// The chunk of every region's first round: per region, in id order, its id (y, x, zmax),
+/// its contours' key, the count and the points asked back (name, position), the count and the
+/// fingerprints of its sections.
+struct FirstRounds;
+
+impl FirstRounds {
+    fn encode(rounds: &[(SpanKey, u64, FirstRound)]) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&(rounds.len() as u64).to_le_bytes());
+        for (id, key, round) in rounds {
+            for v in [id.y as u32, id.x as u32, id.zmax] {
+                b.extend_from_slice(&v.to_le_bytes());
+            }
+            b.extend_from_slice(&key.to_le_bytes());
+            b.extend_from_slice(&(round.asked.len() as u32).to_le_bytes());
+            for (name, k) in &round.asked {
+                b.extend_from_slice(&name.to_le_bytes());
+                b.extend_from_slice(&k.to_le_bytes());
+            }
+            b.extend_from_slice(&(round.prints.len() as u32).to_le_bytes());
+            for p in &round.prints {
+                b.extend_from_slice(&p.to_le_bytes());
+            }
+        }
+        b
+    }
+
+    /// None when the bytes are not a whole chunk of ids in order.
+    fn decode(b: &[u8]) -> Option<Vec<(SpanKey, u64, FirstRound)>> {
+        let mut at = 0usize;
+        let mut take = |n: usize| -> Option<&[u8]> {
+            let s = b.get(at..at.checked_add(n)?)?;
+            at += n;
+            Some(s)
+        };
+        let count = u64::from_le_bytes(take(8)?.try_into().ok()?);
+        let mut out: Vec<(SpanKey, u64, FirstRound)> = Vec::new();
+        for _ in 0..count {
+            let head = take(24)?;
+            let word = |k: usize| u32::from_le_bytes(head[k..k + 4].try_into().unwrap());
+            let id = SpanKey {
+                y: word(0) as i32,
+                x: word(4) as i32,
+                zmax: word(8),
+            };
+            let key = u64::from_le_bytes(head[12..20].try_into().unwrap());
+            let asks = word(20) as usize;
+            let asked = take(asks.checked_mul(20)?)?
+                .chunks_exact(20)
+                .map(|e| {
+                    (
+                        u128::from_le_bytes(e[..16].try_into().unwrap()),
+                        u32::from_le_bytes(e[16..].try_into().unwrap()),
+                    )
+                })
+                .collect();
+            let n = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
+            let prints = take(n.checked_mul(4)?)?
+                .chunks_exact(4)
+                .map(|e| u32::from_le_bytes(e.try_into().unwrap()))
+                .collect();
+            if out.last().is_some_and(|l| l.0 >= id) {
+                return None;
+            }
+            out.push((id, key, FirstRound { asked, prints }));
+        }
+        (at == b.len()).then_some(out)
     }
 }
 
@@ -317,5 +422,35 @@ impl tessera_navgraph::KeptLengths for KeptTables {
         let first = cluster.cost_first.to_native() as usize;
         let table = h.costs.get(first..first + n * n)?;
         Some(table.iter().map(|v| v.to_native()).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_rounds_survive_their_chunk_and_damage_is_refused() {
+        let id = |y, x, zmax| SpanKey { y, x, zmax };
+        let rounds = vec![
+            (id(-3, 7, 2), 11, FirstRound::default()),
+            (
+                id(0, 1, u32::MAX),
+                u64::MAX,
+                FirstRound {
+                    asked: vec![(u128::MAX - 1, 4), (5, 0)],
+                    prints: vec![9, 0, u32::MAX],
+                },
+            ),
+        ];
+        let b = FirstRounds::encode(&rounds);
+        assert_eq!(FirstRounds::decode(&b), Some(rounds.clone()));
+        // Cut short, one byte too many, or ids out of order: not used.
+        assert_eq!(FirstRounds::decode(&b[..b.len() - 1]), None);
+        let mut longer = b.clone();
+        longer.push(0);
+        assert_eq!(FirstRounds::decode(&longer), None);
+        let swapped = vec![rounds[1].clone(), rounds[0].clone()];
+        assert_eq!(FirstRounds::decode(&FirstRounds::encode(&swapped)), None);
     }
 }

@@ -248,6 +248,28 @@ pub trait Reuse: Sync {
         let _ = out;
         None
     }
+
+    /// What the first round of simplification made of region `id` when its contours had the
+    /// key `contours` ([`RegionSource::contour_keys`]), if an earlier run kept it: the first
+    /// round reads no table of restored points, so the same contours give the same result.
+    fn first_round(&self, id: SpanKey, contours: u64) -> Option<FirstRound> {
+        let _ = (id, contours);
+        None
+    }
+
+    /// Every region's first round, in region order with its contours' key, for the next run
+    /// (given when the source has [`RegionSource::contour_keys`]).
+    fn keep_first_rounds(&self, rounds: Vec<(SpanKey, u64, FirstRound)>) {
+        let _ = rounds;
+    }
+}
+
+/// What the first round of simplification made of one region: the points it asked back and
+/// the fingerprints of its sections' names (which later rounds read).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FirstRound {
+    pub asked: Vec<(u128, u32)>,
+    pub prints: Vec<u32>,
 }
 
 /// Where the regions come from: windows of consecutive regions, in region order, as many
@@ -257,6 +279,14 @@ pub trait RegionSource {
         &mut self,
         f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
     ) -> Result<(), PolygonError>;
+
+    /// Every region's id and a key of its contours as the source holds them (equal contours,
+    /// equal keys), in region order, when the source knows them without reading the regions:
+    /// the first round of simplification then takes a region whose key an earlier run kept
+    /// from [`Reuse::first_round`] instead of reading it.
+    fn contour_keys(&self) -> Option<&[(SpanKey, u64)]> {
+        None
+    }
 
     /// [`RegionSource::for_each_window`] over the regions whose id `wanted` accepts: a hint,
     /// the others may be served too (by default every region is). Rounds of simplification

@@ -8,8 +8,8 @@ use std::sync::atomic::Ordering;
 
 use crate::region::polygonize_region;
 use crate::{
-    detail, simplify, MeshInput, PolygonError, PolygonParams, PolygonStats, RegionContours,
-    RegionOutput, RegionSource, Reuse,
+    detail, simplify, FirstRound, MeshInput, PolygonError, PolygonParams, PolygonStats,
+    RegionContours, RegionOutput, RegionSource, Reuse,
 };
 use tessera_artifacts::SpanKey;
 
@@ -58,10 +58,12 @@ pub fn polygonize_stream_shared(
 }
 
 /// [`polygonize_stream_shared`] taking, through `reuse`, each region's polygons from an
-/// earlier run when they were made under the same key ([`Reuse`]): every round of
-/// simplification still runs over every region (the points restored on a region's sections
-/// may come from its neighbours), then a region kept under its key is handed on as kept, its
-/// height detail included, and the others are polygonized. Each output carries its key.
+/// earlier run when they were made under the same key ([`Reuse`]): the rounds of
+/// simplification still run (the points restored on a region's sections may come from its
+/// neighbours), though a region whose contours' key ([`RegionSource::contour_keys`]) an
+/// earlier run kept a first round for is not read in the first round; then a region kept
+/// under its key is handed on as kept, its height detail included, and the others are
+/// polygonized. Each output carries its key.
 pub fn polygonize_stream_reusing(
     source: &mut dyn RegionSource,
     params: PolygonParams,
@@ -92,28 +94,50 @@ pub fn polygonize_stream_reusing(
         // Every region's section names, from the first round: a later round reads back only
         // the regions that may touch a grown section.
         let mut marks = SectionMarks::default();
+        // First rounds an earlier run kept, by the source's keys of the regions' contours:
+        // those regions are not read in the first round.
+        let memo: Option<Memo> = match (reuse, source.contour_keys()) {
+            (Some(reuse), Some(keys)) => {
+                let keys = keys.to_vec();
+                let got = keys
+                    .par_iter()
+                    .map(|&(id, key)| reuse.first_round(id, key))
+                    .collect();
+                Some((keys, got))
+            }
+            _ => None,
+        };
+        let kept_first = |id: SpanKey| {
+            memo.as_ref().and_then(|(keys, got)| {
+                let i = keys.binary_search_by_key(&id, |k| k.0).ok()?;
+                got[i].as_ref()
+            })
+        };
         let mut round = 0;
         loop {
             let mut asked: Vec<(u128, u32)> = Vec::new();
-            // The first round's marks and fingerprints, as they come.
-            let mut first: Option<SectionMarks> = grown.is_none().then(Default::default);
+            // The first round's results of the regions read, in region order.
+            let mut made: Vec<(SpanKey, FirstRound)> = Vec::new();
             // After the first round: the grown sections' fingerprints, by which a region is
             // left alone without being cut into sections (and a source that can, without
             // being read).
             let prints: Option<rustc_hash::FxHashSet<u32>> = grown
                 .as_ref()
                 .map(|names| names.iter().map(|&n| fingerprint(n)).collect());
-            let wanted = |id: SpanKey| prints.as_ref().is_none_or(|p| marks.may_touch(id, p));
+            let wanted = |id: SpanKey| match &prints {
+                None => kept_first(id).is_none(),
+                Some(p) => marks.may_touch(id, p),
+            };
             let mut per_window = |window: &[RegionContours]| -> Result<(), PolygonError> {
-                let fixes: Vec<(Asked, Vec<u32>)> = largest_first(window, |region| {
+                let fixes: Vec<Option<FirstRound>> = largest_first(window, |region| {
                     if stopped() || !wanted(region.id) {
-                        return (Vec::new(), Vec::new());
+                        return None;
                     }
                     let (mut sections, contours) = simplify::sections_of(region);
-                    let names = match &grown {
+                    let prints = match &grown {
                         Some(grown) => {
                             if !sections.iter().any(|s| grown.contains(&s.name)) {
-                                return (Vec::new(), Vec::new());
+                                return None;
                             }
                             Vec::new()
                         }
@@ -121,23 +145,25 @@ pub fn polygonize_stream_reusing(
                     };
                     simplify::simplify(&mut sections, params.max_error, &restored);
                     let outer: Vec<bool> = region.contours.iter().map(|c| c.is_outer()).collect();
-                    (simplify::repairs(&sections, &contours, &outer), names)
+                    let asked = simplify::repairs(&sections, &contours, &outer);
+                    Some(FirstRound { asked, prints })
                 });
                 check()?;
-                for (region, (fixes, names)) in window.iter().zip(fixes) {
-                    asked.extend(fixes);
-                    if let Some(first) = &mut first {
-                        first.push(region.id, names);
+                for (region, fixes) in window.iter().zip(fixes) {
+                    let Some(fixes) = fixes else { continue };
+                    asked.extend(fixes.asked.iter().copied());
+                    if grown.is_none() {
+                        made.push((region.id, fixes));
                     }
                 }
                 Ok(())
             };
             match &grown {
-                None => source.for_each_window(&mut per_window)?,
-                Some(_) => source.for_each_window_of(&wanted, &mut per_window)?,
+                None if memo.is_none() => source.for_each_window(&mut per_window)?,
+                _ => source.for_each_window_of(&wanted, &mut per_window)?,
             }
-            if let Some(made) = first {
-                marks = made;
+            if grown.is_none() {
+                marks = first_marks(made, memo.as_ref(), reuse, &mut asked)?;
             }
             asked.sort_unstable();
             asked.dedup();
@@ -252,6 +278,53 @@ impl SectionMarks {
             .iter()
             .any(|f| grown.contains(f))
     }
+}
+
+/// The source's contour keys, in region order, and the first round an earlier run kept for
+/// each (None: the region is read).
+type Memo = (Vec<(SpanKey, u64)>, Vec<Option<FirstRound>>);
+
+/// The marks of the first round, in region order: those of the regions read (`made`, in
+/// region order), and with `memo` (the source's contour keys and what an earlier run kept
+/// for them) those kept, whose asks go into `asked`; every region's first round is then
+/// handed to `reuse` to keep.
+fn first_marks(
+    made: Vec<(SpanKey, FirstRound)>,
+    memo: Option<&Memo>,
+    reuse: Option<&dyn Reuse>,
+    asked: &mut Asked,
+) -> Result<SectionMarks, PolygonError> {
+    let mut marks = SectionMarks::default();
+    let (Some((keys, got)), Some(reuse)) = (memo, reuse) else {
+        for (id, round) in made {
+            marks.push(id, round.prints);
+        }
+        return Ok(marks);
+    };
+    let mut made = made.into_iter().peekable();
+    let mut rounds = Vec::with_capacity(keys.len());
+    for (&(id, key), kept) in keys.iter().zip(got) {
+        let round = match kept {
+            Some(round) => {
+                asked.extend(round.asked.iter().copied());
+                round.clone()
+            }
+            None => match made.next() {
+                Some((read, round)) if read == id => round,
+                _ => {
+                    return Err(PolygonError::Source(format!(
+                        "region at cell ({}, {}), height {}: listed by the source but not \
+                         served in the first round",
+                        id.x, id.y, id.zmax
+                    )))
+                }
+            },
+        };
+        marks.push(id, round.prints.clone());
+        rounds.push((id, key, round));
+    }
+    reuse.keep_first_rounds(rounds);
+    Ok(marks)
 }
 
 /// A section name's fingerprint: its low 32 bits (names are hashes).

@@ -77,9 +77,15 @@ impl RegionSource for OneByOne<'_> {
 struct Counting<'a> {
     regions: &'a [RegionContours],
     served: Vec<usize>,
+    /// The regions' contour keys, when the source tells them.
+    keys: Option<Vec<(SpanKey, u64)>>,
 }
 
 impl RegionSource for Counting<'_> {
+    fn contour_keys(&self) -> Option<&[(SpanKey, u64)]> {
+        self.keys.as_deref()
+    }
+
     fn for_each_window(
         &mut self,
         f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
@@ -103,6 +109,86 @@ impl RegionSource for Counting<'_> {
     }
 }
 
+/// Keeps first rounds of simplification, and nothing else, from one run to the next.
+#[derive(Default)]
+struct FirstRounds {
+    kept: Vec<(SpanKey, u64, FirstRound)>,
+    made: std::sync::Mutex<Vec<(SpanKey, u64, FirstRound)>>,
+}
+
+impl Reuse for FirstRounds {
+    fn key(&self, _: &RegionContours, input: u64) -> u64 {
+        input
+    }
+
+    fn kept(&self, _: SpanKey, _: u64) -> Option<RegionOutput> {
+        None
+    }
+
+    fn first_round(&self, id: SpanKey, contours: u64) -> Option<FirstRound> {
+        self.kept
+            .iter()
+            .find(|e| e.0 == id && e.1 == contours)
+            .map(|e| e.2.clone())
+    }
+
+    fn keep_first_rounds(&self, rounds: Vec<(SpanKey, u64, FirstRound)>) {
+        *self.made.lock().unwrap() = rounds;
+    }
+}
+
+#[test]
+fn a_first_round_kept_for_the_same_contours_is_not_read_again() {
+    // The first round reads no table of restored points: a region whose contours' key an
+    // earlier run kept a first round for takes it unread, and the polygons are the same.
+    let regions = regions_of(&COUPLED, Levels::FLAT);
+    let keys: Vec<(SpanKey, u64)> = regions
+        .iter()
+        .map(|r| (r.id, simplify::input_hash(r, &Default::default())))
+        .collect();
+    for max_error in [0.9, 1.5, 4.0] {
+        let run = |memo: &FirstRounds, keys: Vec<(SpanKey, u64)>| {
+            let mut source = Counting {
+                regions: &regions,
+                served: Vec::new(),
+                keys: Some(keys),
+            };
+            let mut outs = Vec::new();
+            polygonize_stream_reusing(
+                &mut source,
+                params(max_error),
+                None,
+                &mut |_, asked| Ok(asked),
+                Some(memo),
+                &mut |o| {
+                    outs.push(format!("{:?}", (o.id, &o.verts, &o.polys)));
+                    Ok(())
+                },
+            )
+            .unwrap();
+            (outs, source.served)
+        };
+        let first = FirstRounds::default();
+        let (all, served) = run(&first, keys.clone());
+        assert_eq!(served[0], regions.len());
+        let second = FirstRounds {
+            kept: first.made.into_inner().unwrap(),
+            ..Default::default()
+        };
+        assert_eq!(second.kept.len(), regions.len());
+        let (again, served) = run(&second, keys.clone());
+        assert_eq!(again, all, "max_error {max_error}");
+        assert_eq!(served[0], 0, "max_error {max_error}: {served:?}");
+        assert_eq!(*second.made.lock().unwrap(), second.kept);
+        // A region whose contours changed is read; the others are not.
+        let mut changed = keys.clone();
+        changed[1].1 ^= 1;
+        let (once_more, served) = run(&second, changed);
+        assert_eq!(once_more, all, "max_error {max_error}");
+        assert_eq!(served[0], 1, "max_error {max_error}: {served:?}");
+    }
+}
+
 #[test]
 fn later_rounds_read_back_only_the_regions_a_grown_section_touches() {
     // After the first round, a region is read again only when one of its sections got a
@@ -114,6 +200,7 @@ fn later_rounds_read_back_only_the_regions_a_grown_section_touches() {
         let mut source = Counting {
             regions: &regions,
             served: Vec::new(),
+            keys: None,
         };
         let mut polys = Vec::new();
         polygonize_stream(&mut source, params(max_error), None, &mut |o| {
