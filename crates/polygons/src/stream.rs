@@ -301,7 +301,7 @@ fn first_marks(
         }
         return Ok(marks);
     };
-    let mut made = made.into_iter().peekable();
+    let mut made = made.into_iter();
     let mut rounds = Vec::with_capacity(keys.len());
     for (&(id, key), kept) in keys.iter().zip(got) {
         let round = match kept {
