@@ -1,8 +1,8 @@
 //! Stage 4, merge: regions and contours joined across tile borders. It runs on a thread of
 //! its own beside the voxelize stage's writer, one tile at a time in tile order as the writer
-//! hands them on, while the workers voxelize the next tiles: union-find over border links (`tessera_stitch::RegionMerger`), then open
-//! contour chains joined at tile borders with the straight-through vertices the tiling made
-//! removed (`tessera_contours::ContourJoiner`).
+//! hands them on, while the workers voxelize the next tiles: union-find over border links
+//! (`tessera_stitch::RegionMerger`), then open contour chains joined at tile borders with the
+//! straight-through vertices the tiling made removed (`tessera_contours::ContourJoiner`).
 //!
 //! * Input: each tile's `TileRegions` and `TileContours`, from the voxelize workers.
 //! * Output: `work/regions.pack`, one `RegionBatch` per tile (the regions and contours that

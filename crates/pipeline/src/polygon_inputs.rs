@@ -83,7 +83,6 @@ impl JournalRegions {
         }
         let mut out = SpillWriter::<u32>::create(path).map_err(io)?;
         let mut owner: HashMap<(TileCoord, u32), SpanKey> = HashMap::new();
-        let mut ids: Vec<SpanKey> = Vec::new();
         let mut found: Vec<(TileCoord, u32, u64, u32, u64)> = Vec::new();
         let keys = journal.keys();
         progress.phase(STAGE, "contours", keys.len() as u64);
@@ -110,7 +109,6 @@ impl JournalRegions {
             for batch in batches {
                 let batch = batch?;
                 for r in batch.regions {
-                    ids.push(r.id);
                     for m in r.members {
                         owner.insert(m, r.id);
                     }
@@ -162,36 +160,29 @@ impl JournalRegions {
         placed.sort_unstable();
         let mut regions: Vec<(SpanKey, u32, u32)> = Vec::new();
         let mut locations = Vec::with_capacity(placed.len());
-        // A region's key: its id and its contours' hashes, in the order they were written.
-        let mut hashes: Vec<u64> = Vec::new();
-        let mut keys: Vec<(SpanKey, u64)> = Vec::new();
-        let key_of = |id: SpanKey, hashes: &[u64]| {
-            let mut b: Vec<u8> = Vec::with_capacity(12 + 8 * hashes.len());
-            for v in [id.y as u32, id.x as u32, id.zmax] {
-                b.extend_from_slice(&v.to_le_bytes());
-            }
-            for h in hashes {
-                b.extend_from_slice(&h.to_le_bytes());
-            }
-            xxhash_rust::xxh3::xxh3_64(&b)
-        };
+        let mut hashes = Vec::with_capacity(placed.len());
         for (id, at, words, hash) in placed {
             match regions.last_mut() {
                 Some(last) if last.0 == id => last.2 += 1,
-                _ => {
-                    if let Some(last) = regions.last() {
-                        keys.push((last.0, key_of(last.0, &hashes)));
-                    }
-                    hashes.clear();
-                    regions.push((id, locations.len() as u32, 1));
-                }
+                _ => regions.push((id, locations.len() as u32, 1)),
             }
-            hashes.push(hash);
             locations.push((at, words));
+            hashes.push(hash);
         }
-        if let Some(last) = regions.last() {
-            keys.push((last.0, key_of(last.0, &hashes)));
-        }
+        // A region's key: its id and its contours' hashes, in the order they were written.
+        let keys = regions
+            .iter()
+            .map(|&(id, first, count)| {
+                let mut b: Vec<u8> = Vec::with_capacity(12 + 8 * count as usize);
+                for v in [id.y as u32, id.x as u32, id.zmax] {
+                    b.extend_from_slice(&v.to_le_bytes());
+                }
+                for h in &hashes[first as usize..(first + count) as usize] {
+                    b.extend_from_slice(&h.to_le_bytes());
+                }
+                (id, xxhash_rust::xxh3::xxh3_64(&b))
+            })
+            .collect();
         let file = File::open(spill.path()).map_err(io)?;
         Ok(JournalRegions {
             file,

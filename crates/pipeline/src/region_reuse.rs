@@ -24,6 +24,7 @@
 
 use std::path::Path;
 
+use tessera_artifacts::codec::{Reader, Writer};
 use tessera_artifacts::{GridFrame, SpanKey};
 use tessera_polygons::{FirstRound, RegionContours, RegionOutput, Reuse, Sealed};
 use tessera_store::{Journal, PackReader, PackWriter};
@@ -282,73 +283,62 @@ impl KeptWriter {
     }
 }
 
-/// The chunk of every region's first round: per region, in id order, its id (y, x, zmax),
-/// its contours' key, the count and the points asked back (name, position), the count and the
-/// fingerprints of its sections.
+/// The chunk of every region's first round: the count, then per region, in id order, its id
+/// (y, x, zmax), its contours' key, the count and the points asked back (name as two words,
+/// position), the count and the fingerprints of its sections (the artifacts' codec).
 struct FirstRounds;
 
 impl FirstRounds {
     fn encode(rounds: &[(SpanKey, u64, FirstRound)]) -> Vec<u8> {
-        let mut b = Vec::new();
-        b.extend_from_slice(&(rounds.len() as u64).to_le_bytes());
+        let mut w = Writer::default();
+        w.u64(rounds.len() as u64);
         for (id, key, round) in rounds {
-            for v in [id.y as u32, id.x as u32, id.zmax] {
-                b.extend_from_slice(&v.to_le_bytes());
+            w.i32(id.y);
+            w.i32(id.x);
+            w.u32(id.zmax);
+            w.u64(*key);
+            w.u64(round.asked.len() as u64);
+            for &(name, k) in &round.asked {
+                w.u64(name as u64);
+                w.u64((name >> 64) as u64);
+                w.u32(k);
             }
-            b.extend_from_slice(&key.to_le_bytes());
-            b.extend_from_slice(&(round.asked.len() as u32).to_le_bytes());
-            for (name, k) in &round.asked {
-                b.extend_from_slice(&name.to_le_bytes());
-                b.extend_from_slice(&k.to_le_bytes());
-            }
-            b.extend_from_slice(&(round.prints.len() as u32).to_le_bytes());
-            for p in &round.prints {
-                b.extend_from_slice(&p.to_le_bytes());
+            w.u64(round.prints.len() as u64);
+            for &p in &round.prints {
+                w.u32(p);
             }
         }
-        b
+        w.bytes
     }
 
     /// None when the bytes are not a whole chunk of ids in order.
     fn decode(b: &[u8]) -> Option<Vec<(SpanKey, u64, FirstRound)>> {
-        let mut at = 0usize;
-        let mut take = |n: usize| -> Option<&[u8]> {
-            let s = b.get(at..at.checked_add(n)?)?;
-            at += n;
-            Some(s)
-        };
-        let count = u64::from_le_bytes(take(8)?.try_into().ok()?);
-        let mut out: Vec<(SpanKey, u64, FirstRound)> = Vec::new();
+        let r = &mut Reader::new(b, "first rounds of simplification");
+        // Each region takes at least its id, key and two counts.
+        let count = r.count(36).ok()?;
+        let mut out: Vec<(SpanKey, u64, FirstRound)> = Vec::with_capacity(count);
         for _ in 0..count {
-            let head = take(24)?;
-            let word = |k: usize| u32::from_le_bytes(head[k..k + 4].try_into().unwrap());
             let id = SpanKey {
-                y: word(0) as i32,
-                x: word(4) as i32,
-                zmax: word(8),
+                y: r.i32().ok()?,
+                x: r.i32().ok()?,
+                zmax: r.u32().ok()?,
             };
-            let key = u64::from_le_bytes(head[12..20].try_into().unwrap());
-            let asks = word(20) as usize;
-            let asked = take(asks.checked_mul(20)?)?
-                .chunks_exact(20)
-                .map(|e| {
-                    (
-                        u128::from_le_bytes(e[..16].try_into().unwrap()),
-                        u32::from_le_bytes(e[16..].try_into().unwrap()),
-                    )
+            let key = r.u64().ok()?;
+            let asks = r.count(20).ok()?;
+            let asked = (0..asks)
+                .map(|_| {
+                    let (lo, hi) = (r.u64().ok()?, r.u64().ok()?);
+                    Some((u128::from(lo) | u128::from(hi) << 64, r.u32().ok()?))
                 })
-                .collect();
-            let n = u32::from_le_bytes(take(4)?.try_into().ok()?) as usize;
-            let prints = take(n.checked_mul(4)?)?
-                .chunks_exact(4)
-                .map(|e| u32::from_le_bytes(e.try_into().unwrap()))
-                .collect();
+                .collect::<Option<Vec<_>>>()?;
+            let n = r.count(4).ok()?;
+            let prints = r.u32s(n).ok()?;
             if out.last().is_some_and(|l| l.0 >= id) {
                 return None;
             }
             out.push((id, key, FirstRound { asked, prints }));
         }
-        (at == b.len()).then_some(out)
+        (r.remaining() == 0).then_some(out)
     }
 }
 

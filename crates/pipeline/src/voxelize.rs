@@ -274,14 +274,7 @@ fn finished(layout: &BakeLayout, key: u64, keys: &[u32], progress: &Progress) ->
     if word(0) != key {
         return None;
     }
-    let journals = [
-        (layout.spans_pack(), SPANS_KIND),
-        (layout.floors_pack(), FLOORS_KIND),
-        (layout.tile_regions_pack(), TILE_REGIONS_KIND),
-        (layout.regions_pack(), REGIONS_KIND),
-        (layout.tile_hashes_pack(), HASHES_KIND),
-    ];
-    for (path, kind) in journals {
+    for (path, kind) in Checkpoints::paths(layout) {
         if Journal::stage_key_of(&path).ok()? != key {
             return None;
         }
@@ -416,17 +409,17 @@ fn open_checkpoints(
     let blob = frame.encode();
     let hashes = hashes_blob(frame, params);
     keep_previous(layout, stage_key, &hashes)?;
+    let open = |(path, kind): (std::path::PathBuf, &[u8; 8])| {
+        let blob = if kind == HASHES_KIND { &hashes } else { &blob };
+        Journal::open(path, kind, stage_key, blob)
+    };
+    let [spans, floors, tile_regions, tile_hashes, regions] = Checkpoints::paths(layout);
     let mut c = Checkpoints {
-        spans: Journal::open(layout.spans_pack(), SPANS_KIND, stage_key, &blob)?,
-        floors: Journal::open(layout.floors_pack(), FLOORS_KIND, stage_key, &blob)?,
-        tile_regions: Journal::open(
-            layout.tile_regions_pack(),
-            TILE_REGIONS_KIND,
-            stage_key,
-            &blob,
-        )?,
-        regions: Journal::open(layout.regions_pack(), REGIONS_KIND, stage_key, &blob)?,
-        hashes: Journal::open(layout.tile_hashes_pack(), HASHES_KIND, stage_key, &hashes)?,
+        spans: open(spans)?,
+        floors: open(floors)?,
+        tile_regions: open(tile_regions)?,
+        hashes: open(tile_hashes)?,
+        regions: open(regions)?,
     };
     let n = c.all().iter().map(|j| j.keys().len()).min().unwrap_or(0);
     let prefix_ok = c.all().iter().all(|j| j.keys()[..n] == order[..n]);
@@ -441,6 +434,17 @@ fn open_checkpoints(
 }
 
 impl Checkpoints {
+    /// The five journals' paths and kinds, in the order of [`Checkpoints::all`].
+    fn paths(layout: &BakeLayout) -> [(std::path::PathBuf, &'static [u8; 8]); 5] {
+        [
+            (layout.spans_pack(), SPANS_KIND),
+            (layout.floors_pack(), FLOORS_KIND),
+            (layout.tile_regions_pack(), TILE_REGIONS_KIND),
+            (layout.tile_hashes_pack(), HASHES_KIND),
+            (layout.regions_pack(), REGIONS_KIND),
+        ]
+    }
+
     /// The five journals. The writer makes four durable and the merge the region journal,
     /// each on its own thread: a resume keeps the tiles all five hold
     /// ([`open_checkpoints`]).

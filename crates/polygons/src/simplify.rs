@@ -123,12 +123,52 @@ fn cuts_of(c: &tessera_artifacts::Contour) -> Vec<usize> {
     vec![a.min(b), a.max(b)]
 }
 
-/// The name of a section of `len` points, the `i`-th at `at(i)` in its canonical direction:
-/// a hash of its points.
-fn section_name(len: usize, at: impl Fn(usize) -> Point, buf: &mut Vec<u8>) -> u128 {
+/// One section of a contour: the run of `len` points from its cut at `start` to the next
+/// cut, both included (round the whole contour when it has one cut), read backwards when
+/// `reversed`: its canonical direction is the smaller of the run and its reverse.
+struct Run {
+    start: usize,
+    len: usize,
+    reversed: bool,
+}
+
+impl Run {
+    /// The run's points of contour `c`, in its canonical direction.
+    fn points<'a>(&'a self, c: &'a tessera_artifacts::Contour) -> impl Iterator<Item = Point> + 'a {
+        (0..self.len).map(move |k| {
+            let k = if self.reversed { self.len - 1 - k } else { k };
+            c.points[(self.start + k) % c.points.len()]
+        })
+    }
+}
+
+/// The sections of contour `c` between its cuts ([`cuts_of`]), in order.
+fn runs_of<'a>(
+    c: &'a tessera_artifacts::Contour,
+    cuts: &'a [usize],
+) -> impl Iterator<Item = Run> + 'a {
+    let n = c.points.len();
+    (0..cuts.len()).map(move |i| {
+        let (start, end) = (cuts[i], cuts[(i + 1) % cuts.len()]);
+        let len = (end + n - start - 1) % n + 2;
+        let at = |k: usize| c.points[(start + k) % n];
+        let reversed = (0..len)
+            .map(|k| at(len - 1 - k).cmp(&at(k)))
+            .find(|o| o.is_ne())
+            .is_some_and(|o| o.is_lt());
+        Run {
+            start,
+            len,
+            reversed,
+        }
+    })
+}
+
+/// The name of a section whose points, in its canonical direction, are `points`: a hash of
+/// them (`buf` is scratch).
+fn section_name(points: impl Iterator<Item = Point>, buf: &mut Vec<u8>) -> u128 {
     buf.clear();
-    for i in 0..len {
-        let p = at(i);
+    for p in points {
         buf.extend_from_slice(&p.0.to_le_bytes());
         buf.extend_from_slice(&p.1.to_le_bytes());
     }
@@ -141,24 +181,9 @@ pub(crate) fn section_names(region: &RegionContours) -> Vec<u128> {
     let mut names: Vec<u128> = Vec::new();
     let mut buf = Vec::new();
     for c in &region.contours {
-        let n = c.points.len();
         let cuts = cuts_of(c);
-        for (i, &start) in cuts.iter().enumerate() {
-            let end = cuts[(i + 1) % cuts.len()];
-            // The run from `start` to `end`, both included (round the whole contour when
-            // they are one point).
-            let len = (end + n - start - 1) % n + 2;
-            let at = |k: usize| c.points[(start + k) % n];
-            // Its canonical direction: the smaller of the run and its reverse.
-            let reversed = (0..len)
-                .map(|k| at(len - 1 - k).cmp(&at(k)))
-                .find(|o| o.is_ne())
-                .is_some_and(|o| o.is_lt());
-            let name = if reversed {
-                section_name(len, |k| at(len - 1 - k), &mut buf)
-            } else {
-                section_name(len, at, &mut buf)
-            };
+        for run in runs_of(c, &cuts) {
+            let name = section_name(run.points(c), &mut buf);
             if !names.contains(&name) {
                 names.push(name);
             }
@@ -176,27 +201,12 @@ pub(crate) fn sections_of(region: &RegionContours) -> (Vec<Section>, Vec<Contour
     let mut out = Vec::with_capacity(contours.len());
     let mut buf = Vec::new();
     for c in contours {
-        let n = c.points.len();
         let cuts = cuts_of(c);
         let mut parts = Vec::with_capacity(cuts.len());
         let across = cuts.iter().map(|&k| c.neighbours[k]).collect();
-        for (i, &start) in cuts.iter().enumerate() {
-            let end = cuts[(i + 1) % cuts.len()];
-            let mut run = Vec::new();
-            let mut k = start;
-            loop {
-                run.push(c.points[k]);
-                k = (k + 1) % n;
-                if k == end {
-                    run.push(c.points[k]);
-                    break;
-                }
-            }
-            // The key is the run in its smaller direction.
-            let mut rev = run.clone();
-            rev.reverse();
-            let (key, reversed) = if rev < run { (rev, true) } else { (run, false) };
-            let name = section_name(key.len(), |k| key[k], &mut buf);
+        for run in runs_of(c, &cuts) {
+            let key: Vec<Point> = run.points(c).collect();
+            let name = section_name(key.iter().copied(), &mut buf);
             let id = *by_name.entry(name).or_insert_with(|| {
                 let mut keep = vec![false; key.len()];
                 keep[0] = true;
@@ -208,7 +218,7 @@ pub(crate) fn sections_of(region: &RegionContours) -> (Vec<Section>, Vec<Contour
                 });
                 sections.len() as u32 - 1
             });
-            parts.push((id, reversed));
+            parts.push((id, run.reversed));
         }
         out.push(ContourSections { parts, across });
     }

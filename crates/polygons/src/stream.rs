@@ -158,10 +158,7 @@ pub fn polygonize_stream_reusing(
                 }
                 Ok(())
             };
-            match &grown {
-                None if memo.is_none() => source.for_each_window(&mut per_window)?,
-                _ => source.for_each_window_of(&wanted, &mut per_window)?,
-            }
+            source.for_each_window_of(&wanted, &mut per_window)?;
             if grown.is_none() {
                 marks = first_marks(made, memo.as_ref(), reuse, &mut asked)?;
             }
