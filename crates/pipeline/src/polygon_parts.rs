@@ -4,17 +4,25 @@
 //! region order, each checked by its checksum); process 0's assembler reads the parts back
 //! in process order after its own share, so the navmesh gets every region in region order.
 //!
+//! A part also holds the first rounds of simplification its process made or took (one chunk
+//! under [`FIRST_ROUNDS`]), so that process 0 keeps every region's in the next bake's
+//! `work/region-polygons.pack`, as a bake in one process does.
+//!
 //! A part is scratch of one polygon stage: it is removed with `work/polygons/`, and a rerun
 //! polygonizes again.
 
 use std::path::Path;
 
 use tessera_artifacts::codec::{Reader, Writer};
-use tessera_artifacts::{ArtifactError, InputPoly};
-use tessera_polygons::RegionOutput;
+use tessera_artifacts::{ArtifactError, InputPoly, SpanKey};
+use tessera_polygons::{FirstRound, RegionOutput};
 use tessera_store::{PackReader, PackWriter};
 
+use crate::region_reuse::{FirstRounds, FIRST_ROUNDS};
 use crate::BakeError;
+
+/// Regions' first rounds of simplification, in region order: id, contours' key, round.
+pub(crate) type FirstRoundList = Vec<(SpanKey, u64, FirstRound)>;
 
 /// Pack kind of a part file.
 pub(crate) const PART_KIND: &[u8; 8] = b"TSPOLYPT";
@@ -143,26 +151,39 @@ impl PartWriter {
         Ok(())
     }
 
-    /// Puts the part in place; returns how many regions it holds.
-    pub(crate) fn finish(self) -> Result<u64, BakeError> {
+    /// Writes the first rounds of the part's regions (`first`, in region order; none when
+    /// the stage kept none) and puts the part in place; returns how many regions it holds.
+    pub(crate) fn finish(mut self, first: &[(SpanKey, u64, FirstRound)]) -> Result<u64, BakeError> {
+        if !first.is_empty() {
+            self.pack
+                .append(FIRST_ROUNDS, &FirstRounds::encode(first))?;
+        }
         self.pack.finish()?;
         Ok(u64::from(self.regions))
     }
 }
 
 /// Hands every region of the part file at `path` to `sink`, in order; the part must hold
-/// `regions` of them (as its writer said).
+/// `regions` of them (as its writer said). Returns the first rounds the part holds.
 pub(crate) fn read_part(
     path: &Path,
     regions: u64,
     sink: &mut dyn FnMut(RegionOutput) -> Result<(), BakeError>,
-) -> Result<(), BakeError> {
+) -> Result<FirstRoundList, BakeError> {
     let pack = PackReader::open(path, PART_KIND)?;
     let corrupt = |message: String| BakeError::Corrupt {
         path: path.to_path_buf(),
         message,
     };
-    let keys = pack.keys();
+    let mut keys = pack.keys();
+    let first = match keys.last() {
+        Some(&FIRST_ROUNDS) => {
+            keys.pop();
+            FirstRounds::decode(&pack.read(FIRST_ROUNDS)?)
+                .ok_or_else(|| corrupt("its first rounds of simplification are damaged".into()))?
+        }
+        _ => Vec::new(),
+    };
     if keys.len() as u64 != regions || keys.iter().enumerate().any(|(i, &k)| k as usize != i) {
         return Err(corrupt(format!(
             "holds {} regions, {regions} were written",
@@ -173,7 +194,7 @@ pub(crate) fn read_part(
         let out = decode(&pack.read(key)?).map_err(|e| corrupt(format!("region {key}: {e}")))?;
         sink(out)?;
     }
-    Ok(())
+    Ok(first)
 }
 
 #[cfg(test)]
@@ -224,13 +245,23 @@ mod tests {
         w.add(&a).unwrap();
         w.add(&b).unwrap();
         w.add(&RegionOutput::default()).unwrap();
-        assert_eq!(w.finish().unwrap(), 3);
+        let first = vec![(
+            a.id,
+            0xfeed,
+            FirstRound {
+                asked: vec![(u128::MAX - 5, 3), (7, 0)],
+                prints: vec![9, 8],
+            },
+        )];
+        assert_eq!(w.finish(&first).unwrap(), 3);
         let mut got = Vec::new();
-        read_part(&path, 3, &mut |o| {
+        let rounds = read_part(&path, 3, &mut |o| {
             got.push(o);
             Ok(())
         })
         .unwrap();
+        // The first rounds come back beside the regions, not as one of them.
+        assert_eq!(rounds, first);
         let key = |o: &RegionOutput| {
             (
                 (o.notches, o.area, o.id, o.contour_vertices),

@@ -480,10 +480,12 @@ fn build(
     }
     // The other processes' regions follow this one's, process by process.
     let mut theirs = PartWritten::default();
+    let mut first_rounds = Vec::new();
     if let (Some(share), Ok(_)) = (share, &streamed) {
+        first_rounds = kept.take_first_rounds();
         for p in 1..share.processes() {
             let part = share.wait_part(p)?;
-            read_part(&layout.polygon_part(p), part.regions, &mut add)?;
+            first_rounds.extend(read_part(&layout.polygon_part(p), part.regions, &mut add)?);
             theirs.regions += part.regions;
             theirs.reused += part.reused;
             if interrupted() {
@@ -569,7 +571,12 @@ fn build(
     }
     // Written before the navmesh: a bake killed in between makes the navmesh again, and the
     // keys then name a file that is not there (never the other way round).
-    keep.finish(&kept.take_first_rounds())?;
+    // A distributed stage's first rounds: this process's share, then each part's in process
+    // order, which is region order, as one process keeps them.
+    if share.is_none() {
+        first_rounds = kept.take_first_rounds();
+    }
+    keep.finish(&first_rounds)?;
     crate::region_reuse::KeptTables::write(layout, key, &assembled.cluster_keys)?;
     file.commit()?;
     Kept::remove(layout);
@@ -725,7 +732,7 @@ pub(crate) fn polygonize_part(
     if let Some(e) = heights.as_ref().and_then(|h| h.take_failure()) {
         return Err(e);
     }
-    let regions = part.finish()?;
+    let regions = part.finish(&kept.take_first_rounds())?;
     source.remove();
     let _ = std::fs::remove_dir_all(&scratch);
     progress.stage_done(STAGE, regions);

@@ -38,8 +38,9 @@ use crate::{BakeError, BakeLayout};
 const KIND: &[u8; 8] = b"TSRPOLY\0";
 /// The chunk key of the index.
 const INDEX: u32 = u32::MAX;
-/// The chunk key of every region's first round of simplification ([`FirstRounds`]).
-const FIRST_ROUNDS: u32 = u32::MAX - 1;
+/// The chunk key of every region's first round of simplification ([`FirstRounds`]), here
+/// and in the part of a distributed polygon stage.
+pub(crate) const FIRST_ROUNDS: u32 = u32::MAX - 1;
 /// Bytes of one index entry: id (y, x, zmax) and key.
 const ENTRY: usize = 4 + 4 + 4 + 8;
 /// Cells around a region's contours whose floors its height detail may read.
@@ -286,10 +287,10 @@ impl KeptWriter {
 /// The chunk of every region's first round: the count, then per region, in id order, its id
 /// (y, x, zmax), its contours' key, the count and the points asked back (name as two words,
 /// position), the count and the fingerprints of its sections (the artifacts' codec).
-struct FirstRounds;
+pub(crate) struct FirstRounds;
 
 impl FirstRounds {
-    fn encode(rounds: &[(SpanKey, u64, FirstRound)]) -> Vec<u8> {
+    pub(crate) fn encode(rounds: &[(SpanKey, u64, FirstRound)]) -> Vec<u8> {
         let mut w = Writer::default();
         w.u64(rounds.len() as u64);
         for (id, key, round) in rounds {
@@ -312,7 +313,7 @@ impl FirstRounds {
     }
 
     /// None when the bytes are not a whole chunk of ids in order.
-    fn decode(b: &[u8]) -> Option<Vec<(SpanKey, u64, FirstRound)>> {
+    pub(crate) fn decode(b: &[u8]) -> Option<Vec<(SpanKey, u64, FirstRound)>> {
         let r = &mut Reader::new(b, "first rounds of simplification");
         // Each region takes at least its id, key and two counts.
         let count = r.count(36).ok()?;

@@ -134,10 +134,18 @@ fn same_bake(a: &Path, b: &Path) {
         Err(_) => vec![("work".to_string(), "navmesh.tsn".to_string())],
     };
     let files = folders.into_iter().flat_map(|(work, navmesh)| {
-        ["spans.pack", "floors.pack", "regions.pack"]
-            .map(|f| format!("{work}/{f}"))
-            .into_iter()
-            .chain([navmesh])
+        [
+            "spans.pack",
+            "floors.pack",
+            "regions.pack",
+            "tile-regions.pack",
+            "tile-hashes.pack",
+            "voxelized.bin",
+            "region-polygons.pack",
+        ]
+        .map(|f| format!("{work}/{f}"))
+        .into_iter()
+        .chain([navmesh])
     });
     for file in ["navmesh.tsn".to_string(), "config.toml".to_string()]
         .into_iter()
