@@ -30,8 +30,8 @@ pub use floors::TileFloors;
 pub use frame::{CellRect, GridFrame, TileCoord};
 pub use polygons::{ArchivedNotchGroups, InputPoly, MeshInput, NotchGroups, DETAIL, NOTCH_GROUPS};
 pub use regions::{
-    Contour, Levels, MergedRegion, Point, RegionBatch, SpanKey, AREA_BITS, NO_LEVEL, NO_NEIGHBOUR,
-    OUT_OF_REACH,
+    Closing, Contour, Levels, MergedRegion, Point, RegionBatch, SpanKey, AREA_BITS, NO_LEVEL,
+    NO_NEIGHBOUR, OUT_OF_REACH,
 };
 pub use spans::{RasterRecord, Span, SpanField, MAX_AREA_ID};
 pub use tessera_geom::Triangle;

@@ -373,10 +373,37 @@ impl Contour {
 pub struct RegionBatch {
     pub regions: Vec<MergedRegion>,
     pub contours: Vec<Contour>,
+    /// How each contour was closed, by index (a contour without one was traced whole in the
+    /// tile). An incremental merge puts a rebuilt batch's contours back in this order.
+    pub closings: Vec<Closing>,
+}
+
+/// How the merge closed a contour of a batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Closing {
+    /// The tile's chain (index in its `TileContours::chains`) whose joining closed it, or
+    /// [`Closing::TRACED`].
+    pub chain: u32,
+    /// The tiling-only vertices the joining removed from it.
+    pub removed: u32,
+}
+
+impl Closing {
+    /// The chain of a contour traced whole within its tile: no chain.
+    pub const TRACED: u32 = u32::MAX;
+}
+
+impl Default for Closing {
+    fn default() -> Self {
+        Closing {
+            chain: Closing::TRACED,
+            removed: 0,
+        }
+    }
 }
 
 const MAGIC: &[u8; 8] = b"TSREGNS\0";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// Bytes of a contour with no points in [`write_contour`]'s layout.
 pub(crate) const CONTOUR_MIN_BYTES: usize = 24;
@@ -449,8 +476,11 @@ impl RegionBatch {
             }
         }
         w.u64(self.contours.len() as u64);
-        for c in &self.contours {
+        for (i, c) in self.contours.iter().enumerate() {
             write_contour(&mut w, c);
+            let closing = self.closings.get(i).copied().unwrap_or_default();
+            w.u32(closing.chain);
+            w.u32(closing.removed);
         }
         codec::seal(MAGIC, VERSION, &w.bytes)
     }
@@ -487,10 +517,14 @@ impl RegionBatch {
                 members,
             });
         }
-        for _ in 0..r.count(CONTOUR_MIN_BYTES)? {
+        for _ in 0..r.count(CONTOUR_MIN_BYTES + 8)? {
             let c = read_contour(r)?;
             c.validate()?;
             batch.contours.push(c);
+            batch.closings.push(Closing {
+                chain: r.u32()?,
+                removed: r.u32()?,
+            });
         }
         if r.remaining() != 0 {
             return Err(invalid(A, "trailing bytes"));
@@ -609,8 +643,20 @@ mod tests {
                 heights: vec![9, 9, 9, 9, 9],
                 neighbours: vec![NO_NEIGHBOUR, 3, NO_NEIGHBOUR, NO_NEIGHBOUR, NO_NEIGHBOUR],
             }],
+            closings: vec![Closing {
+                chain: 7,
+                removed: 2,
+            }],
         };
         assert_eq!(RegionBatch::decode(&b.encode()).unwrap(), b);
+        // A contour listed without its closing was traced whole.
+        let traced = RegionBatch {
+            closings: Vec::new(),
+            ..b.clone()
+        };
+        let back = RegionBatch::decode(&traced.encode()).unwrap();
+        assert_eq!(back.closings, vec![Closing::default()]);
+        assert_eq!(back.closings[0].chain, Closing::TRACED);
         assert_eq!(b.contours[0].twice_area(), 8);
         b.contours[0].validate().unwrap();
         // A straight vertex with the same neighbour on both sides is not a vertex.

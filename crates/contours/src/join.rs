@@ -19,6 +19,8 @@ struct Open {
     heights: Vec<u32>,
     neighbours: Vec<u32>,
     last_heading: u8,
+    /// Tiling-only vertices removed from it so far.
+    removed: u64,
 }
 
 /// Joins chains from any number of tiles, in any order, into cycles.
@@ -56,6 +58,12 @@ impl ContourJoiner {
     /// (tile, region) of the chain that closed it; every chain of a cycle belongs to the same
     /// merged region.
     pub fn add(&mut self, chain: Chain) -> Option<Contour> {
+        self.add_counted(chain).map(|(contour, _)| contour)
+    }
+
+    /// [`ContourJoiner::add`], with the cycle the tiling-only vertices removed from it (of
+    /// [`ContourJoiner::third_class_removed`], those that were its).
+    pub fn add_counted(&mut self, chain: Chain) -> Option<(Contour, u64)> {
         let mut cur = Open {
             tile: chain.tile,
             region: chain.region,
@@ -65,6 +73,7 @@ impl ContourJoiner {
             heights: chain.heights,
             neighbours: chain.neighbours,
             last_heading: chain.last_heading,
+            removed: 0,
         };
         // Append what follows it.
         if let Some(after) = self.by_first.remove(&cur.next) {
@@ -85,6 +94,7 @@ impl ContourJoiner {
                 mut points,
                 mut heights,
                 mut neighbours,
+                mut removed,
                 ..
             } = cur;
             points.pop();
@@ -94,15 +104,17 @@ impl ContourJoiner {
                 heights.remove(0);
                 neighbours.remove(0);
                 self.third_class_removed += 1;
+                removed += 1;
             }
-            return Some(Contour {
+            let contour = Contour {
                 tile: cur.tile,
                 region: cur.region,
                 level: cur.first.level,
                 points,
                 heights,
                 neighbours,
-            });
+            };
+            return Some((contour, removed));
         }
         self.by_next.insert(cur.next, cur.first);
         self.held_points += cur.points.len() as u64;
@@ -120,8 +132,10 @@ impl ContourJoiner {
             a.last_heading == b.first.heading && a.neighbours.last() == b.neighbours.first();
         a.points.pop();
         a.heights.pop();
+        a.removed += b.removed;
         let skip = if straight {
             self.third_class_removed += 1;
+            a.removed += 1;
             a.neighbours.pop();
             1
         } else {
@@ -139,6 +153,7 @@ impl ContourJoiner {
             heights: a.heights,
             neighbours: a.neighbours,
             last_heading: b.last_heading,
+            removed: a.removed,
         }
     }
 }

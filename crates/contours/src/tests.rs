@@ -239,11 +239,17 @@ fn joining_removes_straight_tile_border_vertices() {
         let t = trace_tile(&part, &regions, REACH);
         assert!(t.cycles.is_empty() && t.chains.len() == 1);
         for chain in t.chains {
-            cycles.extend(joiner.add(chain));
+            cycles.extend(joiner.add_counted(chain));
         }
     }
     assert_eq!(cycles.len(), 1);
-    assert_eq!(cycles[0].canonical(), vec![(0, 0), (4, 0), (4, 2), (0, 2)]);
+    assert_eq!(
+        cycles[0].0.canonical(),
+        vec![(0, 0), (4, 0), (4, 2), (0, 2)]
+    );
     assert_eq!(joiner.third_class_removed, 2);
+    // The cycle carries its own share of the removed vertices: one where the chains were
+    // joined, one where the cycle closed.
+    assert_eq!(cycles[0].1, 2);
     assert_eq!(joiner.open_chains(), 0);
 }

@@ -17,9 +17,9 @@
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tessera_artifacts::RegionBatch;
 use tessera_artifacts::TileContours;
 use tessera_artifacts::TileRegions;
+use tessera_artifacts::{Closing, RegionBatch};
 use tessera_budget::{MemoryBudget, Reservation};
 use tessera_contours::ContourJoiner;
 use tessera_stitch::{LocalLink, RegionMerger};
@@ -90,10 +90,17 @@ impl Merge {
         let started = Instant::now();
         let mut batch = RegionBatch {
             regions: self.merger.add_matched(regions, local),
+            closings: vec![Closing::default(); contours.cycles.len()],
             contours: contours.cycles,
         };
-        for chain in contours.chains {
-            batch.contours.extend(self.joiner.add(chain));
+        for (i, chain) in contours.chains.into_iter().enumerate() {
+            if let Some((contour, removed)) = self.joiner.add_counted(chain) {
+                batch.contours.push(contour);
+                batch.closings.push(Closing {
+                    chain: i as u32,
+                    removed: removed as u32,
+                });
+            }
         }
         let c = &mut self.counts;
         c.regions += batch.regions.len() as u64;

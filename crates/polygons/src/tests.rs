@@ -42,6 +42,7 @@ fn regions_of(drawing: &[&str], levels: Levels) -> Vec<RegionContours> {
     let batch = RegionBatch {
         regions: merged,
         contours: traced.cycles,
+        ..Default::default()
     };
     group_regions([batch]).unwrap()
 }
