@@ -347,6 +347,65 @@ fn links_matched_by_each_process_merge_into_the_regions_of_all_links() {
     }
 }
 
+#[test]
+fn a_merge_of_the_regions_some_tiles_reach_closes_them_as_the_whole_merge_does() {
+    // An incremental rebake merges again only the regions that have a part in a changed
+    // tile: each one closes at the same tile, with the same members, as in a whole merge.
+    let scene = &recast_scenes()[0];
+    let dir = tempfile::tempdir().unwrap();
+    let mode = tessera_config::SegmentationMode::Surface;
+    bake_recast_scene(scene, 16, mode, dir.path());
+    let (_, fields) = tessera_pipeline::read_span_fields(dir.path()).unwrap();
+    let tiles: Vec<TileRegions> = fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let coord = tessera_artifacts::TileCoord { x: 0, y: 0 };
+            let mut t = segment_tile(f, coord, levels(dir.path()));
+            t.tile = tessera_artifacts::TileCoord { x: i as u32, y: 0 };
+            t
+        })
+        .collect();
+    let mut whole = RegionMerger::new();
+    let want: Vec<Vec<MergedRegion>> = tiles.iter().map(|t| whole.add_tile(t)).collect();
+    let n = tiles.len();
+    assert!(n >= 4, "{n} tiles");
+    let all: usize = tiles.iter().map(|t| t.regions.len()).sum();
+    let mut partial = false;
+    for changed in [
+        vec![0],
+        vec![n / 2],
+        vec![1, n - 1],
+        (0..n).step_by(3).collect(),
+    ] {
+        let reached = |r: &MergedRegion| {
+            r.members
+                .iter()
+                .any(|m| changed.contains(&(m.0.x as usize)))
+        };
+        let slots: std::collections::HashSet<(u32, u32)> = want
+            .iter()
+            .flatten()
+            .filter(|r| reached(r))
+            .flat_map(|r| r.members.iter().map(|m| (m.0.x, m.1)))
+            .collect();
+        let mut part = RegionMerger::new();
+        for (i, tile) in tiles.iter().enumerate() {
+            let got = part.add_part(tile, &[], &|r| slots.contains(&(i as u32, r)));
+            let expected: Vec<MergedRegion> =
+                want[i].iter().filter(|r| reached(r)).cloned().collect();
+            assert_eq!(got, expected, "changed {changed:?}: tile {i}");
+        }
+        assert_eq!((part.open_regions(), part.waiting_links()), (0, 0));
+        eprintln!(
+            "changed {changed:?}: {} of {all} slots merged again",
+            slots.len()
+        );
+        partial |= !slots.is_empty() && slots.len() < all;
+    }
+    assert!(partial, "no case merged part of the world");
+}
+
 /// A corridor `length` metres long (1 x N tiles), with steps and pillars along it.
 fn corridor(length: usize) -> SceneInput {
     let mut mesh = MeshBuilder::default();

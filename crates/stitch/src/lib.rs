@@ -364,8 +364,26 @@ impl RegionMerger {
     /// matched by that process (`local`, from [`LocalMatcher::split`]; `tile.links` holds the
     /// others): the same regions, closed at the same tiles.
     pub fn add_matched(&mut self, tile: &TileRegions, local: &[LocalLink]) -> Vec<MergedRegion> {
+        self.add_part(tile, local, &|_| true)
+    }
+
+    /// [`RegionMerger::add_matched`] for the regions of `tile` that `keep` takes, with their
+    /// links; the others are left out. A merge of part of the world (an incremental rebake
+    /// merges again only the regions a change reached) gives each of its regions as the
+    /// whole merge does when no link joins a region taken to one left out.
+    pub fn add_part(
+        &mut self,
+        tile: &TileRegions,
+        local: &[LocalLink],
+        keep: &dyn Fn(u32) -> bool,
+    ) -> Vec<MergedRegion> {
         let coord = tile.tile;
+        let mut taken = 0;
         for (i, r) in tile.regions.iter().enumerate() {
+            if !keep(i as u32) {
+                continue;
+            }
+            taken += 1;
             self.regions.add((coord, i as u32), || MergedRegion {
                 id: r.first,
                 spans: r.spans,
@@ -374,7 +392,7 @@ impl RegionMerger {
                 members: Vec::new(),
             });
         }
-        self.open_members += tile.regions.len();
+        self.open_members += taken;
         // A region crossing a tile border has a link per pair of border spans, nearly all of
         // them, one after the other, to the same region across. A run of links between the
         // same two regions is one union and one count of waits ended, and a run of links
@@ -391,7 +409,7 @@ impl RegionMerger {
         let mut joins: Option<(Slot, Slot, i64)> = None;
         let mut waits: Option<(Slot, i64)> = None;
         let mut by_side: [Vec<BorderLink>; 9] = Default::default();
-        for link in &tile.links {
+        for link in tile.links.iter().filter(|l| keep(l.region)) {
             by_side[side(&tile.core, &link.key) as usize].push(*link);
         }
         for mine in by_side {
@@ -493,7 +511,7 @@ impl RegionMerger {
         self.peak_frontier.1 = self.peak_frontier.1.max(self.regions.open.len());
         // Every component this tile touched holds one of its own regions now.
         let mut closed = Vec::new();
-        for i in 0..tile.regions.len() as u32 {
+        for i in (0..tile.regions.len() as u32).filter(|&i| keep(i)) {
             if let Some(c) = self.regions.close((coord, i)) {
                 self.open_members -= c.slots.len();
                 let mut region = c.data;
