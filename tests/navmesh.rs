@@ -7,7 +7,7 @@ use std::path::Path;
 use tessera_config::SegmentationMode::{Flat, Layered, Surface};
 use tessera_navmesh::{ArchivedNavMesh, NavMeshFile, NONE};
 use tessera_tests::{
-    bake_columns, bake_variants, coarse_config, recast_scenes, IntoScene, Variant,
+    bake_columns, bake_variants, coarse_config, interrupt_run, recast_scenes, IntoScene, Variant,
 };
 
 fn open(out: &Path) -> NavMeshFile {
@@ -207,6 +207,63 @@ fn threads_budget_tiling_and_interruptions_do_not_change_a_byte() {
     let work = runs.bakes[0].1.join("work");
     assert!(work.join("bins/part-1-of-2.pack").is_file());
     assert!(!work.join("tiles.pack").exists());
+}
+
+#[test]
+fn a_rebake_interrupted_in_its_merge_resumes_to_a_fresh_bakes_bytes() {
+    // Islands that no region crosses: a block moved on one reaches a few tiles' regions,
+    // and the rebake merges only those again (an incremental merge). Stopped part way and
+    // run again, it gives the bytes of a fresh bake of the changed scene.
+    let islands = |shift: f64| {
+        let mut m = tessera_test_support::mesh::MeshBuilder::default();
+        for i in 0..100 {
+            let (x, y) = (12.0 * (i % 10) as f64, 12.0 * (i / 10) as f64);
+            m.floor(x, y, x + 10.0, y + 10.0, 0.0);
+            let dx = if i == 44 { shift } else { 0.0 };
+            m.block(x + 3.0 + dx, y + 3.0, x + 7.0 + dx, y + 7.0, 3.0);
+        }
+        m.into_scene("islands")
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = tessera_config::BakeConfig::preset("default").unwrap();
+    config.voxel.tile_size = 64.into();
+    let request = |shift: f64, out: &Path| {
+        let (config, out) = (config.clone(), out.to_path_buf());
+        move |interrupt| tessera_pipeline::BakeRequest {
+            scene: islands(shift),
+            config: config.clone(),
+            out_dir: out.clone(),
+            threads: 2,
+            memory_budget: 256 << 20,
+            progress: tessera_pipeline::Progress::quiet(),
+            interrupt,
+            sampler: None,
+        }
+    };
+    let (b, fresh) = (dir.path().join("b"), dir.path().join("fresh"));
+    let first = tessera_pipeline::bake(request(0.0, &b)(None)).unwrap();
+    let spans = std::fs::metadata(b.join("work/spans.pack")).unwrap().len();
+    let mut stopped = false;
+    for part in [2, 3, 4, 6, 8] {
+        let shift = 0.35 * part as f64;
+        stopped |= interrupt_run(request(shift, &b), &b, spans / part);
+        let again = tessera_pipeline::bake(request(shift, &b)(None)).unwrap();
+        assert!(
+            again.tiles_remerged * 3 <= first.tiles_with_geometry,
+            "{} of {} tiles merged again",
+            again.tiles_remerged,
+            first.tiles_with_geometry
+        );
+        let _ = std::fs::remove_dir_all(&fresh);
+        tessera_pipeline::bake(request(shift, &fresh)(None)).unwrap();
+        tessera_test_support::bake_folder::assert_same_bake(
+            &fresh,
+            &b,
+            tessera_test_support::bake_folder::Same::Tiling,
+            &format!("a rebake stopped at 1/{part} of its span journal"),
+        );
+    }
+    assert!(stopped, "no rebake was stopped before it finished");
 }
 
 #[test]

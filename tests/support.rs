@@ -235,7 +235,7 @@ pub fn bake_variants(
 
 /// Runs the bake `request` makes, setting its interrupt flag once `out`'s span journal holds
 /// `bytes` bytes. Whether the bake was stopped before it finished.
-fn interrupt_run(
+pub fn interrupt_run(
     request: impl Fn(Option<Arc<AtomicBool>>) -> BakeRequest,
     out: &Path,
     bytes: u64,

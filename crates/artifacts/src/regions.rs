@@ -486,37 +486,12 @@ impl RegionBatch {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<RegionBatch, ArtifactError> {
-        const A: &str = "region batch";
-        let payload = codec::unseal(bytes, MAGIC, VERSION, A)?;
-        let r = &mut Reader::new(payload, A);
-        // Every count is checked against the bytes left before anything is allocated for it.
-        let mut batch = RegionBatch::default();
-        for _ in 0..r.count(40)? {
-            let id = SpanKey {
-                y: r.i32()?,
-                x: r.i32()?,
-                zmax: r.u32()?,
-            };
-            let spans = r.u64()?;
-            let (zmin, zmax) = (r.u32()?, r.u32()?);
-            let mut members = Vec::new();
-            for _ in 0..r.count(12)? {
-                members.push((
-                    TileCoord {
-                        x: r.u32()?,
-                        y: r.u32()?,
-                    },
-                    r.u32()?,
-                ));
-            }
-            batch.regions.push(MergedRegion {
-                id,
-                spans,
-                zmin,
-                zmax,
-                members,
-            });
-        }
+        let payload = codec::unseal(bytes, MAGIC, VERSION, BATCH)?;
+        let r = &mut Reader::new(payload, BATCH);
+        let mut batch = RegionBatch {
+            regions: read_regions(r)?,
+            ..RegionBatch::default()
+        };
         for _ in 0..r.count(CONTOUR_MIN_BYTES + 8)? {
             let c = read_contour(r)?;
             c.validate()?;
@@ -527,10 +502,52 @@ impl RegionBatch {
             });
         }
         if r.remaining() != 0 {
-            return Err(invalid(A, "trailing bytes"));
+            return Err(invalid(BATCH, "trailing bytes"));
         }
         Ok(batch)
     }
+
+    /// The regions of an encoded batch, its contours left undecoded (the whole batch's
+    /// checksum is checked all the same).
+    pub fn decode_regions(bytes: &[u8]) -> Result<Vec<MergedRegion>, ArtifactError> {
+        let payload = codec::unseal(bytes, MAGIC, VERSION, BATCH)?;
+        read_regions(&mut Reader::new(payload, BATCH))
+    }
+}
+
+const BATCH: &str = "region batch";
+
+/// The regions of a batch, as [`RegionBatch::encode`] wrote them.
+fn read_regions(r: &mut Reader) -> Result<Vec<MergedRegion>, ArtifactError> {
+    // Every count is checked against the bytes left before anything is allocated for it.
+    let mut regions = Vec::new();
+    for _ in 0..r.count(40)? {
+        let id = SpanKey {
+            y: r.i32()?,
+            x: r.i32()?,
+            zmax: r.u32()?,
+        };
+        let spans = r.u64()?;
+        let (zmin, zmax) = (r.u32()?, r.u32()?);
+        let mut members = Vec::new();
+        for _ in 0..r.count(12)? {
+            members.push((
+                TileCoord {
+                    x: r.u32()?,
+                    y: r.u32()?,
+                },
+                r.u32()?,
+            ));
+        }
+        regions.push(MergedRegion {
+            id,
+            spans,
+            zmin,
+            zmax,
+            members,
+        });
+    }
+    Ok(regions)
 }
 
 #[cfg(test)]
@@ -649,6 +666,7 @@ mod tests {
             }],
         };
         assert_eq!(RegionBatch::decode(&b.encode()).unwrap(), b);
+        assert_eq!(RegionBatch::decode_regions(&b.encode()).unwrap(), b.regions);
         // A contour listed without its closing was traced whole.
         let traced = RegionBatch {
             closings: Vec::new(),

@@ -173,8 +173,11 @@ fn tile_hashes(
     let mut hashes = vec![0u64; frame.tile_count()];
     for key in journal.keys() {
         let record = journal.read(key)?;
-        if let (Some(slot), Ok(h)) = (hashes.get_mut(key as usize), record.try_into()) {
-            *slot = u64::from_le_bytes(h);
+        if let (Some(slot), Some(h)) = (
+            hashes.get_mut(key as usize),
+            crate::tile_work::TileHash::decode(&record),
+        ) {
+            *slot = h.hash;
         }
     }
     Ok(Some(hashes))

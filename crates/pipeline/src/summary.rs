@@ -64,11 +64,12 @@ pub struct AgentSummary {
 }
 
 /// The fields of a [`BakeSummary`] that each agent of a bake for several has of its own.
-pub const AGENT_FIELDS: [&str; 25] = [
+pub const AGENT_FIELDS: [&str; 26] = [
     "stages_reused",
     "resumed_tiles",
     "tiles_reused",
     "tiles_rebaked",
+    "tiles_remerged",
     "tiles_raster_shared",
     "regions_rebaked",
     "regions_reused",
@@ -175,6 +176,10 @@ pub struct BakeSummary {
     pub tiles_reused: u64,
     /// Tiles voxelized by this run (neither resumed nor reused).
     pub tiles_rebaked: u64,
+    /// Tiles whose batch of the merge this run made (not resumed): every tile in a whole
+    /// merge; in an incremental rebake, the changed tiles and those holding a part of a region
+    /// that reaches one (the others' batches are the last merge's).
+    pub tiles_remerged: u64,
     /// A bake for several agents: tiles an agent voxelized from the rasterization the first
     /// agent of its group of four made for the group (absent when none).
     #[serde(skip_serializing_if = "is_zero")]
@@ -224,7 +229,8 @@ pub struct BakeSummary {
     pub unreachable_polygons_removed: u64,
     pub unreachable_islands_removed: u64,
     pub unreachable_area_removed_m2: f64,
-    /// Largest merge frontier: links waiting for a tile not yet seen.
+    /// Largest merge frontier of this run: links waiting for a tile not yet seen (an
+    /// incremental rebake merges only the regions a change reaches: its frontier is theirs).
     pub merge_frontier_links: u64,
     /// Largest memory the merge frontier held (waiting links, open regions, open contour
     /// chains), estimated [bytes]. Outside the budget's reservations.
@@ -328,6 +334,7 @@ impl BakeSummary {
             resumed_tiles: vox.resumed_tiles,
             tiles_reused: vox.reused_tiles,
             tiles_rebaked: vox.tiles_with_geometry - vox.resumed_tiles - vox.reused_tiles,
+            tiles_remerged: merged.remerged,
             tiles_raster_shared: vox.raster_shared,
             regions_rebaked: poly.regions_rebaked,
             regions_reused: poly.regions_reused,

@@ -35,8 +35,10 @@ pub(crate) enum Work {
     /// The tile's span field is in the checkpoint: decode it instead.
     Recovered,
     /// The last bake voxelized the tile from triangles of hash `hash`, the ones binned now:
-    /// its records serve ([`Previous`]), so it was not planned.
-    Reuse { hash: u64 },
+    /// its records serve ([`Previous`]), so it was not planned. `untouched`: the merge takes
+    /// the tile's batch as the last bake's merge made it (no region of it reaches a changed
+    /// tile), so its regions and contours are not even decoded.
+    Reuse { hash: u64, untouched: bool },
 }
 
 /// A tile on its way to a worker, with the memory it holds.
@@ -271,6 +273,57 @@ pub(crate) fn triangles_hash(triangles: &[TileTriangle]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(triangles))
 }
 
+/// A tile's record in the hash journal: the hash of the triangles it was voxelized from and
+/// its span counts (what the stage counts of a tile it takes whole from the last bake).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TileHash {
+    pub(crate) hash: u64,
+    pub(crate) spans: u64,
+    pub(crate) walkable: u64,
+}
+
+impl TileHash {
+    /// Bytes of a record.
+    pub(crate) const LEN: usize = 24;
+
+    pub(crate) fn encode(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        for (i, v) in [self.hash, self.spans, self.walkable]
+            .into_iter()
+            .enumerate()
+        {
+            b[8 * i..8 * i + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        b
+    }
+
+    /// None when `b` is not a record.
+    pub(crate) fn decode(b: &[u8]) -> Option<TileHash> {
+        let b: &[u8; Self::LEN] = b.try_into().ok()?;
+        let word = |i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap());
+        Some(TileHash {
+            hash: word(0),
+            spans: word(1),
+            walkable: word(2),
+        })
+    }
+}
+
+/// The hash ([`triangles_hash`]) of tile `key`'s triangles as binned.
+pub(crate) fn tile_hash(tiles: &crate::bin::TilePacks, key: u32) -> Result<u64, BakeError> {
+    const SIZE: usize = std::mem::size_of::<TileTriangle>();
+    let raw = tiles.raw_len(key) as usize;
+    if !raw.is_multiple_of(SIZE) {
+        return Err(BakeError::Corrupt {
+            path: tiles.path().to_path_buf(),
+            message: format!("tile {key}: {raw} bytes is not a whole number of triangles"),
+        });
+    }
+    let mut records = vec![bytemuck::Zeroable::zeroed(); raw / SIZE];
+    tiles.read_into(key, bytemuck::cast_slice_mut(&mut records))?;
+    Ok(triangles_hash(&records))
+}
+
 /// A tile's span field (raw, to decode) and its span field and floors as the journals store
 /// them (to copy); and its regions record as stored, when the last bake kept one.
 struct SpansAndFloors {
@@ -320,7 +373,7 @@ fn decode_tile_record(
 /// and contours from its tile-regions journal (when there is one) instead of segmenting and
 /// tracing the field again.
 pub(crate) struct Previous {
-    pub(crate) hashes: std::collections::HashMap<u32, u64>,
+    pub(crate) hashes: std::collections::HashMap<u32, TileHash>,
     pub(crate) spans: JournalReader,
     pub(crate) floors: JournalReader,
     pub(crate) regions: Option<JournalReader>,
@@ -335,14 +388,19 @@ impl Previous {
     pub(crate) fn serves(&self, key: u32, hash: u64) -> Option<u64> {
         let regions = self.regions.as_ref()?.raw_len(key);
         let (spans, floors) = (self.spans.raw_len(key), self.floors.raw_len(key));
-        (self.hashes.get(&key) == Some(&hash) && regions > 0 && spans > 0 && floors > 0)
+        (self.hash_of(key) == Some(hash) && regions > 0 && spans > 0 && floors > 0)
             .then_some(spans + floors + 3 * regions)
+    }
+
+    /// The hash of the triangles the last bake voxelized tile `key` from.
+    pub(crate) fn hash_of(&self, key: u32) -> Option<u64> {
+        self.hashes.get(&key).map(|h| h.hash)
     }
 
     /// Tile `key`'s span field and floors (and regions record), if the last bake voxelized it
     /// from triangles of hash `hash`.
     fn records(&self, key: u32, hash: u64) -> Result<Option<SpansAndFloors>, BakeError> {
-        if self.hashes.get(&key) != Some(&hash) {
+        if self.hash_of(key) != Some(hash) {
             return Ok(None);
         }
         let packed = |(bytes, raw_len)| Packed { bytes, raw_len };
@@ -378,6 +436,7 @@ impl Previous {
 /// Reads one tile and plans it: the parts it is voxelized in (one, unless a whole tile would
 /// not fit the budget) and the memory that takes, reserved before the job leaves the reader;
 /// or, when the last bake's records of it serve (`previous`), what taking them takes.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn read_and_plan(
     previous: Option<&Previous>,
     frame: &GridFrame,
@@ -385,7 +444,20 @@ pub(crate) fn read_and_plan(
     budget: &Arc<MemoryBudget>,
     key: u32,
     coord: TileCoord,
+    known: Option<(u64, bool)>,
 ) -> Result<TileJob, BakeError> {
+    // The tile's hash, already known (a rebake hashes every tile first), and whether the
+    // merge takes its batch whole: when the last bake's records serve, nothing is read.
+    if let Some((hash, untouched)) = known {
+        if let Some(bytes) = previous.and_then(|p| p.serves(key, hash)) {
+            return Ok(TileJob {
+                index: key,
+                coord,
+                work: Work::Reuse { hash, untouched },
+                reservation: budget.reserve(bytes, "a reused tile")?,
+            });
+        }
+    }
     let tiles_path = tiles.path();
     let raw = tiles.raw_len(key);
     let mut reservation = budget.reserve(raw, "a tile's triangles")?;
@@ -411,7 +483,10 @@ pub(crate) fn read_and_plan(
         return Ok(TileJob {
             index: key,
             coord,
-            work: Work::Reuse { hash },
+            work: Work::Reuse {
+                hash,
+                untouched: false,
+            },
             reservation,
         });
     }
@@ -549,7 +624,7 @@ pub(crate) fn run_job(
     let mut from_record = false;
     // A tile the last bake voxelized from the same triangles: its span field and floors.
     let mut reused: Option<SpansAndFloors> = None;
-    if let Work::Voxelize { hash: h, .. } | Work::Reuse { hash: h } = &job.work {
+    if let Work::Voxelize { hash: h, .. } | Work::Reuse { hash: h, .. } = &job.work {
         hash = *h;
         if let Some(previous) = previous {
             reused = previous.records(job.index, hash)?;
@@ -563,6 +638,43 @@ pub(crate) fn run_job(
             path: previous.map(|p| p.spans_path.clone()).unwrap_or_default(),
             message: format!("tile {}: the last bake's records went missing", job.index),
         });
+    }
+    // A tile the merge takes whole from the last bake: its records are copied as stored, and
+    // its counts are those of its hash record.
+    if let (
+        Work::Reuse {
+            untouched: true, ..
+        },
+        Some(r),
+        Some(counts),
+    ) = (
+        &job.work,
+        &mut reused,
+        previous.and_then(|p| p.hashes.get(&job.index)),
+    ) {
+        if let Some(regions_packed) = r.regions_packed.take() {
+            let r = reused.take().expect("reused");
+            let regions = TileRegions {
+                tile: job.coord,
+                levels: tessera_artifacts::Levels::FLAT,
+                core,
+                labels: Vec::new(),
+                regions: Vec::new(),
+                links: Vec::new(),
+            };
+            return Ok(TileDone::finished(
+                (job.index, recovered, hash, true),
+                (
+                    regions,
+                    TileContours::default(),
+                    counts.spans,
+                    counts.walkable,
+                ),
+                [r.spans_packed, r.floors_packed, regions_packed],
+                (None, false),
+                reservation,
+            ));
+        }
     }
     // A tile whose regions and contours are on record needs no span field at all.
     let record = match (&job.work, &reused) {

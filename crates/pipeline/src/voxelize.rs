@@ -40,8 +40,10 @@ use tessera_store::{Journal, JournalReader};
 
 use crate::bin::Binned;
 use crate::keys::StageKey;
-use crate::merge::{Merge, Merged, REGIONS_KIND};
-use crate::tile_work::{read_and_plan, run_job, Previous, TileDone, TileJob, Work, WorkerState};
+use crate::merge::{LastMerge, Merge, Merged, REGIONS_KIND};
+use crate::tile_work::{
+    read_and_plan, run_job, Previous, TileDone, TileHash, TileJob, Work, WorkerState,
+};
 use crate::{BakeError, BakeLayout, Progress};
 
 const STAGE: &str = "voxelize";
@@ -51,7 +53,8 @@ pub const SPANS_KIND: &[u8; 8] = b"TSSPANS\0";
 pub const FLOORS_KIND: &[u8; 8] = b"TSFLOORS";
 /// Pack kind of the journal of each tile's regions and contours (`tile_work::tile_record`).
 pub const TILE_REGIONS_KIND: &[u8; 8] = b"TSTILRGN";
-/// Pack kind of the journal of tile hashes (8 bytes per tile: the hash of its triangles).
+/// Pack kind of the journal of tile hashes (per tile: the hash of its triangles and its span
+/// counts, [`TileHash`]).
 pub const HASHES_KIND: &[u8; 8] = b"TSTHASH\0";
 /// Pack kind of the journal of rasterized fields shared by a group of agents.
 pub const RASTER_KIND: &[u8; 8] = b"TSRASTER";
@@ -227,8 +230,9 @@ pub(crate) fn run(
 const COUNTS_MAGIC: &[u8; 8] = b"TSVXCNT\0";
 
 impl Voxelized {
-    /// What a finished stage counted, in the order `work/voxelized.bin` keeps it.
-    fn counts(&self) -> [u64; 10] {
+    /// What a finished stage counted, in the order `work/voxelized.bin` keeps it (what it
+    /// made: not the merge's frontier, which tells how a run went).
+    fn counts(&self) -> [u64; 8] {
         let m = &self.merged;
         [
             self.tiles_with_geometry,
@@ -239,10 +243,23 @@ impl Voxelized {
             m.contours,
             m.contour_vertices,
             m.third_class_removed,
-            m.frontier_links,
-            m.frontier_bytes,
         ]
     }
+}
+
+/// The stage key and counts ([`Voxelized::counts`]) a `work/voxelized.bin` at `path` holds,
+/// when whole.
+pub(crate) fn read_counts(path: &std::path::Path) -> Option<(u64, [u64; 8])> {
+    let b = std::fs::read(path).ok()?;
+    let n = 8 + 8 * 9;
+    if b.len() != n + 8
+        || &b[..8] != COUNTS_MAGIC
+        || xxhash_rust::xxh3::xxh3_64(&b[..n]).to_le_bytes() != b[n..]
+    {
+        return None;
+    }
+    let word = |i: usize| u64::from_le_bytes(b[8 + 8 * i..16 + 8 * i].try_into().unwrap());
+    Some((word(0), std::array::from_fn(|i| word(i + 1))))
 }
 
 /// Keeps what the stage finished under `key` counted.
@@ -262,16 +279,8 @@ fn write_counts(layout: &BakeLayout, key: u64, out: &Voxelized) -> Result<(), Ba
 /// numbers a stage taking every tile from its checkpoints counts again, without reading them.
 /// None (the stage runs) when anything is missing, of another key or damaged.
 fn finished(layout: &BakeLayout, key: u64, keys: &[u32], progress: &Progress) -> Option<Voxelized> {
-    let b = std::fs::read(layout.voxelized_counts()).ok()?;
-    let n = 8 + 8 * 11;
-    if b.len() != n + 8
-        || &b[..8] != COUNTS_MAGIC
-        || xxhash_rust::xxh3::xxh3_64(&b[..n]).to_le_bytes() != b[n..]
-    {
-        return None;
-    }
-    let word = |i: usize| u64::from_le_bytes(b[8 + 8 * i..16 + 8 * i].try_into().unwrap());
-    if word(0) != key {
+    let (found, c) = read_counts(&layout.voxelized_counts())?;
+    if found != key {
         return None;
     }
     for (path, kind) in Checkpoints::paths(layout) {
@@ -283,7 +292,6 @@ fn finished(layout: &BakeLayout, key: u64, keys: &[u32], progress: &Progress) ->
             return None;
         }
     }
-    let c: Vec<u64> = (1..11).map(word).collect();
     progress.stage_start(STAGE, keys.len() as u64);
     progress.stage_done(STAGE, c[0]);
     progress.stage_start(crate::merge::STAGE, keys.len() as u64);
@@ -302,8 +310,10 @@ fn finished(layout: &BakeLayout, key: u64, keys: &[u32], progress: &Progress) ->
             contours: c[5],
             contour_vertices: c[6],
             third_class_removed: c[7],
-            frontier_links: c[8],
-            frontier_bytes: c[9],
+            // No merge ran.
+            frontier_links: 0,
+            frontier_bytes: 0,
+            remerged: 0,
             seconds: 0.0,
         },
         seconds: 0.0,
@@ -343,6 +353,8 @@ fn keep_previous(layout: &BakeLayout, stage_key: u64, blob: &[u8]) -> Result<(),
         layout.floors_pack(),
         layout.tile_regions_pack(),
         layout.tile_hashes_pack(),
+        layout.regions_pack(),
+        layout.voxelized_counts(),
     ];
     let hashes = &current[3];
     if !hashes.exists() || Journal::stage_key_of(hashes).ok() == Some(stage_key) {
@@ -385,7 +397,7 @@ fn open_previous(layout: &BakeLayout, blob: &[u8]) -> Option<Previous> {
     let mut hashes = std::collections::HashMap::new();
     for key in hashes_journal.keys() {
         let record = hashes_journal.read(key).ok()?;
-        hashes.insert(key, u64::from_le_bytes(record.try_into().ok()?));
+        hashes.insert(key, TileHash::decode(&record)?);
     }
     Some(Previous {
         hashes,
@@ -493,6 +505,53 @@ pub trait TileShare: Send + Sync {
 /// A tile for this process's workers: its key, and whether it comes from the checkpoint.
 type LocalTile = (u32, bool);
 
+/// Per tile, its hash and whether the merge takes its batch whole ([`hash_ahead`]).
+type Known = std::collections::HashMap<u32, (u64, bool)>;
+
+/// A rebake's tiles hashed before the stream (in parallel): those the last bake's records
+/// do not serve are the changed ones, and the last merge ([`LastMerge`]) then finds the
+/// regions they reach. Returns each tile's hash and whether the merge takes its batch whole,
+/// and the last merge when it serves.
+fn hash_ahead(
+    s: &Shared,
+    previous: &Previous,
+    keys: &[u32],
+    pool: &rayon::ThreadPool,
+    progress: &Progress,
+) -> Result<(Known, Option<LastMerge>), BakeError> {
+    use rayon::prelude::*;
+    progress.phase(STAGE, "hashing every tile's triangles", keys.len() as u64);
+    let hashes: Vec<u64> = pool.install(|| {
+        keys.par_iter()
+            .map(|&k| {
+                let _held = s.budget.reserve(s.tiles.raw_len(k), "a tile's triangles")?;
+                crate::tile_work::tile_hash(s.tiles, k)
+            })
+            .collect::<Result<_, BakeError>>()
+    })?;
+    let changed = (keys.iter().zip(&hashes))
+        .filter(|(&k, &h)| previous.serves(k, h).is_none())
+        .map(|(&k, _)| k)
+        .collect();
+    let dir = s.layout.previous();
+    let kept = |p: std::path::PathBuf| dir.join(p.file_name().expect("a file"));
+    let last = Journal::stage_key_of(&previous.spans_path)
+        .ok()
+        .and_then(|key| {
+            let files = (
+                kept(s.layout.regions_pack()),
+                kept(s.layout.voxelized_counts()),
+            );
+            pool.install(|| LastMerge::open(files, key, s.frame, keys, changed))
+        });
+    let known = keys
+        .iter()
+        .zip(hashes)
+        .map(|(&k, h)| (k, (h, last.as_ref().is_some_and(|l| l.untouched(k)))))
+        .collect();
+    Ok((known, last))
+}
+
 /// Starts the reader (read, plan, reserve, send; stops early when interrupted or when the
 /// receiving end hangs up) and the workers (on the rayon pool, one long-running loop each)
 /// over `tiles`, in that order. Results go to `done_tx`, in any order.
@@ -502,7 +561,7 @@ fn spawn_reader_and_workers<'scope, 'env>(
     s: &'env Shared<'env>,
     tiles: &'env [LocalTile],
     (checkpoint, checkpoint_path): (Option<&'env JournalReader>, &'env std::path::Path),
-    previous: Option<&'env Previous>,
+    (previous, known): (Option<&'env Previous>, &'env Known),
     pool: rayon::ThreadPool,
     threads: usize,
     done_tx: Sender<Result<TileDone, BakeError>>,
@@ -530,7 +589,15 @@ fn spawn_reader_and_workers<'scope, 'env>(
                         reservation,
                     })
                     .map_err(BakeError::from),
-                _ => read_and_plan(previous, s.frame, s.tiles, s.budget, key, coord),
+                _ => read_and_plan(
+                    previous,
+                    s.frame,
+                    s.tiles,
+                    s.budget,
+                    key,
+                    coord,
+                    known.get(&key).copied(),
+                ),
             };
             match job {
                 Ok(job) => {
@@ -613,6 +680,14 @@ fn stream(
     let (mut journals, recovered) =
         open_checkpoints(s.layout, (s.frame, s.params), stage_key, &keys, progress)?;
     let previous = open_previous(s.layout, &hashes_blob(s.frame, s.params));
+    let threads = threads.max(1);
+    let pool = crate::error::thread_pool(threads, STAGE)?;
+    // A rebake in one process: every tile hashed first, so that the merge knows the changed
+    // tiles and merges again only the regions they reach.
+    let (known, last) = match (&previous, share) {
+        (Some(previous), None) => hash_ahead(s, previous, &keys, &pool, progress)?,
+        _ => Default::default(),
+    };
     // Which process computes each tile past the checkpoints (0: this one).
     let owners = match share {
         Some(share) => {
@@ -643,8 +718,6 @@ fn stream(
         }
         _ => None,
     };
-    let threads = threads.max(1);
-    let pool = crate::error::thread_pool(threads, STAGE)?;
     let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
     let mut out = Voxelized {
         tiles_with_geometry: 0,
@@ -657,7 +730,7 @@ fn stream(
         merged: Merged::default(),
         seconds: 0.0,
     };
-    let mut merge = Merge::start(s.budget, keys.len() as u64, progress);
+    let mut merge = Merge::start(s.budget, keys.len() as u64, progress, last);
     let stopped = AtomicBool::new(false);
     let writer_gone = AtomicBool::new(false);
 
@@ -667,7 +740,7 @@ fn stream(
             s,
             &local,
             (Some(&checkpoint), &checkpoint_path),
-            previous.as_ref(),
+            (previous.as_ref(), &known),
             pool,
             threads,
             done_tx.clone(),
@@ -807,6 +880,7 @@ pub(crate) fn stream_for_peer(
     let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
     let stopped = AtomicBool::new(false);
     let no_checkpoint = s.layout.spans_pack();
+    let known = Known::new();
     let mut sent = crate::PeerTiles::default();
     std::thread::scope(|scope| -> Result<(), BakeError> {
         let helpers = spawn_reader_and_workers(
@@ -814,7 +888,7 @@ pub(crate) fn stream_for_peer(
             s,
             &local,
             (None, &no_checkpoint),
-            previous.as_ref(),
+            (previous.as_ref(), &known),
             pool,
             threads,
             done_tx,
@@ -939,8 +1013,13 @@ fn write_tile(
         return Ok(());
     }
     let [spans, floors, tile_regions, hashes] = journals;
-    // Eight bytes, stored raw.
-    hashes.append_stored(key, &done.hash.to_le_bytes(), 8)?;
+    // Stored raw.
+    let record = TileHash {
+        hash: done.hash,
+        spans: done.spans,
+        walkable: done.walkable,
+    };
+    hashes.append_stored(key, &record.encode(), TileHash::LEN)?;
     spans.append_stored(key, &done.spans_packed.bytes, done.spans_packed.raw_len)?;
     floors.append_stored(key, &done.floors_packed.bytes, done.floors_packed.raw_len)?;
     tile_regions.append_stored(key, &done.regions_packed.bytes, done.regions_packed.raw_len)?;

@@ -146,8 +146,6 @@ fn a_changed_scene_rebakes_the_tiles_that_changed_only_and_gives_a_fresh_bakes_b
         "contours",
         "contour_vertices",
         "third_class_removed",
-        "merge_frontier_links",
-        "merge_frontier_bytes",
         "polygons",
     ] {
         assert_eq!(rewritten[field], last[field], "{field}: {rewritten}");
@@ -248,4 +246,60 @@ fn a_scene_of_several_files_bins_again_only_the_files_that_changed() {
     fresh_is_the_same("a file added");
     let packs = std::fs::read_dir(d.join("b/work/bins")).unwrap().count();
     assert_eq!(packs, 3);
+}
+
+/// `n` x `n` islands 10 m wide, 2 m apart, each with a 4 x 4 x 3 m block in its middle;
+/// `moved`: that island's block shifted in x; `gone`: islands left out.
+fn islands(path: &Path, n: usize, moved: (usize, f64), gone: &[usize]) {
+    let mut m = MeshBuilder::default();
+    for i in (0..n * n).filter(|i| !gone.contains(i)) {
+        let (x, y) = (12.0 * (i % n) as f64, 12.0 * (i / n) as f64);
+        m.floor(x, y, x + 10.0, y + 10.0, 0.0);
+        let dx = if i == moved.0 { moved.1 } else { 0.0 };
+        m.block(x + 3.0 + dx, y + 3.0, x + 7.0 + dx, y + 7.0, 3.0);
+    }
+    let tmp = path.with_extension("tmp");
+    m.write_obj(&tmp);
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+#[test]
+fn a_change_on_one_island_merges_again_only_the_tiles_its_regions_reach() {
+    // No region crosses from one island to another: a change on one reaches its regions
+    // and those of the islands sharing its tiles, and the merge takes every other tile's
+    // batch as the last bake made it. The bytes are still a fresh bake's.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("c.toml"), CONFIG).unwrap();
+    islands(&d.join("s.obj"), 10, (0, 0.0), &[]);
+    let first = bake(d, "b");
+    let tiles = count(&first, "tiles_with_geometry");
+    assert_eq!(count(&first, "tiles_remerged"), tiles, "{first}");
+    // The islands changed are inside the world: its bounds, and so its grid, do not move.
+    let changes: [(&str, (usize, f64), &[usize]); 3] = [
+        ("a block moved on an island", (33, 2.0), &[]),
+        ("four islands taken away", (33, 2.0), &[44, 45, 54, 55]),
+        ("the islands put back", (33, 2.0), &[]),
+    ];
+    for (what, moved, gone) in changes {
+        islands(&d.join("s.obj"), 10, moved, gone);
+        let again = bake(d, "b");
+        let remerged = count(&again, "tiles_remerged");
+        if gone.len() == 4 {
+            // A tile that only those islands covered is gone: its batch with it.
+            assert!(
+                count(&again, "tiles_with_geometry") < tiles,
+                "{what}: {again}"
+            );
+        }
+        assert!(
+            remerged >= 1 && remerged * 3 <= tiles,
+            "{what}: {remerged} of {tiles} tiles merged again"
+        );
+        let _ = std::fs::remove_dir_all(d.join("fresh"));
+        let fresh = bake(d, "fresh");
+        let made = count(&fresh, "tiles_with_geometry");
+        assert_eq!(count(&fresh, "tiles_remerged"), made, "{what}");
+        assert_same_bake(&d.join("fresh"), &d.join("b"), Same::Tiling, what);
+    }
 }

@@ -37,6 +37,7 @@ pub const RUN_FIELDS: &[&str] = &[
     "resumed_tiles",
     "tiles_reused",
     "tiles_rebaked",
+    "tiles_remerged",
     "tiles_raster_shared",
     "regions_rebaked",
     "regions_reused",
@@ -44,6 +45,9 @@ pub const RUN_FIELDS: &[&str] = &[
     "scene_cache_reused",
     "scene_files",
     "triangle_placements",
+    // The merge of a rebake holds only the regions a change reaches.
+    "merge_frontier_links",
+    "merge_frontier_bytes",
 ];
 
 /// Fields of `summary.json` that depend on the tile size.
@@ -51,8 +55,6 @@ pub const TILING_FIELDS: &[&str] = &[
     "tiles",
     "tiles_with_geometry",
     "tile_size",
-    "merge_frontier_links",
-    "merge_frontier_bytes",
     "third_class_removed",
 ];
 
