@@ -12,7 +12,7 @@ use serde::Serialize;
 use xxhash_rust::xxh3::Xxh3;
 
 /// Bumped when a stage's output changes meaning, so old checkpoints are recomputed.
-const CHECKPOINT_VERSION: u32 = 2;
+const CHECKPOINT_VERSION: u32 = 3;
 
 /// A key being made: the stage's name, then each input it reads.
 pub(crate) struct StageKey(Xxh3);

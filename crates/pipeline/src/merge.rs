@@ -93,10 +93,11 @@ impl LastMerge {
     /// when whole and of the same stage key as the other previous journals (`key`), for a
     /// stage over the tiles `keys` of which `changed` are not taken from the last bake.
     /// None when anything is missing or damaged, or when the change reaches so much of the
-    /// world that merging it all is as cheap.
+    /// world that merging it all is as cheap, or that the parts it reaches would not be
+    /// small next to the memory budget (`budget` bytes).
     pub(crate) fn open(
         (regions, counts): (PathBuf, PathBuf),
-        key: u64,
+        (key, budget): (u64, u64),
         frame: &GridFrame,
         keys: &[u32],
         mut changed: FxHashSet<u32>,
@@ -112,29 +113,34 @@ impl LastMerge {
         let now: FxHashSet<u32> = keys.iter().copied().collect();
         changed.extend(old.iter().filter(|k| !now.contains(k)));
         // A region closes at its last part's tile (in tile order): one with a part in a
-        // changed tile closes at or after the first of them.
-        let first = *changed.iter().min()?;
+        // changed tile closes at or after the first of them. The batches from there are read
+        // a group at a time, in parallel, their region lists alone decoded.
+        let first = changed.iter().min().copied().unwrap_or(u32::MAX);
         let from = old.partition_point(|&k| k < first);
         let tile_of = |t: TileCoord| frame.tile_index(t) as u32;
-        let scanned: Vec<Vec<MergedRegion>> = old[from..]
-            .par_iter()
-            .map(|&k| {
-                let bytes = batches.read(k).ok()?;
-                RegionBatch::decode_regions(&bytes).ok()
-            })
-            .collect::<Option<_>>()?;
         let mut affected = FxHashSet::default();
         let mut touched: FxHashSet<u32> = changed.clone();
-        for r in scanned.iter().flatten() {
-            if r.members.iter().any(|m| changed.contains(&tile_of(m.0))) {
-                for &m in &r.members {
-                    affected.insert(m);
-                    touched.insert(tile_of(m.0));
+        // Bytes a part held in the sets, about (as a hash set holds it).
+        const PART_BYTES: u64 = 32;
+        for group in old[from..].chunks(256) {
+            let scanned: Vec<Vec<MergedRegion>> = group
+                .par_iter()
+                .map(|&k| {
+                    let bytes = batches.read(k).ok()?;
+                    RegionBatch::decode_regions(&bytes).ok()
+                })
+                .collect::<Option<_>>()?;
+            for r in scanned.iter().flatten() {
+                if r.members.iter().any(|m| changed.contains(&tile_of(m.0))) {
+                    for &m in &r.members {
+                        affected.insert(m);
+                        touched.insert(tile_of(m.0));
+                    }
                 }
             }
-        }
-        if touched.len() * 2 > keys.len() {
-            return None;
+            if touched.len() * 2 > keys.len() || affected.len() as u64 * PART_BYTES > budget / 8 {
+                return None;
+            }
         }
         let mut counts = Merged {
             regions: last[3],
@@ -378,6 +384,23 @@ impl Merge {
             frontier_links: self.merger.peak_frontier.0 as u64,
             seconds: self.busy.as_secs_f64(),
             ..self.counts
+        }
+    }
+
+    /// After every tile: an incremental merge that left a region or contour open met a link
+    /// from a changed tile to a region the last merge did not reach. Not expected; its
+    /// batches cannot be trusted.
+    pub(crate) fn check(&self) -> Result<(), BakeError> {
+        let (regions, chains) = (self.merger.open_regions(), self.joiner.open_chains());
+        match (&self.last, regions + chains) {
+            (Some(last), 1..) => Err(BakeError::Corrupt {
+                path: last.path.clone(),
+                message: format!(
+                    "the incremental merge left {regions} regions and {chains} contours open \
+                     (the next bake starts afresh)"
+                ),
+            }),
+            _ => Ok(()),
         }
     }
 }

@@ -542,7 +542,8 @@ fn hash_ahead(
                 kept(s.layout.regions_pack()),
                 kept(s.layout.voxelized_counts()),
             );
-            pool.install(|| LastMerge::open(files, key, s.frame, keys, changed))
+            let budget = s.budget.total();
+            pool.install(|| LastMerge::open(files, (key, budget), s.frame, keys, changed))
         });
     let known = keys
         .iter()
@@ -844,6 +845,13 @@ fn stream(
             Ok(()) => Ok(()),
         }
     })?;
+    if let Err(e) = merge.check() {
+        // Nothing of this merge or the last bake kept: the next bake starts afresh.
+        drop(previous);
+        let _ = std::fs::remove_file(s.layout.regions_pack());
+        let _ = std::fs::remove_dir_all(s.layout.previous());
+        return Err(e);
+    }
     journals.finish()?;
     if let Some((mut journal, _, appended)) = raster {
         // (Records appended to a finished journal need a new end record.)
