@@ -60,6 +60,50 @@ pub(crate) struct JournalRegions {
     whole: Option<Vec<RegionContours>>,
 }
 
+/// A region batch as the scratch file takes it: its regions' ids and members, its contours'
+/// words one after the other, and per contour its tile, local region, first word, words and
+/// their hash.
+struct LaidOut {
+    regions: Vec<(SpanKey, Vec<(TileCoord, u32)>)>,
+    words: Vec<u32>,
+    contours: Vec<(TileCoord, u32, u64, u32, u64)>,
+}
+
+impl LaidOut {
+    fn of(batch: RegionBatch) -> LaidOut {
+        let n: usize = batch.contours.iter().map(|c| c.points.len()).sum();
+        let mut words: Vec<u32> = Vec::with_capacity(
+            HEADER_WORDS as usize * batch.contours.len() + VERTEX_WORDS as usize * n,
+        );
+        let mut contours = Vec::with_capacity(batch.contours.len());
+        for c in &batch.contours {
+            let at = words.len();
+            let n = c.points.len();
+            words.extend([c.tile.x, c.tile.y, c.region, c.level, n as u32]);
+            for k in 0..n {
+                words.extend([
+                    c.points[k].0 as u32,
+                    c.points[k].1 as u32,
+                    c.heights[k],
+                    c.neighbours[k],
+                ]);
+            }
+            let hash = xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(&words[at..]));
+            let len = (words.len() - at) as u32;
+            contours.push((c.tile, c.region, at as u64, len, hash));
+        }
+        LaidOut {
+            regions: batch
+                .regions
+                .into_iter()
+                .map(|r| (r.id, r.members))
+                .collect(),
+            words,
+            contours,
+        }
+    }
+}
+
 impl JournalRegions {
     /// Indexes `journal_path` (a complete region journal), copying its contours to `path`:
     /// those of every region, or with `part`, those of the regions whose ids lie in it (one
@@ -86,9 +130,9 @@ impl JournalRegions {
         let mut found: Vec<(TileCoord, u32, u64, u32, u64)> = Vec::new();
         let keys = journal.keys();
         progress.phase(STAGE, "contours", keys.len() as u64);
-        // Tiles decoded in parallel a small group at a time (a few tiles' contours in memory),
-        // then written in tile order.
-        let group = 2 * rayon::current_num_threads();
+        // Tiles decoded, and their contours laid out as words and hashed, in parallel a small
+        // group at a time (a few tiles' contours in memory), then written in tile order.
+        let group = 16 * rayon::current_num_threads();
         let mut done = 0;
         for keys in keys.chunks(group) {
             if interrupt
@@ -99,42 +143,29 @@ impl JournalRegions {
             }
             progress.advance(STAGE, done as u64);
             done += keys.len();
-            let batches: Vec<Result<RegionBatch, BakeError>> = keys
+            let batches: Vec<Result<LaidOut, BakeError>> = keys
                 .par_iter()
                 .map(|&key| {
-                    RegionBatch::decode(&journal.read(key)?)
-                        .map_err(|e| corrupt(format!("tile {key}: {e}")))
+                    let batch = RegionBatch::decode(&journal.read(key)?)
+                        .map_err(|e| corrupt(format!("tile {key}: {e}")))?;
+                    Ok(LaidOut::of(batch))
                 })
                 .collect();
             for batch in batches {
-                let batch = batch?;
-                for r in batch.regions {
-                    for m in r.members {
-                        owner.insert(m, r.id);
+                let LaidOut {
+                    regions,
+                    words,
+                    contours,
+                } = batch?;
+                for (id, members) in regions {
+                    for m in members {
+                        owner.insert(m, id);
                     }
                 }
-                for c in batch.contours {
-                    let at = out.len();
-                    let n = c.points.len();
-                    let mut words: Vec<u32> =
-                        Vec::with_capacity((HEADER_WORDS + VERTEX_WORDS * n as u64) as usize);
-                    words.extend([c.tile.x, c.tile.y, c.region, c.level, n as u32]);
-                    for k in 0..n {
-                        words.extend([
-                            c.points[k].0 as u32,
-                            c.points[k].1 as u32,
-                            c.heights[k],
-                            c.neighbours[k],
-                        ]);
-                    }
-                    out.extend(&words).map_err(io)?;
-                    found.push((
-                        c.tile,
-                        c.region,
-                        at,
-                        words.len() as u32,
-                        xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(&words)),
-                    ));
+                let base = out.len();
+                out.extend(&words).map_err(io)?;
+                for (tile, region, at, len, hash) in contours {
+                    found.push((tile, region, base + at, len, hash));
                 }
             }
         }
