@@ -100,6 +100,9 @@ fn a_changed_scene_rebakes_the_tiles_that_changed_only_and_gives_a_fresh_bakes_b
             rebaked >= 1 && reused >= tiles / 2,
             "{what}: {reused} reused, {rebaked} rebaked"
         );
+        // The ground is one region over every tile: a change reaches all of them, and the
+        // merge joins them all again rather than a part.
+        assert_eq!(count(&again, "tiles_remerged"), tiles, "{what}: {again}");
         // The regions away from the change keep their polygons: the ground's (one region,
         // cut by the block) and the changed block's top are made again, the other tops not.
         let (kept, made) = (
