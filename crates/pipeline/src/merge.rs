@@ -13,6 +13,9 @@
 //! * Timer: the merge thread's busy time (stitching, joining, writing the batch). The
 //!   voxelize stage's seconds are the rest of the time the two run side by side, so the
 //!   stages' seconds add up to the bake's.
+//! * Rebakes: in one process, the merge is incremental ([`LastMerge`]): only the regions
+//!   with a part in a changed tile are merged again, every other tile's batch is the last
+//!   merge's, copied as stored.
 //! * Progress: tiles merged.
 
 use rustc_hash::FxHashSet;

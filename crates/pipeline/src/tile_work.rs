@@ -311,6 +311,11 @@ impl TileHash {
 
 /// The hash ([`triangles_hash`]) of tile `key`'s triangles as binned.
 pub(crate) fn tile_hash(tiles: &crate::bin::TilePacks, key: u32) -> Result<u64, BakeError> {
+    Ok(triangles_hash(&read_triangles(tiles, key)?))
+}
+
+/// Tile `key`'s triangles as binned (not checked).
+fn read_triangles(tiles: &crate::bin::TilePacks, key: u32) -> Result<Vec<TileTriangle>, BakeError> {
     const SIZE: usize = std::mem::size_of::<TileTriangle>();
     let raw = tiles.raw_len(key) as usize;
     if !raw.is_multiple_of(SIZE) {
@@ -321,7 +326,7 @@ pub(crate) fn tile_hash(tiles: &crate::bin::TilePacks, key: u32) -> Result<u64, 
     }
     let mut records = vec![bytemuck::Zeroable::zeroed(); raw / SIZE];
     tiles.read_into(key, bytemuck::cast_slice_mut(&mut records))?;
-    Ok(triangles_hash(&records))
+    Ok(records)
 }
 
 /// A tile's span field (raw, to decode) and its span field and floors as the journals store
@@ -458,23 +463,14 @@ pub(crate) fn read_and_plan(
             });
         }
     }
-    let tiles_path = tiles.path();
     let raw = tiles.raw_len(key);
     let mut reservation = budget.reserve(raw, "a tile's triangles")?;
-    let corrupt = |message: String| BakeError::Corrupt {
-        path: tiles_path.to_path_buf(),
-        message: format!("tile {key}: {message}"),
-    };
-    const SIZE: u64 = std::mem::size_of::<TileTriangle>() as u64;
-    if !raw.is_multiple_of(SIZE) {
-        return Err(corrupt(format!(
-            "{raw} bytes is not a whole number of triangles"
-        )));
-    }
     // Decompressed straight into the records, then split into corners and areas.
-    let mut records = vec![bytemuck::Zeroable::zeroed(); (raw / SIZE) as usize];
-    tiles.read_into(key, bytemuck::cast_slice_mut(&mut records))?;
-    tessera_artifacts::check_triangles(&records).map_err(|e| corrupt(e.to_string()))?;
+    let records = read_triangles(tiles, key)?;
+    tessera_artifacts::check_triangles(&records).map_err(|e| BakeError::Corrupt {
+        path: tiles.path().to_path_buf(),
+        message: format!("tile {key}: {e}"),
+    })?;
     let hash = triangles_hash(&records);
     if let Some(bytes) = previous.and_then(|p| p.serves(key, hash)) {
         drop(records);

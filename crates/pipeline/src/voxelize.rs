@@ -521,14 +521,23 @@ fn hash_ahead(
 ) -> Result<(Known, Option<LastMerge>), BakeError> {
     use rayon::prelude::*;
     progress.phase(STAGE, "hashing every tile's triangles", keys.len() as u64);
-    let hashes: Vec<u64> = pool.install(|| {
-        keys.par_iter()
-            .map(|&k| {
-                let _held = s.budget.reserve(s.tiles.raw_len(k), "a tile's triangles")?;
-                crate::tile_work::tile_hash(s.tiles, k)
-            })
-            .collect::<Result<_, BakeError>>()
-    })?;
+    let mut hashes: Vec<u64> = Vec::with_capacity(keys.len());
+    for group in keys.chunks(256) {
+        if s.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+            return Err(BakeError::Interrupted);
+        }
+        let hashed: Vec<u64> = pool.install(|| {
+            group
+                .par_iter()
+                .map(|&k| {
+                    let _held = s.budget.reserve(s.tiles.raw_len(k), "a tile's triangles")?;
+                    crate::tile_work::tile_hash(s.tiles, k)
+                })
+                .collect::<Result<_, BakeError>>()
+        })?;
+        hashes.extend(hashed);
+        progress.advance(STAGE, hashes.len() as u64);
+    }
     let changed = (keys.iter().zip(&hashes))
         .filter(|(&k, &h)| previous.serves(k, h).is_none())
         .map(|(&k, _)| k)
@@ -550,6 +559,7 @@ fn hash_ahead(
         .zip(hashes)
         .map(|(&k, h)| (k, (h, last.as_ref().is_some_and(|l| l.untouched(k)))))
         .collect();
+    progress.phase(STAGE, "tiles", keys.len() as u64);
     Ok((known, last))
 }
 
