@@ -579,6 +579,12 @@ impl Query<'_> {
             }
             push(&mut out.points, q);
         }
+        // An end within a point of the corner before it was merged into that corner: the
+        // end takes its place, so that the last waypoint is the end as the first is the
+        // start (a path within one point stays the start alone).
+        if let (Some(&(end, _)), [_, .., last]) = (corners.last(), out.points.as_mut_slice()) {
+            *last = end;
+        }
         out
     }
 
