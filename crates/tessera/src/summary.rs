@@ -123,9 +123,11 @@ pub fn print_bake(w: &mut dyn Write, summary: &BakeSummary, out: &Outputs) -> io
         writeln!(
             w,
             "  rebaked          {} tiles voxelized, {} unchanged since the last bake and reused; \
-             {} regions polygonized, {} reused; {} clusters' lengths reused",
+             {} tiles merged again; {} regions polygonized, {} reused; {} clusters' lengths \
+             reused",
             summary.tiles_rebaked,
             summary.tiles_reused,
+            summary.tiles_remerged,
             summary.regions_rebaked,
             summary.regions_reused,
             summary.clusters_reused
