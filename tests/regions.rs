@@ -255,29 +255,31 @@ fn recast_scenes_regions_are_tiling_and_order_invariant() {
     }
 }
 
+/// The first Recast scene baked in 16-cell tiles (surface regions), each tile segmented
+/// again and named by its place in the pack (`(i, 0)`), so members trace back to it.
+fn dungeon_tiles() -> Vec<TileRegions> {
+    let dir = tempfile::tempdir().unwrap();
+    let mode = tessera_config::SegmentationMode::Surface;
+    bake_recast_scene(&recast_scenes()[0], 16, mode, dir.path());
+    let (_, fields) = tessera_pipeline::read_span_fields(dir.path()).unwrap();
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let coord = tessera_artifacts::TileCoord { x: 0, y: 0 };
+            let mut t = segment_tile(f, coord, levels(dir.path()));
+            t.tile = tessera_artifacts::TileCoord { x: i as u32, y: 0 };
+            t
+        })
+        .collect()
+}
+
 #[test]
 fn links_matched_by_each_process_merge_into_the_regions_of_all_links() {
     // Issue 16: each process merges the links between its own tiles in a union-find of its
     // own; the global merge, fed what they change in place of their keys, closes the same
     // regions at the same tiles.
-    let scene = &recast_scenes()[0];
-    let dir = tempfile::tempdir().unwrap();
-    let mode = tessera_config::SegmentationMode::Surface;
-    bake_recast_scene(scene, 16, mode, dir.path());
-    let (_, fields) = tessera_pipeline::read_span_fields(dir.path()).unwrap();
-    let tiles: Vec<TileRegions> = fields
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let mut t = segment_tile(
-                f,
-                tessera_artifacts::TileCoord { x: 0, y: 0 },
-                levels(dir.path()),
-            );
-            t.tile = tessera_artifacts::TileCoord { x: i as u32, y: 0 };
-            t
-        })
-        .collect();
+    let tiles = dungeon_tiles();
     // The two tiles of every link.
     let mut ends: BTreeMap<tessera_artifacts::LinkKey, Vec<usize>> = BTreeMap::new();
     for (i, t) in tiles.iter().enumerate() {
@@ -351,21 +353,7 @@ fn links_matched_by_each_process_merge_into_the_regions_of_all_links() {
 fn a_merge_of_the_regions_some_tiles_reach_closes_them_as_the_whole_merge_does() {
     // An incremental rebake merges again only the regions that have a part in a changed
     // tile: each one closes at the same tile, with the same members, as in a whole merge.
-    let scene = &recast_scenes()[0];
-    let dir = tempfile::tempdir().unwrap();
-    let mode = tessera_config::SegmentationMode::Surface;
-    bake_recast_scene(scene, 16, mode, dir.path());
-    let (_, fields) = tessera_pipeline::read_span_fields(dir.path()).unwrap();
-    let tiles: Vec<TileRegions> = fields
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let coord = tessera_artifacts::TileCoord { x: 0, y: 0 };
-            let mut t = segment_tile(f, coord, levels(dir.path()));
-            t.tile = tessera_artifacts::TileCoord { x: i as u32, y: 0 };
-            t
-        })
-        .collect();
+    let tiles = dungeon_tiles();
     let mut whole = RegionMerger::new();
     let want: Vec<Vec<MergedRegion>> = tiles.iter().map(|t| whole.add_tile(t)).collect();
     let n = tiles.len();

@@ -24,7 +24,12 @@ fn city(path: &Path, blocks: usize, (moved, shift): (usize, f64), offset: [f64; 
         );
         m.block(x, y, x + 5.0, y + 4.0, 3.0);
     }
-    // Written beside and renamed over, as the README asks of a scene changed between bakes.
+    write_scene(&m, path);
+}
+
+/// `m` written beside `path` and renamed over it, as the README asks of a scene changed
+/// between bakes.
+fn write_scene(m: &MeshBuilder, path: &Path) {
     let tmp = path.with_extension("tmp");
     m.write_obj(&tmp);
     std::fs::rename(&tmp, path).unwrap();
@@ -192,9 +197,7 @@ fn district(path: &Path, x0: f64, blocks: &[(f64, f64)]) {
     for &(x, y) in blocks {
         m.block(x, y, x + 4.0, y + 4.0, 3.0);
     }
-    let tmp = path.with_extension("tmp");
-    m.write_obj(&tmp);
-    std::fs::rename(&tmp, path).unwrap();
+    write_scene(&m, path);
 }
 
 #[test]
@@ -261,9 +264,7 @@ fn islands(path: &Path, n: usize, moved: (usize, f64), gone: &[usize]) {
         let dx = if i == moved.0 { moved.1 } else { 0.0 };
         m.block(x + 3.0 + dx, y + 3.0, x + 7.0 + dx, y + 7.0, 3.0);
     }
-    let tmp = path.with_extension("tmp");
-    m.write_obj(&tmp);
-    std::fs::rename(&tmp, path).unwrap();
+    write_scene(&m, path);
 }
 
 #[test]
