@@ -253,8 +253,10 @@ impl Merge {
                 false => batch.regions.push(r),
             }
         }
+        // What this merge makes here is counted as it is made.
         let new = self.merger.add_part(regions, &[], &keep);
-        batch.regions.extend(new.iter().cloned());
+        self.counts.take(&new, &[], &[], 1);
+        batch.regions.extend(new);
         batch.regions.sort_by_key(|r| r.id);
         // The contours traced whole in the tile first, then those the tile's chains closed,
         // in the order of those chains: as a whole merge lists them.
@@ -271,17 +273,10 @@ impl Merge {
                 joined.push((c, closing));
             }
         }
-        let mut made = RegionBatch {
-            regions: new,
-            ..RegionBatch::default()
-        };
+        let cycles = vec![Closing::default(); contours.cycles.len()];
         if changed {
-            batch
-                .closings
-                .extend(vec![Closing::default(); contours.cycles.len()]);
-            made.closings
-                .extend(vec![Closing::default(); contours.cycles.len()]);
-            made.contours.extend(contours.cycles.iter().cloned());
+            self.counts.take(&[], &contours.cycles, &cycles, 1);
+            batch.closings.extend(cycles);
             batch.contours.extend(contours.cycles);
         }
         for (i, chain) in contours.chains.into_iter().enumerate() {
@@ -293,8 +288,8 @@ impl Merge {
                     chain: i as u32,
                     removed: removed as u32,
                 };
-                made.contours.push(contour.clone());
-                made.closings.push(closing);
+                self.counts
+                    .take(&[], std::slice::from_ref(&contour), &[closing], 1);
                 joined.push((contour, closing));
             }
         }
@@ -305,8 +300,6 @@ impl Merge {
         }
         self.counts
             .take(&gone.regions, &gone.contours, &gone.closings, -1);
-        self.counts
-            .take(&made.regions, &made.contours, &made.closings, 1);
         Ok(batch)
     }
 
