@@ -497,7 +497,7 @@ proptest::proptest! {
     }
 }
 
-/// The bake's own region output (work/regions.pack): regions and contours, keyed by region id.
+/// The bake's own region output (work/regions/): regions and contours, keyed by region id.
 fn bake_output(out: &Path) -> (Vec<(SpanKey, u64, u32, u32)>, ContourMap) {
     let batches = tessera_pipeline::read_region_batches(out).unwrap();
     let mut names = BTreeMap::new();

@@ -242,12 +242,12 @@ pub fn interrupt_run(
 ) -> bool {
     let flag = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicBool::new(false));
-    let journal = tessera_pipeline::BakeLayout::new(out).spans_pack();
+    let journal = tessera_pipeline::BakeLayout::new(out).spans_journal();
     let watcher = {
         let (flag, done) = (flag.clone(), done.clone());
         std::thread::spawn(move || {
             while !done.load(Ordering::Relaxed) {
-                if std::fs::metadata(&journal).is_ok_and(|m| m.len() >= bytes) {
+                if tessera_test_support::bake_folder::bytes_under(&journal) >= bytes {
                     flag.store(true, Ordering::Relaxed);
                     return;
                 }

@@ -13,18 +13,19 @@
 //!                                    of a distributed bake (part-P-of-N.cache, scene.parts)
 //! OUT/work/tiles.pack                triangles binned per tile (lz4 chunks)
 //! OUT/work/bins/part-P-of-N.pack     in a distributed bake, process P's part of the binning
-//! OUT/work/spans.pack                voxelized span fields per tile
-//! OUT/work/regions.pack              merged regions and their contours, batched by the tile that closed them
-//! OUT/work/floors.pack               walkable floors per tile, for height detail
-//! OUT/work/tile-regions.pack         per tile, its regions and contours (the merge's input)
-//! OUT/work/tile-hashes.pack          per tile, the hash of the triangles it was voxelized from
+//! OUT/work/spans/                    voxelized span fields per tile (journals: folders of
+//!                                    segments of 64 tiles each, `seg-N`, with `head` and `end`)
+//! OUT/work/regions/                  merged regions and their contours, batched by the tile that closed them
+//! OUT/work/floors/                   walkable floors per tile, for height detail
+//! OUT/work/tile-regions/             per tile, its regions and contours (the merge's input)
+//! OUT/work/tile-hashes/              per tile, the hash of the triangles it was voxelized from
 //! OUT/work/previous/                 the span, floor, tile-region and hash journals of the last finished
 //!                                    voxelization, kept while the next one (of a changed
 //!                                    scene) reuses its unchanged tiles
 //! OUT/work/scratch/                  temporary files of a running ingest (and the OBJ
 //!                                    tables process 0 shares: scratch/obj-tables/)
 //! OUT/work/polygons/                 temporary files of a running polygon stage:
-//! OUT/work/polygons/contours.spill     the regions' contours, copied from regions.pack
+//! OUT/work/polygons/contours.spill     the regions' contours, copied from regions/
 //! OUT/work/polygons/*                  the navmesh assembler's spill files and sort runs
 //! OUT/work/polygons/part-I.pack        process I's polygons in a distributed bake (and its
 //!                                      scratch, process-I/)
@@ -35,8 +36,8 @@
 //! OUT/navmesh.tsn                    the first agent's (the same file, linked)
 //! OUT/work/raster-G.pack            the tiles rasterized once for agents 4G to 4G + 3, read by
 //!                                    all but the first of them; removed after the bake
-//! OUT/work/agents/NAME/              agent NAME's spans.pack, regions.pack, floors.pack,
-//!                                    tile-regions.pack, tile-hashes.pack, previous/, region-polygons.pack,
+//! OUT/work/agents/NAME/              agent NAME's spans/, regions/, floors/,
+//!                                    tile-regions/, tile-hashes/, previous/, region-polygons.pack,
 //!                                    cluster-keys.bin, previous-polygons.pack and polygons/
 //! ```
 
@@ -77,6 +78,7 @@ impl BakeLayout {
         let dir = self.stages();
         std::fs::create_dir_all(&dir).map_err(|e| StoreError::io(&dir, e))?;
         tessera_store::remove_stale_temp_files(&dir)?;
+        self.tidy_journals()?;
         remove_dir(&self.polygon_scratch())
     }
 
@@ -100,8 +102,36 @@ impl BakeLayout {
         if self.bin_parts().is_dir() {
             tessera_store::remove_stale_temp_files(&self.bin_parts())?;
         }
+        self.tidy_journals()?;
         remove_dir(&self.scratch())?;
         remove_dir(&self.polygon_scratch())
+    }
+
+    /// The stages' journal folders, in the order the voxelize stage opens them.
+    pub fn journals(&self) -> [PathBuf; 5] {
+        [
+            self.spans_journal(),
+            self.floors_journal(),
+            self.tile_regions_journal(),
+            self.tile_hashes_journal(),
+            self.regions_journal(),
+        ]
+    }
+
+    /// Removes the temporary files a killed bake left in the journal folders, and the
+    /// one-file journals of an earlier version (`spans.pack` and the like), which no stage
+    /// reads any more.
+    fn tidy_journals(&self) -> Result<(), StoreError> {
+        for journal in self.journals() {
+            if journal.is_dir() {
+                tessera_store::remove_stale_temp_files(&journal)?;
+            }
+            let old = journal.with_extension("pack");
+            if old.is_file() {
+                std::fs::remove_file(&old).map_err(|e| StoreError::io(&old, e))?;
+            }
+        }
+        Ok(())
     }
 
     /// The checkpoints and scratch files (`tessera clean` and `--fresh` remove it).
@@ -165,22 +195,23 @@ impl BakeLayout {
     pub fn raster_pack(&self, group: usize) -> PathBuf {
         self.work().join(format!("raster-{group}.pack"))
     }
-    pub fn spans_pack(&self) -> PathBuf {
-        self.stages().join("spans.pack")
+    // The stages' journals: folders of segments (`tessera_store::Journal::open_segmented`).
+    pub fn spans_journal(&self) -> PathBuf {
+        self.stages().join("spans")
     }
-    pub fn regions_pack(&self) -> PathBuf {
-        self.stages().join("regions.pack")
+    pub fn regions_journal(&self) -> PathBuf {
+        self.stages().join("regions")
     }
-    pub fn floors_pack(&self) -> PathBuf {
-        self.stages().join("floors.pack")
+    pub fn floors_journal(&self) -> PathBuf {
+        self.stages().join("floors")
     }
     /// Per tile, its regions and contours (with its span counts): what the merge takes from
     /// it, kept so that a resumed or rebaked tile is not segmented and traced again.
-    pub fn tile_regions_pack(&self) -> PathBuf {
-        self.stages().join("tile-regions.pack")
+    pub fn tile_regions_journal(&self) -> PathBuf {
+        self.stages().join("tile-regions")
     }
-    pub fn tile_hashes_pack(&self) -> PathBuf {
-        self.stages().join("tile-hashes.pack")
+    pub fn tile_hashes_journal(&self) -> PathBuf {
+        self.stages().join("tile-hashes")
     }
     /// The counts of the last finished voxelize stage (and its merge), under its key: a stage
     /// whose journals are all complete under that key is not streamed again to count them.
@@ -306,7 +337,11 @@ mod tests {
             std::fs::create_dir_all(f.parent().unwrap()).unwrap();
             std::fs::write(f, b"left by a killed bake").unwrap();
         }
-        let kept = [layout.tiles_pack(), layout.spans_pack(), layout.navmesh()];
+        let kept = [
+            layout.tiles_pack(),
+            layout.spans_journal(),
+            layout.navmesh(),
+        ];
         for f in &kept {
             std::fs::write(f, b"a checkpoint").unwrap();
         }

@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! scene ─ingest─> work/scene.cache ─bin─> work/tiles.pack
-//!   ─voxelize─> work/spans.pack          (reader → workers → writer, bounded channels)
-//!     └merge──> work/regions.pack        (in the writer, tile order)
+//!   ─voxelize─> work/spans/              (reader → workers → writer, bounded channels)
+//!     └merge──> work/regions/            (in the writer, tile order)
 //!   ─polygons─> navmesh.tsn              (work/polygons/ while it runs)
 //!   summary.json, config.toml
 //! ```
@@ -585,7 +585,7 @@ pub fn polygons_for_peer(
 
 /// Reads every span field of a finished bake, in tile order (tests and tools).
 pub fn read_span_fields(out_dir: &Path) -> Result<(GridFrame, Vec<SpanField>), BakeError> {
-    let path = BakeLayout::new(out_dir).spans_pack();
+    let path = BakeLayout::new(out_dir).spans_journal();
     let journal = Journal::open_complete(&path, SPANS_KIND)?;
     let corrupt = |message: String| BakeError::Corrupt {
         path: path.clone(),
@@ -603,7 +603,7 @@ pub fn read_span_fields(out_dir: &Path) -> Result<(GridFrame, Vec<SpanField>), B
 
 /// Reads every region batch of a finished bake, in tile order (tests and tools).
 pub fn read_region_batches(out_dir: &Path) -> Result<Vec<RegionBatch>, BakeError> {
-    let path = BakeLayout::new(out_dir).regions_pack();
+    let path = BakeLayout::new(out_dir).regions_journal();
     let journal = Journal::open_complete(&path, REGIONS_KIND)?;
     let mut batches = Vec::new();
     for key in journal.keys() {

@@ -5,7 +5,7 @@
 //! straight-through vertices the tiling made removed (`tessera_contours::ContourJoiner`).
 //!
 //! * Input: each tile's `TileRegions` and `TileContours`, from the voxelize workers.
-//! * Output: `work/regions.pack`, one `RegionBatch` per tile (the regions and contours that
+//! * Output: `work/regions/` (a segmented journal), one `RegionBatch` per tile (the regions and contours that
 //!   tile closed); the journal is opened and lined up with the span journal by the voxelize
 //!   stage, and shares its key: the merge reads no settings of its own.
 //! * Memory: the open frontier (links waiting for an unseen tile, open regions and chains) is
@@ -78,7 +78,7 @@ pub(crate) struct Merge {
 /// affected ones) are merged again, from the parts they had and the changed tiles' regions;
 /// a tile holding none of them takes its batch whole, as stored.
 pub(crate) struct LastMerge {
-    /// The last merge's batches (`work/previous/regions.pack`).
+    /// The last merge's batches (`work/previous/regions/`).
     batches: JournalReader,
     path: PathBuf,
     /// Tiles whose records changed (voxelized again, or gone).
@@ -87,6 +87,8 @@ pub(crate) struct LastMerge {
     affected: FxHashSet<(TileCoord, u32)>,
     /// Tiles whose batch is made again: the changed ones and those holding an affected part.
     touched: FxHashSet<u32>,
+    /// The segments of the region journal whose every tile is untouched: taken over whole.
+    segments: FxHashSet<u32>,
     /// The last merge's counts, less those of the batches of tiles no longer there.
     counts: Merged,
 }
@@ -158,12 +160,14 @@ impl LastMerge {
             let batch = RegionBatch::decode(&batches.read(*k).ok()?).ok()?;
             counts.take(&batch.regions, &batch.contours, &batch.closings, -1);
         }
+        let segments = crate::voxelize::whole_segments(keys, &batches, |k| !touched.contains(&k));
         Some(LastMerge {
             batches,
             path: regions,
             changed,
             affected,
             touched,
+            segments,
             counts,
         })
     }
@@ -318,11 +322,22 @@ impl Merge {
             // A tile no affected region reaches: its batch as the last merge stored it.
             Some(last) if last.untouched(key) => {
                 if let Some(out) = out.as_deref_mut() {
-                    let (stored, raw_len) = last
-                        .batches
-                        .read_stored(key)?
-                        .ok_or_else(|| last.corrupt(key, "no batch of the last merge".into()))?;
-                    out.append_stored(key, &stored, raw_len)?;
+                    // Its segment's first tile takes the whole segment over (when it can).
+                    let n = key / crate::voxelize::JOURNAL_SEGMENT;
+                    if last.segments.contains(&n) && !out.contains(key) {
+                        if let Some(keys) = last.batches.segment_keys(n) {
+                            if keys.first() == Some(&key) {
+                                out.adopt(&last.batches, n, &keys)?;
+                            }
+                        }
+                    }
+                    if !out.contains(key) {
+                        let (stored, raw_len) =
+                            last.batches.read_stored(key)?.ok_or_else(|| {
+                                last.corrupt(key, "no batch of the last merge".into())
+                            })?;
+                        out.append_stored(key, &stored, raw_len)?;
+                    }
                 }
                 None
             }

@@ -426,7 +426,7 @@ impl RegionPart {
 }
 
 /// Floor heights for height detail, read from the floor journal the voxelize stage wrote
-/// (`work/floors.pack`): a tile's floors are decompressed when first asked for and kept in a
+/// (`work/floors/`): a tile's floors are decompressed when first asked for and kept in a
 /// cache of `max_bytes` (least recently used out first). Reads and decompression happen
 /// outside the cache's lock, so the polygon stage's threads wait for each other only to look
 /// a tile up.

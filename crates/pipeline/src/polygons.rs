@@ -8,7 +8,7 @@
 //! 3. Each region's polygons go straight to a [`tessera_navgraph::Assembler`], which spills them
 //!    into `work/polygons/`, matches portals and stair links, and writes the archive.
 //!
-//! * Inputs: `work/regions.pack`, `work/floors.pack` (height detail only), the grid,
+//! * Inputs: `work/regions/`, `work/floors/` (height detail only), the grid,
 //!   [`PolygonParams`] (grid units, from `tessera-config`) and the agent (stored in the
 //!   navmesh's frame).
 //! * Output: `navmesh.tsn` (atomically); its header holds the key and the tile edge.
@@ -331,7 +331,7 @@ fn build(
     progress: &Progress,
 ) -> Result<(Assembled, tessera_polygons::PolygonStats), BakeError> {
     let (frame, params) = (input.frame, input.params);
-    let regions_path = layout.regions_pack();
+    let regions_path = layout.regions_journal();
     let scratch = layout.polygon_scratch();
     let _ = std::fs::remove_dir_all(&scratch);
     progress.stage_start(STAGE, 0);
@@ -601,7 +601,7 @@ fn floor_heights(
 ) -> Result<Option<SpanHeights>, BakeError> {
     params
         .detail
-        .map(|d| SpanHeights::open(&layout.floors_pack(), frame, d.floor_reach, cache))
+        .map(|d| SpanHeights::open(&layout.floors_journal(), frame, d.floor_reach, cache))
         .transpose()
 }
 
@@ -648,7 +648,7 @@ pub(crate) fn polygonize_part(
     progress: &Progress,
 ) -> Result<PartWritten, BakeError> {
     let layout = peer.layout;
-    let regions_path = layout.regions_pack();
+    let regions_path = layout.regions_journal();
     if tessera_store::Journal::stage_key_of(&regions_path)? != peer.regions_key {
         return Err(BakeError::Corrupt {
             path: regions_path,

@@ -169,7 +169,7 @@ fn tile_hashes(
     if !detail {
         return Ok(None);
     }
-    let journal = Journal::open_complete(layout.tile_hashes_pack(), HASHES_KIND)?;
+    let journal = Journal::open_complete(layout.tile_hashes_journal(), HASHES_KIND)?;
     let mut hashes = vec![0u64; frame.tile_count()];
     for key in journal.keys() {
         let record = journal.read(key)?;

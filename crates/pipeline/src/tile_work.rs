@@ -379,6 +379,8 @@ fn decode_tile_record(
 /// tracing the field again.
 pub(crate) struct Previous {
     pub(crate) hashes: std::collections::HashMap<u32, TileHash>,
+    /// The journal `hashes` was read from.
+    pub(crate) hash_journal: JournalReader,
     pub(crate) spans: JournalReader,
     pub(crate) floors: JournalReader,
     pub(crate) regions: Option<JournalReader>,

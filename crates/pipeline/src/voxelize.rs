@@ -2,8 +2,8 @@
 //! memory budget.
 //!
 //! ```text
-//! work/tiles.pack ──reader──[bounded]──> workers (rayon) ──[bounded]──> writer ──> work/spans.pack
-//!                                                                         └─[bounded]─> merge ──> work/regions.pack
+//! work/tiles.pack ──reader──[bounded]──> workers (rayon) ──[bounded]──> writer ──> work/spans/
+//!                                                                         └─[bounded]─> merge ──> work/regions/
 //! ```
 //!
 //! * The reader reserves each tile's memory before reading it, so when workers or the writer
@@ -14,18 +14,21 @@
 //! * The writer restores tile order, appends the span field to the span journal and hands the
 //!   regions and contours to the [merge](crate::merge), which runs on a thread of its own in
 //!   the same order, so every file has the same bytes for any thread count.
-//! * Inputs: the tile pack, the grid, the voxel parameters. Outputs: `work/spans.pack` (the
-//!   span fields), `work/floors.pack` (their walkable floors, which height detail reads),
-//!   `work/tile-regions.pack` (each tile's regions and contours, the merge's input),
-//!   `work/tile-hashes.pack` (the hash of each tile's triangles) and, through the merge,
-//!   `work/regions.pack`: journals whose header holds the key and grid.
+//! * Inputs: the tile pack, the grid, the voxel parameters. Outputs: `work/spans/` (the
+//!   span fields), `work/floors/` (their walkable floors, which height detail reads),
+//!   `work/tile-regions/` (each tile's regions and contours, the merge's input),
+//!   `work/tile-hashes/` (the hash of each tile's triangles) and, through the merge,
+//!   `work/regions/`: journals in segments of [`JOURNAL_SEGMENT`] tiles, whose head holds
+//!   the key and grid.
 //! * Key: [`key`], the tile pack's key and [`VoxelParams`]. The journals keep their whole
 //!   records up to any damage and are cut to the tiles all five hold; those tiles' regions
 //!   and contours are read back and merged instead of computed.
 //! * Rebakes: under a new key on the same grid and settings (a changed scene), the last
 //!   finished voxelization waits in `work/previous/`, and a tile whose triangles hash as they
 //!   did there takes its records from it (its span field, floors, regions and contours)
-//!   instead of being voxelized, segmented and traced.
+//!   instead of being voxelized, segmented and traced. A segment of the journals whose every
+//!   tile is so reused is taken over as it is (a hard link), not written again; the merge
+//!   does the same with the segments of its journal that no changed region reaches.
 //! * Progress: tiles written (and tiles merged, as the merge stage).
 
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -62,6 +65,37 @@ pub const RASTER_KIND: &[u8; 8] = b"TSRASTER";
 const SYNC_EVERY: Duration = Duration::from_millis(500);
 /// Tiles written to the checkpoints and waiting for the merge (each holds its reservation).
 const MERGE_QUEUE: usize = 4;
+/// Tile keys per segment of the stage's five journals (`Journal::open_segmented`): a rebake
+/// takes a segment of the last bake whole, without copying it, when every tile of it is
+/// reused.
+pub(crate) const JOURNAL_SEGMENT: u32 = 64;
+
+/// The keys of `keys` (in rising order) that fall in journal segment `n`.
+pub(crate) fn segment_keys(keys: &[u32], n: u32) -> &[u32] {
+    debug_assert!(keys.is_sorted());
+    let (lo, hi) = (n * JOURNAL_SEGMENT, (n + 1) * JOURNAL_SEGMENT);
+    &keys[keys.partition_point(|&k| k < lo)..keys.partition_point(|&k| k < hi)]
+}
+
+/// The segments of `keys` that `from` holds with the same keys, each of them passing `whole`:
+/// those a journal of these tiles may take over from `from` ([`Journal::adopt`]).
+pub(crate) fn whole_segments(
+    keys: &[u32],
+    from: &JournalReader,
+    whole: impl Fn(u32) -> bool,
+) -> rustc_hash::FxHashSet<u32> {
+    let mut segments = rustc_hash::FxHashSet::default();
+    let mut i = 0;
+    while let Some(&first) = keys.get(i) {
+        let n = first / JOURNAL_SEGMENT;
+        let these = segment_keys(keys, n);
+        if these.iter().all(|&k| whole(k)) && from.segment_keys(n).as_deref() == Some(these) {
+            segments.insert(n);
+        }
+        i += these.len();
+    }
+    segments
+}
 
 /// The stage's key: what the span and region journals depend on.
 pub(crate) fn key(tiles_key: u64, params: &VoxelParams) -> u64 {
@@ -349,11 +383,11 @@ fn hashes_blob(frame: &GridFrame, params: &VoxelParams) -> Vec<u8> {
 fn keep_previous(layout: &BakeLayout, stage_key: u64, blob: &[u8]) -> Result<(), BakeError> {
     let dir = layout.previous();
     let current = [
-        layout.spans_pack(),
-        layout.floors_pack(),
-        layout.tile_regions_pack(),
-        layout.tile_hashes_pack(),
-        layout.regions_pack(),
+        layout.spans_journal(),
+        layout.floors_journal(),
+        layout.tile_regions_journal(),
+        layout.tile_hashes_journal(),
+        layout.regions_journal(),
         layout.voxelized_counts(),
     ];
     let hashes = &current[3];
@@ -382,18 +416,20 @@ fn keep_previous(layout: &BakeLayout, stage_key: u64, blob: &[u8]) -> Result<(),
 fn open_previous(layout: &BakeLayout, blob: &[u8]) -> Option<Previous> {
     let dir = layout.previous();
     let path = |p: std::path::PathBuf| dir.join(p.file_name().expect("a file"));
-    let hashes_path = path(layout.tile_hashes_pack());
+    let hashes_path = path(layout.tile_hashes_journal());
     if Journal::blob(&hashes_path).ok().as_deref() != Some(blob) {
         return None;
     }
     let open =
         |p: std::path::PathBuf, kind| Journal::open_complete(p, kind).and_then(|j| j.snapshot());
-    let hashes_journal = Journal::open_complete(hashes_path, HASHES_KIND).ok()?;
-    let spans_path = path(layout.spans_pack());
+    let hashes_journal = Journal::open_complete(hashes_path, HASHES_KIND)
+        .and_then(|j| j.snapshot())
+        .ok()?;
+    let spans_path = path(layout.spans_journal());
     let spans = open(spans_path.clone(), SPANS_KIND).ok()?;
-    let floors = open(path(layout.floors_pack()), FLOORS_KIND).ok()?;
+    let floors = open(path(layout.floors_journal()), FLOORS_KIND).ok()?;
     // (A bake before this journal existed kept none: its tiles are segmented again.)
-    let regions = open(path(layout.tile_regions_pack()), TILE_REGIONS_KIND).ok();
+    let regions = open(path(layout.tile_regions_journal()), TILE_REGIONS_KIND).ok();
     let mut hashes = std::collections::HashMap::new();
     for key in hashes_journal.keys() {
         let record = hashes_journal.read(key).ok()?;
@@ -401,6 +437,7 @@ fn open_previous(layout: &BakeLayout, blob: &[u8]) -> Option<Previous> {
     }
     Some(Previous {
         hashes,
+        hash_journal: hashes_journal,
         spans,
         floors,
         regions,
@@ -423,7 +460,7 @@ fn open_checkpoints(
     keep_previous(layout, stage_key, &hashes)?;
     let open = |(path, kind): (std::path::PathBuf, &[u8; 8])| {
         let blob = if kind == HASHES_KIND { &hashes } else { &blob };
-        Journal::open(path, kind, stage_key, blob)
+        Journal::open_segmented(path, kind, stage_key, blob, JOURNAL_SEGMENT)
     };
     let [spans, floors, tile_regions, tile_hashes, regions] = Checkpoints::paths(layout);
     let mut c = Checkpoints {
@@ -449,11 +486,11 @@ impl Checkpoints {
     /// The five journals' paths and kinds, in the order of [`Checkpoints::all`].
     fn paths(layout: &BakeLayout) -> [(std::path::PathBuf, &'static [u8; 8]); 5] {
         [
-            (layout.spans_pack(), SPANS_KIND),
-            (layout.floors_pack(), FLOORS_KIND),
-            (layout.tile_regions_pack(), TILE_REGIONS_KIND),
-            (layout.tile_hashes_pack(), HASHES_KIND),
-            (layout.regions_pack(), REGIONS_KIND),
+            (layout.spans_journal(), SPANS_KIND),
+            (layout.floors_journal(), FLOORS_KIND),
+            (layout.tile_regions_journal(), TILE_REGIONS_KIND),
+            (layout.tile_hashes_journal(), HASHES_KIND),
+            (layout.regions_journal(), REGIONS_KIND),
         ]
     }
 
@@ -548,7 +585,7 @@ fn hash_ahead(
         .ok()
         .and_then(|key| {
             let files = (
-                kept(s.layout.regions_pack()),
+                kept(s.layout.regions_journal()),
                 kept(s.layout.voxelized_counts()),
             );
             let budget = s.budget.total();
@@ -699,6 +736,19 @@ fn stream(
         (Some(previous), None) => hash_ahead(s, previous, &keys, &pool, progress)?,
         _ => Default::default(),
     };
+    // The segments whose every tile is reused: taken over whole from the last bake.
+    let adoption = previous
+        .as_ref()
+        .filter(|_| share.is_none())
+        .map(|p| Adoption {
+            previous: p,
+            segments: whole_segments(&keys, &p.hash_journal, |k| {
+                known
+                    .get(&k)
+                    .is_some_and(|&(h, _)| p.serves(k, h).is_some())
+            }),
+            keys: &keys,
+        });
     // Which process computes each tile past the checkpoints (0: this one).
     let owners = match share {
         Some(share) => {
@@ -718,7 +768,7 @@ fn stream(
     let remote = keys.len() - local.len();
     // A recovered tile is taken from its regions record.
     let checkpoint = journals.tile_regions.snapshot()?;
-    let checkpoint_path = s.layout.tile_regions_pack();
+    let checkpoint_path = s.layout.tile_regions_journal();
     // A group's first agent: the rasterized fields for the others (a tile already there from
     // an interrupted run is not written again).
     let mut raster = match s.raster {
@@ -805,7 +855,7 @@ fn stream(
                     *appended = true;
                 }
             }
-            write_tile(&done, key, &mut tile_journals)?;
+            write_tile(&done, key, &mut tile_journals, adoption.as_ref())?;
             out.tiles_with_geometry += 1;
             out.spans += done.spans;
             out.walkable_spans += done.walkable;
@@ -827,8 +877,8 @@ fn stream(
             written += 1;
             progress.advance(STAGE, written);
             if last_sync.elapsed() >= SYNC_EVERY {
-                tile_journals.iter().try_for_each(|j| j.sync())?;
-                if let Some((journal, ..)) = &raster {
+                tile_journals.iter_mut().try_for_each(|j| j.sync())?;
+                if let Some((journal, ..)) = &mut raster {
                     journal.sync()?;
                 }
                 last_sync = Instant::now();
@@ -846,7 +896,7 @@ fn stream(
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         // The merge's own failure first: the writer's then only says that it stopped.
         merged?;
-        tile_journals.iter().try_for_each(|j| j.sync())?;
+        tile_journals.iter_mut().try_for_each(|j| j.sync())?;
         match received {
             Err(e) => Err(e),
             Ok(()) if !order.finished() && stopped.load(Ordering::Relaxed) => {
@@ -858,7 +908,7 @@ fn stream(
     if let Err(e) = merge.check() {
         // Nothing of this merge or the last bake kept: the next bake starts afresh.
         drop(previous);
-        let _ = std::fs::remove_file(s.layout.regions_pack());
+        let _ = std::fs::remove_dir_all(s.layout.regions_journal());
         let _ = std::fs::remove_dir_all(s.layout.previous());
         return Err(e);
     }
@@ -897,7 +947,7 @@ pub(crate) fn stream_for_peer(
     let pool = crate::error::thread_pool(threads, STAGE)?;
     let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
     let stopped = AtomicBool::new(false);
-    let no_checkpoint = s.layout.spans_pack();
+    let no_checkpoint = s.layout.spans_journal();
     let known = Known::new();
     let mut sent = crate::PeerTiles::default();
     std::thread::scope(|scope| -> Result<(), BakeError> {
@@ -1026,22 +1076,60 @@ fn write_tile(
     done: &TileDone,
     key: u32,
     journals: &mut [&mut Journal; 4],
+    adoption: Option<&Adoption>,
 ) -> Result<(), BakeError> {
     if done.recovered {
         return Ok(());
     }
     let [spans, floors, tile_regions, hashes] = journals;
-    // Stored raw.
-    let record = TileHash {
-        hash: done.hash,
-        spans: done.spans,
-        walkable: done.walkable,
-    };
-    hashes.append_stored(key, &record.encode(), TileHash::LEN)?;
-    spans.append_stored(key, &done.spans_packed.bytes, done.spans_packed.raw_len)?;
-    floors.append_stored(key, &done.floors_packed.bytes, done.floors_packed.raw_len)?;
-    tile_regions.append_stored(key, &done.regions_packed.bytes, done.regions_packed.raw_len)?;
+    // The first tile of a segment the last bake's journals hold whole: the four take it
+    // over, and its tiles' records are not written again.
+    if let Some(a) = adoption {
+        let n = key / JOURNAL_SEGMENT;
+        let these = segment_keys(a.keys, n);
+        if let (true, Some(regions)) = (
+            a.segments.contains(&n) && these.first() == Some(&key),
+            &a.previous.regions,
+        ) {
+            let p = a.previous;
+            for (journal, from) in [
+                (&mut **spans, &p.spans),
+                (&mut **floors, &p.floors),
+                (&mut **tile_regions, regions),
+                (&mut **hashes, &p.hash_journal),
+            ] {
+                journal.adopt(from, n, these)?;
+            }
+        }
+    }
+    if !hashes.contains(key) {
+        // Stored raw.
+        let record = TileHash {
+            hash: done.hash,
+            spans: done.spans,
+            walkable: done.walkable,
+        };
+        hashes.append_stored(key, &record.encode(), TileHash::LEN)?;
+    }
+    for (journal, packed) in [
+        (spans, &done.spans_packed),
+        (floors, &done.floors_packed),
+        (tile_regions, &done.regions_packed),
+    ] {
+        if !journal.contains(key) {
+            journal.append_stored(key, &packed.bytes, packed.raw_len)?;
+        }
+    }
     Ok(())
+}
+
+/// A rebake's segments of the tile journals that the last bake's (`previous`) hold whole:
+/// every tile of them reused, the same tiles as there.
+struct Adoption<'a> {
+    previous: &'a Previous,
+    segments: rustc_hash::FxHashSet<u32>,
+    /// The stage's tiles, in tile order.
+    keys: &'a [u32],
 }
 
 #[cfg(test)]

@@ -16,7 +16,11 @@
 //!   count and checksums of the records, marks the journal complete. Reopening reads the
 //!   records through once with a buffer of one record, keeps the whole ones and cuts the file
 //!   at the first record that is short or damaged; writing then resumes there.
-//!   [`Journal::snapshot`] gives a reader of the records so far to another thread.
+//!   [`Journal::snapshot`] gives a reader of the records so far to another thread. A
+//!   segmented journal ([`Journal::open_segmented`]) is a folder of such files, one per range
+//!   of keys, appended in key order; another journal of the same kind takes a finished segment
+//!   over unchanged with [`Journal::adopt`] (a hard link), so that a rebake writes only the
+//!   segments whose records changed.
 //! * [`StoreError`] (`error.rs`): every failure names its file.
 //!
 //! This crate knows byte blobs and keys, not what they mean (the artifacts crate does).

@@ -5,6 +5,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use tessera_test_support::bake_folder::{bytes_under, contents};
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -135,11 +136,11 @@ fn same_bake(a: &Path, b: &Path) {
     };
     let files = folders.into_iter().flat_map(|(work, navmesh)| {
         [
-            "spans.pack",
-            "floors.pack",
-            "regions.pack",
-            "tile-regions.pack",
-            "tile-hashes.pack",
+            "spans",
+            "floors",
+            "regions",
+            "tile-regions",
+            "tile-hashes",
             "voxelized.bin",
             "region-polygons.pack",
         ]
@@ -153,7 +154,7 @@ fn same_bake(a: &Path, b: &Path) {
     {
         let file = file.as_str();
         assert!(
-            std::fs::read(a.join(file)).unwrap() == std::fs::read(b.join(file)).unwrap(),
+            contents(&a.join(file)) == contents(&b.join(file)),
             "{file} differs between {} and {}",
             a.display(),
             b.display()
@@ -515,9 +516,9 @@ fn a_process_killed_mid_bake_ends_the_others_and_a_rerun_gives_the_same_bytes() 
     let mut children: Vec<Child> = (0..3)
         .map(|i| process(&args, &hosts, i, &out, "1"))
         .collect();
-    let spans = out.join("work/spans.pack");
+    let spans = out.join("work/spans");
     let wait = Instant::now();
-    while std::fs::metadata(&spans).map_or(0, |m| m.len()) < 64 << 10 {
+    while bytes_under(&spans) < 64 << 10 {
         assert!(
             wait.elapsed() < Duration::from_secs(120),
             "voxelize never began"
