@@ -37,8 +37,14 @@ pub(crate) enum Work {
     /// The last bake voxelized the tile from triangles of hash `hash`, the ones binned now:
     /// its records serve ([`Previous`]), so it was not planned. `untouched`: the merge takes
     /// the tile's batch as the last bake's merge made it (no region of it reaches a changed
-    /// tile), so its regions and contours are not even decoded.
-    Reuse { hash: u64, untouched: bool },
+    /// tile), so its regions and contours are not even decoded. `linked`: the writer takes
+    /// the tile's journal segment over whole, so its span field and floors are not read (nor
+    /// its regions record, when untouched).
+    Reuse {
+        hash: u64,
+        untouched: bool,
+        linked: bool,
+    },
 }
 
 /// A tile on its way to a worker, with the memory it holds.
@@ -405,19 +411,31 @@ impl Previous {
     }
 
     /// Tile `key`'s span field and floors (and regions record), if the last bake voxelized it
-    /// from triangles of hash `hash`.
-    fn records(&self, key: u32, hash: u64) -> Result<Option<SpansAndFloors>, BakeError> {
+    /// from triangles of hash `hash`; of a tile whose journal segment is taken over whole
+    /// (`linked`), none of them (left empty) but the regions record when the merge decodes it
+    /// (`untouched` false).
+    fn records(
+        &self,
+        key: u32,
+        hash: u64,
+        (linked, untouched): (bool, bool),
+    ) -> Result<Option<SpansAndFloors>, BakeError> {
         if self.hash_of(key) != Some(hash) {
             return Ok(None);
         }
         let packed = |(bytes, raw_len)| Packed { bytes, raw_len };
-        let (Some(spans_packed), Some(floors_packed)) = (
-            self.spans.read_stored(key)?.map(packed),
-            self.floors.read_stored(key)?.map(packed),
-        ) else {
+        let read = |journal: &JournalReader| -> Result<Option<Packed>, BakeError> {
+            Ok(match linked {
+                true => Some(Packed::default()),
+                false => journal.read_stored(key)?.map(packed),
+            })
+        };
+        let (Some(spans_packed), Some(floors_packed)) = (read(&self.spans)?, read(&self.floors)?)
+        else {
             return Ok(None);
         };
         let regions_packed = match &self.regions {
+            Some(_) if linked && untouched => Some(Packed::default()),
             Some(journal) => journal.read_stored(key)?.map(packed),
             None => None,
         };
@@ -451,16 +469,20 @@ pub(crate) fn read_and_plan(
     budget: &Arc<MemoryBudget>,
     key: u32,
     coord: TileCoord,
-    known: Option<(u64, bool)>,
+    known: Option<(u64, bool, bool)>,
 ) -> Result<TileJob, BakeError> {
     // The tile's hash, already known (a rebake hashes every tile first), and whether the
     // merge takes its batch whole: when the last bake's records serve, nothing is read.
-    if let Some((hash, untouched)) = known {
+    if let Some((hash, untouched, linked)) = known {
         if let Some(bytes) = previous.and_then(|p| p.serves(key, hash)) {
             return Ok(TileJob {
                 index: key,
                 coord,
-                work: Work::Reuse { hash, untouched },
+                work: Work::Reuse {
+                    hash,
+                    untouched,
+                    linked,
+                },
                 reservation: budget.reserve(bytes, "a reused tile")?,
             });
         }
@@ -484,6 +506,7 @@ pub(crate) fn read_and_plan(
             work: Work::Reuse {
                 hash,
                 untouched: false,
+                linked: false,
             },
             reservation,
         });
@@ -625,7 +648,13 @@ pub(crate) fn run_job(
     if let Work::Voxelize { hash: h, .. } | Work::Reuse { hash: h, .. } = &job.work {
         hash = *h;
         if let Some(previous) = previous {
-            reused = previous.records(job.index, hash)?;
+            let which = match job.work {
+                Work::Reuse {
+                    linked, untouched, ..
+                } => (linked, untouched),
+                _ => (false, false),
+            };
+            reused = previous.records(job.index, hash, which)?;
         }
     }
     if matches!(job.work, Work::Reuse { .. })

@@ -542,8 +542,9 @@ pub trait TileShare: Send + Sync {
 /// A tile for this process's workers: its key, and whether it comes from the checkpoint.
 type LocalTile = (u32, bool);
 
-/// Per tile, its hash and whether the merge takes its batch whole ([`hash_ahead`]).
-type Known = std::collections::HashMap<u32, (u64, bool)>;
+/// Per tile, its hash, whether the merge takes its batch whole ([`hash_ahead`]) and whether
+/// its journal segment is taken over whole from the last bake's ([`Adoption`]).
+type Known = std::collections::HashMap<u32, (u64, bool, bool)>;
 
 /// A rebake's tiles hashed before the stream (in parallel): those the last bake's records
 /// do not serve are the changed ones, and the last merge ([`LastMerge`]) then finds the
@@ -594,7 +595,7 @@ fn hash_ahead(
     let known = keys
         .iter()
         .zip(hashes)
-        .map(|(&k, h)| (k, (h, last.as_ref().is_some_and(|l| l.untouched(k)))))
+        .map(|(&k, h)| (k, (h, last.as_ref().is_some_and(|l| l.untouched(k)), false)))
         .collect();
     progress.phase(STAGE, "tiles", keys.len() as u64);
     Ok((known, last))
@@ -732,11 +733,12 @@ fn stream(
     let pool = crate::error::thread_pool(threads, STAGE)?;
     // A rebake in one process: every tile hashed first, so that the merge knows the changed
     // tiles and merges again only the regions they reach.
-    let (known, last) = match (&previous, share) {
+    let (mut known, last) = match (&previous, share) {
         (Some(previous), None) => hash_ahead(s, previous, &keys, &pool, progress)?,
         _ => Default::default(),
     };
-    // The segments whose every tile is reused: taken over whole from the last bake.
+    // The segments whose every tile is reused: taken over whole from the last bake, so that
+    // their tiles' span fields and floors are not even read.
     let adoption = previous
         .as_ref()
         .filter(|_| share.is_none())
@@ -745,10 +747,15 @@ fn stream(
             segments: whole_segments(&keys, &p.hash_journal, |k| {
                 known
                     .get(&k)
-                    .is_some_and(|&(h, _)| p.serves(k, h).is_some())
+                    .is_some_and(|&(h, ..)| p.serves(k, h).is_some())
             }),
             keys: &keys,
         });
+    if let Some(a) = &adoption {
+        for (k, v) in known.iter_mut() {
+            v.2 = a.segments.contains(&(k / JOURNAL_SEGMENT));
+        }
+    }
     // Which process computes each tile past the checkpoints (0: this one).
     let owners = match share {
         Some(share) => {
@@ -1111,13 +1118,31 @@ fn write_tile(
         };
         hashes.append_stored(key, &record.encode(), TileHash::LEN)?;
     }
-    for (journal, packed) in [
-        (spans, &done.spans_packed),
-        (floors, &done.floors_packed),
-        (tile_regions, &done.regions_packed),
+    let p = adoption.map(|a| a.previous);
+    for (journal, packed, from) in [
+        (spans, &done.spans_packed, p.map(|p| &p.spans)),
+        (floors, &done.floors_packed, p.map(|p| &p.floors)),
+        (
+            tile_regions,
+            &done.regions_packed,
+            p.and_then(|p| p.regions.as_ref()),
+        ),
     ] {
-        if !journal.contains(key) {
-            journal.append_stored(key, &packed.bytes, packed.raw_len)?;
+        if journal.contains(key) {
+            continue;
+        }
+        match from {
+            // A reused tile of a segment that was to be taken over whole (its records were
+            // not read) and was not (no hard links here): its record, copied.
+            Some(from) if done.reused && packed.bytes.is_empty() => {
+                let (stored, raw_len) =
+                    from.read_stored(key)?.ok_or_else(|| BakeError::Corrupt {
+                        path: p.map(|p| p.spans_path.clone()).unwrap_or_default(),
+                        message: format!("tile {key}: the last bake's records went missing"),
+                    })?;
+                journal.append_stored(key, &stored, raw_len)?;
+            }
+            _ => journal.append_stored(key, &packed.bytes, packed.raw_len)?,
         }
     }
     Ok(())

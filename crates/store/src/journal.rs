@@ -688,10 +688,10 @@ impl Journal {
 
     /// Takes over segment `number` of the segmented journal `from` (of the same kind, blob and
     /// span), when it is finished and holds the records of exactly `keys`: the file is linked
-    /// into this journal's folder, unchanged. Returns false, with nothing changed, when it
-    /// cannot (the segment is not there or holds other keys, this journal already reached
-    /// that segment, or the file system has no hard links): the caller then appends the
-    /// records itself.
+    /// into this journal's folder, unchanged (copied where the file system has no hard
+    /// links). Returns false, with nothing changed, when it cannot (the segment is not there
+    /// or holds other keys, or this journal already reached that segment): the caller then
+    /// appends the records itself.
     pub fn adopt(
         &mut self,
         from: &JournalReader,
@@ -720,8 +720,10 @@ impl Journal {
         }
         let dest = segment_path(&self.path, number);
         remove_if_there(&dest)?;
-        if std::fs::hard_link(&src.path, &dest).is_err() {
-            return Ok(false);
+        // A file system without hard links: a copy (made durable with the next sync).
+        let copied = std::fs::hard_link(&src.path, &dest).is_err();
+        if copied {
+            std::fs::copy(&src.path, &dest).map_err(|e| StoreError::io(&dest, e))?;
         }
         let file = OpenOptions::new()
             .read(true)
@@ -745,7 +747,7 @@ impl Journal {
             entries: src.entries.clone(),
             offset: len,
             complete: true,
-            dirty: false,
+            dirty: copied,
         });
         self.folder_dirty = true;
         Ok(true)

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use common::{stderr, tessera};
@@ -279,15 +280,37 @@ fn a_change_on_one_island_merges_again_only_the_tiles_its_regions_reach() {
     let first = bake(d, "b");
     let tiles = count(&first, "tiles_with_geometry");
     assert_eq!(count(&first, "tiles_remerged"), tiles, "{first}");
+    // The tile journals' segments of the tiles far from every change (keys 64 on: the top
+    // rows) are taken over as they are, hard links to the same files; the near ones are
+    // written. So is the region journal's for the block moved (the islands taken away share
+    // tiles with those of row 6, whose batches are then made again).
+    let file = |name: &str| {
+        std::fs::metadata(d.join("b/work").join(name))
+            .unwrap()
+            .ino()
+    };
+    let far: Vec<String> = ["spans", "floors", "tile-regions", "tile-hashes", "regions"]
+        .iter()
+        .map(|j| format!("{j}/seg-00000001"))
+        .collect();
+    let far_files: Vec<u64> = far.iter().map(|f| file(f)).collect();
+    assert!(tiles > 64, "{tiles} tiles: one segment");
     // The islands changed are inside the world: its bounds, and so its grid, do not move.
     let changes: [(&str, (usize, f64), &[usize]); 3] = [
         ("a block moved on an island", (33, 2.0), &[]),
         ("four islands taken away", (33, 2.0), &[44, 45, 54, 55]),
         ("the islands put back", (33, 2.0), &[]),
     ];
-    for (what, moved, gone) in changes {
+    for (step, (what, moved, gone)) in changes.into_iter().enumerate() {
         islands(&d.join("s.obj"), 10, moved, gone);
+        let near = file("spans/seg-00000000");
         let again = bake(d, "b");
+        assert_ne!(file("spans/seg-00000000"), near, "{what}");
+        for (name, was) in far.iter().zip(&far_files) {
+            if step == 0 || !name.starts_with("regions") {
+                assert_eq!(file(name), *was, "{what}: {name} was written again");
+            }
+        }
         let remerged = count(&again, "tiles_remerged");
         if gone.len() == 4 {
             // A tile that only those islands covered is gone: its batch with it.
