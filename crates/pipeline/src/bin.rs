@@ -167,6 +167,20 @@ impl TilePacks {
         Ok(())
     }
 
+    /// A digest of how tile `key`'s triangles are stored: its chunks' checksums and lengths,
+    /// part after part, from the packs' indexes alone. Two tiles of equal digests hold the
+    /// same triangles (the converse need not hold: the same triangles may be cut in other
+    /// chunks), so a rebake takes a tile's hash from the last bake's record without reading
+    /// the tile when the digests match.
+    pub(crate) fn digest(&self, key: u32) -> u64 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for (checksum, raw_len) in self.packs.iter().flat_map(|p| p.chunk_sums(key)) {
+            h.update(&checksum.to_le_bytes());
+            h.update(&raw_len.to_le_bytes());
+        }
+        h.digest()
+    }
+
     /// The first pack's path, for messages.
     pub fn path(&self) -> &Path {
         &self.path

@@ -19,6 +19,7 @@
 //! OUT/work/floors/                   walkable floors per tile, for height detail
 //! OUT/work/tile-regions/             per tile, its regions and contours (the merge's input)
 //! OUT/work/tile-hashes/              per tile, the hash of the triangles it was voxelized from
+//! OUT/work/tile-digests.bin          per tile, a digest of how its triangles were binned
 //! OUT/work/previous/                 the span, floor, tile-region and hash journals of the last finished
 //!                                    voxelization, kept while the next one (of a changed
 //!                                    scene) reuses its unchanged tiles
@@ -212,6 +213,12 @@ impl BakeLayout {
     }
     pub fn tile_hashes_journal(&self) -> PathBuf {
         self.stages().join("tile-hashes")
+    }
+    /// Each tile's digest of how its triangles were stored when the last voxelize stage
+    /// ended ([`crate::bin::TilePacks::digest`]), under that stage's key: the next rebake
+    /// takes the hash of a tile stored alike from its record without reading the tile.
+    pub fn tile_digests(&self) -> PathBuf {
+        self.stages().join("tile-digests.bin")
     }
     /// The counts of the last finished voxelize stage (and its merge), under its key: a stage
     /// whose journals are all complete under that key is not streamed again to count them.

@@ -387,6 +387,9 @@ pub(crate) struct Previous {
     pub(crate) hashes: std::collections::HashMap<u32, TileHash>,
     /// The journal `hashes` was read from.
     pub(crate) hash_journal: JournalReader,
+    /// Each tile's digest of how its triangles were stored then (none when the file is
+    /// missing or of another voxelization).
+    pub(crate) digests: std::collections::HashMap<u32, u64>,
     pub(crate) spans: JournalReader,
     pub(crate) floors: JournalReader,
     pub(crate) regions: Option<JournalReader>,

@@ -389,6 +389,7 @@ fn keep_previous(layout: &BakeLayout, stage_key: u64, blob: &[u8]) -> Result<(),
         layout.tile_hashes_journal(),
         layout.regions_journal(),
         layout.voxelized_counts(),
+        layout.tile_digests(),
     ];
     let hashes = &current[3];
     if !hashes.exists() || Journal::stage_key_of(hashes).ok() == Some(stage_key) {
@@ -411,6 +412,54 @@ fn keep_previous(layout: &BakeLayout, stage_key: u64, blob: &[u8]) -> Result<(),
     Ok(())
 }
 
+const DIGESTS_MAGIC: &[u8; 8] = b"TSDIGST1";
+
+/// Writes each tile's digest ([`crate::bin::TilePacks::digest`]) under the stage key:
+/// magic, key u64, count u64, then (tile key u32, digest u64) each, then the xxh3 of all
+/// before. Not a checkpoint: it describes the binning (another process count bins in other
+/// parts) and only spares a rebake reading tiles.
+fn write_digests(
+    path: &std::path::Path,
+    stage_key: u64,
+    tiles: &crate::bin::TilePacks,
+    keys: &[u32],
+) -> Result<(), BakeError> {
+    let mut b = Vec::with_capacity(32 + 12 * keys.len());
+    b.extend_from_slice(DIGESTS_MAGIC);
+    b.extend_from_slice(&stage_key.to_le_bytes());
+    b.extend_from_slice(&(keys.len() as u64).to_le_bytes());
+    for &k in keys {
+        b.extend_from_slice(&k.to_le_bytes());
+        b.extend_from_slice(&tiles.digest(k).to_le_bytes());
+    }
+    let sum = xxhash_rust::xxh3::xxh3_64(&b);
+    b.extend_from_slice(&sum.to_le_bytes());
+    Ok(tessera_store::write_atomic(path, &b)?)
+}
+
+/// The stage key and the digests [`write_digests`] wrote; None when missing or damaged.
+fn read_digests(path: &std::path::Path) -> Option<(u64, std::collections::HashMap<u32, u64>)> {
+    let b = std::fs::read(path).ok()?;
+    let (body, sum) = b.split_at_checked(b.len().checked_sub(8)?)?;
+    if xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() != sum || !body.starts_with(DIGESTS_MAGIC) {
+        return None;
+    }
+    let word = |at: usize| Some(u64::from_le_bytes(body.get(at..at + 8)?.try_into().ok()?));
+    let (key, count) = (word(8)?, word(16)? as usize);
+    let records = body.get(24..)?;
+    if records.len() != count.checked_mul(12)? {
+        return None;
+    }
+    let digests = records
+        .chunks_exact(12)
+        .map(|r| {
+            let k = u32::from_le_bytes(r[..4].try_into().unwrap());
+            (k, u64::from_le_bytes(r[4..].try_into().unwrap()))
+        })
+        .collect();
+    Some((key, digests))
+}
+
 /// The journals `work/previous/` holds, when they are whole and their grid and settings are
 /// `blob`'s.
 fn open_previous(layout: &BakeLayout, blob: &[u8]) -> Option<Previous> {
@@ -422,14 +471,29 @@ fn open_previous(layout: &BakeLayout, blob: &[u8]) -> Option<Previous> {
     }
     let open =
         |p: std::path::PathBuf, kind| Journal::open_complete(p, kind).and_then(|j| j.snapshot());
-    let hashes_journal = Journal::open_complete(hashes_path, HASHES_KIND)
-        .and_then(|j| j.snapshot())
-        .ok()?;
     let spans_path = path(layout.spans_journal());
-    let spans = open(spans_path.clone(), SPANS_KIND).ok()?;
-    let floors = open(path(layout.floors_journal()), FLOORS_KIND).ok()?;
+    // Each read through and checked whole: on the current pool, side by side.
+    let ((spans, floors), (regions, hashes_journal)) = rayon::join(
+        || {
+            rayon::join(
+                || open(spans_path.clone(), SPANS_KIND),
+                || open(path(layout.floors_journal()), FLOORS_KIND),
+            )
+        },
+        || {
+            rayon::join(
+                || open(path(layout.tile_regions_journal()), TILE_REGIONS_KIND),
+                || open(hashes_path.clone(), HASHES_KIND),
+            )
+        },
+    );
+    let (spans, floors, hashes_journal) = (spans.ok()?, floors.ok()?, hashes_journal.ok()?);
     // (A bake before this journal existed kept none: its tiles are segmented again.)
-    let regions = open(path(layout.tile_regions_journal()), TILE_REGIONS_KIND).ok();
+    let regions = regions.ok();
+    let digests = read_digests(&path(layout.tile_digests()))
+        .filter(|(key, _)| Journal::stage_key_of(&hashes_path).ok() == Some(*key))
+        .map(|(_, d)| d)
+        .unwrap_or_default();
     let mut hashes = std::collections::HashMap::new();
     for key in hashes_journal.keys() {
         let record = hashes_journal.read(key).ok()?;
@@ -438,6 +502,7 @@ fn open_previous(layout: &BakeLayout, blob: &[u8]) -> Option<Previous> {
     Some(Previous {
         hashes,
         hash_journal: hashes_journal,
+        digests,
         spans,
         floors,
         regions,
@@ -568,6 +633,14 @@ fn hash_ahead(
             group
                 .par_iter()
                 .map(|&k| {
+                    // Stored as the last bake stored it: the same triangles, not read again.
+                    if let (Some(last), Some(digest)) =
+                        (previous.hashes.get(&k), previous.digests.get(&k))
+                    {
+                        if *digest == s.tiles.digest(k) {
+                            return Ok(last.hash);
+                        }
+                    }
                     let _held = s.budget.reserve(s.tiles.raw_len(k), "a tile's triangles")?;
                     crate::tile_work::tile_hash(s.tiles, k)
                 })
@@ -728,9 +801,9 @@ fn stream(
     progress.stage_start(STAGE, keys.len() as u64);
     let (mut journals, recovered) =
         open_checkpoints(s.layout, (s.frame, s.params), stage_key, &keys, progress)?;
-    let previous = open_previous(s.layout, &hashes_blob(s.frame, s.params));
     let threads = threads.max(1);
     let pool = crate::error::thread_pool(threads, STAGE)?;
+    let previous = pool.install(|| open_previous(s.layout, &hashes_blob(s.frame, s.params)));
     // A rebake in one process: every tile hashed first, so that the merge knows the changed
     // tiles and merges again only the regions they reach.
     let (mut known, last) = match (&previous, share) {
@@ -920,6 +993,7 @@ fn stream(
         return Err(e);
     }
     journals.finish()?;
+    write_digests(&s.layout.tile_digests(), stage_key, s.tiles, &keys)?;
     if let Some((mut journal, _, appended)) = raster {
         // (Records appended to a finished journal need a new end record.)
         if appended || !journal.is_complete() {
@@ -949,9 +1023,9 @@ pub(crate) fn stream_for_peer(
     let local: Vec<LocalTile> = tiles.iter().map(|&k| (k, false)).collect();
     // A rebake: the last bake's tiles (process 0 kept them in the shared folder before it gave
     // out the tiles) serve here as in process 0.
-    let previous = open_previous(s.layout, &hashes_blob(s.frame, s.params));
     let threads = threads.max(1);
     let pool = crate::error::thread_pool(threads, STAGE)?;
+    let previous = pool.install(|| open_previous(s.layout, &hashes_blob(s.frame, s.params)));
     let (done_tx, done_rx) = bounded::<Result<TileDone, BakeError>>(threads);
     let stopped = AtomicBool::new(false);
     let no_checkpoint = s.layout.spans_journal();
@@ -1161,6 +1235,45 @@ struct Adoption<'a> {
 mod tests {
     use super::*;
     use tessera_config::BakeConfig;
+
+    #[test]
+    fn digests_are_read_back_under_their_key_and_refused_when_damaged() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two parts; tile 3 in both, tile 5 in the second alone.
+        let paths = [dir.path().join("a.pack"), dir.path().join("b.pack")];
+        let header = b"grid".to_vec();
+        for (path, chunks) in paths.iter().zip([
+            vec![(3u32, vec![1u8; 40])],
+            vec![(3, vec![2u8; 40]), (5, vec![3u8; 80])],
+        ]) {
+            let mut w =
+                tessera_store::PackWriter::create(path, crate::bin::TILES_KIND, &header).unwrap();
+            for (key, raw) in chunks {
+                w.append(key, &raw).unwrap();
+            }
+            w.finish().unwrap();
+        }
+        let tiles = crate::bin::TilePacks::open(&paths, &header).unwrap();
+        assert_ne!(tiles.digest(3), tiles.digest(5));
+        let file = dir.path().join("tile-digests.bin");
+        write_digests(&file, 77, &tiles, &[3, 5]).unwrap();
+        let (key, digests) = read_digests(&file).unwrap();
+        assert_eq!(key, 77);
+        assert_eq!(digests[&3], tiles.digest(3));
+        assert_eq!(digests[&5], tiles.digest(5));
+        // The same triangles stored in one chunk are not taken for those of two.
+        let one = dir.path().join("one.pack");
+        let mut w =
+            tessera_store::PackWriter::create(&one, crate::bin::TILES_KIND, &header).unwrap();
+        w.append(3, &[[1u8; 40], [2u8; 40]].concat()).unwrap();
+        w.finish().unwrap();
+        let whole = crate::bin::TilePacks::open(&[one], &header).unwrap();
+        assert_ne!(whole.digest(3), tiles.digest(3));
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[20] ^= 1;
+        std::fs::write(&file, &bytes).unwrap();
+        assert!(read_digests(&file).is_none());
+    }
 
     #[test]
     fn the_key_follows_the_voxel_settings_only() {

@@ -251,6 +251,12 @@ impl PackReader {
         &self.entries[lo..hi]
     }
 
+    /// The checksum and raw length of each chunk of `key`, in the order written (from the
+    /// index: nothing is read). Chunks alike in these hold the same bytes.
+    pub fn chunk_sums(&self, key: u32) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.range(key).iter().map(|e| (e.checksum, e.raw_len))
+    }
+
     /// Uncompressed size of everything stored under `key` (known without reading it).
     pub fn raw_len(&self, key: u32) -> u64 {
         self.range(key).iter().map(|e| e.raw_len as u64).sum()

@@ -64,6 +64,7 @@ const TILING_FILES: &[&str] = &[
     "preview.png",
     "work/tiles.pack",
     "work/voxelized.bin",
+    "work/tile-digests.bin",
     "work/region-polygons.pack",
 ];
 
