@@ -526,10 +526,28 @@ impl Assembler {
             .finish()
             .map_err(|(link, end)| BuildError::OffMeshEnd { link, end })?;
         links.extend(snapped);
+        // Stair links and portals across regions read different records: with a second
+        // thread, the links are gathered beside the portals (their progress untold).
         say(report, Step::Pass("stair links", 0))?;
-        let links = gather_links(links, stairs, input.polygons(), report)?;
-        say(report, Step::Pass("portals across regions", 0))?;
-        let patches = match_border_edges(border, climb, &input.dir, input.memory, report)?;
+        let polygon_count = input.polygons();
+        let (links, patches) = if threads > 1 {
+            std::thread::scope(|scope| {
+                let stair = scope.spawn(move || {
+                    gather_links(links, stairs, polygon_count, &mut |_| {
+                        ControlFlow::Continue(())
+                    })
+                });
+                say(report, Step::Pass("portals across regions", 0))?;
+                let patches = match_border_edges(border, climb, &input.dir, input.memory, report);
+                let links = stair.join().expect("the stair links thread panicked");
+                Ok::<_, BuildError>((links?, patches?))
+            })?
+        } else {
+            let links = gather_links(links, stairs, polygon_count, report)?;
+            say(report, Step::Pass("portals across regions", 0))?;
+            let patches = match_border_edges(border, climb, &input.dir, input.memory, report)?;
+            (links, patches)
+        };
         if !pruning.seeds.is_empty() {
             say(report, Step::Pass("reachability", polygons))?;
         } else if pruning.min_island_area > 0.0 {
@@ -541,27 +559,53 @@ impl Assembler {
         say(report, Step::Pass("renumbering", polygons))?;
         let numbering = Renumbering::new(&input.regions, &reached.keep);
         let links = renumber_links(links, &numbering, &input.frame, &off_mesh);
-        let kept = write_kept_arrays(&input, &patches, &numbering, &links, &components.of, report)?;
+        let kept = write_kept_arrays(
+            &input,
+            &patches,
+            &numbering,
+            &links,
+            &components.of,
+            threads,
+            report,
+        )?;
         drop(numbering);
         say(report, Step::Pass("lookup grid", polygons))?;
-        let grid = build_grid(&input, &reached.keep, &kept, report)?;
-        let hierarchy = {
-            let (verts, polys) = (Mapped::open(&kept.verts)?, Mapped::open(&kept.polys)?);
-            let (poly_verts, neis) = (Mapped::open(&kept.poly_verts)?, Mapped::open(&kept.neis)?);
-            let view = MeshView {
-                frame: &input.frame,
-                bounds_min: kept.bounds_min,
-                bounds_max: kept.bounds_max,
-                verts: verts.get(),
-                polys: polys.get(),
-                poly_verts: poly_verts.get(),
-                neis: neis.get(),
-                links: &links,
-                off_mesh: &off_mesh,
-                areas: &areas,
+        // The grid and the hierarchy read the kept arrays alone: with a second thread, the
+        // grid is built beside the hierarchy (its progress untold).
+        let build_the_hierarchy =
+            |report: &mut Report| -> Result<crate::hierarchy::HierarchyColumns, BuildError> {
+                let (verts, polys) = (Mapped::open(&kept.verts)?, Mapped::open(&kept.polys)?);
+                let (poly_verts, neis) =
+                    (Mapped::open(&kept.poly_verts)?, Mapped::open(&kept.neis)?);
+                let view = MeshView {
+                    frame: &input.frame,
+                    bounds_min: kept.bounds_min,
+                    bounds_max: kept.bounds_max,
+                    verts: verts.get(),
+                    polys: polys.get(),
+                    poly_verts: poly_verts.get(),
+                    neis: neis.get(),
+                    links: &links,
+                    off_mesh: &off_mesh,
+                    areas: &areas,
+                };
+                let scratch = (input.dir.as_path(), input.memory, threads);
+                build_hierarchy(&view, &clusters, scratch, kept_lengths.as_deref(), report)
             };
-            let scratch = (input.dir.as_path(), input.memory, threads);
-            build_hierarchy(&view, &clusters, scratch, kept_lengths.as_deref(), report)?
+        let (grid, hierarchy) = if threads > 1 {
+            std::thread::scope(|scope| {
+                let grid = scope.spawn(|| {
+                    build_grid(&input, &reached.keep, &kept, &mut |_| {
+                        ControlFlow::Continue(())
+                    })
+                });
+                let hierarchy = build_the_hierarchy(report);
+                let grid = grid.join().expect("the lookup grid thread panicked");
+                Ok::<_, BuildError>((grid?, hierarchy?))
+            })?
+        } else {
+            let grid = build_grid(&input, &reached.keep, &kept, report)?;
+            (grid, build_the_hierarchy(report)?)
         };
 
         let stats = Stats {

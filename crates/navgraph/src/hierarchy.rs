@@ -267,15 +267,25 @@ pub(crate) fn build_hierarchy(
     say(report, Step::Pass("hierarchy: entrances", u64::from(np)))?;
     let mut pieces_start = vec![0u32; nc as usize + 1];
     let mut pair_counts: Vec<(u32, u32)> = Vec::new();
-    let mut crossings = Vec::new();
-    for c in 0..nc {
-        tick_cluster(report, &starts, c)?;
-        let by_neighbour = portal_crossings(mesh, &cluster_of, members_of(c), c, &mut crossings);
-        for (d, run) in by_neighbour {
-            let n = pieces(&crossings[run], piece_len(c, d)).len() as u32;
-            pair_counts.push((d, n));
+    // Clusters a batch at a time on `threads` threads (each cluster's counts alone), taken
+    // in order.
+    let batch = 256 * threads.max(1) as u32;
+    for first in (0..nc).step_by(batch as usize) {
+        let ids: Vec<u32> = (first..(first + batch).min(nc)).collect();
+        let counts = on_threads(threads, &ids, |_, &c| {
+            let mut crossings = Vec::new();
+            let by_neighbour =
+                portal_crossings(mesh, &cluster_of, members_of(c), c, &mut crossings);
+            by_neighbour
+                .into_iter()
+                .map(|(d, run)| (d, pieces(&crossings[run], piece_len(c, d)).len() as u32))
+                .collect::<Vec<_>>()
+        });
+        for (&c, counts) in ids.iter().zip(counts) {
+            tick_cluster(report, &starts, c)?;
+            pair_counts.extend(counts);
+            pieces_start[c as usize + 1] = pair_counts.len() as u32;
         }
-        pieces_start[c as usize + 1] = pair_counts.len() as u32;
     }
     say(report, Step::Done(u64::from(np)))?;
     let portal_total = |c: u32| -> u32 {
@@ -322,8 +332,9 @@ pub(crate) fn build_hierarchy(
     let mut w_costs = SpillWriter::<f32>::create(scratch("costs"))?;
     let mut cost_first = 0u64;
     // Cluster `c`'s entrances: by neighbour, then its links out, then its landings.
-    let entrances_of = |c: u32, crossings: &mut Vec<Crossing>| {
-        let mut mine = Vec::new();
+    let entrances_of = |c: u32| {
+        let (mut mine, mut crossings) = (Vec::new(), Vec::new());
+        let crossings = &mut crossings;
         let by_neighbour = portal_crossings(mesh, &cluster_of, members_of(c), c, crossings);
         for (d, run) in by_neighbour {
             let twin = twin_base(d, c);
@@ -371,27 +382,22 @@ pub(crate) fn build_hierarchy(
         );
         mine
     };
-    // Clusters a batch at a time: their entrances in order, their tables on `threads`
-    // threads (each cluster's alone: the same bytes for any number), written in order.
-    let batch = 256 * threads.max(1) as u32;
+    // Clusters a batch at a time: their entrances and tables on `threads` threads (each
+    // cluster's alone: the same bytes for any number), written in order.
     let (mut keys, mut kept_count) = (Vec::with_capacity(nc as usize), 0u64);
     for first in (0..nc).step_by(batch as usize) {
-        let last = (first + batch).min(nc);
-        let mut entrances = Vec::with_capacity((last - first) as usize);
-        for c in first..last {
-            tick_cluster(report, &starts, c)?;
-            entrances.push(entrances_of(c, &mut crossings));
-        }
-        let tables = on_threads(threads, &entrances, |k, mine| {
-            let c = first + k as u32;
-            lengths(mesh, &cluster_of, members_of(c), c, mine, kept)
+        let ids: Vec<u32> = (first..(first + batch).min(nc)).collect();
+        let done = on_threads(threads, &ids, |_, &c| {
+            let mine = entrances_of(c);
+            let table = lengths(mesh, &cluster_of, members_of(c), c, &mine, kept);
+            (mine, table)
         });
-        for (k, (mine, table)) in entrances.iter().zip(tables).enumerate() {
+        for (&c, (mine, table)) in ids.iter().zip(done) {
+            tick_cluster(report, &starts, c)?;
             let (table, key, was_kept) = table?;
             keys.push(key);
             kept_count += u64::from(was_kept);
-            let c = first + k as u32;
-            w_entrances.extend(mine)?;
+            w_entrances.extend(&mine)?;
             w_costs.extend(&table)?;
             w_clusters.push(&Cluster {
                 entrance_first: entrance_first[c as usize] as u32,
@@ -733,6 +739,11 @@ fn smooth_borders(
         for p in 0..np {
             tick(report, p)?;
             let own = group_of[p as usize];
+            // Inside its group (most polygons): nothing to weigh.
+            let across = |&q: &u32| q != NONE && q < np && group_of[q as usize] != own;
+            if !mesh.neighbours(p).iter().any(across) {
+                continue;
+            }
             shared.clear();
             corners.clear();
             corners.extend(mesh.corners(p));

@@ -193,16 +193,17 @@ pub(crate) fn write_kept_arrays(
     numbering: &Renumbering,
     links: &[Link],
     component: &[u32],
+    threads: usize,
     report: &mut Report,
 ) -> Result<Kept, BuildError> {
     let regions = &input.regions;
     let keep_region = &numbering.keep_region;
-    let mut f_verts = SpillWriter::<[f32; 3]>::create(input.scratch("verts"))?;
-    let mut bounds_min = [f32::INFINITY; 3];
-    let mut bounds_max = [f32::NEG_INFINITY; 3];
-    // Vertices and detail points first, before the polygons' sweep reports.
-    let mut copied = 0;
-    {
+    // The kept vertices (in world units, with their bounds) and detail points.
+    let points = |report: &mut Report| -> Result<_, BuildError> {
+        let mut f_verts = SpillWriter::<[f32; 3]>::create(input.scratch("verts"))?;
+        let mut bounds_min = [f32::INFINITY; 3];
+        let mut bounds_max = [f32::NEG_INFINITY; 3];
+        let mut copied = 0;
         let mut v_it = input.verts.iter()?;
         for r in 0..regions.len() - 1 {
             for _ in regions[r].vert..regions[r + 1].vert {
@@ -218,13 +219,11 @@ pub(crate) fn write_kept_arrays(
                 }
             }
         }
-    }
-    if f_verts.is_empty() {
-        bounds_min = [0.0; 3];
-        bounds_max = [0.0; 3];
-    }
-    let mut f_detail = SpillWriter::<[f32; 3]>::create(input.scratch("detail"))?;
-    {
+        if f_verts.is_empty() {
+            bounds_min = [0.0; 3];
+            bounds_max = [0.0; 3];
+        }
+        let mut f_detail = SpillWriter::<[f32; 3]>::create(input.scratch("detail"))?;
         let mut d_it = input.detail.iter()?;
         for r in 0..regions.len() - 1 {
             for _ in regions[r].detail..regions[r + 1].detail {
@@ -235,7 +234,71 @@ pub(crate) fn write_kept_arrays(
                 }
             }
         }
-    }
+        Ok((
+            f_verts.finish()?,
+            f_detail.finish()?,
+            bounds_min,
+            bounds_max,
+        ))
+    };
+    // With a second thread, the points are copied beside the polygons' sweep (their progress
+    // untold); else first.
+    std::thread::scope(|scope| {
+        let (points, earlier) = match threads > 1 {
+            true => (
+                Some(scope.spawn(|| points(&mut |_| std::ops::ControlFlow::Continue(())))),
+                None,
+            ),
+            false => (None, Some(points(report)?)),
+        };
+        let swept = polygons(input, patches, numbering, links, component, report);
+        let (verts, detail, bounds_min, bounds_max) = match (points, earlier) {
+            (Some(thread), _) => thread.join().expect("the points thread panicked")?,
+            (None, Some(done)) => done,
+            (None, None) => unreachable!("the points were copied one way"),
+        };
+        let swept = swept?;
+        Ok(Kept {
+            verts,
+            detail,
+            polys: swept.polys,
+            poly_verts: swept.poly_verts,
+            neis: swept.neis,
+            tris: swept.tris,
+            bounds_min,
+            bounds_max,
+            regions: numbering.kept_regions,
+            polygons: swept.polygons,
+            walkable_area: swept.walkable_area,
+            box_size_sum: swept.box_size_sum,
+            portal_sides: swept.portal_sides,
+        })
+    })
+}
+
+/// What the polygons' sweep wrote and counted.
+struct Swept {
+    polys: Spill<Poly>,
+    poly_verts: Spill<u32>,
+    neis: Spill<u32>,
+    tris: Spill<[u32; 3]>,
+    polygons: u64,
+    walkable_area: f64,
+    box_size_sum: f64,
+    portal_sides: u64,
+}
+
+/// The polygons' sweep of [`write_kept_arrays`]: the kept polygons, their vertex indices,
+/// neighbours and detail triangles renumbered (the points left empty).
+fn polygons(
+    input: &Spilled,
+    patches: &Spill<[u32; 2]>,
+    numbering: &Renumbering,
+    links: &[Link],
+    component: &[u32],
+    report: &mut Report,
+) -> Result<Swept, BuildError> {
+    let regions = &input.regions;
     let mut f_polys = SpillWriter::<Poly>::create(input.scratch("polys"))?;
     let mut f_pverts = SpillWriter::<u32>::create(input.scratch("poly_verts"))?;
     let mut f_neis = SpillWriter::<u32>::create(input.scratch("neis"))?;
@@ -318,16 +381,11 @@ pub(crate) fn write_kept_arrays(
         }
         say(report, Step::Done(u64::from(input.polygons())))?;
     }
-    Ok(Kept {
-        verts: f_verts.finish()?,
-        detail: f_detail.finish()?,
+    Ok(Swept {
         polys: f_polys.finish()?,
         poly_verts: f_pverts.finish()?,
         neis: f_neis.finish()?,
         tris: f_tris.finish()?,
-        bounds_min,
-        bounds_max,
-        regions: numbering.kept_regions,
         polygons: kept_polys,
         walkable_area,
         box_size_sum,
