@@ -310,43 +310,66 @@ fn local_parts(b: &Binning) -> u32 {
 /// Whether the packs at `paths` were all made from this scene and grid (`header`) and hold
 /// every chunk their checksums say (a damaged one is said, and recomputed).
 fn reusable(paths: &[PathBuf], header: &[u8], progress: &Progress) -> bool {
-    let mut checking = false;
-    paths
-        .iter()
-        .all(|path| reusable_pack(path, header, progress, &mut checking))
+    let headers: Vec<&[u8]> = vec![header; paths.len()];
+    reusable_packs(paths, &headers, 1, progress)
+        .into_iter()
+        .all(|ok| ok)
 }
 
-/// Whether the pack at `path` was made under `header` and holds every chunk its checksums
-/// say; `checking` is set once the stage has said it checks an earlier bake's packs.
-fn reusable_pack(path: &Path, header: &[u8], progress: &Progress, checking: &mut bool) -> bool {
-    match PackReader::open(path, TILES_KIND) {
-        Ok(r) if r.header() == header => {
-            if !*checking {
-                *checking = true;
-                progress.stage_start(STAGE, 0);
-                progress.phase(STAGE, "checking the tile pack of an earlier bake", 0);
+/// Whether each pack of `paths` was made under its header and holds every chunk its
+/// checksums say, checked on `threads` threads (each pack read through once); the stage says
+/// once that it checks an earlier bake's packs, and says each damaged one.
+fn reusable_packs(
+    paths: &[PathBuf],
+    headers: &[&[u8]],
+    threads: usize,
+    progress: &Progress,
+) -> Vec<bool> {
+    let opened: Vec<_> = paths
+        .iter()
+        .zip(headers)
+        .map(|(path, header)| match PackReader::open(path, TILES_KIND) {
+            Ok(r) if r.header() == *header => Some(Ok(r)),
+            Ok(_) => None,
+            // No pack yet: nothing to say. One that is there but does not open (cut short,
+            // overwritten) was damaged after it was written: said, as a failed check is.
+            Err(tessera_store::StoreError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                None
             }
-            match r.verify() {
-                Ok(()) => true,
-                Err(e) => {
-                    progress.warn(&format!("tile pack recomputed: {e}"));
-                    false
-                }
-            }
-        }
-        Ok(_) => false,
-        // No pack yet: nothing to say. One that is there but does not open (cut short,
-        // overwritten) was damaged after it was written: said, as a failed check is.
-        Err(tessera_store::StoreError::Io { source, .. })
-            if source.kind() == std::io::ErrorKind::NotFound =>
-        {
-            false
-        }
-        Err(e) => {
-            progress.warn(&format!("tile pack recomputed: {e}"));
-            false
-        }
+            Err(e) => Some(Err(e)),
+        })
+        .collect();
+    if opened.iter().any(|o| matches!(o, Some(Ok(_)))) {
+        progress.stage_start(STAGE, 0);
+        progress.phase(STAGE, "checking the tile pack of an earlier bake", 0);
     }
+    // Damage said as the stage's warning, a pack at a time in order.
+    let check = |o: &Option<Result<PackReader, tessera_store::StoreError>>| {
+        o.as_ref().map(|o| match o {
+            Ok(r) => r.verify().map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        })
+    };
+    let pool = (threads > 1)
+        .then(|| crate::error::thread_pool(threads, STAGE).ok())
+        .flatten();
+    let checked: Vec<Option<Result<(), String>>> = match pool {
+        Some(pool) => pool.install(|| opened.par_iter().map(check).collect()),
+        None => opened.iter().map(check).collect(),
+    };
+    checked
+        .into_iter()
+        .map(|c| match c {
+            Some(Ok(())) => true,
+            Some(Err(e)) => {
+                progress.warn(&format!("tile pack recomputed: {e}"));
+                false
+            }
+            None => false,
+        })
+        .collect()
 }
 
 /// Runs the stage, or reuses the tile pack when it was made from this scene and grid. With
@@ -484,9 +507,10 @@ fn run_file_parts(
     for stale in there.into_values() {
         let _ = std::fs::remove_file(stale);
     }
-    let mut checking = false;
+    let header_refs: Vec<&[u8]> = headers.iter().map(|h| &h[..]).collect();
+    let reusable = reusable_packs(&paths, &header_refs, b.threads, b.progress);
     let jobs: Vec<_> = (0..n)
-        .filter(|&p| !reusable_pack(&paths[p], &headers[p], b.progress, &mut checking))
+        .filter(|&p| !reusable[p])
         .map(|p| (parts[p].0.clone(), &headers[p][..], paths[p].as_path()))
         .collect();
     let placements = match jobs.is_empty() {
