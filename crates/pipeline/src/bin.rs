@@ -309,9 +309,9 @@ fn local_parts(b: &Binning) -> u32 {
 
 /// Whether the packs at `paths` were all made from this scene and grid (`header`) and hold
 /// every chunk their checksums say (a damaged one is said, and recomputed).
-fn reusable(paths: &[PathBuf], header: &[u8], progress: &Progress) -> bool {
+fn reusable(paths: &[PathBuf], header: &[u8], threads: usize, progress: &Progress) -> bool {
     let headers: Vec<&[u8]> = vec![header; paths.len()];
-    reusable_packs(paths, &headers, 1, progress)
+    reusable_packs(paths, &headers, threads, progress)
         .into_iter()
         .all(|ok| ok)
 }
@@ -421,7 +421,7 @@ pub(crate) fn run(b: &Binning, share: Option<(&dyn BinShare, u32)>) -> Result<Bi
     } else {
         (0..parts).map(|p| layout.bin_part(p, parts)).collect()
     };
-    let reused = reusable(&paths, &header, b.progress);
+    let reused = reusable(&paths, &header, b.threads, b.progress);
     let placements = if reused {
         0
     } else {
