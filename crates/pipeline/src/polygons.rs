@@ -427,11 +427,9 @@ fn build(
     );
     // In a rebake (the last stage's polygons kept under these settings), the last navmesh's
     // tables of lengths, for the clusters it shares with this one (the file is mapped and
-    // checked whole: only when it may serve).
+    // checked whole, beside the regions' polygons: only when it may serve).
     if kept.has_last() {
-        if let Some(tables) = crate::region_reuse::KeptTables::open(layout) {
-            asm.kept_lengths(Box::new(tables));
-        }
+        asm.kept_lengths(Box::new(crate::region_reuse::LaterTables::open(layout)));
     }
     let mut keep = KeptWriter::create(layout, &kept_blob)?;
     // The heightfield for height detail: each tile's walkable floors, from the floor journal

@@ -405,6 +405,41 @@ impl KeptTables {
     }
 }
 
+/// [`KeptTables`] opened on a thread of their own while the polygon stage runs (the last
+/// navmesh is mapped and checked whole, which the stage needs only once its hierarchy is
+/// measured), taken at the first table asked for.
+pub(crate) struct LaterTables {
+    opening: std::sync::Mutex<Option<std::thread::JoinHandle<Option<KeptTables>>>>,
+    tables: std::sync::OnceLock<Option<KeptTables>>,
+}
+
+impl LaterTables {
+    pub(crate) fn open(layout: &BakeLayout) -> LaterTables {
+        let layout = layout.clone();
+        LaterTables {
+            opening: std::sync::Mutex::new(Some(std::thread::spawn(move || {
+                KeptTables::open(&layout)
+            }))),
+            tables: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn tables(&self) -> Option<&KeptTables> {
+        self.tables
+            .get_or_init(|| {
+                let handle = self.opening.lock().ok()?.take()?;
+                handle.join().ok().flatten()
+            })
+            .as_ref()
+    }
+}
+
+impl tessera_navgraph::KeptLengths for LaterTables {
+    fn kept(&self, key: u64, n: usize) -> Option<Vec<f32>> {
+        self.tables()?.kept(key, n)
+    }
+}
+
 impl tessera_navgraph::KeptLengths for KeptTables {
     fn kept(&self, key: u64, n: usize) -> Option<Vec<f32>> {
         let c = *self.by_key.get(&key)? as usize;
