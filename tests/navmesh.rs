@@ -267,6 +267,88 @@ fn a_rebake_interrupted_in_its_merge_resumes_to_a_fresh_bakes_bytes() {
 }
 
 #[test]
+fn a_rebake_of_a_city_keeps_the_tables_of_lengths_of_the_clusters_it_did_not_change() {
+    // The demo world, then the same with a 2 x 2 x 1 m box on its ground: the rebake takes
+    // the tables of the clusters the box does not reach from the last navmesh (opened beside
+    // the regions' polygons), and its bytes are a fresh bake's.
+    let scene = |boxed: bool| {
+        let tessera_pipeline::SceneInput::Mesh {
+            name,
+            mut positions,
+            mut triangles,
+        } = tessera_tests::demo_world()
+        else {
+            unreachable!("the demo world is a mesh")
+        };
+        if boxed {
+            // On the ground (the lowest vertices), at the middle of their extent.
+            let low = positions.iter().map(|p| p[2]).fold(f64::INFINITY, f64::min);
+            let ground: Vec<&[f64; 3]> = positions.iter().filter(|p| p[2] == low).collect();
+            let mid = |k: usize| {
+                let (lo, hi) = ground
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                        (a.min(p[k]), b.max(p[k]))
+                    });
+                (lo + hi) / 2.0
+            };
+            let mut m = tessera_test_support::mesh::MeshBuilder::default();
+            let (x, y) = (mid(0), mid(1));
+            m.block(x, y, x + 2.0, y + 2.0, 1.0);
+            let tessera_pipeline::SceneInput::Mesh {
+                positions: bp,
+                triangles: bt,
+                ..
+            } = m.into_scene("box")
+            else {
+                unreachable!("a built mesh")
+            };
+            let base = positions.len() as u32;
+            positions.extend(bp.iter().map(|p| [p[0], p[1], p[2] + low]));
+            triangles.extend(bt.iter().map(|t| t.map(|i| i + base)));
+        }
+        tessera_pipeline::SceneInput::Mesh {
+            name,
+            positions,
+            triangles,
+        }
+    };
+    let config = tessera_config::BakeConfig::preset("default").unwrap();
+    let bake = |boxed: bool, out: &Path| {
+        tessera_pipeline::bake(tessera_pipeline::BakeRequest {
+            scene: scene(boxed),
+            config: config.clone(),
+            out_dir: out.to_path_buf(),
+            threads: 2,
+            memory_budget: 256 << 20,
+            progress: tessera_pipeline::Progress::quiet(),
+            interrupt: None,
+            sampler: None,
+        })
+        .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (b, fresh) = (dir.path().join("b"), dir.path().join("fresh"));
+    let first = bake(false, &b);
+    assert_eq!(first.clusters_reused, 0);
+    let again = bake(true, &b);
+    let clusters = open(&b).mesh().hierarchy.clusters.len() as u64;
+    assert!(again.tiles_rebaked > 0, "the box changed no tile");
+    assert!(
+        again.clusters_reused > 0 && again.clusters_reused <= clusters,
+        "{} of {clusters} clusters' tables kept",
+        again.clusters_reused
+    );
+    bake(true, &fresh);
+    tessera_test_support::bake_folder::assert_same_bake(
+        &fresh,
+        &b,
+        tessera_test_support::bake_folder::Same::Tiling,
+        "a box added to the demo world",
+    );
+}
+
+#[test]
 fn the_hierarchy_of_a_city_is_the_same_for_every_tiling_thread_count_and_budget() {
     // The demo world's hierarchy has clusters, entrances and lengths to compare (dungeon's
     // above is one cluster); the navmesh file holds them, so equal files are equal
