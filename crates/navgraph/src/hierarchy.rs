@@ -334,8 +334,7 @@ pub(crate) fn build_hierarchy(
     // Cluster `c`'s entrances: by neighbour, then its links out, then its landings.
     let entrances_of = |c: u32| {
         let (mut mine, mut crossings) = (Vec::new(), Vec::new());
-        let crossings = &mut crossings;
-        let by_neighbour = portal_crossings(mesh, &cluster_of, members_of(c), c, crossings);
+        let by_neighbour = portal_crossings(mesh, &cluster_of, members_of(c), c, &mut crossings);
         for (d, run) in by_neighbour {
             let twin = twin_base(d, c);
             let cut = pieces(&crossings[run], piece_len(c, d));

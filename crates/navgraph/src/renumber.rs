@@ -243,36 +243,35 @@ pub(crate) fn write_kept_arrays(
     };
     // With a second thread, the points are copied beside the polygons' sweep (their progress
     // untold); else first.
-    std::thread::scope(|scope| {
-        let (points, earlier) = match threads > 1 {
-            true => (
-                Some(scope.spawn(|| points(&mut |_| std::ops::ControlFlow::Continue(())))),
-                None,
-            ),
-            false => (None, Some(points(report)?)),
-        };
-        let swept = polygons(input, patches, numbering, links, component, report);
-        let (verts, detail, bounds_min, bounds_max) = match (points, earlier) {
-            (Some(thread), _) => thread.join().expect("the points thread panicked")?,
-            (None, Some(done)) => done,
-            (None, None) => unreachable!("the points were copied one way"),
-        };
-        let swept = swept?;
-        Ok(Kept {
-            verts,
-            detail,
-            polys: swept.polys,
-            poly_verts: swept.poly_verts,
-            neis: swept.neis,
-            tris: swept.tris,
-            bounds_min,
-            bounds_max,
-            regions: numbering.kept_regions,
-            polygons: swept.polygons,
-            walkable_area: swept.walkable_area,
-            box_size_sum: swept.box_size_sum,
-            portal_sides: swept.portal_sides,
+    let (copied, swept) = if threads > 1 {
+        std::thread::scope(|scope| {
+            let copying = scope.spawn(|| points(&mut |_| std::ops::ControlFlow::Continue(())));
+            let swept = polygons(input, patches, numbering, links, component, report);
+            (copying.join().expect("the points thread panicked"), swept)
         })
+    } else {
+        let copied = points(report)?;
+        (
+            Ok(copied),
+            polygons(input, patches, numbering, links, component, report),
+        )
+    };
+    let (verts, detail, bounds_min, bounds_max) = copied?;
+    let swept = swept?;
+    Ok(Kept {
+        verts,
+        detail,
+        polys: swept.polys,
+        poly_verts: swept.poly_verts,
+        neis: swept.neis,
+        tris: swept.tris,
+        bounds_min,
+        bounds_max,
+        regions: numbering.kept_regions,
+        polygons: swept.polygons,
+        walkable_area: swept.walkable_area,
+        box_size_sum: swept.box_size_sum,
+        portal_sides: swept.portal_sides,
     })
 }
 
@@ -289,7 +288,7 @@ struct Swept {
 }
 
 /// The polygons' sweep of [`write_kept_arrays`]: the kept polygons, their vertex indices,
-/// neighbours and detail triangles renumbered (the points left empty).
+/// neighbours and detail triangles renumbered (the points are copied apart).
 fn polygons(
     input: &Spilled,
     patches: &Spill<[u32; 2]>,
