@@ -1119,6 +1119,47 @@ mod tests {
     }
 
     #[test]
+    fn a_segment_is_copied_where_it_cannot_be_linked() {
+        // Across file systems (memory-backed /dev/shm and the temporary folder's) a hard
+        // link fails: the segment is copied, and the journal is the same.
+        let Ok(shm) = tempfile::tempdir_in("/dev/shm") else {
+            return; // no /dev/shm here: nothing to cross
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let probe = shm.path().join("probe");
+        std::fs::write(&probe, b"x").unwrap();
+        if std::fs::hard_link(&probe, dir.path().join("probe")).is_ok() {
+            return; // one file system: the link test above covers it
+        }
+        let keys: Vec<u32> = (0..16).collect();
+        let old = shm.path().join("old");
+        let mut j = Journal::open_segmented(&old, b"TESTKIND", 1, b"grid", 8).unwrap();
+        write_all(&mut j, &keys);
+        j.finish().unwrap();
+        let from = Journal::open_complete(&old, b"TESTKIND")
+            .unwrap()
+            .snapshot()
+            .unwrap();
+        let new = dir.path().join("new");
+        let mut j = Journal::open_segmented(&new, b"TESTKIND", 2, b"grid", 8).unwrap();
+        write_all(&mut j, &keys[..8]);
+        assert!(j.adopt(&from, 1, &keys[8..]).unwrap());
+        j.finish().unwrap();
+        let fresh = dir.path().join("fresh");
+        let mut j = Journal::open_segmented(&fresh, b"TESTKIND", 2, b"grid", 8).unwrap();
+        write_all(&mut j, &keys);
+        j.finish().unwrap();
+        assert_eq!(folder(&new), folder(&fresh));
+        assert_eq!(
+            Journal::open_complete(&new, b"TESTKIND")
+                .unwrap()
+                .read(12)
+                .unwrap(),
+            record(12)
+        );
+    }
+
+    #[test]
     fn records_appended_to_a_finished_journal_survive_reopening() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("j");
