@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use tessera_pipeline::BakeError;
-use tessera_tests::{coarse_config, file, recast_scenes};
+use tessera_tests::{coarse_config, file, quiet_request, recast_scenes};
 
 #[allow(unsafe_code)] // setrlimit and signal on this test process: see the SAFETY comment inside
 fn set_file_size_limit(bytes: u64) {
@@ -26,23 +26,16 @@ fn set_file_size_limit(bytes: u64) {
 
 fn bake(out: &Path) -> Result<tessera_pipeline::BakeSummary, BakeError> {
     let scene = &recast_scenes()[0];
-    tessera_pipeline::bake(tessera_pipeline::BakeRequest {
-        scene: file(scene, tessera_geom::UpAxis::Y),
-        config: {
-            // Fine enough that the span journal outgrows the scene cache and the tile pack,
-            // with tiles large enough that it is one segment.
-            let mut c = coarse_config(256);
-            c.voxel.cell_size = 0.1;
-            c.voxel.cell_height = 0.05;
-            c
-        },
-        out_dir: out.to_path_buf(),
-        threads: 2,
-        memory_budget: 256 << 20,
-        progress: tessera_pipeline::Progress::quiet(),
-        interrupt: None,
-        sampler: None,
-    })
+    // Fine enough that the span journal outgrows the scene cache and the tile pack, with
+    // tiles large enough that it is one segment.
+    let mut config = coarse_config(256);
+    config.voxel.cell_size = 0.1;
+    config.voxel.cell_height = 0.05;
+    tessera_pipeline::bake(quiet_request(
+        file(scene, tessera_geom::UpAxis::Y),
+        config,
+        out,
+    ))
 }
 
 #[test]

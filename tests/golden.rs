@@ -14,8 +14,8 @@ use std::path::Path;
 
 use tessera_config::BakeConfig;
 use tessera_geom::UpAxis;
-use tessera_pipeline::{BakeRequest, Progress, SceneInput};
-use tessera_tests::{demo_world, file, recast_scenes};
+use tessera_pipeline::SceneInput;
+use tessera_tests::{demo_world, file, quiet_request, recast_scenes};
 
 /// The format version the digests were recorded with.
 const FORMAT_VERSION: u32 = 10;
@@ -38,17 +38,8 @@ const GOLDEN: [(&str, u64, u64); 4] = [
 
 /// Bakes `scene` with `config` into `out` and returns the navmesh file's bytes.
 fn navmesh_bytes(scene: SceneInput, config: BakeConfig, out: &Path) -> Vec<u8> {
-    tessera_pipeline::bake(BakeRequest {
-        scene,
-        config,
-        out_dir: out.to_path_buf(),
-        threads: 2,
-        memory_budget: 256 << 20,
-        progress: Progress::quiet(),
-        interrupt: None,
-        sampler: None,
-    })
-    .unwrap_or_else(|e| panic!("bake into {} failed: {e}", out.display()));
+    tessera_pipeline::bake(quiet_request(scene, config, out))
+        .unwrap_or_else(|e| panic!("bake into {} failed: {e}", out.display()));
     std::fs::read(out.join("navmesh.tsn")).unwrap()
 }
 

@@ -315,16 +315,11 @@ fn a_rebake_of_a_city_keeps_the_tables_of_lengths_of_the_clusters_it_did_not_cha
     };
     let config = tessera_config::BakeConfig::preset("default").unwrap();
     let bake = |boxed: bool, out: &Path| {
-        tessera_pipeline::bake(tessera_pipeline::BakeRequest {
-            scene: scene(boxed),
-            config: config.clone(),
-            out_dir: out.to_path_buf(),
-            threads: 2,
-            memory_budget: 256 << 20,
-            progress: tessera_pipeline::Progress::quiet(),
-            interrupt: None,
-            sampler: None,
-        })
+        tessera_pipeline::bake(tessera_tests::quiet_request(
+            scene(boxed),
+            config.clone(),
+            out,
+        ))
         .unwrap()
     };
     let dir = tempfile::tempdir().unwrap();
@@ -547,16 +542,11 @@ fn seeds_that_all_miss_the_mesh_fail_the_bake_and_keep_the_good_navmesh() {
     let good = std::fs::read(dir.path().join("navmesh.tsn")).unwrap();
     // Far away, and under the ground (as with the wrong up axis).
     config.polygons.reachable_from = vec![[500.0, 500.0, 0.0], [5.0, -3.0, 10.0]];
-    let err = tessera_pipeline::bake(tessera_pipeline::BakeRequest {
-        scene: scene(),
-        config: config.clone(),
-        out_dir: dir.path().to_path_buf(),
-        threads: 2,
-        memory_budget: 256 << 20,
-        progress: tessera_pipeline::Progress::quiet(),
-        interrupt: None,
-        sampler: None,
-    })
+    let err = tessera_pipeline::bake(tessera_tests::quiet_request(
+        scene(),
+        config.clone(),
+        dir.path(),
+    ))
     .unwrap_err();
     assert!(
         matches!(err, tessera_pipeline::BakeError::NoWalkable(_)),

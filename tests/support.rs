@@ -78,6 +78,21 @@ pub fn bake_recast_scene(
     bake_columns(file(scene, UpAxis::Y), &config, out.as_ref(), 2, 256 << 20)
 }
 
+/// A request to bake `scene` with `config` into `out` on two threads within 256 MiB, quietly,
+/// never interrupted: what most of these tests bake with.
+pub fn quiet_request(scene: SceneInput, config: BakeConfig, out: &Path) -> BakeRequest {
+    BakeRequest {
+        scene,
+        config,
+        out_dir: out.to_path_buf(),
+        threads: 2,
+        memory_budget: 256 << 20,
+        progress: tessera_pipeline::Progress::quiet(),
+        interrupt: None,
+        sampler: None,
+    }
+}
+
 /// A file scene with an explicit up axis.
 pub fn file(path: &Path, up: UpAxis) -> SceneInput {
     SceneInput::File {
