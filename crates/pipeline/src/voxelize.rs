@@ -1165,13 +1165,13 @@ fn write_tile(
     let [spans, floors, tile_regions, hashes] = journals;
     // The first tile of a segment the last bake's journals hold whole: the four take it
     // over, and its tiles' records are not written again.
-    if let Some(a) = adoption {
-        let n = key / JOURNAL_SEGMENT;
+    let n = key / JOURNAL_SEGMENT;
+    if let Some((a, regions)) = adoption
+        .filter(|a| a.segments.contains(&n))
+        .and_then(|a| Some((a, a.previous.regions.as_ref()?)))
+    {
         let these = segment_keys(a.keys, n);
-        if let (true, Some(regions)) = (
-            a.segments.contains(&n) && these.first() == Some(&key),
-            &a.previous.regions,
-        ) {
+        if these.first() == Some(&key) {
             let p = a.previous;
             for (journal, from) in [
                 (&mut **spans, &p.spans),
