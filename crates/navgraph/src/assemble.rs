@@ -7,8 +7,8 @@
 //! stair-link sweep. [`Assembler::finish`] runs the passes (see the crate documentation) over
 //! the spill files, which are memory-mapped read-only where a pass needs random access.
 //!
-//! Memory: the sort buffers (the caller's `memory`), a few words per region, and bitsets of one
-//! bit per polygon when pruning.
+//! Memory: the sort buffers (the caller's `memory`), a few words per region, the edge map of
+//! the largest region added, and bitsets of one bit per polygon when pruning.
 
 use std::io::{Seek, Write};
 use std::ops::ControlFlow;
@@ -80,6 +80,8 @@ pub struct Assembler {
     clusters: ClusterSettings,
     threads: usize,
     kept_lengths: Option<Box<dyn KeptLengths>>,
+    /// Scratch of [`Assembler::add_region`]: a region's directed edges by their vertices.
+    edge_of: HashMap<(u32, u32), u32>,
 }
 
 /// Every region's data in the order added, the spill files closed; what the passes read.
@@ -148,7 +150,8 @@ pub(crate) fn to_world(frame: &Frame, v: [i32; 3]) -> [f32; 3] {
 }
 
 impl Assembler {
-    /// Scratch files go to `dir` (created if missing); sorts use about `memory` bytes each.
+    /// Scratch files go to `dir` (created if missing); sorts use about `memory` bytes (while
+    /// regions are added, the border edges' and the stair links' half each).
     /// `climb`: two edges that coincide in plan are a portal when their heights differ by at
     /// most this many voxels at both ends.
     pub fn new(
@@ -185,6 +188,7 @@ impl Assembler {
             clusters: ClusterSettings::default(),
             threads: 1,
             kept_lengths: None,
+            edge_of: HashMap::default(),
         })
     }
 
@@ -207,9 +211,10 @@ impl Assembler {
 
     /// Links polygons of different regions whose blocked edges face each other across a plan
     /// gap: ends within `r` [cells] in plan and `climb` [voxels] in height (seed 000, 5.2.2).
-    /// Call before adding regions.
+    /// Call before adding regions. Its sort shares the assembler's memory evenly with the
+    /// border edges' (a sort that fits writes nothing while regions are added).
     pub fn stair_links(&mut self, r: f64, climb: u32) {
-        self.stairs = Some(StairLinks::new(&self.dir, self.memory / 4, r, climb));
+        self.stairs = Some(StairLinks::new(&self.dir, self.memory / 2, r, climb));
     }
 
     /// Regions added so far.
@@ -340,8 +345,11 @@ impl Assembler {
             let w = [d[0] as f64 * cs, d[1] as f64 * cs, d[2] as f64 * ch];
             self.detail.push(&w.map(|c| c as f32))?;
         }
-        // Directed edges of the region by their vertices, for portals inside it.
-        let mut edge_of: HashMap<(u32, u32), u32> = HashMap::default();
+        // Directed edges of the region by their vertices, for portals inside it (the map's
+        // room kept from region to region).
+        let mut edge_of = std::mem::take(&mut self.edge_of);
+        edge_of.clear();
+        edge_of.reserve(polys.iter().map(|p| p.verts.len()).sum());
         let mut e = start.edge;
         for p in polys {
             for k in 0..p.verts.len() {
@@ -453,6 +461,7 @@ impl Assembler {
         }
         self.neis.extend(&neis)?;
         self.regions.push(start);
+        self.edge_of = edge_of;
         Ok(())
     }
 
@@ -505,6 +514,7 @@ impl Assembler {
             clusters,
             threads,
             kept_lengths,
+            edge_of: _,
         } = self;
         let mut input = Spilled {
             frame,
