@@ -543,7 +543,7 @@ impl Assembler {
         let (links, patches) = if threads > 1 {
             std::thread::scope(|scope| {
                 let stair = scope.spawn(move || {
-                    gather_links(links, stairs, polygon_count, &mut |_| {
+                    gather_links(links, stairs, polygon_count, threads, &mut |_| {
                         ControlFlow::Continue(())
                     })
                 });
@@ -553,7 +553,7 @@ impl Assembler {
                 Ok::<_, BuildError>((links?, patches?))
             })?
         } else {
-            let links = gather_links(links, stairs, polygon_count, report)?;
+            let links = gather_links(links, stairs, polygon_count, 1, report)?;
             say(report, Step::Pass("portals across regions", 0))?;
             let patches = match_border_edges(border, climb, &input.dir, input.memory, report)?;
             (links, patches)

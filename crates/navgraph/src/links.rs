@@ -28,17 +28,19 @@ pub(crate) type GridLink = (u32, u32, [i32; 3], [i32; 3], u32);
 /// A link found over one edge of its source polygon: `(from, to, edge, a, b)`.
 type FoundLink = (u32, u32, u32, [i32; 3], [i32; 3]);
 
-/// Pass 1: the caller's links (stair and off-mesh) and the stair links found by `stairs`,
-/// sorted by source polygon (reachability looks links up that way), duplicates dropped; every
-/// polygon index checked against the `polygons` added.
+/// Pass 1: the caller's links (stair and off-mesh) and the stair links found by `stairs`
+/// (their candidates sorted on `threads` threads), sorted by source polygon (reachability
+/// looks links up that way), duplicates dropped; every polygon index checked against the
+/// `polygons` added.
 pub(crate) fn gather_links(
     mut links: Vec<GridLink>,
     stairs: Option<StairLinks>,
     polygons: u32,
+    threads: usize,
     report: &mut Report,
 ) -> Result<Vec<GridLink>, BuildError> {
     if let Some(stairs) = stairs {
-        links.extend(stairs.finish(report)?);
+        links.extend(stairs.finish(threads, report)?);
     }
     links.sort_by_key(|l| (l.0, l.1, l.2, l.3, l.4));
     links.dedup();
@@ -121,8 +123,13 @@ impl StairLinks {
     }
 
     /// The links, both directions: `(from polygon, to polygon, crossing segment on the from
-    /// side)`, one per ordered polygon pair (the edge with the smallest index), sorted.
-    pub(crate) fn finish(self, report: &mut Report) -> Result<Vec<GridLink>, BuildError> {
+    /// side)`, one per ordered polygon pair (the edge with the smallest index), sorted. The
+    /// candidates, when they fit in memory, are sorted on `threads` threads.
+    pub(crate) fn finish(
+        self,
+        threads: usize,
+        report: &mut Report,
+    ) -> Result<Vec<GridLink>, BuildError> {
         let (r, climb) = (self.r, self.climb);
         let mut found: Vec<FoundLink> = Vec::new();
         if r <= 0 {
@@ -140,11 +147,22 @@ impl StairLinks {
             let Some((_, row, _)) = rows.iter().find(|(ry, _, _)| *ry == y) else {
                 return;
             };
+            // The rows around (this one included), each sorted by cell, with a cursor at the
+            // first record of the three columns round the record matched: the records of a
+            // row come in column order, so the cursors only move on.
+            let mut around: [(&[GapEdge], usize); 3] = [(&[], 0); 3];
+            for (slot, (_, other, _)) in around
+                .iter_mut()
+                .zip(rows.iter().filter(|(ry, _, _)| (ry - y).abs() <= 1))
+            {
+                *slot = (other, 0);
+            }
             for e in row.iter().filter(|e| e.role == 0) {
-                for (_, other, _) in rows.iter().filter(|(ry, _, _)| (ry - y).abs() <= 1) {
-                    // A row is sorted by cell: the last ends in the three columns around.
-                    let lo = other.partition_point(|f| f.cell[1] < e.cell[1] - 1);
-                    for f in other[lo..]
+                for (other, lo) in around.iter_mut() {
+                    while other.get(*lo).is_some_and(|f| f.cell[1] < e.cell[1] - 1) {
+                        *lo += 1;
+                    }
+                    for f in other[*lo..]
                         .iter()
                         .take_while(|f| f.cell[1] <= e.cell[1] + 1)
                     {
@@ -155,7 +173,7 @@ impl StairLinks {
                 }
             }
         };
-        let mut sorted = self.sorted.finish()?;
+        let mut sorted = self.sorted.finish_on(threads)?;
         let mut records = 0;
         loop {
             tick_record(report, &mut records, None)?;
@@ -212,14 +230,21 @@ mod tests {
             let b = [a[0] + next(5) - 2, a[1] + next(5) - 2, a[2] + next(3) - 1];
             edges.push((i, i / 2, i % 7, a, b));
         }
-        for r in [1.0, 2.0, 3.5] {
+        // Spilled in small runs, or sorted in memory on one thread or two.
+        for (r, memory, threads) in [
+            (1.0, 1 << 10, 1),
+            (2.0, 1 << 10, 1),
+            (3.5, 1 << 10, 1),
+            (2.0, 1 << 24, 1),
+            (3.5, 1 << 24, 2),
+        ] {
             let dir = tempfile::tempdir().unwrap();
-            let mut s = StairLinks::new(dir.path(), 1 << 10, r, 1);
+            let mut s = StairLinks::new(dir.path(), memory, r, 1);
             for &(e, owner, region, a, b) in &edges {
                 s.add(e, owner, region, a, b).unwrap();
             }
             let got = s
-                .finish(&mut |_| std::ops::ControlFlow::Continue(()))
+                .finish(threads, &mut |_| std::ops::ControlFlow::Continue(()))
                 .unwrap();
             let ri = r.floor() as i64;
             let near = |p: [i32; 3], q: [i32; 3]| {

@@ -255,6 +255,50 @@ impl<T: Pod + Ord> Sorter<T> {
                 source: Source::Memory(buf.into_iter()),
             });
         }
+        self.finish_runs()
+    }
+
+    /// [`Sorter::finish`], the records held in memory (none written to disk) sorted in
+    /// `threads` parts side by side, merged as they are read.
+    pub fn finish_on(mut self, threads: usize) -> io::Result<Sorted<T>>
+    where
+        T: Send,
+    {
+        // Below this many records a part's sort is not worth a thread.
+        const PART: usize = 1 << 15;
+        let parts = threads.min(self.buf.len() / PART).max(1);
+        if self.runs.is_empty() && parts > 1 {
+            let mut buf = std::mem::take(&mut self.buf);
+            let size = buf.len().div_ceil(parts);
+            std::thread::scope(|scope| {
+                for part in buf.chunks_mut(size) {
+                    scope.spawn(move || part.sort_unstable());
+                }
+            });
+            let ends: Vec<usize> = (1..=parts).map(|k| (k * size).min(buf.len())).collect();
+            let mut heap = BinaryHeap::with_capacity(parts);
+            let mut next = Vec::with_capacity(parts);
+            for (k, &end) in ends.iter().enumerate() {
+                let first = k * size;
+                if first < end {
+                    heap.push(Reverse((buf[first], k)));
+                }
+                next.push(first + 1);
+            }
+            return Ok(Sorted {
+                source: Source::Parts {
+                    buf,
+                    next,
+                    ends,
+                    heap,
+                },
+            });
+        }
+        self.finish()
+    }
+
+    /// The merge of the runs written and of the records still in memory.
+    fn finish_runs(mut self) -> io::Result<Sorted<T>> {
         if !self.buf.is_empty() {
             self.spill_run()?;
         }
@@ -306,6 +350,14 @@ pub struct Sorted<T: Pod + Ord> {
 
 enum Source<T: Pod + Ord> {
     Memory(std::vec::IntoIter<T>),
+    /// Parts of `buf` sorted on their own: part `k` ends at `ends[k]`, and its next record
+    /// after the one in the heap is at `next[k]`.
+    Parts {
+        buf: Vec<T>,
+        next: Vec<usize>,
+        ends: Vec<usize>,
+        heap: BinaryHeap<Reverse<(T, usize)>>,
+    },
     Runs {
         readers: Vec<SpillIter<T>>,
         heap: BinaryHeap<Reverse<(T, usize)>>,
@@ -317,6 +369,21 @@ impl<T: Pod + Ord> Sorted<T> {
     pub fn next_record(&mut self) -> io::Result<Option<T>> {
         match &mut self.source {
             Source::Memory(it) => Ok(it.next()),
+            Source::Parts {
+                buf,
+                next,
+                ends,
+                heap,
+            } => {
+                let Some(Reverse((v, k))) = heap.pop() else {
+                    return Ok(None);
+                };
+                if next[k] < ends[k] {
+                    heap.push(Reverse((buf[next[k]], k)));
+                    next[k] += 1;
+                }
+                Ok(Some(v))
+            }
             Source::Runs { readers, heap, .. } => {
                 let Some(Reverse((v, i))) = heap.pop() else {
                     return Ok(None);
@@ -411,6 +478,26 @@ mod tests {
             want.sort_unstable();
             prop_assert_eq!(out, want);
             // Run files are gone once the sorted stream is dropped.
+            prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn a_sort_in_parts_equals_one_in_memory(
+            values in proptest::collection::vec(0u64..1000, 0..200_000),
+            threads in 1usize..5,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut s = Sorter::<u64>::new(dir.path(), "x", 8 << 20);
+            for &v in &values {
+                s.push(v).unwrap();
+            }
+            let out: Vec<u64> = s.finish_on(threads).unwrap().map(|r| r.unwrap()).collect();
+            let mut want = values.clone();
+            want.sort_unstable();
+            prop_assert_eq!(out, want);
             prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         }
     }
