@@ -732,10 +732,18 @@ fn smooth_borders(
     let np = mesh.polys.len() as u32;
     let mut shared: Vec<(u32, f64)> = Vec::new();
     let mut corners: Vec<[f32; 3]> = Vec::new();
+    // The polygons a sweep weighs: at first all; then those it found on a border between
+    // groups, or beside a polygon that moved. Any other polygon is inside its group when its
+    // turn comes (a move ahead of it in the sweep marks it), as a sweep over all would find.
+    let mut weigh = vec![true; np as usize];
+    let mut next = vec![false; np as usize];
     for _ in 0..SMOOTHING_SWEEPS {
         say(report, Step::Pass("hierarchy: borders", u64::from(np)))?;
         let mut moved = 0u64;
         for p in 0..np {
+            if !weigh[p as usize] {
+                continue;
+            }
             tick(report, p)?;
             let own = group_of[p as usize];
             // Inside its group (most polygons): nothing to weigh.
@@ -743,6 +751,7 @@ fn smooth_borders(
             if !mesh.neighbours(p).iter().any(across) {
                 continue;
             }
+            next[p as usize] = true;
             shared.clear();
             corners.clear();
             corners.extend(mesh.corners(p));
@@ -773,6 +782,11 @@ fn smooth_borders(
                     size[g as usize] += 1;
                     size[own as usize] -= 1;
                     moved += 1;
+                    for &q in mesh.neighbours(p).iter().filter(|&&q| q != NONE && q < np) {
+                        // Weighed later in this sweep when its turn is still to come.
+                        weigh[q as usize] |= q > p;
+                        next[q as usize] = true;
+                    }
                 }
             }
         }
@@ -780,6 +794,8 @@ fn smooth_borders(
         if moved == 0 {
             break;
         }
+        std::mem::swap(&mut weigh, &mut next);
+        next.fill(false);
     }
     Ok(())
 }
