@@ -14,7 +14,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
@@ -109,10 +109,11 @@ impl<T: Pod> Spill<T> {
     pub fn iter(&self) -> io::Result<SpillIter<T>> {
         let file = File::open(&self.path).map_err(|e| with_path(e, &self.path))?;
         Ok(SpillIter {
-            input: BufReader::with_capacity(BUFFER, file),
+            input: file,
             path: self.path.clone(),
             remaining: self.len,
-            _t: PhantomData,
+            buf: Vec::new(),
+            at: 0,
         })
     }
 
@@ -144,30 +145,50 @@ impl<T: Pod> Spill<T> {
     }
 }
 
-/// Reads a spill file's records in order.
+/// Reads a spill file's records in order, [`BUFFER`] bytes of them at a time.
 pub struct SpillIter<T> {
-    input: BufReader<File>,
+    input: File,
     path: PathBuf,
+    /// Records in the file not yet read into `buf`.
     remaining: u64,
-    _t: PhantomData<T>,
+    buf: Vec<T>,
+    /// The next record of `buf`.
+    at: usize,
 }
 
 impl<T: Pod> SpillIter<T> {
     /// The next record, `None` at the end.
+    #[inline]
     pub fn next_record(&mut self) -> io::Result<Option<T>> {
-        if self.remaining == 0 {
+        if self.at == self.buf.len() && !self.refill()? {
             return Ok(None);
         }
-        let mut v = T::zeroed();
-        self.input
-            .read_exact(bytemuck::bytes_of_mut(&mut v))
-            .map_err(|e| with_path(e, &self.path))?;
-        self.remaining -= 1;
+        let v = self.buf[self.at];
+        self.at += 1;
         Ok(Some(v))
     }
 
+    /// Reads the next records into the buffer; false at the end of the file.
+    fn refill(&mut self) -> io::Result<bool> {
+        if self.remaining == 0 {
+            return Ok(false);
+        }
+        let n = (BUFFER / std::mem::size_of::<T>().max(1))
+            .max(1)
+            .min(self.remaining as usize);
+        self.buf.clear();
+        self.buf.resize(n, T::zeroed());
+        self.input
+            .read_exact(bytemuck::cast_slice_mut(&mut self.buf))
+            .map_err(|e| with_path(e, &self.path))?;
+        self.remaining -= n as u64;
+        self.at = 0;
+        Ok(true)
+    }
+
+    /// Records not yet read.
     pub fn remaining(&self) -> u64 {
-        self.remaining
+        self.remaining + (self.buf.len() - self.at) as u64
     }
 }
 
