@@ -126,7 +126,7 @@ impl JournalRegions {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
         let mut out = SpillWriter::<u32>::create(path).map_err(io)?;
-        let mut owner: HashMap<(TileCoord, u32), SpanKey> = HashMap::new();
+        let mut owner: rustc_hash::FxHashMap<(TileCoord, u32), SpanKey> = Default::default();
         let mut found: Vec<(TileCoord, u32, u64, u32, u64)> = Vec::new();
         let keys = journal.keys();
         progress.phase(STAGE, "contours", keys.len() as u64);
