@@ -485,6 +485,9 @@ fn cache_file(
     )?)
 }
 
+/// A scene file's key, and its cache of an earlier bake when that serves.
+type Checked = (SourceKey, Option<(SceneCache, IngestStats)>);
+
 /// Each scene file into its cache (`work/scene.cache` for one file; one per file in
 /// `work/scenes/` for several, whose caches of files no longer listed are removed). With
 /// `share` (process 0 of a distributed bake) and several files, every process reads a share of
@@ -525,19 +528,55 @@ fn read_files(
         }
         _ => vec![0; paths.len()],
     };
+    // This process's files hashed, and those whose cache of an earlier bake serves checked
+    // (each cache's checksums read through), side by side; the others are read below, one at
+    // a time, each on the whole pool. Errors are taken in file order.
+    let progress = reading.progress;
+    use rayon::prelude::*;
+    let checked: Vec<Result<Option<Checked>, BakeError>> = paths
+        .par_iter()
+        .zip(&owner)
+        .map(|(path, &o)| {
+            if o != 0 {
+                return Ok(None);
+            }
+            let shown = path.display();
+            progress.phase(STAGE, &format!("hashing the scene file ({shown})"), 0);
+            let key = SourceKey::of_file(path, up, &reading.limits)?;
+            let cache_path = layout.part_cache(path);
+            if !cache_path.exists() {
+                return Ok(Some((key, None)));
+            }
+            progress.phase(
+                STAGE,
+                &format!("checking the scene cache of an earlier bake ({shown})"),
+                0,
+            );
+            let mut corrupt = false;
+            let reused = reuse_cache(&cache_path, key, &mut |e| {
+                corrupt = true;
+                progress.warn(&format!("scene cache rebuilt: {e}"));
+            });
+            if corrupt {
+                // Told once: the file is read again below.
+                let _ = std::fs::remove_file(&cache_path);
+            }
+            Ok(Some((key, reused)))
+        })
+        .collect();
     let mut mine = Vec::with_capacity(paths.len());
-    for (path, &o) in paths.iter().zip(&owner) {
-        mine.push(if o == 0 {
-            Some(read_file(
+    for (path, checked) in paths.iter().zip(checked) {
+        mine.push(match checked? {
+            None => None,
+            Some((_, Some(reused))) => Some(reused),
+            Some((key, None)) => Some(cache_file(
                 path,
-                up,
+                (up, key),
                 &layout.part_cache(path),
                 &layout.scratch(),
                 true,
                 reading,
-            )?)
-        } else {
-            None
+            )?),
         });
     }
     let mut theirs: Vec<std::vec::IntoIter<bool>> = vec![Vec::new().into_iter()];
