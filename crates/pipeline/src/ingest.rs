@@ -11,6 +11,7 @@
 //! * Threads: the stage runs on a pool of the bake's threads, on which the OBJ reader parses
 //!   windows of the file; what it parses waits in buffers reserved from the budget.
 
+use rayon::prelude::*;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
@@ -532,7 +533,6 @@ fn read_files(
     // (each cache's checksums read through), side by side; the others are read below, one at
     // a time, each on the whole pool. Errors are taken in file order.
     let progress = reading.progress;
-    use rayon::prelude::*;
     let checked: Vec<Result<Option<Checked>, BakeError>> = paths
         .par_iter()
         .zip(&owner)

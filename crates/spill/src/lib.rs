@@ -145,7 +145,7 @@ impl<T: Pod> Spill<T> {
     }
 }
 
-/// Reads a spill file's records in order, [`BUFFER`] bytes of them at a time.
+/// Reads a spill file's records in order, 64 KiB of them at a time.
 pub struct SpillIter<T> {
     input: File,
     path: PathBuf,
