@@ -392,12 +392,12 @@ impl<'a> Graph<'a> {
             visit(&poly);
             // The patches are sorted by edge and a polygon's edges are consecutive: one search
             // for its first edge, then a walk along them.
-            let mut at = patches.partition_point(|x| x[0] < poly.first);
+            let mut patch = patches.partition_point(|x| x[0] < poly.first);
             for e in poly.first..poly.first + poly.count {
                 push(neis[e as usize], mark, &mut stack);
-                while let Some(x) = patches.get(at).filter(|x| x[0] == e) {
+                while let Some(x) = patches.get(patch).filter(|x| x[0] == e) {
                     push(x[1], mark, &mut stack);
-                    at += 1;
+                    patch += 1;
                 }
             }
             let at = self.links.partition_point(|l| l.0 < p);
