@@ -537,27 +537,18 @@ impl Assembler {
             .map_err(|(link, end)| BuildError::OffMeshEnd { link, end })?;
         links.extend(snapped);
         // Stair links and portals across regions read different records: with a second
-        // thread, the links are gathered beside the portals (their progress untold).
+        // thread, the links are gathered beside the portals.
         say(report, Step::Pass("stair links", 0))?;
         let polygon_count = input.polygons();
-        let (links, patches) = if threads > 1 {
-            std::thread::scope(|scope| {
-                let stair = scope.spawn(move || {
-                    gather_links(links, stairs, polygon_count, threads, &mut |_| {
-                        ControlFlow::Continue(())
-                    })
-                });
+        let (links, patches) = side_by_side(
+            threads,
+            report,
+            move |quiet| gather_links(links, stairs, polygon_count, threads, quiet),
+            |report| {
                 say(report, Step::Pass("portals across regions", 0))?;
-                let patches = match_border_edges(border, climb, &input.dir, input.memory, report);
-                let links = stair.join().expect("the stair links thread panicked");
-                Ok::<_, BuildError>((links?, patches?))
-            })?
-        } else {
-            let links = gather_links(links, stairs, polygon_count, 1, report)?;
-            say(report, Step::Pass("portals across regions", 0))?;
-            let patches = match_border_edges(border, climb, &input.dir, input.memory, report)?;
-            (links, patches)
-        };
+                match_border_edges(border, climb, &input.dir, input.memory, report)
+            },
+        )?;
         if !pruning.seeds.is_empty() {
             say(report, Step::Pass("reachability", polygons))?;
         } else if pruning.min_island_area > 0.0 {
@@ -602,21 +593,12 @@ impl Assembler {
                 let scratch = (input.dir.as_path(), input.memory, threads);
                 build_hierarchy(&view, &clusters, scratch, kept_lengths.as_deref(), report)
             };
-        let (grid, hierarchy) = if threads > 1 {
-            std::thread::scope(|scope| {
-                let grid = scope.spawn(|| {
-                    build_grid(&input, &reached.keep, &kept, &mut |_| {
-                        ControlFlow::Continue(())
-                    })
-                });
-                let hierarchy = build_the_hierarchy(report);
-                let grid = grid.join().expect("the lookup grid thread panicked");
-                Ok::<_, BuildError>((grid?, hierarchy?))
-            })?
-        } else {
-            let grid = build_grid(&input, &reached.keep, &kept, report)?;
-            (grid, build_the_hierarchy(report)?)
-        };
+        let (grid, hierarchy) = side_by_side(
+            threads,
+            report,
+            |quiet| build_grid(&input, &reached.keep, &kept, quiet),
+            build_the_hierarchy,
+        )?;
 
         let stats = Stats {
             regions: kept.regions,
@@ -771,6 +753,28 @@ pub const REPORT_EVERY_RECORD: u64 = 1 << 20;
 /// Who hears [`Step`]s: it answers whether to go on. A break stops the file where it is
 /// ([`BuildError::Stopped`]); the output is then unfinished and must not be committed.
 pub type Report<'a> = dyn FnMut(Step) -> ControlFlow<()> + 'a;
+
+/// `first` and `second`, two passes that read different arrays: with a second thread side by
+/// side, `first` on a thread of its own with its progress untold; else one after the other,
+/// both telling theirs (and `second` not run once `first` failed).
+pub(crate) fn side_by_side<A: Send, B>(
+    threads: usize,
+    report: &mut Report,
+    first: impl FnOnce(&mut Report) -> Result<A, BuildError> + Send,
+    second: impl FnOnce(&mut Report) -> Result<B, BuildError>,
+) -> Result<(A, B), BuildError> {
+    if threads > 1 {
+        std::thread::scope(|scope| {
+            let first = scope.spawn(|| first(&mut |_| ControlFlow::Continue(())));
+            let second = second(report);
+            let first = first.join().expect("a pass beside another panicked");
+            Ok((first?, second?))
+        })
+    } else {
+        let first = first(report)?;
+        Ok((first, second(report)?))
+    }
+}
 
 /// Tells `report` of `step`; an error when it asks to stop.
 pub(crate) fn say(report: &mut Report, step: Step) -> Result<(), BuildError> {

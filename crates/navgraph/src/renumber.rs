@@ -241,23 +241,11 @@ pub(crate) fn write_kept_arrays(
             bounds_max,
         ))
     };
-    // With a second thread, the points are copied beside the polygons' sweep (their progress
-    // untold); else first.
-    let (copied, swept) = if threads > 1 {
-        std::thread::scope(|scope| {
-            let copying = scope.spawn(|| points(&mut |_| std::ops::ControlFlow::Continue(())));
-            let swept = polygons(input, patches, numbering, links, component, report);
-            (copying.join().expect("the points thread panicked"), swept)
-        })
-    } else {
-        let copied = points(report)?;
-        (
-            Ok(copied),
-            polygons(input, patches, numbering, links, component, report),
-        )
-    };
-    let (verts, detail, bounds_min, bounds_max) = copied?;
-    let swept = swept?;
+    // With a second thread, the points are copied beside the polygons' sweep.
+    let ((verts, detail, bounds_min, bounds_max), swept) =
+        crate::assemble::side_by_side(threads, report, points, |report| {
+            polygons(input, patches, numbering, links, component, report)
+        })?;
     Ok(Kept {
         verts,
         detail,

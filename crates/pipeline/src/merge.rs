@@ -6,8 +6,8 @@
 //!
 //! * Input: each tile's `TileRegions` and `TileContours`, from the voxelize workers.
 //! * Output: `work/regions/` (a segmented journal), one `RegionBatch` per tile (the regions
-//!   and contours that tile closed); the journal is opened and lined up with the span journal by the voxelize
-//!   stage, and shares its key: the merge reads no settings of its own.
+//!   and contours that tile closed); the journal is opened and lined up with the span journal
+//!   by the voxelize stage, and shares its key: the merge reads no settings of its own.
 //! * Memory: the open frontier (links waiting for an unseen tile, open regions and chains) is
 //!   held from the budget as it grows and shrinks.
 //! * Timer: the merge thread's busy time (stitching, joining, writing the batch). The
