@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use tessera_artifacts::{Contour, GridFrame, RegionBatch, SpanKey, TileCoord, TileFloors};
 use tessera_polygons::detail::Floor;
-use tessera_polygons::{PolygonError, RegionContours, RegionSource};
+use tessera_polygons::{PolygonError, RegionContours, RegionSource, Sealed, Served};
 use tessera_spill::{Spill, SpillWriter};
 use tessera_store::{Journal, StoreError};
 
@@ -330,6 +330,33 @@ impl RegionSource for JournalRegions {
     ) -> Result<(), PolygonError> {
         self.serve(Some(wanted), f)
     }
+
+    fn for_each_window_taking(
+        &mut self,
+        take: &(dyn Fn(SpanKey) -> Option<Sealed> + Sync),
+        f: &mut dyn FnMut(Vec<Served>) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
+        let served = |r: &RegionContours| match take(r.id) {
+            Some(record) => Served::Kept(r.id, record),
+            None => Served::Read(r.clone()),
+        };
+        if let Some(whole) = self.whole.take() {
+            let done = self.serve_whole(|| f(whole.par_iter().map(served).collect()));
+            self.whole = Some(whole);
+            return done;
+        }
+        self.serve_as(
+            None,
+            |this, r| {
+                let id = this.regions[r].0;
+                match take(id) {
+                    Some(record) => Ok(Served::Kept(id, record)),
+                    None => this.read_region(r).map(Served::Read),
+                }
+            },
+            &mut |window, _| f(window),
+        )
+    }
 }
 
 impl JournalRegions {
@@ -339,14 +366,53 @@ impl JournalRegions {
         wanted: Option<&(dyn Fn(SpanKey) -> bool + Sync)>,
         f: &mut dyn FnMut(&[RegionContours]) -> Result<(), PolygonError>,
     ) -> Result<(), PolygonError> {
+        if let Some(whole) = self.whole.take() {
+            let served = self.serve_whole(|| f(&whole));
+            self.whole = Some(whole);
+            return served;
+        }
+        // Every region in one window: kept for the next passes.
+        let mut single = None;
+        self.serve_as(
+            wanted,
+            |this, r| this.read_region(r),
+            &mut |window, whole| {
+                f(&window)?;
+                if whole {
+                    single = Some(window);
+                }
+                Ok(())
+            },
+        )?;
+        self.whole = single;
+        Ok(())
+    }
+
+    /// A pass served from the window kept whole.
+    fn serve_whole(
+        &mut self,
+        f: impl FnOnce() -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
         self.passes += 1;
         let what = format!("regions, pass {}", self.passes);
-        if let Some(whole) = &self.whole {
-            self.progress.phase(STAGE, &what, self.regions.len() as u64);
-            f(whole)?;
-            self.progress.advance(STAGE, self.regions.len() as u64);
-            return Ok(());
-        }
+        self.progress.phase(STAGE, &what, self.regions.len() as u64);
+        f()?;
+        self.progress.advance(STAGE, self.regions.len() as u64);
+        Ok(())
+    }
+
+    /// One pass over the regions `wanted` accepts (every one without it), in windows of about
+    /// `window_bytes` of contours, each region made by `read` (the index of its entry in
+    /// `regions`) in parallel on the current pool; `f` is also told whether the window holds
+    /// every region.
+    fn serve_as<T: Send>(
+        &mut self,
+        wanted: Option<&(dyn Fn(SpanKey) -> bool + Sync)>,
+        read: impl Fn(&JournalRegions, usize) -> std::io::Result<T> + Sync,
+        f: &mut dyn FnMut(Vec<T>, bool) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
+        self.passes += 1;
+        let what = format!("regions, pass {}", self.passes);
         let served: Vec<usize> = (0..self.regions.len())
             .filter(|&r| wanted.is_none_or(|w| w(self.regions[r].0)))
             .collect();
@@ -371,8 +437,7 @@ impl JournalRegions {
         if start < served.len() {
             windows.push(start..served.len());
         }
-        // Every region in one window: kept for the next passes.
-        let single = windows.len() == 1 && served.len() == self.regions.len();
+        let whole = windows.len() == 1 && served.len() == self.regions.len();
         for range in windows {
             if range.start > 0 {
                 if self
@@ -386,17 +451,10 @@ impl JournalRegions {
                 self.progress.advance(STAGE, range.start as u64);
             }
             let this = &*self;
-            let read: Result<Vec<RegionContours>, std::io::Error> = served[range]
-                .par_iter()
-                .map(|&r| this.read_region(r))
-                .collect();
-            match read {
-                Ok(window) => {
-                    f(&window)?;
-                    if single {
-                        self.whole = Some(window);
-                    }
-                }
+            let window: Result<Vec<T>, std::io::Error> =
+                served[range].par_iter().map(|&r| read(this, r)).collect();
+            match window {
+                Ok(window) => f(window, whole)?,
                 Err(e) => {
                     let message = format!("{}: {e}", self.path.display());
                     self.failure = Some(e);

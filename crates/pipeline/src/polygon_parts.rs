@@ -31,10 +31,12 @@ const ARTIFACT: &str = "polygon part";
 
 /// A region's polygons as the assembler takes them, with what the stage counts: its id,
 /// notches, area, contour vertices before and after simplification, whether the partition fell
-/// back, its key ([`tessera_polygons::Reuse`]), vertices, height-detail points and polygons.
+/// back, its key ([`tessera_polygons::Reuse`]) and the extent of its contours, vertices,
+/// height-detail points and polygons.
 pub(crate) fn encode(out: &RegionOutput) -> Vec<u8> {
     let mut w = Writer::default();
     w.u64(out.key);
+    out.extent.iter().for_each(|&c| w.i32(c));
     w.i32(out.id.y);
     w.i32(out.id.x);
     w.u32(out.id.zmax);
@@ -68,6 +70,7 @@ pub(crate) fn encode(out: &RegionOutput) -> Vec<u8> {
 pub(crate) fn decode(bytes: &[u8]) -> Result<RegionOutput, ArtifactError> {
     let r = &mut Reader::new(bytes, ARTIFACT);
     let key = r.u64()?;
+    let extent = [r.i32()?, r.i32()?, r.i32()?, r.i32()?];
     let id = tessera_artifacts::SpanKey {
         y: r.i32()?,
         x: r.i32()?,
@@ -124,6 +127,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<RegionOutput, ArtifactError> {
         area,
         id,
         key,
+        extent,
         contour_vertices,
         simplified_vertices,
         fell_back,

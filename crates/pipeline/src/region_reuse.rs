@@ -7,7 +7,10 @@
 //! a hash of the region's contours and the simplification points restored on them
 //! ([`tessera_polygons::Reuse`]) and, with height detail, of the triangles of every tile under
 //! the region (the tile hashes of the voxelize stage: the floors detail reads come from them).
-//! The last chunk is the index: every region's id and key, in region order. The header holds
+//! The last chunk is the index: every region's id, key and the extent of its contours, in
+//! region order. A region's input (a hash of its contours' key from the contours phase and of
+//! the points restored on its sections) names its contours, so a region whose key over the
+//! recorded extent is the one kept is taken without its contours being read. The header holds
 //! the grid and the settings: a pack made under others is not reused.
 //!
 //! Likewise the hierarchy's table of lengths of every cluster: `work/cluster-keys.bin` lists
@@ -26,7 +29,7 @@ use std::path::Path;
 
 use tessera_artifacts::codec::{Reader, Writer};
 use tessera_artifacts::{GridFrame, SpanKey};
-use tessera_polygons::{FirstRound, RegionContours, RegionOutput, Reuse, Sealed};
+use tessera_polygons::{FirstRound, RegionOutput, Reuse, Sealed};
 use tessera_store::{Journal, PackReader, PackWriter};
 
 use crate::keys::StageKey;
@@ -41,8 +44,9 @@ const INDEX: u32 = u32::MAX;
 /// The chunk key of every region's first round of simplification ([`FirstRounds`]), here
 /// and in the part of a distributed polygon stage.
 pub(crate) const FIRST_ROUNDS: u32 = u32::MAX - 1;
-/// Bytes of one index entry: id (y, x, zmax) and key.
-const ENTRY: usize = 4 + 4 + 4 + 8;
+/// Bytes of one index entry: id (y, x, zmax), key and the extent of the region's contours
+/// (lo x, lo y, hi x, hi y).
+const ENTRY: usize = 4 + 4 + 4 + 8 + 16;
 /// Cells around a region's contours whose floors its height detail may read.
 const DETAIL_REACH: i32 = 2;
 
@@ -51,17 +55,21 @@ const DETAIL_REACH: i32 = 2;
 pub(crate) fn blob(frame: &GridFrame, settings: u64) -> Vec<u8> {
     let mut b = frame.encode();
     let key = StageKey::new("region polygons")
-        .reads("record version", &2u32)
+        .reads("record version", &3u32)
         .reads("settings", &settings)
         .finish();
     b.extend_from_slice(&key.to_le_bytes());
     b
 }
 
+/// A region's entry in the index: id, key and the extent of its contours.
+type IndexEntry = (SpanKey, u64, [i32; 4]);
+
 /// The last stage's kept polygons, and what a region's key reads.
 pub(crate) struct Kept {
-    /// The last stage's pack and its index, sorted by id (None: nothing kept).
-    last: Option<(PackReader, Vec<(SpanKey, u64)>)>,
+    /// The last stage's pack and its index (id, key, extent), sorted by id (None: nothing
+    /// kept).
+    last: Option<(PackReader, Vec<IndexEntry>)>,
     /// The last stage's first rounds of simplification, sorted by id (empty: none kept).
     first: Vec<(SpanKey, u64, FirstRound)>,
     /// This stage's, once the first round is done.
@@ -109,7 +117,7 @@ impl Kept {
                 if index.len() % ENTRY != 0 {
                     return None;
                 }
-                let entries: Vec<(SpanKey, u64)> = index
+                let entries: Vec<IndexEntry> = index
                     .chunks_exact(ENTRY)
                     .map(|e| {
                         let word = |k: usize| u32::from_le_bytes(e[k..k + 4].try_into().unwrap());
@@ -118,7 +126,8 @@ impl Kept {
                             x: word(4) as i32,
                             zmax: word(8),
                         };
-                        (id, u64::from_le_bytes(e[12..20].try_into().unwrap()))
+                        let key = u64::from_le_bytes(e[12..20].try_into().unwrap());
+                        (id, key, [20, 24, 28, 32].map(|k| word(k) as i32))
                     })
                     .collect();
                 // Written in region order, which is id order.
@@ -184,23 +193,19 @@ fn tile_hashes(
 }
 
 impl Reuse for Kept {
-    fn key(&self, region: &RegionContours, input: u64) -> u64 {
+    fn key(&self, input: u64, extent: [i32; 4]) -> u64 {
         let Some(tiles) = &self.tiles else {
             return input;
         };
-        let (mut lo, mut hi) = ((i32::MAX, i32::MAX), (i32::MIN, i32::MIN));
-        for p in region.contours.iter().flat_map(|c| &c.points) {
-            lo = (lo.0.min(p.0), lo.1.min(p.1));
-            hi = (hi.0.max(p.0), hi.1.max(p.1));
-        }
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         h.update(&input.to_le_bytes());
         let [tx, ty] = self.frame.tiles();
         let edge = self.frame.tile_size as i32;
         let tile = |c: i32, n: u32| (c.div_euclid(edge)).clamp(0, n as i32 - 1) as u32;
-        if lo.0 <= hi.0 && tx > 0 && ty > 0 {
-            let (x0, x1) = (tile(lo.0 - DETAIL_REACH, tx), tile(hi.0 + DETAIL_REACH, tx));
-            let (y0, y1) = (tile(lo.1 - DETAIL_REACH, ty), tile(hi.1 + DETAIL_REACH, ty));
+        let [lo_x, lo_y, hi_x, hi_y] = extent;
+        if lo_x <= hi_x && lo_y <= hi_y && tx > 0 && ty > 0 {
+            let (x0, x1) = (tile(lo_x - DETAIL_REACH, tx), tile(hi_x + DETAIL_REACH, tx));
+            let (y0, y1) = (tile(lo_y - DETAIL_REACH, ty), tile(hi_y + DETAIL_REACH, ty));
             for y in y0..=y1 {
                 for x in x0..=x1 {
                     let i = (y * tx + x) as usize;
@@ -211,20 +216,21 @@ impl Reuse for Kept {
         h.digest()
     }
 
-    fn kept(&self, id: SpanKey, key: u64) -> Option<RegionOutput> {
+    fn kept_record(&self, id: SpanKey, input: u64) -> Option<Sealed> {
         let (pack, index) = self.last.as_ref()?;
         let at = index.binary_search_by(|e| e.0.cmp(&id)).ok()?;
-        if index[at].1 != key {
+        let (_, key, extent) = index[at];
+        if self.key(input, extent) != key {
             return None;
         }
         // A damaged record is made again, not trusted.
         let (stored, raw_len) = pack.read_stored(at as u32).ok()??;
-        let out = decode(&tessera_store::decompress(&stored, raw_len).ok()?).ok()?;
-        // Kept again as it was stored: the record of the same output under the same key.
-        (out.id == id).then_some(RegionOutput {
-            sealed: Some(Sealed { stored, raw_len }),
-            ..out
-        })
+        Some(Sealed { stored, raw_len })
+    }
+
+    fn unseal(&self, sealed: &Sealed) -> Result<RegionOutput, String> {
+        let raw = tessera_store::decompress(&sealed.stored, sealed.raw_len)?;
+        decode(&raw).map_err(|e| e.to_string())
     }
 
     fn first_round(&self, id: SpanKey, contours: u64) -> Option<FirstRound> {
@@ -271,6 +277,9 @@ impl KeptWriter {
             self.index.extend_from_slice(&v.to_le_bytes());
         }
         self.index.extend_from_slice(&out.key.to_le_bytes());
+        for v in out.extent {
+            self.index.extend_from_slice(&v.to_le_bytes());
+        }
         Ok(())
     }
 

@@ -124,6 +124,16 @@ impl RegionContours {
         r
     }
 
+    /// The bounding box of the contours' points in cells, `[lo x, lo y, hi x, hi y]` (lows
+    /// above highs for a region without a point).
+    pub fn extent(&self) -> [i32; 4] {
+        let mut e = [i32::MAX, i32::MAX, i32::MIN, i32::MIN];
+        for p in self.contours.iter().flat_map(|c| &c.points) {
+            e = [e[0].min(p.0), e[1].min(p.1), e[2].max(p.0), e[3].max(p.1)];
+        }
+        e
+    }
+
     fn order(&mut self) {
         for c in &mut self.contours {
             c.make_canonical();
@@ -214,7 +224,10 @@ pub struct RegionOutput {
     /// With a [`Reuse`]: the key its polygons were made (or kept) under ([`Reuse::key`]); 0
     /// otherwise.
     pub key: u64,
-    /// Taken from an earlier run ([`Reuse::kept`]) instead of made.
+    /// The extent of the region's contours ([`RegionContours::extent`]), which its key reads
+    /// ([`Reuse::key`]).
+    pub extent: [i32; 4],
+    /// Taken from an earlier run ([`Reuse::kept_record`]) instead of made.
     pub reused: bool,
     /// With a [`Reuse`]: the record it keeps the output in, made on the pool
     /// ([`Reuse::seal`]) or taken as kept, so that the thread handing outputs on only writes
@@ -234,16 +247,32 @@ pub struct Sealed {
 /// them again (an incremental rebake): a region's polygons depend on its contours, the
 /// simplification points restored on them (together the region's `input`, a hash the stream
 /// computes) and, with height detail, the heightfield under it, which the caller knows.
+/// Polygons are taken only from a source that knows its regions' contour keys
+/// ([`RegionSource::contour_keys`]); with another, `Reuse` still keys and seals them.
 pub trait Reuse: Sync {
-    /// The key of `region`'s polygons: its `input` and whatever else they depend on.
-    fn key(&self, region: &RegionContours, input: u64) -> u64;
+    /// The key of a region's polygons: its `input` and whatever else they depend on within
+    /// `extent`, its contours' extent ([`RegionContours::extent`]).
+    fn key(&self, input: u64, extent: [i32; 4]) -> u64;
 
-    /// The polygons (height detail done) an earlier run made for region `id` under `key`,
-    /// when it kept them.
-    fn kept(&self, id: SpanKey, key: u64) -> Option<RegionOutput>;
+    /// The record an earlier run kept region `id`'s polygons in (height detail done), its
+    /// checksum checked, when the key of `input` over the extent that run recorded for the
+    /// region is the key it kept them under. `input` covers the region's contours (it is
+    /// made from their key, [`RegionSource::contour_keys`]), so equal inputs mean equal
+    /// contours and the recorded extent is theirs: the region is then not read. None: the
+    /// region is read and polygonized.
+    fn kept_record(&self, id: SpanKey, input: u64) -> Option<Sealed> {
+        let _ = (id, input);
+        None
+    }
+
+    /// A record of [`Reuse::kept_record`] read back.
+    fn unseal(&self, sealed: &Sealed) -> Result<RegionOutput, String> {
+        let _ = sealed;
+        Err("this reuse keeps no records".into())
+    }
 
     /// The record `out` is kept in (made on the pool, in parallel), or None to leave it to the
-    /// caller. [`Reuse::kept`] may return its output already sealed.
+    /// caller.
     fn seal(&self, out: &RegionOutput) -> Option<Sealed> {
         let _ = out;
         None
@@ -272,6 +301,15 @@ pub struct FirstRound {
     pub prints: Vec<u32>,
 }
 
+/// A region of a window of [`RegionSource::for_each_window_taking`].
+#[derive(Debug)]
+pub enum Served {
+    /// Read: its contours.
+    Read(RegionContours),
+    /// Not read: the record an earlier run kept its polygons in ([`Reuse::kept_record`]).
+    Kept(SpanKey, Sealed),
+}
+
 /// Where the regions come from: windows of consecutive regions, in region order, as many
 /// times as asked (simplification makes a few passes; the last one polygonizes).
 pub trait RegionSource {
@@ -298,6 +336,25 @@ pub trait RegionSource {
     ) -> Result<(), PolygonError> {
         let _ = wanted;
         self.for_each_window(f)
+    }
+
+    /// [`RegionSource::for_each_window`] where a region for which `take` gives a record is
+    /// served as that record ([`Served::Kept`]) instead of read: the same windows, in region
+    /// order. By default every region is read, then offered to `take`.
+    fn for_each_window_taking(
+        &mut self,
+        take: &(dyn Fn(SpanKey) -> Option<Sealed> + Sync),
+        f: &mut dyn FnMut(Vec<Served>) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
+        self.for_each_window(&mut |window| {
+            f(window
+                .iter()
+                .map(|r| match take(r.id) {
+                    Some(record) => Served::Kept(r.id, record),
+                    None => Served::Read(r.clone()),
+                })
+                .collect())
+        })
     }
 
     /// A flag that, once raised, asks the stream to stop: regions not yet started are

@@ -133,6 +133,7 @@ pub(crate) fn polygonize_region(
             .first()
             .map_or(0, |c| tessera_artifacts::Levels::area_of_label(c.level)),
         key: 0,
+        extent: region.extent(),
         reused: false,
         sealed: None,
         id: region.id,

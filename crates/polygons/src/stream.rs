@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use crate::region::polygonize_region;
 use crate::{
     detail, simplify, FirstRound, MeshInput, PolygonError, PolygonParams, PolygonStats,
-    RegionContours, RegionOutput, RegionSource, Reuse,
+    RegionContours, RegionOutput, RegionSource, Reuse, Sealed, Served,
 };
 use tessera_artifacts::SpanKey;
 
@@ -89,11 +89,12 @@ pub fn polygonize_stream_reusing(
             Ok(())
         }
     };
+    // Every region's section names, from the first round: a later round reads back only the
+    // regions that may touch a grown section, and a region's input names the points restored
+    // on them.
+    let mut marks = SectionMarks::default();
     if params.max_error > 0.0 {
         let mut grown: Option<rustc_hash::FxHashSet<u128>> = None;
-        // Every region's section names, from the first round: a later round reads back only
-        // the regions that may touch a grown section.
-        let mut marks = SectionMarks::default();
         // First rounds an earlier run kept, by the source's keys of the regions' contours:
         // those regions are not read in the first round.
         let memo: Option<Memo> = match (reuse, source.contour_keys()) {
@@ -201,52 +202,195 @@ pub fn polygonize_stream_reusing(
         Ok(())
     };
     let mut pending: Option<Vec<RegionOutput>> = None;
-    source.for_each_window(&mut |window| {
-        let mut made = None;
-        let handed = rayon::in_place_scope(|scope| {
-            let made = &mut made;
-            let restored = &restored;
-            scope.spawn(move |_| {
+    match (reuse, source.contour_keys()) {
+        // Each region's input from its contours' key: a region whose polygons an earlier run
+        // kept under the same key is taken without being read.
+        (Some(reuse), Some(keys)) => {
+            let inputs = Inputs::of(keys, &marks, &restored);
+            let take = |id: SpanKey| reuse.kept_record(id, inputs.of_region(id)?);
+            source.for_each_window_taking(&take, &mut |window| {
+                let make = || {
+                    let (read, kept): (Vec<_>, Vec<_>) = window
+                        .into_iter()
+                        .partition(|s| matches!(s, Served::Read(_)));
+                    let read: Vec<RegionContours> = read
+                        .into_iter()
+                        .filter_map(|s| match s {
+                            Served::Read(r) => Some(r),
+                            Served::Kept(..) => None,
+                        })
+                        .collect();
+                    let kept: Vec<RegionOutput> = kept
+                        .into_par_iter()
+                        .filter_map(|s| match s {
+                            Served::Kept(id, sealed) => Some(unsealed(reuse, id, sealed)),
+                            Served::Read(_) => None,
+                        })
+                        .collect::<Result<_, _>>()?;
+                    let made = polygons_of_window(
+                        &read,
+                        |region| {
+                            check()?;
+                            let input = inputs
+                                .of_region(region.id)
+                                .unwrap_or_else(|| simplify::input_hash(region, &restored));
+                            made_under(reuse, region, input, params, &restored)
+                        },
+                        height.map(|h| (&params.detail, h)),
+                    )?;
+                    // Back in region order (a window is in id order).
+                    let mut outs = kept;
+                    outs.extend(made);
+                    outs.sort_unstable_by_key(|o| o.id);
+                    Ok(sealed_all(Some(reuse), outs))
+                };
+                next_window(&mut pending, make, &mut hand_on)?;
+                check()
+            })?;
+        }
+        _ => source.for_each_window(&mut |window| {
+            let make = || {
                 let outs = polygons_of_window(
                     window,
                     |region| {
                         check()?;
-                        let Some(reuse) = reuse else {
-                            return polygonize_region(region, params, restored);
-                        };
-                        let key = reuse.key(region, simplify::input_hash(region, restored));
-                        if let Some(kept) = reuse.kept(region.id, key) {
-                            return Ok(RegionOutput {
-                                key,
-                                reused: true,
-                                ..kept
-                            });
+                        match reuse {
+                            Some(reuse) => {
+                                let input = simplify::input_hash(region, &restored);
+                                made_under(reuse, region, input, params, &restored)
+                            }
+                            None => polygonize_region(region, params, &restored),
                         }
-                        let out = polygonize_region(region, params, restored)?;
-                        Ok(RegionOutput { key, ..out })
                     },
                     height.map(|h| (&params.detail, h)),
-                );
-                // Each new output's record made here, in parallel (height detail done).
-                *made = Some(outs.map(|mut outs| {
-                    if let Some(reuse) = reuse {
-                        outs.par_iter_mut()
-                            .filter(|o| o.sealed.is_none())
-                            .for_each(|o| o.sealed = reuse.seal(o));
-                    }
-                    outs
-                }));
-            });
-            pending.take().map_or(Ok(()), &mut hand_on)
-        });
-        handed?;
-        pending = Some(made.expect("the window was polygonized")?);
-        check()
-    })?;
+                )?;
+                Ok(sealed_all(reuse, outs))
+            };
+            next_window(&mut pending, make, &mut hand_on)?;
+            check()
+        })?,
+    }
     if let Some(outs) = pending {
         hand_on(outs)?;
     }
     Ok(stats)
+}
+
+/// Makes one window's outputs on the pool (`make`) while the last window's (`pending`) are
+/// handed on on this thread; the new ones are then pending.
+fn next_window(
+    pending: &mut Option<Vec<RegionOutput>>,
+    make: impl FnOnce() -> Result<Vec<RegionOutput>, PolygonError> + Send,
+    hand_on: &mut dyn FnMut(Vec<RegionOutput>) -> Result<(), PolygonError>,
+) -> Result<(), PolygonError> {
+    let mut made = None;
+    let handed = rayon::in_place_scope(|scope| {
+        let made = &mut made;
+        scope.spawn(move |_| *made = Some(make()));
+        pending.take().map_or(Ok(()), hand_on)
+    });
+    handed?;
+    *pending = Some(made.expect("the window was polygonized")?);
+    Ok(())
+}
+
+/// Region `region` polygonized, with its key under `reuse` (from `input`).
+fn made_under(
+    reuse: &dyn Reuse,
+    region: &RegionContours,
+    input: u64,
+    params: PolygonParams,
+    restored: &simplify::Restored,
+) -> Result<RegionOutput, PolygonError> {
+    let out = polygonize_region(region, params, restored)?;
+    Ok(RegionOutput {
+        key: reuse.key(input, out.extent),
+        ..out
+    })
+}
+
+/// A kept record of region `id` read back, as taken.
+fn unsealed(reuse: &dyn Reuse, id: SpanKey, sealed: Sealed) -> Result<RegionOutput, PolygonError> {
+    let kept = |what: String| {
+        PolygonError::Source(format!(
+            "the kept polygons of the region at cell ({}, {}), height {}: {what}",
+            id.x, id.y, id.zmax
+        ))
+    };
+    let out = reuse.unseal(&sealed).map_err(kept)?;
+    if out.id != id {
+        return Err(kept(format!(
+            "the record is of the region at cell ({}, {}), height {}",
+            out.id.x, out.id.y, out.id.zmax
+        )));
+    }
+    Ok(RegionOutput {
+        reused: true,
+        sealed: Some(sealed),
+        ..out
+    })
+}
+
+/// `outs` with every new output's record made, in parallel (height detail done).
+fn sealed_all(reuse: Option<&dyn Reuse>, mut outs: Vec<RegionOutput>) -> Vec<RegionOutput> {
+    if let Some(reuse) = reuse {
+        outs.par_iter_mut()
+            .filter(|o| o.sealed.is_none())
+            .for_each(|o| o.sealed = reuse.seal(o));
+    }
+    outs
+}
+
+/// Every region's input ([`Reuse`]) when the source knows its contours' keys: a hash of the
+/// key and of the points restored on the region's sections, found by the fingerprints of
+/// their names the first round recorded (every name of a fingerprint is read: the input
+/// follows the contours and the table, as a hash of them all would). None for a region the
+/// first round did not record while points were restored: it is read, and its input made
+/// from its contours.
+struct Inputs(Vec<(SpanKey, Option<u64>)>);
+
+impl Inputs {
+    fn of(keys: &[(SpanKey, u64)], marks: &SectionMarks, restored: &simplify::Restored) -> Inputs {
+        let mut by_print: rustc_hash::FxHashMap<u32, Vec<(u128, &[u32])>> = Default::default();
+        for (&name, points) in restored {
+            by_print
+                .entry(fingerprint(name))
+                .or_default()
+                .push((name, points));
+        }
+        by_print
+            .values_mut()
+            .for_each(|names| names.sort_unstable_by_key(|n| n.0));
+        let inputs = keys
+            .par_iter()
+            .map(|&(id, key)| {
+                let prints = match marks.prints_of(id) {
+                    Some(prints) => prints,
+                    None if restored.is_empty() => &[],
+                    None => return (id, None),
+                };
+                let mut b = Vec::with_capacity(8);
+                b.extend_from_slice(&key.to_le_bytes());
+                for print in prints {
+                    for (name, points) in by_print.get(print).into_iter().flatten() {
+                        b.extend_from_slice(&name.to_le_bytes());
+                        b.extend_from_slice(&(points.len() as u64).to_le_bytes());
+                        points
+                            .iter()
+                            .for_each(|k| b.extend_from_slice(&k.to_le_bytes()));
+                    }
+                }
+                (id, Some(xxhash_rust::xxh3::xxh3_64(&b)))
+            })
+            .collect();
+        Inputs(inputs)
+    }
+
+    /// The input of region `id` (None: not listed by the source, or not known).
+    fn of_region(&self, id: SpanKey) -> Option<u64> {
+        let i = self.0.binary_search_by_key(&id, |k| k.0).ok()?;
+        self.0[i].1
+    }
 }
 
 /// The section names of every region seen, as fingerprints: `prints[starts[i].1..]` up to
@@ -264,16 +408,18 @@ impl SectionMarks {
         self.prints.extend(prints);
     }
 
+    /// The fingerprints of region `id`'s sections (None: a region not seen).
+    fn prints_of(&self, id: SpanKey) -> Option<&[u32]> {
+        let i = self.starts.binary_search_by_key(&id, |m| m.0).ok()?;
+        let end = self.starts.get(i + 1).map_or(self.prints.len(), |m| m.1);
+        Some(&self.prints[self.starts[i].1..end])
+    }
+
     /// Whether region `id` may have a section whose fingerprint is in `grown` (a region not
     /// seen may).
     fn may_touch(&self, id: SpanKey, grown: &rustc_hash::FxHashSet<u32>) -> bool {
-        let Ok(i) = self.starts.binary_search_by_key(&id, |m| m.0) else {
-            return true;
-        };
-        let end = self.starts.get(i + 1).map_or(self.prints.len(), |m| m.1);
-        self.prints[self.starts[i].1..end]
-            .iter()
-            .any(|f| grown.contains(f))
+        self.prints_of(id)
+            .is_none_or(|prints| prints.iter().any(|f| grown.contains(f)))
     }
 }
 

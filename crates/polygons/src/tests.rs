@@ -108,6 +108,27 @@ impl RegionSource for Counting<'_> {
         self.served.push(served);
         Ok(())
     }
+
+    /// Counts the regions read, not those taken.
+    fn for_each_window_taking(
+        &mut self,
+        take: &(dyn Fn(SpanKey) -> Option<Sealed> + Sync),
+        f: &mut dyn FnMut(Vec<Served>) -> Result<(), PolygonError>,
+    ) -> Result<(), PolygonError> {
+        let mut read = 0;
+        for r in self.regions {
+            let served = match take(r.id) {
+                Some(record) => Served::Kept(r.id, record),
+                None => {
+                    read += 1;
+                    Served::Read(r.clone())
+                }
+            };
+            f(vec![served])?;
+        }
+        self.served.push(read);
+        Ok(())
+    }
 }
 
 /// Keeps first rounds of simplification, and nothing else, from one run to the next.
@@ -118,12 +139,8 @@ struct FirstRounds {
 }
 
 impl Reuse for FirstRounds {
-    fn key(&self, _: &RegionContours, input: u64) -> u64 {
+    fn key(&self, input: u64, _: [i32; 4]) -> u64 {
         input
-    }
-
-    fn kept(&self, _: SpanKey, _: u64) -> Option<RegionOutput> {
-        None
     }
 
     fn first_round(&self, id: SpanKey, contours: u64) -> Option<FirstRound> {
@@ -138,36 +155,57 @@ impl Reuse for FirstRounds {
     }
 }
 
+/// Each region's id and a key of its contours, as a source that knows them tells them.
+fn contour_keys(regions: &[RegionContours]) -> Vec<(SpanKey, u64)> {
+    regions
+        .iter()
+        .map(|r| (r.id, simplify::input_hash(r, &Default::default())))
+        .collect()
+}
+
+/// `regions` through the stream with `reuse`, served one by one by a source that tells
+/// their contours' `keys`: the outputs, and the regions read in each pass.
+fn stream_reusing(
+    regions: &[RegionContours],
+    keys: Vec<(SpanKey, u64)>,
+    max_error: f64,
+    reuse: &dyn Reuse,
+) -> (Vec<RegionOutput>, Vec<usize>) {
+    let mut source = Counting {
+        regions,
+        served: Vec::new(),
+        keys: Some(keys),
+    };
+    let mut outs = Vec::new();
+    polygonize_stream_reusing(
+        &mut source,
+        params(max_error),
+        None,
+        &mut |_, asked| Ok(asked),
+        Some(reuse),
+        &mut |o| {
+            outs.push(o);
+            Ok(())
+        },
+    )
+    .unwrap();
+    (outs, source.served)
+}
+
 #[test]
 fn a_first_round_kept_for_the_same_contours_is_not_read_again() {
     // The first round reads no table of restored points: a region whose contours' key an
     // earlier run kept a first round for takes it unread, and the polygons are the same.
     let regions = regions_of(&COUPLED, Levels::FLAT);
-    let keys: Vec<(SpanKey, u64)> = regions
-        .iter()
-        .map(|r| (r.id, simplify::input_hash(r, &Default::default())))
-        .collect();
+    let keys = contour_keys(&regions);
     for max_error in [0.9, 1.5, 4.0] {
         let run = |memo: &FirstRounds, keys: Vec<(SpanKey, u64)>| {
-            let mut source = Counting {
-                regions: &regions,
-                served: Vec::new(),
-                keys: Some(keys),
-            };
-            let mut outs = Vec::new();
-            polygonize_stream_reusing(
-                &mut source,
-                params(max_error),
-                None,
-                &mut |_, asked| Ok(asked),
-                Some(memo),
-                &mut |o| {
-                    outs.push(format!("{:?}", (o.id, &o.verts, &o.polys)));
-                    Ok(())
-                },
-            )
-            .unwrap();
-            (outs, source.served)
+            let (outs, served) = stream_reusing(&regions, keys, max_error, memo);
+            let outs: Vec<String> = outs
+                .iter()
+                .map(|o| format!("{:?}", (o.id, &o.verts, &o.polys)))
+                .collect();
+            (outs, served)
         };
         let first = FirstRounds::default();
         let (all, served) = run(&first, keys.clone());
@@ -187,6 +225,83 @@ fn a_first_round_kept_for_the_same_contours_is_not_read_again() {
         let (once_more, served) = run(&second, changed);
         assert_eq!(once_more, all, "max_error {max_error}");
         assert_eq!(served[0], 1, "max_error {max_error}: {served:?}");
+    }
+}
+
+/// Keeps every region's polygons from one run to the next by id, key and extent, as a bake's
+/// pack does (a record is the index of the output in `last`).
+struct Records {
+    last: Vec<RegionOutput>,
+}
+
+impl Reuse for Records {
+    fn key(&self, input: u64, extent: [i32; 4]) -> u64 {
+        extent
+            .iter()
+            .fold(input, |k, &c| k.rotate_left(13) ^ c as u32 as u64)
+    }
+
+    fn kept_record(&self, id: SpanKey, input: u64) -> Option<Sealed> {
+        let at = self.last.iter().position(|o| o.id == id)?;
+        let o = &self.last[at];
+        (self.key(input, o.extent) == o.key).then(|| Sealed {
+            stored: at.to_le_bytes().to_vec(),
+            raw_len: 8,
+        })
+    }
+
+    fn unseal(&self, sealed: &Sealed) -> Result<RegionOutput, String> {
+        let at = usize::from_le_bytes(sealed.stored[..].try_into().map_err(|_| "short")?);
+        Ok(self.last[at].clone())
+    }
+}
+
+#[test]
+fn a_region_whose_input_is_unchanged_is_taken_unread_and_the_rest_are_made() {
+    // With its contours' key known, a region whose input and extent give the key an earlier
+    // run kept its polygons under is taken without being read; the polygons are those of
+    // making every region again.
+    let regions = regions_of(&COUPLED, Levels::FLAT);
+    let keys = contour_keys(&regions);
+    let shown = |outs: &[RegionOutput]| -> Vec<String> {
+        outs.iter()
+            .map(|o| format!("{:?}", (o.id, &o.verts, &o.polys, o.key)))
+            .collect()
+    };
+    for max_error in [0.0, 0.9, 1.5, 4.0] {
+        let run = |records: &Records, keys: Vec<(SpanKey, u64)>| {
+            let (outs, served) = stream_reusing(&regions, keys, max_error, records);
+            (outs, *served.last().unwrap())
+        };
+        let (first, read) = run(&Records { last: Vec::new() }, keys.clone());
+        assert_eq!(read, regions.len());
+        assert!(first.iter().all(|o| !o.reused));
+        for (o, r) in first.iter().zip(&regions) {
+            assert_eq!(o.extent, r.extent());
+        }
+        let records = Records {
+            last: first.clone(),
+        };
+        let (again, read) = run(&records, keys.clone());
+        assert_eq!(read, 0, "max_error {max_error}");
+        assert!(again.iter().all(|o| o.reused && o.sealed.is_some()));
+        assert_eq!(shown(&again), shown(&first), "max_error {max_error}");
+        // A region whose contours' key changed is read and made again.
+        let mut changed = keys.clone();
+        changed[1].1 ^= 1;
+        let (made, read) = run(&records, changed);
+        assert_eq!(read, 1, "max_error {max_error}");
+        assert!(!made[1].reused && made.iter().filter(|o| o.reused).count() == regions.len() - 1);
+        assert_eq!(shown(&made)[..1], shown(&first)[..1]);
+        assert_eq!(shown(&made)[2..], shown(&first)[2..]);
+        // So is one whose kept key no longer matches over its recorded extent (what else
+        // the key reads changed under it).
+        let mut moved = first.clone();
+        moved[2].extent[0] -= 1;
+        let (made, read) = run(&Records { last: moved }, keys.clone());
+        assert_eq!(read, 1, "max_error {max_error}");
+        assert!(!made[2].reused);
+        assert_eq!(shown(&made), shown(&first), "max_error {max_error}");
     }
 }
 

@@ -182,6 +182,68 @@ fn a_changed_scene_rebakes_the_tiles_that_changed_only_and_gives_a_fresh_bakes_b
     );
 }
 
+#[test]
+fn a_damaged_record_of_kept_polygons_is_made_again_not_taken() {
+    // Every region's record in the kept polygons gets a flipped byte (the index and the pack
+    // stay readable): a rebake finds each by its checksum, takes none and makes them all
+    // again, and its folder is that of a rebake from the sound records.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("c.toml"), CONFIG).unwrap();
+    city(&d.join("s.obj"), 6, (0, 0.0), [0.0, 0.0]);
+    bake(d, "b");
+    let copied = std::process::Command::new("cp")
+        .args(["-a", "b", "damaged"])
+        .current_dir(d)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let pack = d.join("damaged/work/region-polygons.pack");
+    let mut bytes = std::fs::read(&pack).unwrap();
+    // The pack's footer (index offset, chunk count, the index's hash, magic) and index
+    // (key, offset, stored length, raw length, hash: 28 bytes a chunk).
+    let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let footer = bytes.len() - 32;
+    let (index, chunks) = (
+        word(&bytes, footer) as usize,
+        word(&bytes, footer + 8) as usize,
+    );
+    let mut flipped = 0;
+    for c in 0..chunks {
+        let e = index + 28 * c;
+        let key = u32::from_le_bytes(bytes[e..e + 4].try_into().unwrap());
+        let (at, len) = (
+            word(&bytes, e + 4) as usize,
+            u32::from_le_bytes(bytes[e + 12..e + 16].try_into().unwrap()) as usize,
+        );
+        // Region records are keyed by their number; the first rounds and the index by the
+        // two highest keys.
+        if key < u32::MAX - 1 {
+            bytes[at + len / 2] ^= 0x10;
+            flipped += 1;
+        }
+    }
+    assert!(flipped > 6, "{flipped} records");
+    std::fs::write(&pack, bytes).unwrap();
+
+    city(&d.join("s.obj"), 6, (2, 3.0), [0.0, 0.0]);
+    let sound = bake(d, "b");
+    assert!(count(&sound, "regions_reused") >= 3, "{sound}");
+    let damaged = bake(d, "damaged");
+    assert_eq!(count(&damaged, "regions_reused"), 0, "{damaged}");
+    assert_eq!(
+        count(&damaged, "regions_rebaked"),
+        count(&sound, "regions_rebaked") + count(&sound, "regions_reused"),
+        "{damaged}"
+    );
+    assert_same_bake(
+        &d.join("b"),
+        &d.join("damaged"),
+        Same::Tiling,
+        "damaged records",
+    );
+}
+
 /// A ground of `x0..x0 + 30` by `0..60` m in 32 768 quads (65 536 triangles: a file large
 /// enough to be binned in a part of its own), with `blocks` (x, y) corners of 4 x 4 x 3 m
 /// blocks on it; written beside and renamed over `path`.
