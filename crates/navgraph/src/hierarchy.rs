@@ -136,6 +136,13 @@ pub(crate) struct HierarchyColumns {
 pub trait KeptLengths: Send + Sync {
     /// The `n * n` table an earlier build made for a cluster of key `key`, if it kept it.
     fn kept(&self, key: u64, n: usize) -> Option<Vec<f32>>;
+
+    /// Told every cluster's key and table of this build, made or kept, in cluster order (on
+    /// the thread that writes the hierarchy): for the next build to keep.
+    fn keep(&self, key: u64, table: &[f32]) -> std::io::Result<()> {
+        let _ = (key, table);
+        Ok(())
+    }
 }
 
 impl HierarchyColumns {
@@ -394,6 +401,9 @@ pub(crate) fn build_hierarchy(
         for (&c, (mine, table)) in ids.iter().zip(done) {
             tick_cluster(report, &starts, c)?;
             let (table, key, was_kept) = table?;
+            if let Some(kept) = kept {
+                kept.keep(key, &table)?;
+            }
             keys.push(key);
             kept_count += u64::from(was_kept);
             w_entrances.extend(&mine)?;

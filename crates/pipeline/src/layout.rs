@@ -39,7 +39,7 @@
 //!                                    all but the first of them; removed after the bake
 //! OUT/work/agents/NAME/              agent NAME's spans/, regions/, floors/,
 //!                                    tile-regions/, tile-hashes/, previous/, region-polygons.pack,
-//!                                    cluster-keys.bin, previous-polygons.pack and polygons/
+//!                                    cluster-lengths.bin, previous-polygons.pack and polygons/
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -235,10 +235,10 @@ impl BakeLayout {
     pub fn region_polygons(&self) -> PathBuf {
         self.stages().join("region-polygons.pack")
     }
-    /// The key of every cluster of the hierarchy of `navmesh.tsn`, for the next polygon stage
-    /// to take unchanged clusters' tables from it (`region_reuse`).
-    pub fn cluster_keys(&self) -> PathBuf {
-        self.stages().join("cluster-keys.bin")
+    /// Every cluster's table of lengths under its key, for the next polygon stage to take
+    /// unchanged clusters' tables from (`region_reuse`).
+    pub fn cluster_lengths(&self) -> PathBuf {
+        self.stages().join("cluster-lengths.bin")
     }
     /// [`BakeLayout::region_polygons`] of the last stage while the next one runs.
     pub fn previous_polygons(&self) -> PathBuf {

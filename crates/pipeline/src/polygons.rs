@@ -37,7 +37,7 @@ use tessera_store::StoreError;
 use crate::keys::{SceneIdentity, StageKey};
 use crate::polygon_inputs::{JournalRegions, RegionPart, SpanHeights};
 use crate::polygon_parts::{read_part, PartWriter};
-use crate::region_reuse::{Kept, KeptWriter};
+use crate::region_reuse::{ClusterTables, Kept, KeptWriter, SharedTables};
 use crate::{BakeError, BakeLayout, Progress};
 
 const STAGE: &str = "polygons";
@@ -425,12 +425,11 @@ fn build(
             })
             .collect(),
     );
-    // In a rebake (the last stage's polygons kept under these settings), the last navmesh's
-    // tables of lengths, for the clusters it shares with this one (the file is mapped and
-    // checked whole, beside the regions' polygons: only when it may serve).
-    if kept.has_last() {
-        asm.kept_lengths(Box::new(crate::region_reuse::LaterTables::open(layout)));
-    }
+    // The hierarchy's tables of lengths, written for the next stage; in a rebake (the last
+    // stage's polygons kept under these settings) the last stage's, for the clusters it
+    // shares with this one.
+    let tables = ClusterTables::open(layout, kept.has_last())?;
+    asm.kept_lengths(Box::new(SharedTables(tables.clone())));
     let mut keep = KeptWriter::create(layout, &kept_blob)?;
     // The heightfield for height detail: each tile's walkable floors, from the floor journal
     // a budgeted few tiles at a time.
@@ -575,7 +574,7 @@ fn build(
         first_rounds = kept.take_first_rounds();
     }
     keep.finish(&first_rounds)?;
-    crate::region_reuse::KeptTables::write(layout, key, &assembled.cluster_keys)?;
+    tables.commit()?;
     file.commit()?;
     Kept::remove(layout);
     progress.stage_done(STAGE, done);

@@ -13,10 +13,10 @@
 //! recorded extent is the one kept is taken without its contours being read. The header holds
 //! the grid and the settings: a pack made under others is not reused.
 //!
-//! Likewise the hierarchy's table of lengths of every cluster: `work/cluster-keys.bin` lists
-//! each cluster's key ([`tessera_navgraph::KeptLengths`]) of the navmesh it was written with,
-//! whose own tables the next polygon stage reads ([`KeptTables`]) while it writes the new file
-//! beside it.
+//! Likewise the hierarchy's table of lengths of every cluster: `work/cluster-lengths.bin`
+//! holds each cluster's table under its key ([`tessera_navgraph::KeptLengths`]), which the
+//! next polygon stage reads ([`KeptTables`]) while it writes its own beside it
+//! ([`ClusterTables`]).
 //!
 //! A polygon stage under a new key moves the pack to `work/previous-polygons.pack` (a stage
 //! resumed after an interruption finds it there), takes from it each region whose id and key
@@ -26,6 +26,7 @@
 //! gives out the regions, and every process takes its own share's from it ([`Kept::of_peer`]).
 
 use std::path::Path;
+use std::sync::Arc;
 
 use tessera_artifacts::codec::{Reader, Writer};
 use tessera_artifacts::{GridFrame, SpanKey};
@@ -355,82 +356,126 @@ impl FirstRounds {
     }
 }
 
-/// Magic of `work/cluster-keys.bin`: then the navmesh's key, the cluster count, the keys, and
-/// the xxh3 of everything before it.
-const CLUSTER_KEYS: &[u8; 8] = b"TSCKEYS\0";
+/// Magic of `work/cluster-lengths.bin`: then per cluster its key, its entrance count `n` and
+/// its `n * n` lengths (f32), in cluster order; last the cluster count and the xxh3 of
+/// everything before it (little-endian throughout).
+const CLUSTER_LENGTHS: &[u8; 8] = b"TSCLENS\0";
 
-/// The last navmesh's tables of lengths by cluster key, read from the file itself (mapped;
-/// it is replaced by a rename, so the map stays valid while the new one is written).
+/// The last polygon stage's tables of lengths by cluster key, from `work/cluster-lengths.bin`
+/// (held open: the next stage's file replaces it by a rename, so this one stays readable
+/// while that one is written). A table depends on its cluster alone (its key says so), not
+/// on the navmesh it was written with.
 pub(crate) struct KeptTables {
-    file: tessera_navmesh::NavMeshFile,
-    by_key: std::collections::HashMap<u64, u32>,
+    file: std::fs::File,
+    /// Where each key's lengths start in the file, and its entrance count.
+    by_key: rustc_hash::FxHashMap<u64, (u64, usize)>,
 }
 
 impl KeptTables {
-    /// The last navmesh's tables, when `work/cluster-keys.bin` was written with it; None
-    /// otherwise (every table is searched).
+    /// The last stage's tables, checked whole against the checksum; None when the file is
+    /// missing, cut short or damaged (every table is then searched).
     pub(crate) fn open(layout: &BakeLayout) -> Option<KeptTables> {
-        let b = std::fs::read(layout.cluster_keys()).ok()?;
-        let n = b.len().checked_sub(8)?;
-        let (body, sum) = b.split_at(n);
-        if body.len() < 24
-            || &body[..8] != CLUSTER_KEYS
-            || xxhash_rust::xxh3::xxh3_64(body).to_le_bytes() != sum
-        {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::File::open(layout.cluster_lengths()).ok()?;
+        let len = file.metadata().ok()?.len();
+        let end = len.checked_sub(16).filter(|&e| e >= 8)?;
+        let mut hash = xxhash_rust::xxh3::Xxh3::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0;
+        while at < end + 8 {
+            let n = (end + 8 - at).min(buf.len() as u64) as usize;
+            file.read_exact_at(&mut buf[..n], at).ok()?;
+            if at == 0 && &buf[..8] != CLUSTER_LENGTHS {
+                return None;
+            }
+            hash.update(&buf[..n]);
+            at += n as u64;
+        }
+        let mut tail = [0u8; 16];
+        file.read_exact_at(&mut tail, end).ok()?;
+        let word = |k: usize| u64::from_le_bytes(tail[k..k + 8].try_into().unwrap());
+        if hash.digest() != word(8) {
             return None;
         }
-        let word = |k: usize| u64::from_le_bytes(body[k..k + 8].try_into().unwrap());
-        let (navmesh_key, count) = (word(8), word(16) as usize);
-        if body.len() != 24 + 8 * count {
-            return None;
+        let mut by_key = rustc_hash::FxHashMap::default();
+        let mut at = 8u64;
+        for _ in 0..word(0) {
+            let mut head = [0u8; 12];
+            file.read_exact_at(&mut head, at).ok()?;
+            let key = u64::from_le_bytes(head[..8].try_into().unwrap());
+            let n = u32::from_le_bytes(head[8..].try_into().unwrap()) as u64;
+            let first = at + 12;
+            at = first.checked_add(n.checked_mul(n)?.checked_mul(4)?)?;
+            if at > end {
+                return None;
+            }
+            by_key.insert(key, (first, n as usize));
         }
-        // The header alone first: a navmesh of other keys is never mapped.
-        if tessera_navmesh::read_key(&layout.navmesh()).ok()? != navmesh_key {
-            return None;
-        }
-        let file = tessera_navmesh::NavMeshFile::open(layout.navmesh()).ok()?;
-        if file.key() != navmesh_key || file.mesh().hierarchy.clusters.len() != count {
-            return None;
-        }
-        let by_key = (0..count).map(|c| (word(24 + 8 * c), c as u32)).collect();
-        Some(KeptTables { file, by_key })
-    }
-
-    /// Writes `work/cluster-keys.bin` for the navmesh just written under `navmesh_key`.
-    pub(crate) fn write(
-        layout: &BakeLayout,
-        navmesh_key: u64,
-        keys: &[u64],
-    ) -> Result<(), BakeError> {
-        let mut b = Vec::with_capacity(32 + 8 * keys.len());
-        b.extend_from_slice(CLUSTER_KEYS);
-        for v in [navmesh_key, keys.len() as u64].iter().chain(keys) {
-            b.extend_from_slice(&v.to_le_bytes());
-        }
-        let sum = xxhash_rust::xxh3::xxh3_64(&b);
-        b.extend_from_slice(&sum.to_le_bytes());
-        tessera_store::write_atomic(layout.cluster_keys(), &b)?;
-        Ok(())
+        (at == end).then_some(KeptTables { file, by_key })
     }
 }
 
-/// [`KeptTables`] opened on a thread of their own while the polygon stage runs (the last
-/// navmesh is mapped and checked whole, which the stage needs only once its hierarchy is
-/// measured), taken at the first table asked for.
-pub(crate) struct LaterTables {
+impl tessera_navgraph::KeptLengths for KeptTables {
+    fn kept(&self, key: u64, n: usize) -> Option<Vec<f32>> {
+        use std::os::unix::fs::FileExt;
+        let &(first, m) = self.by_key.get(&key)?;
+        if m != n {
+            return None;
+        }
+        let mut b = vec![0u8; 4 * n * n];
+        self.file.read_exact_at(&mut b, first).ok()?;
+        Some(
+            b.chunks_exact(4)
+                .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+                .collect(),
+        )
+    }
+}
+
+/// This stage's tables of lengths, written to `work/cluster-lengths.bin` as the hierarchy
+/// makes or takes them.
+struct TablesWriter {
+    file: tessera_store::AtomicFile,
+    hash: xxhash_rust::xxh3::Xxh3,
+    count: u64,
+}
+
+impl TablesWriter {
+    fn write(&mut self, bytes: &[u8]) -> Result<(), tessera_store::StoreError> {
+        self.hash.update(bytes);
+        self.file.write_all(bytes)
+    }
+}
+
+/// The hierarchy's tables of lengths for one polygon stage: the last stage's, opened on a
+/// thread of their own while the stage runs (the stage needs them only once its hierarchy is
+/// measured) and taken at the first table asked for; and this stage's, written for the next.
+pub(crate) struct ClusterTables {
     opening: std::sync::Mutex<Option<std::thread::JoinHandle<Option<KeptTables>>>>,
     tables: std::sync::OnceLock<Option<KeptTables>>,
+    next: std::sync::Mutex<Option<TablesWriter>>,
 }
 
-impl LaterTables {
-    pub(crate) fn open(layout: &BakeLayout) -> LaterTables {
-        let layout = layout.clone();
-        LaterTables {
-            opening: std::sync::Mutex::new(Some(std::thread::spawn(move || {
-                KeptTables::open(&layout)
-            }))),
+impl ClusterTables {
+    /// With `last` (a rebake), the last stage's tables are opened too.
+    pub(crate) fn open(layout: &BakeLayout, last: bool) -> Result<Arc<ClusterTables>, BakeError> {
+        let mut file = tessera_store::AtomicFile::create(layout.cluster_lengths())?;
+        file.write_all(CLUSTER_LENGTHS)?;
+        let mut hash = xxhash_rust::xxh3::Xxh3::new();
+        hash.update(CLUSTER_LENGTHS);
+        let opening = last.then(|| {
+            let layout = layout.clone();
+            std::thread::spawn(move || KeptTables::open(&layout))
+        });
+        Ok(Arc::new(ClusterTables {
+            opening: std::sync::Mutex::new(opening),
             tables: std::sync::OnceLock::new(),
-        }
+            next: std::sync::Mutex::new(Some(TablesWriter {
+                file,
+                hash,
+                count: 0,
+            })),
+        }))
     }
 
     fn tables(&self) -> Option<&KeptTables> {
@@ -441,31 +486,100 @@ impl LaterTables {
             })
             .as_ref()
     }
-}
 
-impl tessera_navgraph::KeptLengths for LaterTables {
-    fn kept(&self, key: u64, n: usize) -> Option<Vec<f32>> {
-        self.tables()?.kept(key, n)
+    /// Puts this stage's file in place: before the navmesh (a table is checked by its key
+    /// and the file by its checksum, so neither needs the other), unsynced like the caches.
+    pub(crate) fn commit(&self) -> Result<(), BakeError> {
+        let Some(mut w) = self
+            .next
+            .lock()
+            .expect("a hierarchy thread panicked")
+            .take()
+        else {
+            return Ok(());
+        };
+        w.write(&w.count.to_le_bytes())?;
+        let sum = w.hash.digest();
+        w.file.write_all(&sum.to_le_bytes())?;
+        w.file.commit_unsynced()?;
+        Ok(())
     }
 }
 
-impl tessera_navgraph::KeptLengths for KeptTables {
+/// A [`ClusterTables`] the assembler holds while the stage keeps its own.
+pub(crate) struct SharedTables(pub(crate) Arc<ClusterTables>);
+
+impl tessera_navgraph::KeptLengths for SharedTables {
     fn kept(&self, key: u64, n: usize) -> Option<Vec<f32>> {
-        let c = *self.by_key.get(&key)? as usize;
-        let h = &self.file.mesh().hierarchy;
-        let cluster = h.clusters.get(c)?;
-        if cluster.entrance_count.to_native() as usize != n {
-            return None;
-        }
-        let first = cluster.cost_first.to_native() as usize;
-        let table = h.costs.get(first..first + n * n)?;
-        Some(table.iter().map(|v| v.to_native()).collect())
+        self.0.tables()?.kept(key, n)
+    }
+
+    fn keep(&self, key: u64, table: &[f32]) -> std::io::Result<()> {
+        let mut next = self.0.next.lock().expect("a hierarchy thread panicked");
+        let Some(w) = next.as_mut() else {
+            return Ok(());
+        };
+        let n = (table.len() as f64).sqrt() as usize;
+        debug_assert_eq!(n * n, table.len());
+        let mut b = Vec::with_capacity(12 + 4 * table.len());
+        b.extend_from_slice(&key.to_le_bytes());
+        b.extend_from_slice(&(n as u32).to_le_bytes());
+        table
+            .iter()
+            .for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+        w.count += 1;
+        w.write(&b).map_err(std::io::Error::other)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tables_of_lengths_come_back_by_key_and_damage_is_refused() {
+        use tessera_navgraph::KeptLengths;
+        let dir = tempfile::tempdir().unwrap();
+        let layout = BakeLayout::new(dir.path());
+        std::fs::create_dir_all(layout.cluster_lengths().parent().unwrap()).unwrap();
+        let tables: Vec<(u64, Vec<f32>)> = vec![
+            (7, vec![0.0, 1.5, 1.5, 0.0]),
+            (u64::MAX, vec![]),
+            (3, (0..9).map(|k| k as f32 * 0.25).collect()),
+        ];
+        let write = |last: bool| {
+            let next = ClusterTables::open(&layout, last).unwrap();
+            let shared = SharedTables(next.clone());
+            for (key, table) in &tables {
+                shared.keep(*key, table).unwrap();
+            }
+            next.commit().unwrap();
+            shared
+        };
+        write(false);
+        let kept = KeptTables::open(&layout).unwrap();
+        for (key, table) in &tables {
+            let n = (table.len() as f64).sqrt() as usize;
+            assert_eq!(kept.kept(*key, n).as_ref(), Some(table), "key {key}");
+        }
+        // Another entrance count, or a key not kept: searched.
+        assert_eq!(kept.kept(7, 3), None);
+        assert_eq!(kept.kept(8, 2), None);
+        // A rebake reads the last file while it writes its own over it.
+        let again = write(true);
+        assert_eq!(again.kept(3, 3).as_ref(), Some(&tables[2].1));
+        // Any byte flipped, or the file cut short: nothing kept.
+        let path = layout.cluster_lengths();
+        let good = std::fs::read(&path).unwrap();
+        for at in [0, 9, good.len() / 2, good.len() - 9, good.len() - 1] {
+            let mut bad = good.clone();
+            bad[at] ^= 0x40;
+            std::fs::write(&path, &bad).unwrap();
+            assert!(KeptTables::open(&layout).is_none(), "byte {at}");
+        }
+        std::fs::write(&path, &good[..good.len() - 1]).unwrap();
+        assert!(KeptTables::open(&layout).is_none());
+    }
 
     #[test]
     fn first_rounds_survive_their_chunk_and_damage_is_refused() {
