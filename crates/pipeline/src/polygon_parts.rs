@@ -31,7 +31,7 @@ const ARTIFACT: &str = "polygon part";
 
 /// A region's polygons as the assembler takes them, with what the stage counts: its id,
 /// notches, area, contour vertices before and after simplification, whether the partition fell
-/// back, its key ([`tessera_polygons::Reuse`]) and the extent of its contours, vertices,
+/// back, whether it is a ground region, its key ([`tessera_polygons::Reuse`]) and the extent of its contours, vertices,
 /// height-detail points and polygons.
 pub(crate) fn encode(out: &RegionOutput) -> Vec<u8> {
     let mut w = Writer::default();
@@ -45,6 +45,7 @@ pub(crate) fn encode(out: &RegionOutput) -> Vec<u8> {
     w.u64(out.contour_vertices);
     w.u64(out.simplified_vertices);
     w.u8(u8::from(out.fell_back));
+    w.u8(u8::from(out.ground));
     w.u64(out.verts.len() as u64);
     for v in &out.verts {
         v.iter().for_each(|&c| w.i32(c));
@@ -81,6 +82,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<RegionOutput, ArtifactError> {
     let contour_vertices = r.u64()?;
     let simplified_vertices = r.u64()?;
     let fell_back = r.u8()? != 0;
+    let ground = r.u8()? != 0;
     let n = r.count(12)?;
     let verts = (0..n)
         .map(|_| Ok([r.i32()?, r.i32()?, r.i32()?]))
@@ -128,6 +130,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<RegionOutput, ArtifactError> {
         id,
         key,
         extent,
+        ground,
         contour_vertices,
         simplified_vertices,
         fell_back,

@@ -573,7 +573,7 @@ fn build(
     if share.is_none() {
         first_rounds = kept.take_first_rounds();
     }
-    keep.finish(&first_rounds)?;
+    keep.finish(&first_rounds, kept.tiles())?;
     tables.commit()?;
     file.commit()?;
     Kept::remove(layout);

@@ -7,6 +7,9 @@
 //! a hash of the region's contours and the simplification points restored on them
 //! ([`tessera_polygons::Reuse`]) and, with height detail, of the triangles of every tile under
 //! the region (the tile hashes of the voxelize stage: the floors detail reads come from them).
+//! With height detail a chunk holds the tile hashes the stage's detail read: a region made
+//! again takes the detail of each of its polygons whose corners its last record had, over
+//! tiles whose hashes did not change ([`tessera_polygons::detail::KeptDetails`]).
 //! The last chunk is the index: every region's id, key and the extent of its contours, in
 //! region order. A region's input (a hash of its contours' key from the contours phase and of
 //! the points restored on its sections) names its contours, so a region whose key over the
@@ -45,6 +48,8 @@ const INDEX: u32 = u32::MAX;
 /// The chunk key of every region's first round of simplification ([`FirstRounds`]), here
 /// and in the part of a distributed polygon stage.
 pub(crate) const FIRST_ROUNDS: u32 = u32::MAX - 1;
+/// The chunk key of the tile hashes the stage's height detail read ([`Kept`]'s `tiles`).
+const TILE_HASHES: u32 = u32::MAX - 2;
 /// Bytes of one index entry: id (y, x, zmax), key and the extent of the region's contours
 /// (lo x, lo y, hi x, hi y).
 const ENTRY: usize = 4 + 4 + 4 + 8 + 16;
@@ -56,7 +61,7 @@ const DETAIL_REACH: i32 = 2;
 pub(crate) fn blob(frame: &GridFrame, settings: u64) -> Vec<u8> {
     let mut b = frame.encode();
     let key = StageKey::new("region polygons")
-        .reads("record version", &3u32)
+        .reads("record version", &4u32)
         .reads("settings", &settings)
         .finish();
     b.extend_from_slice(&key.to_le_bytes());
@@ -77,7 +82,10 @@ pub(crate) struct Kept {
     made: std::sync::Mutex<Vec<(SpanKey, u64, FirstRound)>>,
     frame: GridFrame,
     /// With height detail: the hash of every tile's triangles, by tile index (0: none).
-    tiles: Option<Vec<u64>>,
+    tiles: Option<TileHashes>,
+    /// The same, of the last stage (from its pack): a polygon over tiles of equal hashes
+    /// keeps its detail ([`Reuse::kept_details`]).
+    last_tiles: Option<TileHashes>,
 }
 
 impl Kept {
@@ -144,12 +152,27 @@ impl Kept {
             .and_then(|(p, _)| p.read(FIRST_ROUNDS).ok())
             .and_then(|b| FirstRounds::decode(&b))
             .unwrap_or_default();
+        let tiles = tile_hashes(layout, frame, detail)?;
+        let last_tiles = last
+            .as_ref()
+            .filter(|_| tiles.is_some())
+            .and_then(|(p, _)| p.read(TILE_HASHES).ok())
+            .filter(|b| b.len() % 12 == 0)
+            .map(|b| {
+                b.chunks_exact(12)
+                    .map(|w| {
+                        let tile = u32::from_le_bytes(w[..4].try_into().unwrap());
+                        (tile, u64::from_le_bytes(w[4..].try_into().unwrap()))
+                    })
+                    .collect()
+            });
         Ok(Kept {
             last,
             first,
             made: Default::default(),
             frame: frame.clone(),
-            tiles: tile_hashes(layout, frame, detail)?,
+            tiles,
+            last_tiles,
         })
     }
 
@@ -158,9 +181,34 @@ impl Kept {
         std::mem::take(&mut *self.made.lock().expect("a polygon thread panicked"))
     }
 
+    /// The tile hashes this stage's height detail reads, for the next stage's pack.
+    pub(crate) fn tiles(&self) -> Option<&TileHashes> {
+        self.tiles.as_ref()
+    }
+
     /// Whether the last stage's polygons were kept under these settings: a rebake.
     pub(crate) fn has_last(&self) -> bool {
         self.last.is_some()
+    }
+
+    /// The indices of the tiles within [`DETAIL_REACH`] of `extent` (cells: lo x, lo y, hi
+    /// x, hi y; none when empty): those whose floors height detail over it may read.
+    fn tiles_within(&self, extent: [i32; 4]) -> impl Iterator<Item = usize> {
+        let [tx, ty] = self.frame.tiles();
+        let edge = self.frame.tile_size as i32;
+        let tile = |c: i32, n: u32| (c.div_euclid(edge)).clamp(0, n as i32 - 1) as u32;
+        let [lo_x, lo_y, hi_x, hi_y] = extent;
+        let (x0, x1, y0, y1) = if lo_x <= hi_x && lo_y <= hi_y && tx > 0 && ty > 0 {
+            (
+                tile(lo_x - DETAIL_REACH, tx),
+                tile(hi_x + DETAIL_REACH, tx) + 1,
+                tile(lo_y - DETAIL_REACH, ty),
+                tile(hi_y + DETAIL_REACH, ty) + 1,
+            )
+        } else {
+            (0, 0, 0, 0)
+        };
+        (y0..y1).flat_map(move |y| (x0..x1).map(move |x| (y * tx + x) as usize))
     }
 
     /// After the stage: the last stage's pack is no longer needed.
@@ -169,25 +217,36 @@ impl Kept {
     }
 }
 
-/// With height detail, the hash of every tile's triangles by tile index (0: a tile without
-/// any), from this bake's voxelize stage.
+/// The hash of the triangles of every tile that has any, by tile index.
+pub(crate) type TileHashes = rustc_hash::FxHashMap<u32, u64>;
+
+/// Tile `i`'s hash in `tiles` (0: a tile without triangles).
+fn hash_of(tiles: &TileHashes, i: usize) -> u64 {
+    u32::try_from(i)
+        .ok()
+        .and_then(|i| tiles.get(&i))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// With height detail, the hash of every tile's triangles by tile index, from this bake's
+/// voxelize stage.
 fn tile_hashes(
     layout: &BakeLayout,
     frame: &GridFrame,
     detail: bool,
-) -> Result<Option<Vec<u64>>, BakeError> {
+) -> Result<Option<TileHashes>, BakeError> {
     if !detail {
         return Ok(None);
     }
     let journal = Journal::open_complete(layout.tile_hashes_journal(), HASHES_KIND)?;
-    let mut hashes = vec![0u64; frame.tile_count()];
+    let mut hashes = TileHashes::default();
     for key in journal.keys() {
         let record = journal.read(key)?;
-        if let (Some(slot), Some(h)) = (
-            hashes.get_mut(key as usize),
-            crate::tile_work::TileHash::decode(&record),
-        ) {
-            *slot = h.hash;
+        if let Some(h) = crate::tile_work::TileHash::decode(&record) {
+            if (key as usize) < frame.tile_count() {
+                hashes.insert(key, h.hash);
+            }
         }
     }
     Ok(Some(hashes))
@@ -200,19 +259,8 @@ impl Reuse for Kept {
         };
         let mut h = xxhash_rust::xxh3::Xxh3::new();
         h.update(&input.to_le_bytes());
-        let [tx, ty] = self.frame.tiles();
-        let edge = self.frame.tile_size as i32;
-        let tile = |c: i32, n: u32| (c.div_euclid(edge)).clamp(0, n as i32 - 1) as u32;
-        let [lo_x, lo_y, hi_x, hi_y] = extent;
-        if lo_x <= hi_x && lo_y <= hi_y && tx > 0 && ty > 0 {
-            let (x0, x1) = (tile(lo_x - DETAIL_REACH, tx), tile(hi_x + DETAIL_REACH, tx));
-            let (y0, y1) = (tile(lo_y - DETAIL_REACH, ty), tile(hi_y + DETAIL_REACH, ty));
-            for y in y0..=y1 {
-                for x in x0..=x1 {
-                    let i = (y * tx + x) as usize;
-                    h.update(&tiles.get(i).copied().unwrap_or(0).to_le_bytes());
-                }
-            }
+        for i in self.tiles_within(extent) {
+            h.update(&hash_of(tiles, i).to_le_bytes());
         }
         h.digest()
     }
@@ -227,6 +275,30 @@ impl Reuse for Kept {
         // A damaged record is made again, not trusted.
         let (stored, raw_len) = pack.read_stored(at as u32).ok()??;
         Some(Sealed { stored, raw_len })
+    }
+
+    fn kept_details(&self, id: SpanKey) -> Option<tessera_polygons::detail::KeptDetails> {
+        let (tiles, last_tiles) = (self.tiles.as_ref()?, self.last_tiles.as_ref()?);
+        let (pack, index) = self.last.as_ref()?;
+        let at = index.binary_search_by(|e| e.0.cmp(&id)).ok()?;
+        let out = decode(&pack.read(at as u32).ok()?).ok()?;
+        if out.id != id {
+            return None;
+        }
+        // A polygon whose heightfield within reach is unchanged.
+        tessera_polygons::detail::KeptDetails::of_output(&out, |corners| {
+            let mut extent = [i32::MAX, i32::MAX, i32::MIN, i32::MIN];
+            for c in corners {
+                extent = [
+                    extent[0].min(c[0]),
+                    extent[1].min(c[1]),
+                    extent[2].max(c[0]),
+                    extent[3].max(c[1]),
+                ];
+            }
+            self.tiles_within(extent)
+                .all(|i| hash_of(tiles, i) == hash_of(last_tiles, i))
+        })
     }
 
     fn unseal(&self, sealed: &Sealed) -> Result<RegionOutput, String> {
@@ -284,12 +356,25 @@ impl KeptWriter {
         Ok(())
     }
 
-    /// Writes every region's first round (when the stage had them), the index, and puts the
-    /// pack in place.
-    pub(crate) fn finish(mut self, first: &[(SpanKey, u64, FirstRound)]) -> Result<(), BakeError> {
+    /// Writes every region's first round (when the stage had them), the tile hashes its
+    /// height detail read (with height detail), the index, and puts the pack in place.
+    pub(crate) fn finish(
+        mut self,
+        first: &[(SpanKey, u64, FirstRound)],
+        tiles: Option<&TileHashes>,
+    ) -> Result<(), BakeError> {
         if !first.is_empty() {
             self.pack
                 .append(FIRST_ROUNDS, &FirstRounds::encode(first))?;
+        }
+        if let Some(tiles) = tiles {
+            let mut sorted: Vec<(u32, u64)> = tiles.iter().map(|(&t, &h)| (t, h)).collect();
+            sorted.sort_unstable();
+            let b: Vec<u8> = sorted
+                .iter()
+                .flat_map(|(t, h)| t.to_le_bytes().into_iter().chain(h.to_le_bytes()))
+                .collect();
+            self.pack.append(TILE_HASHES, &b)?;
         }
         self.pack.append(INDEX, &self.index)?;
         self.pack.finish()?;

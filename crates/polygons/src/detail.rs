@@ -35,6 +35,7 @@ use rayon::prelude::*;
 use spade::{DelaunayTriangulation, HasPosition, Point2, Triangulation};
 
 use crate::RegionOutput;
+use tessera_artifacts::DETAIL;
 
 /// Sampling settings, in grid units; a sample distance of 0 turns detail off.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -321,10 +322,96 @@ pub fn detail(
     Some(Detail { points, tris })
 }
 
+/// The height detail an earlier run attached to a region's polygons, by their corners (an
+/// incremental rebake): a polygon's detail depends on its corners, on whether its region is a
+/// ground region, on the settings and on the heightfield under it alone, so a polygon of a
+/// region polygonized again whose corners an earlier polygon had, over an unchanged
+/// heightfield, takes that polygon's detail instead of reading the heightfield.
+#[derive(Clone, Debug, Default)]
+pub struct KeptDetails {
+    ground: bool,
+    /// By corners (plan in cells, height in voxels, in polygon order): the detail, or None
+    /// where detail added nothing.
+    by_corners: rustc_hash::FxHashMap<Vec<[i32; 3]>, Option<Detail>>,
+}
+
+impl KeptDetails {
+    /// The detail [`add_detail`] attached to `out`'s polygons, for those whose corners `keep`
+    /// accepts (the caller's check of the heightfield under them). None when `out`'s detail
+    /// points cannot be told apart by polygon (a point no triangle names).
+    pub fn of_output(out: &RegionOutput, keep: impl Fn(&[[i32; 3]]) -> bool) -> Option<Self> {
+        let mut by_corners = rustc_hash::FxHashMap::default();
+        // Each polygon's points follow the last polygon's, in polygon order; told apart only
+        // when every polygon's triangles name its first point and, together, every point.
+        let mut base = 0u32;
+        for poly in &out.polys {
+            let named = || {
+                poly.tris
+                    .iter()
+                    .flatten()
+                    .filter(|&&v| v & DETAIL != 0)
+                    .map(|&v| v & !DETAIL)
+            };
+            let end = match (named().min(), named().max()) {
+                (Some(first), Some(last)) if first == base => last + 1,
+                (None, None) => base,
+                _ => return None,
+            };
+            let corners: Vec<[i32; 3]> =
+                poly.verts.iter().map(|&v| out.verts[v as usize]).collect();
+            if keep(&corners) {
+                let n = poly.verts.len() as u32;
+                let local = |v: u32| -> Option<u32> {
+                    if v & DETAIL != 0 {
+                        (v & !DETAIL).checked_sub(base).map(|k| n + k)
+                    } else {
+                        poly.verts.iter().position(|&c| c == v).map(|i| i as u32)
+                    }
+                };
+                let detail = if end == base {
+                    None
+                } else {
+                    let tris = poly
+                        .tris
+                        .iter()
+                        .map(|t| Some([local(t[0])?, local(t[1])?, local(t[2])?]))
+                        .collect::<Option<Vec<_>>>()?;
+                    let points = out.detail.get(base as usize..end as usize)?;
+                    Some(Detail {
+                        points: points.iter().map(|q| q.map(f64::from)).collect(),
+                        tris,
+                    })
+                };
+                by_corners.insert(corners, detail);
+            }
+            base = end;
+        }
+        (base as usize == out.detail.len()).then_some(KeptDetails {
+            ground: out.ground,
+            by_corners,
+        })
+    }
+
+    /// The detail of a polygon with these corners in a region that is (`ground`) or is not a
+    /// ground region, when kept: `Some(None)` where detail added nothing.
+    fn get(&self, ground: bool, corners: &[[i32; 3]]) -> Option<Option<Detail>> {
+        if ground != self.ground {
+            return None;
+        }
+        self.by_corners.get(corners).cloned()
+    }
+}
+
 /// Height detail for a window's polygons, worked through in plan order by blocks of
 /// `locality` cells (the heightfield is read a tile at a time; regions can be long) and
-/// attached to each region in polygon order.
-pub(crate) fn add_detail(outs: &mut [RegionOutput], params: &DetailParams, height: &HeightAt) {
+/// attached to each region in polygon order. `known[r]`, when given, holds detail an earlier
+/// run made for region `r`'s polygons ([`KeptDetails`]).
+pub(crate) fn add_detail(
+    outs: &mut [RegionOutput],
+    params: &DetailParams,
+    height: &HeightAt,
+    known: &[Option<KeptDetails>],
+) {
     let block = params.locality.max(1) as i32;
     let mut work: Vec<(u64, u32, u32)> = Vec::new();
     for (r, out) in outs.iter().enumerate() {
@@ -344,7 +431,15 @@ pub(crate) fn add_detail(outs: &mut [RegionOutput], params: &DetailParams, heigh
     for chunk in work.chunks(CHUNK) {
         details.par_extend(chunk.par_iter().map(|&(_, r, p)| {
             let out = &outs[r as usize];
-            let corners: Vec<[f64; 3]> = out.polys[p as usize]
+            let poly = &out.polys[p as usize];
+            if let Some(Some(kept)) = known.get(r as usize) {
+                let corners: Vec<[i32; 3]> =
+                    poly.verts.iter().map(|&v| out.verts[v as usize]).collect();
+                if let Some(d) = kept.get(out.ground, &corners) {
+                    return d;
+                }
+            }
+            let corners: Vec<[f64; 3]> = poly
                 .verts
                 .iter()
                 .map(|&v| out.verts[v as usize].map(|c| c as f64))
@@ -373,7 +468,7 @@ pub(crate) fn add_detail(outs: &mut [RegionOutput], params: &DetailParams, heigh
                     if i < n {
                         poly.verts[i as usize]
                     } else {
-                        tessera_artifacts::DETAIL | (base + i - n)
+                        DETAIL | (base + i - n)
                     }
                 })
             })

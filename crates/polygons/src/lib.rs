@@ -265,6 +265,14 @@ pub trait Reuse: Sync {
         None
     }
 
+    /// The height detail an earlier run made for region `id`'s polygons, for those whose
+    /// heightfield is unchanged ([`detail::KeptDetails`]): for a region polygonized again,
+    /// whose polygons away from the change keep their corners.
+    fn kept_details(&self, id: SpanKey) -> Option<detail::KeptDetails> {
+        let _ = id;
+        None
+    }
+
     /// A record of [`Reuse::kept_record`] read back.
     fn unseal(&self, sealed: &Sealed) -> Result<RegionOutput, String> {
         let _ = sealed;

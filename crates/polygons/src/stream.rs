@@ -61,9 +61,10 @@ pub fn polygonize_stream_shared(
 /// earlier run when they were made under the same key ([`Reuse`]): the rounds of
 /// simplification still run (the points restored on a region's sections may come from its
 /// neighbours), though a region whose contours' key ([`RegionSource::contour_keys`]) an
-/// earlier run kept a first round for is not read in the first round; then a region kept
-/// under its key is handed on as kept, its height detail included, and the others are
-/// polygonized. Each output carries its key.
+/// earlier run kept a first round for is not read in the first round; then, with the
+/// source's contour keys, a region kept under its key is handed on as kept without being
+/// read, its height detail included, and the others are polygonized. Each output carries its
+/// key (without contour keys every region is polygonized and keyed).
 pub fn polygonize_stream_reusing(
     source: &mut dyn RegionSource,
     params: PolygonParams,
@@ -210,22 +211,16 @@ pub fn polygonize_stream_reusing(
             let take = |id: SpanKey| reuse.kept_record(id, inputs.of_region(id)?);
             source.for_each_window_taking(&take, &mut |window| {
                 let make = || {
-                    let (read, kept): (Vec<_>, Vec<_>) = window
-                        .into_iter()
-                        .partition(|s| matches!(s, Served::Read(_)));
-                    let read: Vec<RegionContours> = read
-                        .into_iter()
-                        .filter_map(|s| match s {
-                            Served::Read(r) => Some(r),
-                            Served::Kept(..) => None,
-                        })
-                        .collect();
+                    let (mut read, mut kept) = (Vec::new(), Vec::new());
+                    for served in window {
+                        match served {
+                            Served::Read(region) => read.push(region),
+                            Served::Kept(id, sealed) => kept.push((id, sealed)),
+                        }
+                    }
                     let kept: Vec<RegionOutput> = kept
                         .into_par_iter()
-                        .filter_map(|s| match s {
-                            Served::Kept(id, sealed) => Some(unsealed(reuse, id, sealed)),
-                            Served::Read(_) => None,
-                        })
+                        .map(|(id, sealed)| unsealed(reuse, id, sealed))
                         .collect::<Result<_, _>>()?;
                     let made = polygons_of_window(
                         &read,
@@ -237,6 +232,7 @@ pub fn polygonize_stream_reusing(
                             made_under(reuse, region, input, params, &restored)
                         },
                         height.map(|h| (&params.detail, h)),
+                        Some(reuse),
                     )?;
                     // Back in region order (a window is in id order).
                     let mut outs = kept;
@@ -263,6 +259,7 @@ pub fn polygonize_stream_reusing(
                         }
                     },
                     height.map(|h| (&params.detail, h)),
+                    reuse,
                 )?;
                 Ok(sealed_all(reuse, outs))
             };
@@ -493,8 +490,9 @@ fn largest_first<T: Send>(
 }
 
 /// Each region of `window` through `polygonize` on the current pool, the largest first (see
-/// [`largest_first`]), and its polygons through height detail when `detail` is given; the
-/// outputs in the window's order, or the first failure in that order.
+/// [`largest_first`]), and its polygons through height detail when `detail` is given (a
+/// polygon whose detail `reuse` kept takes it, [`Reuse::kept_details`]); the outputs in the
+/// window's order, or the first failure in that order.
 ///
 /// A window often holds one region that takes far longer than the rest (the ground of a
 /// district, a terrain: its partition alone can outlast every other region together). The
@@ -506,6 +504,7 @@ pub(crate) fn polygons_of_window(
     window: &[RegionContours],
     polygonize: impl Fn(&RegionContours) -> Result<RegionOutput, PolygonError> + Sync,
     detail: Option<(&detail::DetailParams, &detail::HeightAt)>,
+    reuse: Option<&dyn Reuse>,
 ) -> Result<Vec<RegionOutput>, PolygonError> {
     type Slot = std::sync::Mutex<Option<Result<RegionOutput, PolygonError>>>;
     let slots: Vec<Slot> = (0..window.len()).map(|_| Slot::new(None)).collect();
@@ -532,7 +531,11 @@ pub(crate) fn polygons_of_window(
                 },
             )
             .unzip();
-        detail::add_detail(&mut outs, params, height);
+        let known: Vec<Option<detail::KeptDetails>> = match reuse {
+            Some(reuse) => outs.par_iter().map(|o| reuse.kept_details(o.id)).collect(),
+            None => Vec::new(),
+        };
+        detail::add_detail(&mut outs, params, height, &known);
         for (&i, out) in index.iter().zip(outs) {
             *slot(i) = Some(Ok(out));
         }

@@ -1,4 +1,5 @@
 use super::*;
+use std::sync::atomic::Ordering;
 use tessera_artifacts::Levels;
 use tessera_artifacts::Point;
 use tessera_artifacts::NO_NEIGHBOUR;
@@ -471,12 +472,8 @@ fn windows_of_one_region_give_the_same_polygons_as_all_at_once() {
     assert!(restored > 0);
 }
 
-#[test]
-fn a_window_whose_largest_region_ends_last_gets_the_detail_of_the_window_at_once() {
-    // The first thread out of regions details those done while the largest is still being
-    // polygonized; the largest is detailed after. Held back here so that the split happens.
-    let regions = regions_of(&COUPLED, Levels::FLAT);
-    let restored = simplify::Restored::default();
+/// The coupled regions, and settings with height detail (no simplification).
+fn detailed_setup() -> (Vec<RegionContours>, PolygonParams) {
     let mut p = params(0.0);
     p.detail = detail::DetailParams {
         sample_distance: 2.0,
@@ -485,12 +482,31 @@ fn a_window_whose_largest_region_ends_last_gets_the_detail_of_the_window_at_once
         locality: 4,
         ground: false,
     };
-    let bumps = |x: i32, y: i32, _: detail::Floor| Some(f64::from((x * 7 + y * 3).rem_euclid(5)));
-    let mut want: Vec<RegionOutput> = regions
+    (regions_of(&COUPLED, Levels::FLAT), p)
+}
+
+/// A bumpy heightfield [voxels].
+fn bump(x: i32, y: i32) -> f64 {
+    f64::from((x * 7 + y * 3).rem_euclid(5))
+}
+
+/// Each region polygonized, without height detail.
+fn undetailed(regions: &[RegionContours], p: PolygonParams) -> Vec<RegionOutput> {
+    regions
         .iter()
-        .map(|r| region::polygonize_region(r, p, &restored).unwrap())
-        .collect();
-    detail::add_detail(&mut want, &p.detail, &bumps);
+        .map(|r| region::polygonize_region(r, p, &Default::default()).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_window_whose_largest_region_ends_last_gets_the_detail_of_the_window_at_once() {
+    // The first thread out of regions details those done while the largest is still being
+    // polygonized; the largest is detailed after. Held back here so that the split happens.
+    let (regions, p) = detailed_setup();
+    let restored = simplify::Restored::default();
+    let bumps = |x: i32, y: i32, _: detail::Floor| Some(bump(x, y));
+    let mut want = undetailed(&regions, p);
+    detail::add_detail(&mut want, &p.detail, &bumps, &[]);
     assert!(want.iter().any(|o| !o.detail.is_empty()), "detail added");
     let largest = (0..regions.len())
         .max_by_key(|&i| {
@@ -516,6 +532,7 @@ fn a_window_whose_largest_region_ends_last_gets_the_detail_of_the_window_at_once
                     region::polygonize_region(r, p, &restored)
                 },
                 Some((&p.detail, &bumps)),
+                None,
             )
         })
         .unwrap();
@@ -525,6 +542,64 @@ fn a_window_whose_largest_region_ends_last_gets_the_detail_of_the_window_at_once
         let tris = |o: &RegionOutput| o.polys.iter().map(|p| p.tris.clone()).collect::<Vec<_>>();
         assert_eq!(tris(a), tris(b), "region {r}");
     }
+}
+
+#[test]
+fn kept_detail_is_the_detail_made_again_without_reading_the_heightfield() {
+    // A polygon whose corners an earlier output had, over an unchanged heightfield, takes
+    // that output's detail: the points and triangles of detailing it again.
+    let (regions, p) = detailed_setup();
+    let reads = std::sync::atomic::AtomicUsize::new(0);
+    let bumps = |x: i32, y: i32, _: detail::Floor| {
+        reads.fetch_add(1, Ordering::Relaxed);
+        Some(bump(x, y))
+    };
+    let undetailed = undetailed(&regions, p);
+    let mut want = undetailed.clone();
+    detail::add_detail(&mut want, &p.detail, &bumps, &[]);
+    let all_reads = reads.swap(0, Ordering::Relaxed);
+    assert!(want.iter().any(|o| !o.detail.is_empty()), "detail added");
+    let shown = |outs: &[RegionOutput]| -> Vec<String> {
+        outs.iter()
+            .map(|o| format!("{:?}", (&o.detail, &o.polys)))
+            .collect()
+    };
+    // Every polygon kept: the heightfield is not read.
+    let every: Vec<Option<detail::KeptDetails>> = want
+        .iter()
+        .map(|o| detail::KeptDetails::of_output(o, |_| true))
+        .collect();
+    assert!(every.iter().all(|k| k.is_some()));
+    let mut again = undetailed.clone();
+    detail::add_detail(&mut again, &p.detail, &bumps, &every);
+    assert_eq!(shown(&again), shown(&want));
+    assert_eq!(reads.swap(0, Ordering::Relaxed), 0);
+    // Polygons on one side kept (the caller's test of the heightfield under them): the others
+    // read it, and the outputs are the same.
+    let half: Vec<Option<detail::KeptDetails>> = want
+        .iter()
+        .map(|o| detail::KeptDetails::of_output(o, |corners| corners[0][0] < 8))
+        .collect();
+    let mut again = undetailed.clone();
+    detail::add_detail(&mut again, &p.detail, &bumps, &half);
+    assert_eq!(shown(&again), shown(&want));
+    let some_reads = reads.swap(0, Ordering::Relaxed);
+    assert!(
+        some_reads > 0 && some_reads < all_reads,
+        "{some_reads} of {all_reads}"
+    );
+    // A region that became a ground region takes nothing: detail reads other floors there.
+    let mut ground = undetailed.clone();
+    ground.iter_mut().for_each(|o| o.ground = true);
+    let mut want_ground = ground.clone();
+    detail::add_detail(&mut want_ground, &p.detail, &bumps, &[]);
+    detail::add_detail(&mut ground, &p.detail, &bumps, &every);
+    assert_eq!(shown(&ground), shown(&want_ground));
+    // An output with a point no triangle names cannot be told apart by polygon.
+    let detailed = want.iter().position(|o| !o.detail.is_empty()).unwrap();
+    let mut odd = want[detailed].clone();
+    odd.detail.push([0.0; 3]);
+    assert!(detail::KeptDetails::of_output(&odd, |_| true).is_none());
 }
 
 #[test]
