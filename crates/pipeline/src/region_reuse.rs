@@ -81,7 +81,7 @@ pub(crate) struct Kept {
     /// This stage's, once the first round is done.
     made: std::sync::Mutex<Vec<(SpanKey, u64, FirstRound)>>,
     frame: GridFrame,
-    /// With height detail: the hash of every tile's triangles, by tile index (0: none).
+    /// With height detail: the hash of the triangles of every tile that has any.
     tiles: Option<TileHashes>,
     /// The same, of the last stage (from its pack): a polygon over tiles of equal hashes
     /// keeps its detail ([`Reuse::kept_details`]).
