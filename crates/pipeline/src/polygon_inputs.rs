@@ -336,12 +336,9 @@ impl RegionSource for JournalRegions {
         take: &(dyn Fn(SpanKey) -> Option<Sealed> + Sync),
         f: &mut dyn FnMut(Vec<Served>) -> Result<(), PolygonError>,
     ) -> Result<(), PolygonError> {
-        let served = |r: &RegionContours| match take(r.id) {
-            Some(record) => Served::Kept(r.id, record),
-            None => Served::Read(r.clone()),
-        };
         if let Some(whole) = self.whole.take() {
-            let done = self.serve_whole(|| f(whole.par_iter().map(served).collect()));
+            let done =
+                self.serve_whole(|| f(whole.par_iter().map(|r| Served::of(r, take)).collect()));
             self.whole = Some(whole);
             return done;
         }

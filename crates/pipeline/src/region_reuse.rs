@@ -211,6 +211,13 @@ impl Kept {
         (y0..y1).flat_map(move |y| (x0..x1).map(move |x| (y * tx + x) as usize))
     }
 
+    /// The last stage's pack, and the number and index entry of region `id`'s record in it.
+    fn entry(&self, id: SpanKey) -> Option<(&PackReader, usize, &IndexEntry)> {
+        let (pack, index) = self.last.as_ref()?;
+        let at = index.binary_search_by(|e| e.0.cmp(&id)).ok()?;
+        Some((pack, at, &index[at]))
+    }
+
     /// After the stage: the last stage's pack is no longer needed.
     pub(crate) fn remove(layout: &BakeLayout) {
         let _ = std::fs::remove_file(layout.previous_polygons());
@@ -266,9 +273,7 @@ impl Reuse for Kept {
     }
 
     fn kept_record(&self, id: SpanKey, input: u64) -> Option<Sealed> {
-        let (pack, index) = self.last.as_ref()?;
-        let at = index.binary_search_by(|e| e.0.cmp(&id)).ok()?;
-        let (_, key, extent) = index[at];
+        let (pack, at, &(_, key, extent)) = self.entry(id)?;
         if self.key(input, extent) != key {
             return None;
         }
@@ -279,23 +284,14 @@ impl Reuse for Kept {
 
     fn kept_details(&self, id: SpanKey) -> Option<tessera_polygons::detail::KeptDetails> {
         let (tiles, last_tiles) = (self.tiles.as_ref()?, self.last_tiles.as_ref()?);
-        let (pack, index) = self.last.as_ref()?;
-        let at = index.binary_search_by(|e| e.0.cmp(&id)).ok()?;
+        let (pack, at, _) = self.entry(id)?;
         let out = decode(&pack.read(at as u32).ok()?).ok()?;
         if out.id != id {
             return None;
         }
         // A polygon whose heightfield within reach is unchanged.
         tessera_polygons::detail::KeptDetails::of_output(&out, |corners| {
-            let mut extent = [i32::MAX, i32::MAX, i32::MIN, i32::MIN];
-            for c in corners {
-                extent = [
-                    extent[0].min(c[0]),
-                    extent[1].min(c[1]),
-                    extent[2].max(c[0]),
-                    extent[3].max(c[1]),
-                ];
-            }
+            let extent = tessera_polygons::extent_of(corners.iter().map(|c| (c[0], c[1])));
             self.tiles_within(extent)
                 .all(|i| hash_of(tiles, i) == hash_of(last_tiles, i))
         })
@@ -441,95 +437,61 @@ impl FirstRounds {
     }
 }
 
-/// Magic of `work/cluster-lengths.bin`: then per cluster its key, its entrance count `n` and
-/// its `n * n` lengths (f32), in cluster order; last the cluster count and the xxh3 of
-/// everything before it (little-endian throughout).
-const CLUSTER_LENGTHS: &[u8; 8] = b"TSCLENS\0";
+/// Pack kind of `work/cluster-lengths.bin`: one chunk per cluster, in cluster order, its `n *
+/// n` lengths (f32, stored raw), keyed by its number; the [`INDEX`] chunk lists every
+/// cluster's key and entrance count `n` (u64, u32).
+const LENGTHS_KIND: &[u8; 8] = b"TSCLENS\0";
 
 /// The last polygon stage's tables of lengths by cluster key, from `work/cluster-lengths.bin`
-/// (held open: the next stage's file replaces it by a rename, so this one stays readable
+/// (held open: the next stage's pack replaces it by a rename, so this one stays readable
 /// while that one is written). A table depends on its cluster alone (its key says so), not
 /// on the navmesh it was written with.
 pub(crate) struct KeptTables {
-    file: std::fs::File,
-    /// Where each key's lengths start in the file, and its entrance count.
-    by_key: rustc_hash::FxHashMap<u64, (u64, usize)>,
+    pack: PackReader,
+    /// Each key's chunk and entrance count.
+    by_key: rustc_hash::FxHashMap<u64, (u32, usize)>,
 }
 
 impl KeptTables {
-    /// The last stage's tables, checked whole against the checksum; None when the file is
-    /// missing, cut short or damaged (every table is then searched).
+    /// The last stage's tables, every chunk checked; None when the pack is missing, cut short
+    /// or damaged (every table is then searched).
     pub(crate) fn open(layout: &BakeLayout) -> Option<KeptTables> {
-        use std::os::unix::fs::FileExt;
-        let file = std::fs::File::open(layout.cluster_lengths()).ok()?;
-        let len = file.metadata().ok()?.len();
-        let end = len.checked_sub(16).filter(|&e| e >= 8)?;
-        let mut hash = xxhash_rust::xxh3::Xxh3::new();
-        let mut buf = vec![0u8; 1 << 20];
-        let mut at = 0;
-        while at < end + 8 {
-            let n = (end + 8 - at).min(buf.len() as u64) as usize;
-            file.read_exact_at(&mut buf[..n], at).ok()?;
-            if at == 0 && &buf[..8] != CLUSTER_LENGTHS {
-                return None;
-            }
-            hash.update(&buf[..n]);
-            at += n as u64;
-        }
-        let mut tail = [0u8; 16];
-        file.read_exact_at(&mut tail, end).ok()?;
-        let word = |k: usize| u64::from_le_bytes(tail[k..k + 8].try_into().unwrap());
-        if hash.digest() != word(8) {
+        let pack = PackReader::open(layout.cluster_lengths(), LENGTHS_KIND).ok()?;
+        pack.verify().ok()?;
+        let index = pack.read(INDEX).ok()?;
+        if index.len() % 12 != 0 {
             return None;
         }
-        let mut by_key = rustc_hash::FxHashMap::default();
-        let mut at = 8u64;
-        for _ in 0..word(0) {
-            let mut head = [0u8; 12];
-            file.read_exact_at(&mut head, at).ok()?;
-            let key = u64::from_le_bytes(head[..8].try_into().unwrap());
-            let n = u32::from_le_bytes(head[8..].try_into().unwrap()) as u64;
-            let first = at + 12;
-            at = first.checked_add(n.checked_mul(n)?.checked_mul(4)?)?;
-            if at > end {
-                return None;
-            }
-            by_key.insert(key, (first, n as usize));
-        }
-        (at == end).then_some(KeptTables { file, by_key })
+        let by_key = index
+            .chunks_exact(12)
+            .enumerate()
+            .map(|(c, e)| {
+                let key = u64::from_le_bytes(e[..8].try_into().unwrap());
+                let n = u32::from_le_bytes(e[8..].try_into().unwrap()) as usize;
+                (key, (c as u32, n))
+            })
+            .collect();
+        Some(KeptTables { pack, by_key })
     }
 }
 
 impl tessera_navgraph::KeptLengths for KeptTables {
     fn kept(&self, key: u64, n: usize) -> Option<Vec<f32>> {
-        use std::os::unix::fs::FileExt;
-        let &(first, m) = self.by_key.get(&key)?;
-        if m != n {
-            return None;
-        }
-        let mut b = vec![0u8; 4 * n * n];
-        self.file.read_exact_at(&mut b, first).ok()?;
-        Some(
+        let &(chunk, m) = self.by_key.get(&key)?;
+        let b = self.pack.read(chunk).ok().filter(|_| m == n)?;
+        (b.len() == 4 * n * n).then(|| {
             b.chunks_exact(4)
                 .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
-                .collect(),
-        )
+                .collect()
+        })
     }
 }
 
 /// This stage's tables of lengths, written to `work/cluster-lengths.bin` as the hierarchy
-/// makes or takes them.
+/// makes or takes them, and the index of their keys and entrance counts.
 struct TablesWriter {
-    file: tessera_store::AtomicFile,
-    hash: xxhash_rust::xxh3::Xxh3,
-    count: u64,
-}
-
-impl TablesWriter {
-    fn write(&mut self, bytes: &[u8]) -> Result<(), tessera_store::StoreError> {
-        self.hash.update(bytes);
-        self.file.write_all(bytes)
-    }
+    pack: PackWriter,
+    index: Vec<u8>,
 }
 
 /// The hierarchy's tables of lengths for one polygon stage: the last stage's, opened on a
@@ -544,10 +506,7 @@ pub(crate) struct ClusterTables {
 impl ClusterTables {
     /// With `last` (a rebake), the last stage's tables are opened too.
     pub(crate) fn open(layout: &BakeLayout, last: bool) -> Result<Arc<ClusterTables>, BakeError> {
-        let mut file = tessera_store::AtomicFile::create(layout.cluster_lengths())?;
-        file.write_all(CLUSTER_LENGTHS)?;
-        let mut hash = xxhash_rust::xxh3::Xxh3::new();
-        hash.update(CLUSTER_LENGTHS);
+        let pack = PackWriter::create(layout.cluster_lengths(), LENGTHS_KIND, &[])?;
         let opening = last.then(|| {
             let layout = layout.clone();
             std::thread::spawn(move || KeptTables::open(&layout))
@@ -556,9 +515,8 @@ impl ClusterTables {
             opening: std::sync::Mutex::new(opening),
             tables: std::sync::OnceLock::new(),
             next: std::sync::Mutex::new(Some(TablesWriter {
-                file,
-                hash,
-                count: 0,
+                pack,
+                index: Vec::new(),
             })),
         }))
     }
@@ -572,8 +530,8 @@ impl ClusterTables {
             .as_ref()
     }
 
-    /// Puts this stage's file in place: before the navmesh (a table is checked by its key
-    /// and the file by its checksum, so neither needs the other), unsynced like the caches.
+    /// Puts this stage's pack in place: before the navmesh (a table is checked by its key and
+    /// the pack by its checksums, so neither needs the other), unsynced like every pack.
     pub(crate) fn commit(&self) -> Result<(), BakeError> {
         let Some(mut w) = self
             .next
@@ -583,10 +541,8 @@ impl ClusterTables {
         else {
             return Ok(());
         };
-        w.write(&w.count.to_le_bytes())?;
-        let sum = w.hash.digest();
-        w.file.write_all(&sum.to_le_bytes())?;
-        w.file.commit_unsynced()?;
+        w.pack.append(INDEX, &w.index)?;
+        w.pack.finish()?;
         Ok(())
     }
 }
@@ -606,14 +562,14 @@ impl tessera_navgraph::KeptLengths for SharedTables {
         };
         let n = (table.len() as f64).sqrt() as usize;
         debug_assert_eq!(n * n, table.len());
-        let mut b = Vec::with_capacity(12 + 4 * table.len());
-        b.extend_from_slice(&key.to_le_bytes());
-        b.extend_from_slice(&(n as u32).to_le_bytes());
-        table
-            .iter()
-            .for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
-        w.count += 1;
-        w.write(&b).map_err(std::io::Error::other)
+        let chunk = (w.index.len() / 12) as u32;
+        w.index.extend_from_slice(&key.to_le_bytes());
+        w.index.extend_from_slice(&(n as u32).to_le_bytes());
+        let b: Vec<u8> = table.iter().flat_map(|v| v.to_le_bytes()).collect();
+        // Stored raw: lengths barely compress, and the thread writing the hierarchy pays.
+        w.pack
+            .append_stored(chunk, &b, b.len())
+            .map_err(std::io::Error::other)
     }
 }
 

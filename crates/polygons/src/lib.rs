@@ -63,6 +63,16 @@ pub enum Partition {
     HertelMehlhorn,
 }
 
+/// The bounding box of plan points in cells, `[lo x, lo y, hi x, hi y]` (lows above highs
+/// without a point).
+pub fn extent_of(points: impl IntoIterator<Item = (i32, i32)>) -> [i32; 4] {
+    let mut e = [i32::MAX, i32::MAX, i32::MIN, i32::MIN];
+    for p in points {
+        e = [e[0].min(p.0), e[1].min(p.1), e[2].max(p.0), e[3].max(p.1)];
+    }
+    e
+}
+
 /// A merged region and its contours (outer first, then holes, each group by smallest point).
 #[derive(Clone, Debug)]
 pub struct RegionContours {
@@ -127,11 +137,7 @@ impl RegionContours {
     /// The bounding box of the contours' points in cells, `[lo x, lo y, hi x, hi y]` (lows
     /// above highs for a region without a point).
     pub fn extent(&self) -> [i32; 4] {
-        let mut e = [i32::MAX, i32::MAX, i32::MIN, i32::MIN];
-        for p in self.contours.iter().flat_map(|c| &c.points) {
-            e = [e[0].min(p.0), e[1].min(p.1), e[2].max(p.0), e[3].max(p.1)];
-        }
-        e
+        extent_of(self.contours.iter().flat_map(|c| c.points.iter().copied()))
     }
 
     fn order(&mut self) {
@@ -318,6 +324,16 @@ pub enum Served {
     Kept(SpanKey, Sealed),
 }
 
+impl Served {
+    /// `region` as served when it is already read: the record `take` gives for it, or itself.
+    pub fn of(region: &RegionContours, take: &dyn Fn(SpanKey) -> Option<Sealed>) -> Served {
+        match take(region.id) {
+            Some(record) => Served::Kept(region.id, record),
+            None => Served::Read(region.clone()),
+        }
+    }
+}
+
 /// Where the regions come from: windows of consecutive regions, in region order, as many
 /// times as asked (simplification makes a few passes; the last one polygonizes).
 pub trait RegionSource {
@@ -354,15 +370,7 @@ pub trait RegionSource {
         take: &(dyn Fn(SpanKey) -> Option<Sealed> + Sync),
         f: &mut dyn FnMut(Vec<Served>) -> Result<(), PolygonError>,
     ) -> Result<(), PolygonError> {
-        self.for_each_window(&mut |window| {
-            f(window
-                .iter()
-                .map(|r| match take(r.id) {
-                    Some(record) => Served::Kept(r.id, record),
-                    None => Served::Read(r.clone()),
-                })
-                .collect())
-        })
+        self.for_each_window(&mut |window| f(window.iter().map(|r| Served::of(r, take)).collect()))
     }
 
     /// A flag that, once raised, asks the stream to stop: regions not yet started are
