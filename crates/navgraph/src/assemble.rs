@@ -14,7 +14,6 @@ use std::io::{Seek, Write};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use rustc_hash::FxHashMap as HashMap;
 use tessera_artifacts::{InputPoly, NotchGroups, DETAIL};
 use tessera_navmesh::{Area, Frame, Poly, Stats, NONE};
 use tessera_spill::{Sorter, Spill, SpillWriter};
@@ -80,8 +79,46 @@ pub struct Assembler {
     clusters: ClusterSettings,
     threads: usize,
     kept_lengths: Option<Box<dyn KeptLengths>>,
-    /// Scratch of [`Assembler::add_region`]: a region's directed edges by their vertices.
-    edge_of: HashMap<(u32, u32), u32>,
+    /// Scratch of [`Assembler::add_region`], its room kept from region to region.
+    scratch: RegionScratch,
+}
+
+/// What [`Assembler::add_region`] lays out for one region before writing it.
+#[derive(Default)]
+struct RegionScratch {
+    /// Each polygon's doubled plan area (grid units).
+    twice: Vec<i64>,
+    /// Detail points, world units.
+    detail: Vec<[f32; 3]>,
+    /// Per edge of the region, in polygon order: its polygon, whether it is blocked, the
+    /// neighbour found across it inside the region.
+    owner: Vec<u32>,
+    blocked: Vec<bool>,
+    neis: Vec<u32>,
+    /// Edges by their first vertex: `(last vertex, edge)`, those of vertex `v` from
+    /// `from_start[v]` on.
+    from_start: Vec<u32>,
+    leaving: Vec<(u32, u32)>,
+    poly_verts: Vec<u32>,
+    tris: Vec<[u32; 3]>,
+    boxes: Vec<[f32; 4]>,
+    polys: Vec<Poly>,
+}
+
+impl RegionScratch {
+    fn clear(&mut self) {
+        self.twice.clear();
+        self.detail.clear();
+        self.owner.clear();
+        self.blocked.clear();
+        self.neis.clear();
+        self.from_start.clear();
+        self.leaving.clear();
+        self.poly_verts.clear();
+        self.tris.clear();
+        self.boxes.clear();
+        self.polys.clear();
+    }
 }
 
 /// Every region's data in the order added, the spill files closed; what the passes read.
@@ -188,7 +225,7 @@ impl Assembler {
             clusters: ClusterSettings::default(),
             threads: 1,
             kept_lengths: None,
-            edge_of: HashMap::default(),
+            scratch: RegionScratch::default(),
         })
     }
 
@@ -313,7 +350,10 @@ impl Assembler {
                 detail: "area id out of range",
             });
         }
-        // Validate first: nothing is written for a bad region.
+        // Validate first: nothing is written for a bad region. Each polygon's doubled area
+        // is kept for its record.
+        let mut sc = std::mem::take(&mut self.scratch);
+        sc.clear();
         for (i, p) in polys.iter().enumerate() {
             let bad = |detail| BuildError::Poly {
                 poly: start.poly as usize + i,
@@ -336,59 +376,71 @@ impl Assembler {
             if !p.blocked.is_empty() && p.blocked.len() != p.verts.len() {
                 return Err(bad("blocked flags do not match the edges"));
             }
-            if twice_area(verts, &p.verts) <= 0 {
+            let twice = twice_area(verts, &p.verts);
+            if twice <= 0 {
                 return Err(bad("not counter-clockwise"));
             }
+            sc.twice.push(twice);
         }
         self.verts.extend(verts)?;
-        for d in detail {
-            let w = [d[0] as f64 * cs, d[1] as f64 * cs, d[2] as f64 * ch];
-            self.detail.push(&w.map(|c| c as f32))?;
+        sc.detail.extend(
+            detail
+                .iter()
+                .map(|d| [d[0] as f64 * cs, d[1] as f64 * cs, d[2] as f64 * ch].map(|c| c as f32)),
+        );
+        self.detail.extend(&sc.detail)?;
+        // The region's directed edges (numbered from 0 in polygon order) grouped by their
+        // first vertex, for portals inside it: edge `a -> b` finds its twin `b -> a` among the
+        // edges leaving `b` (a counting sort; of twins alike, the last, as a map keyed by the
+        // pair would keep).
+        sc.from_start.resize(n_in as usize + 2, 0);
+        for (i, p) in polys.iter().enumerate() {
+            for k in 0..p.verts.len() {
+                sc.from_start[p.verts[k] as usize + 2] += 1;
+                sc.owner.push(start.poly + i as u32);
+                sc.blocked.push(p.blocked.get(k).copied().unwrap_or(false));
+            }
         }
-        // Directed edges of the region by their vertices, for portals inside it (the map's
-        // room kept from region to region).
-        let mut edge_of = std::mem::take(&mut self.edge_of);
-        edge_of.clear();
-        edge_of.reserve(polys.iter().map(|p| p.verts.len()).sum());
-        let mut e = start.edge;
+        for v in 2..sc.from_start.len() {
+            sc.from_start[v] += sc.from_start[v - 1];
+        }
+        sc.leaving.resize(sc.owner.len(), (0, 0));
+        let mut e = 0u32;
         for p in polys {
             for k in 0..p.verts.len() {
                 let (a, b) = (p.verts[k], p.verts[(k + 1) % p.verts.len()]);
-                edge_of.insert((a, b), e);
+                let at = &mut sc.from_start[a as usize + 1];
+                sc.leaving[*at as usize] = (b, e);
+                *at += 1;
                 e += 1;
             }
         }
-        let mut neis = vec![NONE; (e - start.edge) as usize];
-        let mut owner_of_edge = Vec::with_capacity(neis.len());
-        let mut blocked_edge = Vec::with_capacity(neis.len());
-        for (i, p) in polys.iter().enumerate() {
-            for k in 0..p.verts.len() {
-                owner_of_edge.push(start.poly + i as u32);
-                blocked_edge.push(p.blocked.get(k).copied().unwrap_or(false));
-            }
-        }
+        // Now `from_start[v]..from_start[v + 1]` are the edges leaving `v`.
+        sc.neis.resize(sc.owner.len(), NONE);
         let mut tri_at = start.tri;
+        let mut el = 0usize;
         for (i, p) in polys.iter().enumerate() {
-            let first = self.poly_verts.len() as u32;
+            let first = start.edge + el as u32;
             let n = p.verts.len();
+            let owner = start.poly + i as u32;
             for k in 0..n {
                 let (a, b) = (p.verts[k], p.verts[(k + 1) % n]);
-                let e = first + k as u32;
-                let el = (e - start.edge) as usize;
-                self.poly_verts.push(&(start.vert + a))?;
-                if blocked_edge[el] {
+                let e = start.edge + el as u32;
+                sc.poly_verts.push(start.vert + a);
+                if sc.blocked[el] {
                     if let Some(stairs) = &mut self.stairs {
-                        let owner = start.poly + i as u32;
                         let (va, vb) = (verts[a as usize], verts[b as usize]);
                         stairs.add(e, owner, region, va, vb)?;
                     }
+                    el += 1;
                     continue;
                 }
-                match edge_of.get(&(b, a)) {
-                    Some(&f) if !blocked_edge[(f - start.edge) as usize] => {
-                        let fl = (f - start.edge) as usize;
-                        if owner_of_edge[fl] != owner_of_edge[el] {
-                            neis[el] = owner_of_edge[fl];
+                let leaving_b = &sc.leaving
+                    [sc.from_start[b as usize] as usize..sc.from_start[b as usize + 1] as usize];
+                match leaving_b.iter().rev().find(|&&(to, _)| to == a) {
+                    Some(&(_, f)) if !sc.blocked[f as usize] => {
+                        if sc.owner[f as usize] != owner {
+                            sc.neis[el] = sc.owner[f as usize];
                         }
                     }
                     _ => {
@@ -403,21 +455,20 @@ impl Assembler {
                             dir,
                             h: [lo[2], hi[2]],
                             edge: e,
-                            owner: start.poly + i as u32,
+                            owner,
                         })?;
                     }
                 }
+                el += 1;
             }
-            for t in &p.tris {
-                let global = |v: u32| {
-                    if v & DETAIL != 0 {
-                        DETAIL | (start.detail + (v & !DETAIL))
-                    } else {
-                        start.vert + v
-                    }
-                };
-                self.tris.push(&t.map(global))?;
-            }
+            let global = |v: u32| {
+                if v & DETAIL != 0 {
+                    DETAIL | (start.detail + (v & !DETAIL))
+                } else {
+                    start.vert + v
+                }
+            };
+            sc.tris.extend(p.tris.iter().map(|t| t.map(global)));
             let mut lo = [f32::INFINITY; 2];
             let mut hi = [f32::NEG_INFINITY; 2];
             for &v in &p.verts {
@@ -432,8 +483,7 @@ impl Assembler {
                 // The detail surface as the file will hold it (world units, f32).
                 let corner = |v: u32| -> [f64; 3] {
                     let w = if v & DETAIL != 0 {
-                        let d = detail[(v & !DETAIL) as usize];
-                        [d[0] as f64 * cs, d[1] as f64 * cs, d[2] as f64 * ch].map(|c| c as f32)
+                        sc.detail[(v & !DETAIL) as usize]
                     } else {
                         to_world(&self.frame, verts[v as usize])
                     };
@@ -441,10 +491,10 @@ impl Assembler {
                 };
                 let tris: Vec<[[f64; 3]; 3]> = p.tris.iter().map(|t| t.map(corner)).collect();
                 let bbox = [lo[0], lo[1], hi[0], hi[1]].map(f64::from);
-                self.off_mesh.offer(start.poly + i as u32, bbox, &tris);
+                self.off_mesh.offer(owner, bbox, &tris);
             }
-            self.boxes.push(&[lo[0], lo[1], hi[0], hi[1]])?;
-            self.polys.push(&Poly {
+            sc.boxes.push([lo[0], lo[1], hi[0], hi[1]]);
+            sc.polys.push(Poly {
                 first,
                 count: n as u32,
                 tri_first: tri_at,
@@ -452,16 +502,20 @@ impl Assembler {
                 link_first: 0,
                 link_count: 0,
                 region,
-                area: (twice_area(verts, &p.verts) as f64 * 0.5 * cs * cs) as f32,
+                area: (sc.twice[i] as f64 * 0.5 * cs * cs) as f32,
                 // Known once the mesh is whole (pass 3b).
                 component: NONE,
                 area_id: area as u32,
-            })?;
+            });
             tri_at += p.tris.len() as u32;
         }
-        self.neis.extend(&neis)?;
+        self.poly_verts.extend(&sc.poly_verts)?;
+        self.tris.extend(&sc.tris)?;
+        self.boxes.extend(&sc.boxes)?;
+        self.polys.extend(&sc.polys)?;
+        self.neis.extend(&sc.neis)?;
         self.regions.push(start);
-        self.edge_of = edge_of;
+        self.scratch = sc;
         Ok(())
     }
 
@@ -514,7 +568,7 @@ impl Assembler {
             clusters,
             threads,
             kept_lengths,
-            edge_of: _,
+            scratch: _,
         } = self;
         let mut input = Spilled {
             frame,
