@@ -249,8 +249,14 @@ impl BakeLayout {
     pub fn polygon_scratch(&self) -> PathBuf {
         self.stages().join("polygons")
     }
-    pub fn contours_spill(&self) -> PathBuf {
-        self.polygon_scratch().join("contours.spill")
+    /// The region journal's contours laid out as words, kept from one polygon stage to the
+    /// next with their index, so that a rebake lays out again only the tiles whose records
+    /// changed (`polygon_inputs`).
+    pub fn contours(&self) -> PathBuf {
+        self.stages().join("contours.words")
+    }
+    pub fn contours_index(&self) -> PathBuf {
+        self.stages().join("contours-index.bin")
     }
     /// Process `p`'s scratch in a distributed polygon stage (process 0 uses the stage's own).
     pub fn polygon_scratch_of(&self, p: u32) -> PathBuf {

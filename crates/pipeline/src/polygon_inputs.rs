@@ -39,12 +39,16 @@ const VERTEX_WORDS: u64 = 4;
 pub(crate) struct JournalRegions {
     file: File,
     path: PathBuf,
+    /// The index kept beside the file for the next stage, if it is kept.
+    kept: Option<PathBuf>,
     /// Regions in id order: id, and their contours' `(offset, words)` in `locations`.
     regions: Vec<(SpanKey, u32, u32)>,
     /// Each region's id and a hash of its contours' words as the journal holds them, in the
     /// order of `regions` ([`RegionSource::contour_keys`]).
     keys: Vec<(SpanKey, u64)>,
     locations: Vec<(u64, u32)>,
+    /// Each contour's hash, beside its location: what is read back is checked against it.
+    hashes: Vec<u64>,
     window_bytes: u64,
     /// Passes served so far.
     passes: u32,
@@ -104,13 +108,158 @@ impl LaidOut {
     }
 }
 
+/// What one tile record of a region journal gave the contour file: the record's digest
+/// ([`Journal::digest`]), its regions and members, and its contours (tile, local region,
+/// first word in the file, words, hash).
+struct TileLaid {
+    digest: u64,
+    regions: Vec<(SpanKey, Vec<(TileCoord, u32)>)>,
+    contours: Vec<(TileCoord, u32, u64, u32, u64)>,
+}
+
+impl TileLaid {
+    fn words(&self) -> u64 {
+        self.contours.iter().map(|c| u64::from(c.3)).sum()
+    }
+}
+
+/// The index of a contour file kept from one polygon stage to the next
+/// (`work/contours-index.bin`, sealed): how many words of the file it describes, and each
+/// tile record's [`TileLaid`].
+struct ContourIndex {
+    words: u64,
+    tiles: HashMap<u32, TileLaid>,
+}
+
+const CONTOUR_INDEX_MAGIC: &[u8; 8] = b"TSCNTIDX";
+const CONTOUR_INDEX_VERSION: u32 = 1;
+
+impl ContourIndex {
+    /// The index at `path`, when it is whole and the file at `spill` holds every word it
+    /// describes; None otherwise (the stage then lays every tile out again).
+    fn read(path: &Path, spill: &Path) -> Option<ContourIndex> {
+        use tessera_artifacts::codec::{unseal, Reader};
+        let bytes = std::fs::read(path).ok()?;
+        let payload = unseal(
+            &bytes,
+            CONTOUR_INDEX_MAGIC,
+            CONTOUR_INDEX_VERSION,
+            "contour index",
+        )
+        .ok()?;
+        let r = &mut Reader::new(payload, "contour index");
+        let words = r.u64().ok()?;
+        if std::fs::metadata(spill).ok()?.len() < words * 4 {
+            return None;
+        }
+        let n = r.count(4 + 8 + 8 + 8).ok()?;
+        let mut tiles = HashMap::with_capacity(n);
+        let coord = |r: &mut Reader| -> Option<TileCoord> {
+            Some(TileCoord {
+                x: r.u32().ok()?,
+                y: r.u32().ok()?,
+            })
+        };
+        for _ in 0..n {
+            let key = r.u32().ok()?;
+            let digest = r.u64().ok()?;
+            let nr = r.count(12 + 8).ok()?;
+            let mut regions = Vec::with_capacity(nr);
+            for _ in 0..nr {
+                let id = SpanKey {
+                    y: r.i32().ok()?,
+                    x: r.i32().ok()?,
+                    zmax: r.u32().ok()?,
+                };
+                let nm = r.count(12).ok()?;
+                let mut members = Vec::with_capacity(nm);
+                for _ in 0..nm {
+                    members.push((coord(r)?, r.u32().ok()?));
+                }
+                regions.push((id, members));
+            }
+            let nc = r.count(8 + 4 + 8 + 4 + 8).ok()?;
+            let mut contours = Vec::with_capacity(nc);
+            for _ in 0..nc {
+                let c = (
+                    coord(r)?,
+                    r.u32().ok()?,
+                    r.u64().ok()?,
+                    r.u32().ok()?,
+                    r.u64().ok()?,
+                );
+                if c.2 + u64::from(c.3) > words {
+                    return None;
+                }
+                contours.push(c);
+            }
+            tiles.insert(
+                key,
+                TileLaid {
+                    digest,
+                    regions,
+                    contours,
+                },
+            );
+        }
+        (r.remaining() == 0).then_some(ContourIndex { words, tiles })
+    }
+
+    /// Writes the index of a file of `words` words laid out as `tiles` say to `path`.
+    fn write(path: &Path, words: u64, tiles: &[(u32, TileLaid)]) -> Result<(), BakeError> {
+        let mut w = tessera_artifacts::codec::Writer::sealed(0);
+        w.u64(words);
+        w.u64(tiles.len() as u64);
+        for (key, t) in tiles {
+            w.u32(*key);
+            w.u64(t.digest);
+            w.u64(t.regions.len() as u64);
+            for (id, members) in &t.regions {
+                w.i32(id.y);
+                w.i32(id.x);
+                w.u32(id.zmax);
+                w.u64(members.len() as u64);
+                for (tile, local) in members {
+                    w.u32(tile.x);
+                    w.u32(tile.y);
+                    w.u32(*local);
+                }
+            }
+            w.u64(t.contours.len() as u64);
+            for &(tile, region, at, len, hash) in &t.contours {
+                w.u32(tile.x);
+                w.u32(tile.y);
+                w.u32(region);
+                w.u64(at);
+                w.u32(len);
+                w.u64(hash);
+            }
+        }
+        let bytes = w.seal(CONTOUR_INDEX_MAGIC, CONTOUR_INDEX_VERSION);
+        tessera_store::write_atomic(path, &bytes)?;
+        Ok(())
+    }
+}
+
+/// Removes `path`; its absence is no error.
+fn remove_if_there(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 impl JournalRegions {
     /// Indexes `journal_path` (a complete region journal), copying its contours to `path`:
     /// those of every region, or with `part`, those of the regions whose ids lie in it (one
-    /// process's share of a distributed polygon stage, [`RegionPart`]).
+    /// process's share of a distributed polygon stage, [`RegionPart`]). With `kept` (a whole
+    /// journal only), `path` and the index at `kept` are kept for the next stage, and a tile
+    /// record the last stage indexed there unchanged ([`Journal::digest`]) is taken from them
+    /// without being read: its contours are where the last stage wrote them.
     pub(crate) fn open(
         journal_path: &Path,
         path: &Path,
+        kept: Option<&Path>,
         window_bytes: u64,
         progress: &Progress,
         interrupt: Option<Arc<AtomicBool>>,
@@ -125,16 +274,45 @@ impl JournalRegions {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
-        let mut out = SpillWriter::<u32>::create(path).map_err(io)?;
+        let kept = kept.filter(|_| part.is_none());
+        let keys = journal.keys();
+        let digests: Vec<u64> = keys.iter().map(|&k| journal.digest(k)).collect();
+        // The last stage's tiles, taken when their records did not change; all made again when
+        // the file holds more than twice what would be taken (the rest is left behind).
+        let (mut last, mut out) = match kept.and_then(|index| ContourIndex::read(index, path)) {
+            Some(index) => {
+                let taken: u64 = (keys.iter().zip(&digests))
+                    .filter_map(|(k, &d)| index.tiles.get(k).filter(|t| t.digest == d))
+                    .map(TileLaid::words)
+                    .sum();
+                if index.words > 2 * taken + (1 << 20) {
+                    (HashMap::new(), None)
+                } else {
+                    let out = SpillWriter::<u32>::append_after(path, index.words).map_err(io)?;
+                    (index.tiles, Some(out))
+                }
+            }
+            None => (HashMap::new(), None),
+        };
+        let mut out = match out.take() {
+            Some(out) => out,
+            None => {
+                // The index goes before the file it describes is cut.
+                if let Some(index) = kept {
+                    remove_if_there(index).map_err(|e| BakeError::Io(StoreError::io(index, e)))?;
+                }
+                SpillWriter::<u32>::create(path).map_err(io)?
+            }
+        };
         let mut owner: rustc_hash::FxHashMap<(TileCoord, u32), SpanKey> = Default::default();
         let mut found: Vec<(TileCoord, u32, u64, u32, u64)> = Vec::new();
-        let keys = journal.keys();
+        let mut index = Vec::new();
         progress.phase(STAGE, "contours", keys.len() as u64);
         // Tiles decoded, and their contours laid out as words and hashed, in parallel a small
         // group at a time (a few tiles' contours in memory), then written in tile order.
         let group = 16 * rayon::current_num_threads();
         let mut done = 0;
-        for keys in keys.chunks(group) {
+        for (keys, digests) in keys.chunks(group).zip(digests.chunks(group)) {
             if interrupt
                 .as_ref()
                 .is_some_and(|i| i.load(Ordering::Relaxed))
@@ -143,36 +321,63 @@ impl JournalRegions {
             }
             progress.advance(STAGE, done as u64);
             done += keys.len();
-            let batches: Vec<Result<LaidOut, BakeError>> = keys
-                .par_iter()
-                .map(|&key| {
+            let taken = |key: u32, digest: u64| last.get(&key).is_some_and(|t| t.digest == digest);
+            let batches: Vec<Result<Option<LaidOut>, BakeError>> = (keys.par_iter().zip(digests))
+                .map(|(&key, &digest)| {
+                    if taken(key, digest) {
+                        return Ok(None);
+                    }
                     let batch = RegionBatch::decode(&journal.read(key)?)
                         .map_err(|e| corrupt(format!("tile {key}: {e}")))?;
-                    Ok(LaidOut::of(batch))
+                    Ok(Some(LaidOut::of(batch)))
                 })
                 .collect();
-            for batch in batches {
-                let LaidOut {
-                    regions,
-                    words,
-                    contours,
-                } = batch?;
-                for (id, members) in regions {
-                    for m in members {
-                        owner.insert(m, id);
+            for ((&key, &digest), batch) in keys.iter().zip(digests).zip(batches) {
+                let tile = match batch? {
+                    None => last.remove(&key).expect("a tile taken is in the index"),
+                    Some(LaidOut {
+                        regions,
+                        words,
+                        contours,
+                    }) => {
+                        let base = out.len();
+                        out.extend(&words).map_err(io)?;
+                        let contours = contours
+                            .into_iter()
+                            .map(|(tile, region, at, len, hash)| {
+                                (tile, region, base + at, len, hash)
+                            })
+                            .collect();
+                        TileLaid {
+                            digest,
+                            regions,
+                            contours,
+                        }
+                    }
+                };
+                for (id, members) in &tile.regions {
+                    for &m in members {
+                        owner.insert(m, *id);
                     }
                 }
-                let base = out.len();
-                out.extend(&words).map_err(io)?;
-                for (tile, region, at, len, hash) in contours {
-                    found.push((tile, region, base + at, len, hash));
+                found.extend(tile.contours.iter().copied());
+                if kept.is_some() {
+                    index.push((key, tile));
                 }
             }
         }
+        drop(last);
         let spill: Spill<u32> = out.finish().map_err(io)?;
-        // Contours by region id, then by where they were written (the order they were made in).
-        let mut placed: Vec<(SpanKey, u64, u32, u64)> = Vec::with_capacity(found.len());
-        for (tile, local, at, words, hash) in found {
+        if let Some(at) = kept {
+            // The file's words durable before the index that names them.
+            File::open(path).and_then(|f| f.sync_data()).map_err(io)?;
+            ContourIndex::write(at, spill.len(), &index)?;
+        }
+        drop(index);
+        // Contours by region id, then in the order they were made in (tile by tile): where
+        // they were written no longer tells, once a file is appended to.
+        let mut placed: Vec<(SpanKey, u64, u64, u32, u64)> = Vec::with_capacity(found.len());
+        for (seq, (tile, local, at, words, hash)) in found.into_iter().enumerate() {
             let Some(&id) = owner.get(&(tile, local)) else {
                 return Err(corrupt(
                     PolygonError::Orphan {
@@ -184,7 +389,7 @@ impl JournalRegions {
                 ));
             };
             if part.is_none_or(|p| p.holds(id)) {
-                placed.push((id, at, words, hash));
+                placed.push((id, seq as u64, at, words, hash));
             }
         }
         drop(owner);
@@ -192,7 +397,7 @@ impl JournalRegions {
         let mut regions: Vec<(SpanKey, u32, u32)> = Vec::new();
         let mut locations = Vec::with_capacity(placed.len());
         let mut hashes = Vec::with_capacity(placed.len());
-        for (id, at, words, hash) in placed {
+        for (id, _, at, words, hash) in placed {
             match regions.last_mut() {
                 Some(last) if last.0 == id => last.2 += 1,
                 _ => regions.push((id, locations.len() as u32, 1)),
@@ -218,9 +423,11 @@ impl JournalRegions {
         Ok(JournalRegions {
             file,
             path: spill.path().to_path_buf(),
+            kept: kept.map(Path::to_path_buf),
             regions,
             keys,
             locations,
+            hashes,
             window_bytes: window_bytes.max(1),
             passes: 0,
             failure: None,
@@ -278,10 +485,24 @@ impl JournalRegions {
     fn read_region(&self, r: usize) -> std::io::Result<RegionContours> {
         let (id, first, count) = self.regions[r];
         let mut contours = Vec::with_capacity(count as usize);
-        for &(at, words) in &self.locations[first as usize..(first + count) as usize] {
+        let range = first as usize..(first + count) as usize;
+        for (&(at, words), &hash) in self.locations[range.clone()]
+            .iter()
+            .zip(&self.hashes[range])
+        {
             let mut buf = vec![0u32; words as usize];
             self.file
                 .read_exact_at(bytemuck::cast_slice_mut(&mut buf), at * 4)?;
+            if xxhash_rust::xxh3::xxh3_64(bytemuck::cast_slice(&buf)) != hash {
+                // Damaged since it was written: not taken again by the next stage either.
+                if let Some(index) = &self.kept {
+                    let _ = std::fs::remove_file(index);
+                }
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("a contour of region {id:?} does not match its hash (damaged)"),
+                ));
+            }
             let n = buf[4] as usize;
             let v = &buf[HEADER_WORDS as usize..];
             contours.push(Contour {
@@ -301,9 +522,11 @@ impl JournalRegions {
         Ok(RegionContours::new(id, contours))
     }
 
-    /// Deletes the scratch file.
+    /// Deletes the scratch file, unless it is kept for the next stage.
     pub(crate) fn remove(self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.kept.is_none() {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -635,5 +858,162 @@ impl SpanHeights {
     /// The first error met reading the floors back (heights were missing from then on).
     pub(crate) fn take_failure(&self) -> Option<BakeError> {
         self.lock().failed.take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_artifacts::{MergedRegion, NO_NEIGHBOUR};
+
+    fn square(tile: TileCoord, region: u32, x0: i32, side: i32) -> Contour {
+        Contour {
+            tile,
+            region,
+            level: 0,
+            points: vec![(x0, 0), (x0 + side, 0), (x0 + side, side), (x0, side)],
+            heights: vec![3; 4],
+            neighbours: vec![NO_NEIGHBOUR; 4],
+        }
+    }
+
+    /// A region journal of four tiles, each with a square region of its own; the region of
+    /// tiles 1 and 2 spans both (one contour in each). `side` sizes tile 2's squares.
+    fn journal(path: &Path, side: i32) {
+        let _ = std::fs::remove_file(path);
+        let mut j = Journal::open(path, crate::REGIONS_KIND, 7, b"grid").unwrap();
+        for k in 0..4u32 {
+            let tile = TileCoord { x: k, y: 0 };
+            let s = if k == 2 { side } else { 2 };
+            let mut regions = vec![MergedRegion {
+                id: SpanKey {
+                    y: 0,
+                    x: 10 * k as i32,
+                    zmax: 3,
+                },
+                spans: 4,
+                zmin: 3,
+                zmax: 3,
+                members: vec![(tile, 0)],
+            }];
+            let mut contours = vec![square(tile, 0, 10 * k as i32, s)];
+            if k == 1 {
+                regions.push(MergedRegion {
+                    id: SpanKey {
+                        y: 5,
+                        x: 0,
+                        zmax: 3,
+                    },
+                    spans: 8,
+                    zmin: 3,
+                    zmax: 3,
+                    members: vec![(tile, 1), (TileCoord { x: 2, y: 0 }, 1)],
+                });
+            }
+            if k == 1 || k == 2 {
+                contours.push(square(tile, 1, 10 * k as i32 + 5, s));
+            }
+            let batch = RegionBatch {
+                regions,
+                contours,
+                closings: Vec::new(),
+            };
+            let raw = batch.encode();
+            j.append_stored(k, &tessera_store::compress(&raw), raw.len())
+                .unwrap();
+        }
+        j.finish().unwrap();
+    }
+
+    fn open(journal: &Path, words: &Path, kept: Option<&Path>) -> JournalRegions {
+        JournalRegions::open(
+            journal,
+            words,
+            kept,
+            1 << 20,
+            &Progress::quiet(),
+            None,
+            None,
+        )
+        .unwrap()
+    }
+
+    /// Every region served, and the contour keys, as text.
+    fn served(source: &mut JournalRegions) -> Result<String, PolygonError> {
+        let mut all = Vec::new();
+        source.for_each_window(&mut |w| {
+            all.extend(w.iter().cloned());
+            Ok(())
+        })?;
+        Ok(format!("{all:?} {:?}", source.contour_keys()))
+    }
+
+    #[test]
+    fn a_kept_contour_file_takes_unchanged_tiles_unread_and_lays_out_the_changed_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let (j, words, index) = (d.join("regions"), d.join("words"), d.join("index"));
+        let len = || std::fs::metadata(d.join("words")).unwrap().len();
+        // Made afresh, without an index: what every open must serve.
+        let fresh = |side: i32| {
+            journal(&j, side);
+            let mut s = open(&j, &d.join("fresh"), None);
+            let text = served(&mut s).unwrap();
+            s.remove();
+            assert!(!d.join("fresh").exists(), "scratch removed");
+            text
+        };
+        let (before, after) = (fresh(2), fresh(3));
+        assert_ne!(before, after);
+        journal(&j, 2);
+        let mut s = open(&j, &words, Some(&index));
+        assert_eq!(served(&mut s).unwrap(), before);
+        s.remove();
+        let whole = len();
+        assert!(index.exists() && whole == 6 * 21 * 4, "kept: {whole} bytes");
+        // Tile 2 changed: its two contours appended, the rest taken where they are.
+        journal(&j, 3);
+        let mut s = open(&j, &words, Some(&index));
+        assert_eq!(served(&mut s).unwrap(), after);
+        assert_eq!(len(), whole + 2 * 21 * 4);
+        // Nothing changed: nothing written.
+        let mut s = open(&j, &words, Some(&index));
+        assert_eq!(served(&mut s).unwrap(), after);
+        assert_eq!(len(), whole + 2 * 21 * 4);
+        drop(s);
+
+        // A word of a taken contour damaged: refused when read, and the index dropped, so
+        // that the next stage lays every tile out again.
+        let mut bytes = std::fs::read(&words).unwrap();
+        bytes[5 * 4] ^= 1;
+        std::fs::write(&words, &bytes).unwrap();
+        let mut s = open(&j, &words, Some(&index));
+        let e = served(&mut s).unwrap_err().to_string();
+        assert!(e.contains("damaged"), "{e}");
+        assert!(!index.exists());
+        let mut s = open(&j, &words, Some(&index));
+        assert_eq!(served(&mut s).unwrap(), after);
+        assert_eq!(len(), whole, "laid out afresh");
+
+        // A damaged index is not taken: every tile laid out again.
+        let mut bytes = std::fs::read(&index).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&index, &bytes).unwrap();
+        journal(&j, 2);
+        let mut s = open(&j, &words, Some(&index));
+        assert_eq!(served(&mut s).unwrap(), before);
+        assert_eq!(len(), whole);
+        // The file cut short of what the index names: laid out again too.
+        journal(&j, 3);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&words)
+            .unwrap()
+            .set_len(whole - 4)
+            .unwrap();
+        let mut s = open(&j, &words, Some(&index));
+        assert_eq!(served(&mut s).unwrap(), after);
+        assert_eq!(len(), whole);
     }
 }

@@ -354,7 +354,8 @@ fn build(
     let mut source = pool.install(|| {
         JournalRegions::open(
             &regions_path,
-            &layout.contours_spill(),
+            &layout.contours(),
+            Some(&layout.contours_index()),
             work / 32,
             progress,
             input.interrupt.cloned(),
@@ -491,7 +492,7 @@ fn build(
         }
     }
     if let Some(e) = source.take_failure() {
-        return Err(BakeError::Io(StoreError::io(&layout.contours_spill(), e)));
+        return Err(BakeError::Io(StoreError::io(&layout.contours(), e)));
     }
     let mut stats = streamed.map_err(|source| BakeError::Polygons {
         path: regions_path.clone(),
@@ -669,6 +670,7 @@ pub(crate) fn polygonize_part(
         JournalRegions::open(
             &regions_path,
             &scratch.join("contours.spill"),
+            None,
             work / 32,
             progress,
             peer.interrupt.cloned(),

@@ -43,6 +43,37 @@ impl<T: Pod> SpillWriter<T> {
         })
     }
 
+    /// Reopens the spill file at `path` to append after its first `keep` records (anything
+    /// past them is cut off); an error when it holds fewer.
+    pub fn append_after(path: impl AsRef<Path>, keep: u64) -> io::Result<SpillWriter<T>> {
+        let path = path.as_ref().to_path_buf();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| with_path(e, &path))?;
+        let bytes = keep * std::mem::size_of::<T>() as u64;
+        let len = file.metadata().map_err(|e| with_path(e, &path))?.len();
+        if len < bytes {
+            return Err(with_path(
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("holds {len} bytes, {bytes} were expected"),
+                ),
+                &path,
+            ));
+        }
+        file.set_len(bytes).map_err(|e| with_path(e, &path))?;
+        let mut out = BufWriter::with_capacity(BUFFER, file);
+        io::Seek::seek(&mut out, io::SeekFrom::Start(bytes)).map_err(|e| with_path(e, &path))?;
+        Ok(SpillWriter {
+            out,
+            path,
+            len: keep,
+            _t: PhantomData,
+        })
+    }
+
     pub fn push(&mut self, record: &T) -> io::Result<()> {
         self.extend(std::slice::from_ref(record))
     }
@@ -440,6 +471,27 @@ impl<T: Pod + Ord> Drop for Sorted<T> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_spill_reopened_keeps_its_first_records_and_appends_after_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a");
+        let mut w = SpillWriter::<u32>::create(&path).unwrap();
+        w.extend(&[1, 2, 3, 4, 5]).unwrap();
+        w.finish().unwrap();
+        // Three kept, the rest cut off, two appended.
+        let mut w = SpillWriter::<u32>::append_after(&path, 3).unwrap();
+        assert_eq!(w.len(), 3);
+        w.extend(&[8, 9]).unwrap();
+        let s = w.finish().unwrap();
+        let back: Vec<u32> = s.iter().unwrap().map(|r| r.unwrap()).collect();
+        assert_eq!(back, [1, 2, 3, 8, 9]);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 20);
+        // More than the file holds: refused, the file left alone.
+        let e = SpillWriter::<u32>::append_after(&path, 6).err().unwrap();
+        assert!(e.to_string().contains("expected"), "{e}");
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 20);
+    }
 
     #[test]
     fn spill_round_trips_in_order_and_by_chunks() {

@@ -799,6 +799,23 @@ impl Journal {
         self.segment(key).map_or(0, |s| s.entries.raw_len(key))
     }
 
+    /// A digest of the record(s) of `key` from their checksums and lengths, known without
+    /// reading them (0: none): records alike in it hold the same bytes, so what was made from
+    /// one may be taken for the other.
+    pub fn digest(&self, key: u32) -> u64 {
+        let records = self.segment(key).map(|s| s.entries.records_of(key));
+        let Some(records) = records.filter(|r| !r.is_empty()) else {
+            return 0;
+        };
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for e in records {
+            h.update(&e.checksum.to_le_bytes());
+            h.update(&e.stored_len.to_le_bytes());
+            h.update(&e.raw_len.to_le_bytes());
+        }
+        h.digest()
+    }
+
     /// Opens a complete journal (a file, or a segmented journal's folder) for reading; an
     /// incomplete one is an error.
     pub fn open_complete(path: impl AsRef<Path>, kind: &[u8; 8]) -> Result<Journal, StoreError> {
