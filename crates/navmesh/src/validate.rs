@@ -297,6 +297,11 @@ fn reflex_corner(m: &ArchivedNavMesh, first: u32, count: u32) -> Option<u32> {
             let (a, b, c) = (plan(k), plan(k + 1), plan(k + 2));
             let (e, f) = ([b[0] - a[0], b[1] - a[1]], [c[0] - b[0], c[1] - b[1]]);
             let cross = e[0] * f[1] - e[1] * f[0];
+            // A left turn or a straight corner is no reflex one: the bound below is never
+            // above zero (most corners end here, without the square roots).
+            if cross >= 0.0 {
+                return false;
+            }
             let reach = [a, b, c]
                 .iter()
                 .flatten()
