@@ -8,6 +8,9 @@
 //! Out of core: each candidate edge is sorted twice by the grid cell (of size `r`) of its
 //! first and of its last end; a sweep over the sorted cells keeps three rows of last ends and
 //! matches every first end against the 3 x 3 cells around it. Memory: three rows of edges.
+//! When every candidate fit in the sorter's memory, the rows are laid out in place instead
+//! (each record swapped into its row, then each row sorted by column) and matched the same
+//! way, without sorting the whole and merging its parts.
 
 use std::collections::VecDeque;
 use std::io;
@@ -139,66 +142,66 @@ impl StairLinks {
             let (dx, dy) = ((p[0] - q[0]) as i64, (p[1] - q[1]) as i64);
             dx * dx + dy * dy < r * r && (p[2] - q[2]).abs() <= climb
         };
-        // Rows of records in order, each with whether it has been matched; a row is matched
-        // once the rows on both sides of it are loaded.
-        type Rows = VecDeque<(i32, Vec<GapEdge>, bool)>;
-        let mut rows: Rows = VecDeque::new();
-        let mut match_row = |rows: &Rows, y: i32| {
-            let Some((_, row, _)) = rows.iter().find(|(ry, _, _)| *ry == y) else {
-                return;
-            };
-            // The rows around (this one included), each sorted by cell, with a cursor at the
-            // first record of the three columns round the record matched: the records of a
-            // row come in column order, so the cursors only move on.
-            let mut around: [(&[GapEdge], usize); 3] = [(&[], 0); 3];
-            for (slot, (_, other, _)) in around
-                .iter_mut()
-                .zip(rows.iter().filter(|(ry, _, _)| (ry - y).abs() <= 1))
-            {
-                *slot = (other, 0);
-            }
-            for e in row.iter().filter(|e| e.role == 0) {
-                for (other, lo) in around.iter_mut() {
-                    while other.get(*lo).is_some_and(|f| f.cell[1] < e.cell[1] - 1) {
-                        *lo += 1;
-                    }
-                    for f in other[*lo..]
+        let sorted = match self.sorted.into_memory() {
+            Ok(mut edges) => {
+                // Every candidate in memory: laid out row by row, each row in column order
+                // (rows placed in place, then each sorted alone), and every row matched
+                // against the rows beside it, without merging sorted parts.
+                let rows = by_rows(&mut edges);
+                let mut records = 0;
+                for (k, &(y, ref range)) in rows.iter().enumerate() {
+                    tick_record(report, &mut records, None)?;
+                    let around: Vec<&[GapEdge]> = rows
+                        [k.saturating_sub(1)..(k + 2).min(rows.len())]
                         .iter()
-                        .take_while(|f| f.cell[1] <= e.cell[1] + 1)
-                    {
-                        if f.role == 1 && f.region != e.region && near(e.a, f.b) && near(e.b, f.a) {
-                            found.push((e.owner, f.owner, e.edge, e.a, e.b));
+                        .filter(|(ry, _)| (ry - y).abs() <= 1)
+                        .map(|(_, other)| &edges[other.clone()])
+                        .collect();
+                    match_row(&edges[range.clone()], &around, &near, &mut found);
+                }
+                None
+            }
+            Err(sorter) => Some(sorter.finish_on(threads)?),
+        };
+        if let Some(mut sorted) = sorted {
+            // Rows of records in order, each with whether it has been matched; a row is
+            // matched once the rows on both sides of it are loaded.
+            type Rows = VecDeque<(i32, Vec<GapEdge>, bool)>;
+            let mut rows: Rows = VecDeque::new();
+            let mut records = 0;
+            loop {
+                tick_record(report, &mut records, None)?;
+                let rec = sorted.next_record()?;
+                let y = rec.map(|r| r.cell[0]);
+                if y.is_none() || rows.back().is_none_or(|(ry, _, _)| Some(*ry) != y) {
+                    // A new row (or the end): rows two or more before it have both
+                    // neighbours.
+                    let ready: Vec<i32> = rows
+                        .iter()
+                        .filter(|(ry, _, done)| !done && y.is_none_or(|y| *ry < y - 1))
+                        .map(|(ry, _, _)| *ry)
+                        .collect();
+                    for ry in ready {
+                        if let Some((_, row, _)) = rows.iter().find(|(y2, _, _)| *y2 == ry) {
+                            let around: Vec<&[GapEdge]> = rows
+                                .iter()
+                                .filter(|(y2, _, _)| (y2 - ry).abs() <= 1)
+                                .map(|(_, other, _)| other.as_slice())
+                                .collect();
+                            match_row(row, &around, &near, &mut found);
+                        }
+                        if let Some(r) = rows.iter_mut().find(|(y2, _, _)| *y2 == ry) {
+                            r.2 = true;
                         }
                     }
-                }
-            }
-        };
-        let mut sorted = self.sorted.finish_on(threads)?;
-        let mut records = 0;
-        loop {
-            tick_record(report, &mut records, None)?;
-            let rec = sorted.next_record()?;
-            let y = rec.map(|r| r.cell[0]);
-            if y.is_none() || rows.back().is_none_or(|(ry, _, _)| Some(*ry) != y) {
-                // A new row (or the end): rows two or more before it have both neighbours.
-                let ready: Vec<i32> = rows
-                    .iter()
-                    .filter(|(ry, _, done)| !done && y.is_none_or(|y| *ry < y - 1))
-                    .map(|(ry, _, _)| *ry)
-                    .collect();
-                for ry in ready {
-                    match_row(&rows, ry);
-                    if let Some(r) = rows.iter_mut().find(|(y2, _, _)| *y2 == ry) {
-                        r.2 = true;
+                    let Some(y) = y else { break };
+                    while rows.front().is_some_and(|(ry, _, _)| *ry < y - 2) {
+                        rows.pop_front();
                     }
+                    rows.push_back((y, Vec::new(), false));
                 }
-                let Some(y) = y else { break };
-                while rows.front().is_some_and(|(ry, _, _)| *ry < y - 2) {
-                    rows.pop_front();
-                }
-                rows.push_back((y, Vec::new(), false));
+                rows.back_mut().unwrap().1.push(rec.unwrap());
             }
-            rows.back_mut().unwrap().1.push(rec.unwrap());
         }
         // One link per ordered pair of polygons: the one over the smallest edge.
         found.sort_unstable();
@@ -208,6 +211,88 @@ impl StairLinks {
             .map(|(from, to, _, a, b)| (from, to, a, b, STAIR))
             .collect())
     }
+}
+
+/// Matches every first end filed in `row` against the last ends filed in the rows `around`
+/// (this one and those beside it, each in column order) in the 3 x 3 cells around it: a
+/// link for each facing edge of another region whose ends are `near` this edge's.
+fn match_row(
+    row: &[GapEdge],
+    around: &[&[GapEdge]],
+    near: &impl Fn([i32; 3], [i32; 3]) -> bool,
+    found: &mut Vec<FoundLink>,
+) {
+    // A cursor per row at the first record of the three columns round the record matched:
+    // the records of a row come in column order, so the cursors only move on.
+    let mut cursors: Vec<(&[GapEdge], usize)> = around.iter().map(|&r| (r, 0)).collect();
+    for e in row.iter().filter(|e| e.role == 0) {
+        for (other, lo) in cursors.iter_mut() {
+            while other.get(*lo).is_some_and(|f| f.cell[1] < e.cell[1] - 1) {
+                *lo += 1;
+            }
+            for f in other[*lo..]
+                .iter()
+                .take_while(|f| f.cell[1] <= e.cell[1] + 1)
+            {
+                if f.role == 1 && f.region != e.region && near(e.a, f.b) && near(e.b, f.a) {
+                    found.push((e.owner, f.owner, e.edge, e.a, e.b));
+                }
+            }
+        }
+    }
+}
+
+/// Reorders `edges` by rows of cells, each row in column order; returns the rows that hold
+/// any, ascending: each row's `y` and its range of `edges`. Rows are placed in place (a
+/// counting sort that swaps each record into its row) when there are no more rows between
+/// the first and the last than records; otherwise all are sorted by cell.
+fn by_rows(edges: &mut [GapEdge]) -> Vec<(i32, std::ops::Range<usize>)> {
+    let Some((lo, hi)) = edges.iter().map(|e| e.cell[0]).fold(None, |m, y| match m {
+        None => Some((y, y)),
+        Some((lo, hi)) => Some((y.min(lo), y.max(hi))),
+    }) else {
+        return Vec::new();
+    };
+    let span = (i64::from(hi) - i64::from(lo) + 1) as u64;
+    if span > edges.len() as u64 {
+        edges.sort_unstable_by_key(|e| (e.cell[0], e.cell[1]));
+    } else {
+        let row = |e: &GapEdge| (e.cell[0] - lo) as usize;
+        let mut start = vec![0usize; span as usize + 1];
+        for e in edges.iter() {
+            start[row(e) + 1] += 1;
+        }
+        for r in 0..span as usize {
+            start[r + 1] += start[r];
+        }
+        // Each row's next free slot; a record taken from a slot is swapped along into its
+        // own row until the one that belongs in the slot comes back.
+        let mut next = start.clone();
+        for r in 0..span as usize {
+            while next[r] < start[r + 1] {
+                let mut e = edges[next[r]];
+                let mut t = row(&e);
+                while t != r {
+                    std::mem::swap(&mut e, &mut edges[next[t]]);
+                    next[t] += 1;
+                    t = row(&e);
+                }
+                edges[next[r]] = e;
+                next[r] += 1;
+            }
+        }
+        for r in 0..span as usize {
+            edges[start[r]..start[r + 1]].sort_unstable_by_key(|e| e.cell[1]);
+        }
+    }
+    let mut rows: Vec<(i32, std::ops::Range<usize>)> = Vec::new();
+    for (i, e) in edges.iter().enumerate() {
+        match rows.last_mut() {
+            Some((y, range)) if *y == e.cell[0] => range.end = i + 1,
+            _ => rows.push((e.cell[0], i..i + 1)),
+        }
+    }
+    rows
 }
 
 #[cfg(test)]

@@ -297,6 +297,16 @@ impl<T: Pod + Ord> Sorter<T> {
         self.runs.len()
     }
 
+    /// The records, unsorted, when none was written to disk (they all fit in memory): for a
+    /// caller that orders them its own way. Otherwise the sorter, to be finished.
+    pub fn into_memory(self) -> Result<Vec<T>, Sorter<T>> {
+        if self.runs.is_empty() {
+            Ok(self.buf)
+        } else {
+            Err(self)
+        }
+    }
+
     /// The records in order (equal records in an unspecified order: make the records' `Ord`
     /// total where order matters).
     pub fn finish(mut self) -> io::Result<Sorted<T>> {
