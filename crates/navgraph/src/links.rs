@@ -150,7 +150,10 @@ impl StairLinks {
                 let rows = by_rows(&mut edges);
                 let mut records = 0;
                 for (k, &(y, ref range)) in rows.iter().enumerate() {
-                    tick_record(report, &mut records, None)?;
+                    // A heartbeat every so many records, as the sweep below gives.
+                    for _ in range.clone() {
+                        tick_record(report, &mut records, None)?;
+                    }
                     let around: Vec<&[GapEdge]> = rows
                         [k.saturating_sub(1)..(k + 2).min(rows.len())]
                         .iter()

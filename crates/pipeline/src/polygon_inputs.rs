@@ -149,7 +149,7 @@ impl ContourIndex {
         .ok()?;
         let r = &mut Reader::new(payload, "contour index");
         let words = r.u64().ok()?;
-        if std::fs::metadata(spill).ok()?.len() < words * 4 {
+        if std::fs::metadata(spill).ok()?.len() < words.checked_mul(4)? {
             return None;
         }
         let n = r.count(4 + 8 + 8 + 8).ok()?;
@@ -188,7 +188,7 @@ impl ContourIndex {
                     r.u32().ok()?,
                     r.u64().ok()?,
                 );
-                if c.2 + u64::from(c.3) > words {
+                if c.2.checked_add(u64::from(c.3))? > words {
                     return None;
                 }
                 contours.push(c);
@@ -334,7 +334,10 @@ impl JournalRegions {
                 .collect();
             for ((&key, &digest), batch) in keys.iter().zip(digests).zip(batches) {
                 let tile = match batch? {
-                    None => last.remove(&key).expect("a tile taken is in the index"),
+                    // (Taken once: a key listed twice has more than one record.)
+                    None => last
+                        .remove(&key)
+                        .ok_or_else(|| corrupt(format!("tile {key}: more than one record")))?,
                     Some(LaidOut {
                         regions,
                         words,

@@ -52,7 +52,9 @@ impl<T: Pod> SpillWriter<T> {
             .write(true)
             .open(&path)
             .map_err(|e| with_path(e, &path))?;
-        let bytes = keep * std::mem::size_of::<T>() as u64;
+        let bytes = keep
+            .checked_mul(std::mem::size_of::<T>() as u64)
+            .ok_or_else(|| with_path(io::Error::other("too many records to keep"), &path))?;
         let len = file.metadata().map_err(|e| with_path(e, &path))?.len();
         if len < bytes {
             return Err(with_path(

@@ -928,6 +928,35 @@ mod tests {
     use crate::compress;
 
     #[test]
+    fn a_records_digest_follows_its_bytes_not_its_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, records: &[(u32, Vec<u8>)]| {
+            let mut j = Journal::open(dir.path().join(name), b"TESTKIND", 7, b"f").unwrap();
+            for (k, raw) in records {
+                j.append_stored(*k, &compress(raw), raw.len()).unwrap();
+            }
+            j.finish().unwrap();
+            Journal::open_complete(dir.path().join(name), b"TESTKIND").unwrap()
+        };
+        let a = write(
+            "a",
+            &[(1, vec![5; 300]), (2, vec![6; 40]), (4, vec![7; 40])],
+        );
+        // Other records before it, under another stage key: the same bytes, the same digest.
+        let mut j = Journal::open(dir.path().join("b"), b"TESTKIND", 9, b"g").unwrap();
+        for (k, raw) in [(0u32, vec![1u8; 10]), (2, vec![6; 40]), (4, vec![7; 41])] {
+            j.append_stored(k, &compress(&raw), raw.len()).unwrap();
+        }
+        j.finish().unwrap();
+        let b = Journal::open_complete(dir.path().join("b"), b"TESTKIND").unwrap();
+        assert_eq!(a.digest(2), b.digest(2));
+        assert_ne!(a.digest(4), b.digest(4), "one byte more");
+        assert_ne!(a.digest(1), a.digest(2));
+        assert_eq!((a.digest(3), b.digest(1)), (0, 0), "no record");
+        assert_ne!(a.digest(2), 0);
+    }
+
+    #[test]
     fn journal_recovers_whole_records_after_a_cut() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("j");
