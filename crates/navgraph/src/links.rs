@@ -31,19 +31,18 @@ pub(crate) type GridLink = (u32, u32, [i32; 3], [i32; 3], u32);
 /// A link found over one edge of its source polygon: `(from, to, edge, a, b)`.
 type FoundLink = (u32, u32, u32, [i32; 3], [i32; 3]);
 
-/// Pass 1: the caller's links (stair and off-mesh) and the stair links found by `stairs`
-/// (their candidates sorted on `threads` threads), sorted by source polygon (reachability
+/// Pass 1: the caller's links (stair and off-mesh) and the stair links found by `stairs`,
+/// sorted by source polygon (reachability
 /// looks links up that way), duplicates dropped; every polygon index checked against the
 /// `polygons` added.
 pub(crate) fn gather_links(
     mut links: Vec<GridLink>,
     stairs: Option<StairLinks>,
     polygons: u32,
-    threads: usize,
     report: &mut Report,
 ) -> Result<Vec<GridLink>, BuildError> {
     if let Some(stairs) = stairs {
-        links.extend(stairs.finish(threads, report)?);
+        links.extend(stairs.finish(report)?);
     }
     links.sort_by_key(|l| (l.0, l.1, l.2, l.3, l.4));
     links.dedup();
@@ -126,13 +125,8 @@ impl StairLinks {
     }
 
     /// The links, both directions: `(from polygon, to polygon, crossing segment on the from
-    /// side)`, one per ordered polygon pair (the edge with the smallest index), sorted. The
-    /// candidates, when they fit in memory, are sorted on `threads` threads.
-    pub(crate) fn finish(
-        self,
-        threads: usize,
-        report: &mut Report,
-    ) -> Result<Vec<GridLink>, BuildError> {
+    /// side)`, one per ordered polygon pair (the edge with the smallest index), sorted.
+    pub(crate) fn finish(self, report: &mut Report) -> Result<Vec<GridLink>, BuildError> {
         let (r, climb) = (self.r, self.climb);
         let mut found: Vec<FoundLink> = Vec::new();
         if r <= 0 {
@@ -142,69 +136,9 @@ impl StairLinks {
             let (dx, dy) = ((p[0] - q[0]) as i64, (p[1] - q[1]) as i64);
             dx * dx + dy * dy < r * r && (p[2] - q[2]).abs() <= climb
         };
-        let sorted = match self.sorted.into_memory() {
-            Ok(mut edges) => {
-                // Every candidate in memory: laid out row by row, each row in column order
-                // (rows placed in place, then each sorted alone), and every row matched
-                // against the rows beside it, without merging sorted parts.
-                let rows = by_rows(&mut edges);
-                let mut records = 0;
-                for (k, &(y, ref range)) in rows.iter().enumerate() {
-                    // A heartbeat every so many records, as the sweep below gives.
-                    for _ in range.clone() {
-                        tick_record(report, &mut records, None)?;
-                    }
-                    let around: Vec<&[GapEdge]> = rows
-                        [k.saturating_sub(1)..(k + 2).min(rows.len())]
-                        .iter()
-                        .filter(|(ry, _)| (ry - y).abs() <= 1)
-                        .map(|(_, other)| &edges[other.clone()])
-                        .collect();
-                    match_row(&edges[range.clone()], &around, &near, &mut found);
-                }
-                None
-            }
-            Err(sorter) => Some(sorter.finish_on(threads)?),
-        };
-        if let Some(mut sorted) = sorted {
-            // Rows of records in order, each with whether it has been matched; a row is
-            // matched once the rows on both sides of it are loaded.
-            type Rows = VecDeque<(i32, Vec<GapEdge>, bool)>;
-            let mut rows: Rows = VecDeque::new();
-            let mut records = 0;
-            loop {
-                tick_record(report, &mut records, None)?;
-                let rec = sorted.next_record()?;
-                let y = rec.map(|r| r.cell[0]);
-                if y.is_none() || rows.back().is_none_or(|(ry, _, _)| Some(*ry) != y) {
-                    // A new row (or the end): rows two or more before it have both
-                    // neighbours.
-                    let ready: Vec<i32> = rows
-                        .iter()
-                        .filter(|(ry, _, done)| !done && y.is_none_or(|y| *ry < y - 1))
-                        .map(|(ry, _, _)| *ry)
-                        .collect();
-                    for ry in ready {
-                        if let Some((_, row, _)) = rows.iter().find(|(y2, _, _)| *y2 == ry) {
-                            let around: Vec<&[GapEdge]> = rows
-                                .iter()
-                                .filter(|(y2, _, _)| (y2 - ry).abs() <= 1)
-                                .map(|(_, other, _)| other.as_slice())
-                                .collect();
-                            match_row(row, &around, &near, &mut found);
-                        }
-                        if let Some(r) = rows.iter_mut().find(|(y2, _, _)| *y2 == ry) {
-                            r.2 = true;
-                        }
-                    }
-                    let Some(y) = y else { break };
-                    while rows.front().is_some_and(|(ry, _, _)| *ry < y - 2) {
-                        rows.pop_front();
-                    }
-                    rows.push_back((y, Vec::new(), false));
-                }
-                rows.back_mut().unwrap().1.push(rec.unwrap());
-            }
+        match self.sorted.into_memory() {
+            Ok(mut edges) => match_in_memory(&mut edges, &near, report, &mut found)?,
+            Err(sorter) => match_sorted(sorter.finish()?, &near, report, &mut found)?,
         }
         // One link per ordered pair of polygons: the one over the smallest edge.
         found.sort_unstable();
@@ -213,6 +147,76 @@ impl StairLinks {
             .into_iter()
             .map(|(from, to, _, a, b)| (from, to, a, b, STAIR))
             .collect())
+    }
+}
+
+/// Every candidate in memory: laid out row by row, each row in column order ([`by_rows`]),
+/// and every row matched against the rows beside it.
+fn match_in_memory(
+    edges: &mut [GapEdge],
+    near: &impl Fn([i32; 3], [i32; 3]) -> bool,
+    report: &mut Report,
+    found: &mut Vec<FoundLink>,
+) -> Result<(), BuildError> {
+    let rows = by_rows(edges);
+    let mut records = 0;
+    for (k, &(y, ref range)) in rows.iter().enumerate() {
+        // A heartbeat every so many records, as the sorted sweep gives.
+        for _ in range.clone() {
+            tick_record(report, &mut records, None)?;
+        }
+        let around: Vec<&[GapEdge]> = rows[k.saturating_sub(1)..(k + 2).min(rows.len())]
+            .iter()
+            .filter(|(ry, _)| (ry - y).abs() <= 1)
+            .map(|(_, other)| &edges[other.clone()])
+            .collect();
+        match_row(&edges[range.clone()], &around, near, found);
+    }
+    Ok(())
+}
+
+/// Candidates spilled to disk, read back in order: rows of records held three at a time, each
+/// with whether it has been matched; a row is matched once the rows on both sides of it are
+/// loaded.
+fn match_sorted(
+    mut sorted: tessera_spill::Sorted<GapEdge>,
+    near: &impl Fn([i32; 3], [i32; 3]) -> bool,
+    report: &mut Report,
+    found: &mut Vec<FoundLink>,
+) -> Result<(), BuildError> {
+    let mut rows: VecDeque<(i32, Vec<GapEdge>, bool)> = VecDeque::new();
+    let mut records = 0;
+    loop {
+        tick_record(report, &mut records, None)?;
+        let rec = sorted.next_record()?;
+        let y = rec.map(|r| r.cell[0]);
+        if y.is_none() || rows.back().is_none_or(|(ry, _, _)| Some(*ry) != y) {
+            // A new row (or the end): rows two or more before it have both neighbours.
+            let ready: Vec<i32> = rows
+                .iter()
+                .filter(|(ry, _, done)| !done && y.is_none_or(|y| *ry < y - 1))
+                .map(|(ry, _, _)| *ry)
+                .collect();
+            for ry in ready {
+                if let Some((_, row, _)) = rows.iter().find(|(y2, _, _)| *y2 == ry) {
+                    let around: Vec<&[GapEdge]> = rows
+                        .iter()
+                        .filter(|(y2, _, _)| (y2 - ry).abs() <= 1)
+                        .map(|(_, other, _)| other.as_slice())
+                        .collect();
+                    match_row(row, &around, near, found);
+                }
+                if let Some(r) = rows.iter_mut().find(|(y2, _, _)| *y2 == ry) {
+                    r.2 = true;
+                }
+            }
+            let Some(y) = y else { return Ok(()) };
+            while rows.front().is_some_and(|(ry, _, _)| *ry < y - 2) {
+                rows.pop_front();
+            }
+            rows.push_back((y, Vec::new(), false));
+        }
+        rows.back_mut().unwrap().1.push(rec.unwrap());
     }
 }
 
@@ -318,13 +322,13 @@ mod tests {
             let b = [a[0] + next(5) - 2, a[1] + next(5) - 2, a[2] + next(3) - 1];
             edges.push((i, i / 2, i % 7, a, b));
         }
-        // Spilled in small runs, or sorted in memory on one thread or two.
-        for (r, memory, threads) in [
-            (1.0, 1 << 10, 1),
-            (2.0, 1 << 10, 1),
-            (3.5, 1 << 10, 1),
-            (2.0, 1 << 24, 1),
-            (3.5, 1 << 24, 2),
+        // Spilled in small runs, or all in memory (laid out by rows).
+        for (r, memory) in [
+            (1.0, 1 << 10),
+            (2.0, 1 << 10),
+            (3.5, 1 << 10),
+            (2.0, 1 << 24),
+            (3.5, 1 << 24),
         ] {
             let dir = tempfile::tempdir().unwrap();
             let mut s = StairLinks::new(dir.path(), memory, r, 1);
@@ -332,7 +336,7 @@ mod tests {
                 s.add(e, owner, region, a, b).unwrap();
             }
             let got = s
-                .finish(threads, &mut |_| std::ops::ControlFlow::Continue(()))
+                .finish(&mut |_| std::ops::ControlFlow::Continue(()))
                 .unwrap();
             let ri = r.floor() as i64;
             let near = |p: [i32; 3], q: [i32; 3]| {

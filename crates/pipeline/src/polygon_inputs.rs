@@ -241,14 +241,6 @@ impl ContourIndex {
     }
 }
 
-/// Removes `path`; its absence is no error.
-fn remove_if_there(path: &Path) -> std::io::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
-}
-
 impl JournalRegions {
     /// Indexes `journal_path` (a complete region journal), copying its contours to `path`:
     /// those of every region, or with `part`, those of the regions whose ids lie in it (one
@@ -299,7 +291,7 @@ impl JournalRegions {
             None => {
                 // The index goes before the file it describes is cut.
                 if let Some(index) = kept {
-                    remove_if_there(index).map_err(|e| BakeError::Io(StoreError::io(index, e)))?;
+                    tessera_store::remove_if_there(index)?;
                 }
                 SpillWriter::<u32>::create(path).map_err(io)?
             }

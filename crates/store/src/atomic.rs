@@ -78,6 +78,14 @@ impl AtomicFile {
 }
 
 /// The temporary name of a file on its way to `path`: `.NAME.PID.tmp` beside it.
+/// Removes the file at `path`; its absence is no error.
+pub fn remove_if_there(path: &Path) -> Result<(), StoreError> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(StoreError::io(path, e)),
+        _ => Ok(()),
+    }
+}
+
 fn temp_path(path: &Path) -> PathBuf {
     let name = path
         .file_name()

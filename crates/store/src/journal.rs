@@ -6,6 +6,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::atomic::remove_if_there;
 use crate::pack::{read_entries, Entry};
 use crate::StoreError;
 
@@ -848,13 +849,6 @@ impl Journal {
     /// The stage key the journal was created under.
     pub fn stage_key_of(path: impl AsRef<Path>) -> Result<u64, StoreError> {
         read_journal_header(path.as_ref()).map(|h| h.stage_key)
-    }
-}
-
-fn remove_if_there(path: &Path) -> Result<(), StoreError> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(StoreError::io(path, e)),
-        _ => Ok(()),
     }
 }
 

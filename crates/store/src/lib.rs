@@ -30,7 +30,7 @@ mod error;
 mod journal;
 mod pack;
 
-pub use atomic::{link_atomic, remove_stale_temp_files, write_atomic, AtomicFile};
+pub use atomic::{link_atomic, remove_if_there, remove_stale_temp_files, write_atomic, AtomicFile};
 pub use error::StoreError;
 pub use journal::{Journal, JournalReader};
 pub use pack::{compress, compress_with, decompress, PackReader, PackWriter};
