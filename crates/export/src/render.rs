@@ -270,8 +270,10 @@ fn fill(
     for row in row0..=row1 {
         let yc = row as f64 + 0.5;
         xs.clear();
-        for k in 0..pts.len() {
-            let (a, b) = (pts[k], pts[(k + 1) % pts.len()]);
+        // Each edge from the corner before (the pushes' order does not matter: sorted below).
+        let mut a = pts[pts.len() - 1];
+        for &b in pts {
+            let a = std::mem::replace(&mut a, b);
             if (a[1] <= yc) != (b[1] <= yc) {
                 xs.push(a[0] + (yc - a[1]) * (b[0] - a[0]) / (b[1] - a[1]));
             }
@@ -358,31 +360,77 @@ fn thick_line(img: &mut RgbImage, a: [f64; 2], b: [f64; 2], radius: f64, colour:
     }
 }
 
+/// Rows in a band of the picture drawn by one thread at a time.
+const BAND_ROWS: usize = 32;
+
+/// A drawing thread's scratch, kept from one band to the next.
+#[derive(Default)]
+struct BandScratch {
+    top: Vec<f32>,
+    pts: Vec<[f64; 2]>,
+    xs: Vec<f64>,
+    ids: Vec<u32>,
+}
+
 /// Draws `mesh` top-down as [`RenderOptions`] say; returns the image and its view.
 pub fn render(mesh: &ArchivedNavMesh, options: &RenderOptions) -> (RgbImage, PlanView) {
+    render_in_bands(mesh, options, BAND_ROWS)
+}
+
+/// [`render`], the picture drawn in bands of `band_rows` rows (any height gives the same
+/// pixels).
+pub(crate) fn render_in_bands(
+    mesh: &ArchivedNavMesh,
+    options: &RenderOptions,
+    band_rows: usize,
+) -> (RgbImage, PlanView) {
     let view = PlanView::fit_at(mesh, options.max_size, options.pixels_per_cell);
-    let mut img = RgbImage::new(view.width, view.height, BACKGROUND);
     let frame = mesh.frame.native();
     let np = mesh.polys.len() as u32;
 
-    // Polygons lowest first, by their mean corner height.
-    let heights: Vec<f32> = (0..np)
+    // Each polygon's mean corner height and the image rows it spans (fill and edges, with a
+    // row to spare either side), in one pass over the corners in the file's order.
+    let spans: Vec<(f32, i64, i64)> = (0..np)
+        .into_par_iter()
         .map(|p| {
-            let (sum, n) = mesh
-                .poly_vert_ids(p)
-                .fold((0.0f32, 0u32), |(s, n), v| (s + mesh.vert(v)[2], n + 1));
-            sum / n.max(1) as f32
+            let (mut sum, mut n) = (0.0f32, 0u32);
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            for v in mesh.poly_vert_ids(p) {
+                let c = mesh.vert(v);
+                sum += c[2];
+                n += 1;
+                let y = view.pixel(c)[1];
+                (lo, hi) = (lo.min(y), hi.max(y));
+            }
+            let z = sum / n.max(1) as f32;
+            if lo.is_finite() && hi.is_finite() {
+                (z, lo.floor() as i64 - 1, hi.floor() as i64 + 1)
+            } else {
+                // A point the pixel mapping cannot place: let every band look at it.
+                (z, i64::MIN, i64::MAX)
+            }
         })
         .collect();
-    let mut order: Vec<u32> = (0..np).collect();
-    order.sort_by(|&a, &b| {
-        heights[a as usize]
-            .total_cmp(&heights[b as usize])
-            .then(a.cmp(&b))
-    });
-    let (zlo, zhi) = heights
+    // Polygons lowest first (ties by number): a key per polygon, its height's bits made to
+    // sort as `total_cmp` orders the heights, then its number.
+    let mut keys: Vec<u64> = spans
+        .par_iter()
+        .enumerate()
+        .map(|(p, &(z, _, _))| {
+            let bits = z.to_bits();
+            let ordered = if bits >> 31 == 1 {
+                !bits
+            } else {
+                bits | 1 << 31
+            };
+            (ordered as u64) << 32 | p as u64
+        })
+        .collect();
+    keys.par_sort_unstable();
+    let order: Vec<u32> = keys.into_iter().map(|k| k as u32).collect();
+    let (zlo, zhi) = spans
         .iter()
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &z| {
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &(z, _, _)| {
             (a.min(z), b.max(z))
         });
     let shade = |z: f32| -> f32 {
@@ -405,54 +453,73 @@ pub fn render(mesh: &ArchivedNavMesh, options: &RenderOptions) -> (RgbImage, Pla
     let inner_edges = px_per_poly >= 30.0;
     let hidden_above = (frame.agent_height * 0.5).max(0.25);
     let (w, h) = (view.width as usize, view.height as usize);
-    let band_rows = h.div_ceil(2 * rayon::current_num_threads()).max(1);
     let colours: Vec<Rgb> = order
-        .iter()
+        .par_iter()
         .map(|&p| {
             let base = region_colour(mesh.polys[p as usize].region.to_native());
-            let k = shade(heights[p as usize]);
+            let k = shade(spans[p as usize].0);
             Rgb(base.0.map(|c| (c as f32 * k).round() as u8))
         })
         .collect();
-    // The rows each polygon (in drawing order) can touch, its fill and its edges, with a row
-    // to spare either side: a band passes over the polygons wholly above or below it.
-    let reach: Vec<(i64, i64)> = order
-        .par_iter()
-        .map(|&p| {
-            let (lo, hi) = mesh
-                .poly_vert_ids(p)
-                .map(|v| view.pixel(mesh.vert(v))[1])
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
-                    (a.min(y), b.max(y))
-                });
-            if lo.is_finite() && hi.is_finite() {
-                (lo.floor() as i64 - 1, hi.floor() as i64 + 1)
-            } else {
-                // A point the pixel mapping cannot place: let every band look at it.
-                (i64::MIN, i64::MAX)
-            }
-        })
-        .collect();
+    // Which polygons (drawing positions, in drawing order) each band of rows must look at:
+    // the bands are short, so that a thread's scratch for a band stays in its cache.
+    let band_rows = band_rows.clamp(1, h.max(1));
+    let bands = h.div_ceil(band_rows);
+    let band_range = |&(_, lo, hi): &(f32, i64, i64)| {
+        let last = bands as i64 - 1;
+        let first = lo.div_euclid(band_rows as i64).clamp(0, last) as usize;
+        (
+            first,
+            hi.div_euclid(band_rows as i64).clamp(0, last) as usize,
+        )
+    };
+    let mut starts = vec![0usize; bands + 1];
+    for &p in &order {
+        let (a, b) = band_range(&spans[p as usize]);
+        for s in &mut starts[a + 1..=b + 1] {
+            *s += 1;
+        }
+    }
+    for b in 0..bands {
+        starts[b + 1] += starts[b];
+    }
+    let mut in_band = vec![0u32; starts[bands]];
+    let mut next = starts.clone();
+    for (i, &p) in order.iter().enumerate() {
+        let (a, b) = band_range(&spans[p as usize]);
+        for n in &mut next[a..=b] {
+            in_band[*n] = i as u32;
+            *n += 1;
+        }
+    }
+    // The image starts as zeroed memory the bands fill themselves, so that its pages are
+    // first touched by the threads drawing them.
+    let mut img = RgbImage {
+        width: view.width,
+        height: view.height,
+        pixels: vec![0; w * h * 3],
+    };
     img.pixels
         .par_chunks_mut(band_rows * w * 3)
         .enumerate()
-        .for_each(|(b, pixels)| {
+        .for_each_init(BandScratch::default, |scratch, (b, pixels)| {
+            for px in pixels.chunks_exact_mut(3) {
+                px.copy_from_slice(&BACKGROUND.0);
+            }
             let first = b * band_rows;
             let rows = first as i64..(first + pixels.len() / (3 * w)) as i64;
             let offset = first * w;
+            let BandScratch { top, pts, xs, ids } = scratch;
             // The height of what each pixel shows, so edges are not drawn over higher floors.
-            let mut top = vec![f32::NEG_INFINITY; pixels.len() / 3];
-            let mut pts: Vec<[f64; 2]> = Vec::new();
-            let mut xs = Vec::with_capacity(8);
-            let touches = |i: usize| reach[i].0 < rows.end && reach[i].1 >= rows.start;
-            for (i, (&p, colour)) in order.iter().zip(&colours).enumerate() {
-                if !touches(i) {
-                    continue;
-                }
-                let z = heights[p as usize];
+            top.clear();
+            top.resize(pixels.len() / 3, f32::NEG_INFINITY);
+            let drawn = &in_band[starts[b]..starts[b + 1]];
+            for &i in drawn {
+                let p = order[i as usize];
+                let (z, colour) = (spans[p as usize].0, colours[i as usize]);
                 pts.clear();
                 pts.extend(mesh.poly_vert_ids(p).map(|v| view.pixel(mesh.vert(v))));
-                fill((w as i64, h as i64), rows.clone(), &pts, &mut xs, |run| {
+                fill((w as i64, h as i64), rows.clone(), pts, xs, |run| {
                     let run = run.start - offset..run.end - offset;
                     for px in pixels[run.start * 3..run.end * 3].chunks_exact_mut(3) {
                         px.copy_from_slice(&colour.0);
@@ -461,12 +528,9 @@ pub fn render(mesh: &ArchivedNavMesh, options: &RenderOptions) -> (RgbImage, Pla
                 });
             }
             let band = offset..offset + top.len();
-            let mut ids = Vec::new();
-            for (i, &p) in order.iter().enumerate() {
-                if !touches(i) {
-                    continue;
-                }
-                let z = heights[p as usize];
+            for &i in drawn {
+                let p = order[i as usize];
+                let z = spans[p as usize].0;
                 ids.clear();
                 ids.extend(mesh.poly_vert_ids(p));
                 for (k, n) in mesh.poly_neighbours(p).enumerate() {
@@ -478,7 +542,7 @@ pub fn render(mesh: &ArchivedNavMesh, options: &RenderOptions) -> (RgbImage, Pla
                         continue;
                     };
                     let a = view.pixel(mesh.vert(ids[k]));
-                    let b = view.pixel(mesh.vert(ids[(k + 1) % ids.len()]));
+                    let b = view.pixel(mesh.vert(*ids.get(k + 1).unwrap_or(&ids[0])));
                     thin_line((view.width, view.height), a, b, |i| {
                         if band.contains(&i) && top[i - offset] <= z + hidden_above {
                             let i = i - offset;
@@ -500,23 +564,45 @@ pub fn render(mesh: &ArchivedNavMesh, options: &RenderOptions) -> (RgbImage, Pla
         // Internal coordinates at the image's edges.
         let x_lo = view.min_x - view.margin / view.scale;
         let y_hi = view.max_y + view.margin / view.scale;
-        let mut hits = Vec::new();
-        for k in (x_lo / t).ceil() as i64..=((x_lo + w / view.scale) / t).floor() as i64 {
-            let x = view.margin + (k as f64 * t - view.min_x) * view.scale;
-            thin_line((view.width, view.height), [x, 0.0], [x, h - 1.0], |i| {
-                hits.push(i)
-            });
+        // The columns and rows the lines fall on, each pixel of them blended once.
+        let on_image = |c: f64, n: u32| {
+            let c = c.floor();
+            (c >= 0.0 && c < n as f64).then_some(c as usize)
+        };
+        let mut columns: Vec<usize> = ((x_lo / t).ceil() as i64
+            ..=((x_lo + w / view.scale) / t).floor() as i64)
+            .filter_map(|k| {
+                on_image(
+                    view.margin + (k as f64 * t - view.min_x) * view.scale,
+                    view.width,
+                )
+            })
+            .collect();
+        let mut rows: Vec<usize> = (((y_hi - h / view.scale) / t).ceil() as i64
+            ..=(y_hi / t).floor() as i64)
+            .filter_map(|k| {
+                on_image(
+                    view.margin + (view.max_y - k as f64 * t) * view.scale,
+                    view.height,
+                )
+            })
+            .collect();
+        for lines in [&mut columns, &mut rows] {
+            lines.sort_unstable();
+            lines.dedup();
         }
-        for k in ((y_hi - h / view.scale) / t).ceil() as i64..=(y_hi / t).floor() as i64 {
-            let y = view.margin + (view.max_y - k as f64 * t) * view.scale;
-            thin_line((view.width, view.height), [0.0, y], [w - 1.0, y], |i| {
-                hits.push(i)
-            });
+        let width = view.width as usize;
+        let mut on_row = vec![false; view.height as usize];
+        for &r in &rows {
+            on_row[r] = true;
+            for i in r * width..(r + 1) * width {
+                img.blend(i, TILE_GRID, 0.25);
+            }
         }
-        hits.sort_unstable();
-        hits.dedup();
-        for i in hits {
-            img.blend(i, TILE_GRID, 0.25);
+        for &c in &columns {
+            for r in (0..view.height as usize).filter(|&r| !on_row[r]) {
+                img.blend(r * width + c, TILE_GRID, 0.25);
+            }
         }
     }
 

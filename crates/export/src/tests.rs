@@ -284,28 +284,33 @@ fn preview_fills_polygons_and_leaves_the_rest_grey() {
 }
 
 #[test]
-fn the_preview_is_the_same_on_any_number_of_threads() {
-    // Bands of rows are drawn in parallel, two per thread, each passing over the polygons
-    // wholly outside it: every thread count must give the same pixels as one band.
+fn the_preview_is_the_same_in_any_bands_on_any_number_of_threads() {
+    // Bands of rows are drawn in parallel, each passing over the polygons wholly outside it,
+    // with scratch kept from one band to the next: any band height on any number of threads
+    // must give the pixels of the whole picture drawn as one band on one thread.
     with_mesh(b'z', |mesh| {
         let options = RenderOptions {
             max_size: 300,
+            tile: Some(4.0),
             ..RenderOptions::default()
         };
-        let on = |threads: usize| {
+        let on = |threads: usize, band_rows: usize| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
                 .build()
                 .unwrap()
-                .install(|| render(mesh, &options).0)
+                .install(|| render::render_in_bands(mesh, &options, band_rows).0)
         };
-        let one = on(1);
+        let one = on(1, usize::MAX / 4);
         assert!(one
             .pixels
             .chunks_exact(3)
             .any(|p| p != render::BACKGROUND.0));
-        for threads in [2, 3, 7, 64] {
-            assert!(on(threads) == one, "{threads} threads");
+        for (threads, band_rows) in [(1, 1), (2, 7), (3, 32), (7, 5), (64, 2), (2, 300)] {
+            assert!(
+                on(threads, band_rows) == one,
+                "{threads} threads, bands of {band_rows} rows"
+            );
         }
     });
 }
