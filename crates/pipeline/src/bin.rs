@@ -68,7 +68,7 @@ pub(crate) fn key(scene: &SceneIdentity, frame: &GridFrame) -> u64 {
 /// in part order, are the tile's triangles in scene order.
 pub struct TilePacks {
     packs: Vec<PackReader>,
-    path: PathBuf,
+    paths: Vec<PathBuf>,
     keys: Vec<u32>,
 }
 
@@ -134,7 +134,7 @@ impl TilePacks {
         keys.dedup();
         Ok(TilePacks {
             packs,
-            path: paths[0].clone(),
+            paths: paths.to_vec(),
             keys,
         })
     }
@@ -183,7 +183,12 @@ impl TilePacks {
 
     /// The first pack's path, for messages.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.paths[0]
+    }
+
+    /// Whether `path` is one of the packs.
+    pub(crate) fn holds(&self, path: &Path) -> bool {
+        self.paths.iter().any(|p| p == path)
     }
 }
 
@@ -307,67 +312,37 @@ fn local_parts(b: &Binning) -> u32 {
     }
 }
 
-/// Whether the packs at `paths` were all made from this scene and grid (`header`) and hold
-/// every chunk their checksums say (a damaged one is said, and recomputed).
-fn reusable(paths: &[PathBuf], header: &[u8], threads: usize, progress: &Progress) -> bool {
+/// Whether the packs at `paths` were all made from this scene and grid (`header`) and open
+/// whole (see [`reusable_packs`]; a damaged one is said, and recomputed).
+fn reusable(paths: &[PathBuf], header: &[u8], progress: &Progress) -> bool {
     let headers: Vec<&[u8]> = vec![header; paths.len()];
-    reusable_packs(paths, &headers, threads, progress)
+    reusable_packs(paths, &headers, progress)
         .into_iter()
         .all(|ok| ok)
 }
 
-/// Whether each pack of `paths` was made under its header and holds every chunk its
-/// checksums say, checked on `threads` threads (each pack read through once); the stage says
-/// once that it checks an earlier bake's packs, and says each damaged one.
-fn reusable_packs(
-    paths: &[PathBuf],
-    headers: &[&[u8]],
-    threads: usize,
-    progress: &Progress,
-) -> Vec<bool> {
-    let opened: Vec<_> = paths
+/// Whether each pack of `paths` was made under its header and opens whole: its header and
+/// index pass their checksums and every chunk lies inside the file. The chunks themselves are
+/// checked as they are read (a rebake reads the few tiles that changed, not every pack
+/// through): a chunk found damaged then has its pack binned again ([`crate::bake`] does so
+/// and goes on from its checkpoints). One that is there but does not open (cut short,
+/// overwritten) is said, and recomputed.
+fn reusable_packs(paths: &[PathBuf], headers: &[&[u8]], progress: &Progress) -> Vec<bool> {
+    paths
         .iter()
         .zip(headers)
         .map(|(path, header)| match PackReader::open(path, TILES_KIND) {
-            Ok(r) if r.header() == *header => Some(Ok(r)),
-            Ok(_) => None,
-            // No pack yet: nothing to say. One that is there but does not open (cut short,
-            // overwritten) was damaged after it was written: said, as a failed check is.
+            Ok(r) => r.header() == *header,
+            // No pack yet: nothing to say.
             Err(tessera_store::StoreError::Io { source, .. })
                 if source.kind() == std::io::ErrorKind::NotFound =>
             {
-                None
+                false
             }
-            Err(e) => Some(Err(e)),
-        })
-        .collect();
-    if opened.iter().any(|o| matches!(o, Some(Ok(_)))) {
-        progress.stage_start(STAGE, 0);
-        progress.phase(STAGE, "checking the tile pack of an earlier bake", 0);
-    }
-    // Damage said as the stage's warning, a pack at a time in order.
-    let check = |o: &Option<Result<PackReader, tessera_store::StoreError>>| {
-        o.as_ref().map(|o| match o {
-            Ok(r) => r.verify().map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        })
-    };
-    let pool = (threads > 1)
-        .then(|| crate::error::thread_pool(threads, STAGE).ok())
-        .flatten();
-    let checked: Vec<Option<Result<(), String>>> = match pool {
-        Some(pool) => pool.install(|| opened.par_iter().map(check).collect()),
-        None => opened.iter().map(check).collect(),
-    };
-    checked
-        .into_iter()
-        .map(|c| match c {
-            Some(Ok(())) => true,
-            Some(Err(e)) => {
+            Err(e) => {
                 progress.warn(&format!("tile pack recomputed: {e}"));
                 false
             }
-            None => false,
         })
         .collect()
 }
@@ -421,7 +396,7 @@ pub(crate) fn run(b: &Binning, share: Option<(&dyn BinShare, u32)>) -> Result<Bi
     } else {
         (0..parts).map(|p| layout.bin_part(p, parts)).collect()
     };
-    let reused = reusable(&paths, &header, b.threads, b.progress);
+    let reused = reusable(&paths, &header, b.progress);
     let placements = if reused {
         0
     } else {
@@ -508,7 +483,7 @@ fn run_file_parts(
         let _ = std::fs::remove_file(stale);
     }
     let header_refs: Vec<&[u8]> = headers.iter().map(|h| &h[..]).collect();
-    let reusable = reusable_packs(&paths, &header_refs, b.threads, b.progress);
+    let reusable = reusable_packs(&paths, &header_refs, b.progress);
     let jobs: Vec<_> = (0..n)
         .filter(|&p| !reusable[p])
         .map(|p| (parts[p].0.clone(), &headers[p][..], paths[p].as_path()))

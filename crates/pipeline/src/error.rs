@@ -81,6 +81,16 @@ pub enum BakeError {
 }
 
 impl BakeError {
+    /// The file that failed its checks, when that is the failure.
+    pub fn damaged_file(&self) -> Option<&std::path::Path> {
+        match self {
+            BakeError::Io(StoreError::Corrupt { path, .. }) | BakeError::Corrupt { path, .. } => {
+                Some(path)
+            }
+            _ => None,
+        }
+    }
+
     /// The number and message of a malformed line of an OBJ scene, when that is the failure
     /// (a process reading part of the file hands it to the one that reports it).
     pub fn malformed_line(&self) -> Option<(u64, String)> {

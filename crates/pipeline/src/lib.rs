@@ -204,100 +204,137 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
     grid::check_minimum(&frame, req.memory_budget, overhead)?;
     // The work files' disk, before binning writes the first of them.
     disk::check(&layout, &frame, ingested.scene.info().triangles, progress)?;
-    let binned = bin::run(
-        &bin::Binning {
-            scene: &ingested.scene,
-            frame: &frame,
-            budget: &budget,
-            threads: req.threads,
-            layout: &layout,
-            progress,
-            interrupted: &interrupted,
-        },
-        share
-            .filter(|s| s.processes() > 1)
-            .map(|s| (s as &dyn BinShare, s.processes())),
-    )?;
-    let keys = binned.tiles.keys();
-    if let Some(w) = grid::sparse_world_warning(&frame, keys.len() as u64) {
-        // Name a few of the triangles that stretch the world, so they can be found.
-        let weighed = keys.iter().map(|&k| (k, binned.tiles.raw_len(k)));
-        let far = grid::outlying_clusters(&frame, weighed, 3);
-        let named = ingest::locate(
-            &req.scene,
-            &layout,
-            (&budget, req.threads),
-            &far,
-            5,
-            req.interrupt.as_ref(),
-        );
-        if named.is_empty() {
-            progress.warn(&w);
-        } else {
-            progress.warn(&format!("{w}, such as {}", named.join("; ")));
-        }
-    }
     // From voxelize on, each agent on its own (its files in its own part of the folder), one
     // after the other.
     let bakes = req.config.agent_bakes();
     // The agents rasterize in groups of 4: the first of a group for all of them (`Raster`).
     let params: Vec<_> = bakes.iter().map(|(_, c)| c.voxel_params()).collect();
-    let mut baked = Vec::with_capacity(bakes.len());
-    for (i, (name, config)) in bakes.iter().enumerate() {
-        let layout = match name {
-            Some(name) => {
-                let agent = layout.of_agent(name);
-                agent.create_agent()?;
-                agent
-            }
-            None => layout.clone(),
-        };
-        progress.set_agent(name.as_deref());
-        let voxel = &params[i];
-        let raster = voxelize::Raster::of_agent(&params, i, binned.key, &layout);
-        let voxelized = voxelize::run(
-            &frame,
-            voxel,
-            &binned,
-            &budget,
-            req.threads,
-            &layout,
-            progress,
-            interrupt,
-            share.map(|s| s as &dyn TileShare),
-            (i as u32, raster.as_ref()),
-        )?;
-        if voxelized.walkable_spans == 0 {
-            let who = name
-                .as_ref()
-                .map_or(String::new(), |n| format!(" agent `{n}`:"));
-            return Err(BakeError::NoWalkable(format!(
-                "{}:{who} no walkable surface: {} triangles voxelized into {} spans, none walkable \
-                 for this agent (check --up, the agent settings and the slope limit)",
-                ingested.name, ingested.stats.triangles, voxelized.spans
-            )));
-        }
-        let polygons = polygons::run(
-            &polygons::PolygonInputs {
-                scene: ingested.scene.info(),
-                up: ingested.up,
-                frame: &frame,
+    let bake_agents = |binned: &bin::Binned| -> Result<Vec<_>, BakeError> {
+        let mut baked = Vec::with_capacity(bakes.len());
+        for (i, (name, config)) in bakes.iter().enumerate() {
+            let layout = match name {
+                Some(name) => {
+                    let agent = layout.of_agent(name);
+                    agent.create_agent()?;
+                    agent
+                }
+                None => layout.clone(),
+            };
+            progress.set_agent(name.as_deref());
+            let voxel = &params[i];
+            let raster = voxelize::Raster::of_agent(&params, i, binned.key, &layout);
+            let voxelized = voxelize::run(
+                &frame,
                 voxel,
-                params: &config.polygon_params(),
-                agent: &config.agent,
-                agent_index: i as u32,
-                regions_reused: voxelized.reused,
-                merged: (voxelized.merged.regions, voxelized.merged.contours),
-                interrupt: req.interrupt.as_ref(),
-                share: share.map(|s| s as &dyn RegionShare),
+                binned,
+                &budget,
+                req.threads,
+                &layout,
+                progress,
+                interrupt,
+                share.map(|s| s as &dyn TileShare),
+                (i as u32, raster.as_ref()),
+            )?;
+            if voxelized.walkable_spans == 0 {
+                let who = name
+                    .as_ref()
+                    .map_or(String::new(), |n| format!(" agent `{n}`:"));
+                return Err(BakeError::NoWalkable(format!(
+                    "{}:{who} no walkable surface: {} triangles voxelized into {} spans, none \
+                     walkable for this agent (check --up, the agent settings and the slope \
+                     limit)",
+                    ingested.name, ingested.stats.triangles, voxelized.spans
+                )));
+            }
+            let polygons = polygons::run(
+                &polygons::PolygonInputs {
+                    scene: ingested.scene.info(),
+                    up: ingested.up,
+                    frame: &frame,
+                    voxel,
+                    params: &config.polygon_params(),
+                    agent: &config.agent,
+                    agent_index: i as u32,
+                    regions_reused: voxelized.reused,
+                    merged: (voxelized.merged.regions, voxelized.merged.contours),
+                    interrupt: req.interrupt.as_ref(),
+                    share: share.map(|s| s as &dyn RegionShare),
+                },
+                &budget,
+                req.threads,
+                &layout,
+                progress,
+            )?;
+            baked.push((layout, voxelized, polygons));
+        }
+        Ok(baked)
+    };
+    // A tile pack whose chunk is found damaged when its tile is read (chunks are checked as
+    // they are read, not every pack through ahead) is removed and binned again, and the bake
+    // goes on from its checkpoints; each pack once at most.
+    let mut rebinned: Vec<PathBuf> = Vec::new();
+    // What the attempts before the last binned, counted in the summary with the last's.
+    let (mut placed, mut binning) = (0, 0.0);
+    let (binned, baked) = loop {
+        let mut binned = bin::run(
+            &bin::Binning {
+                scene: &ingested.scene,
+                frame: &frame,
+                budget: &budget,
+                threads: req.threads,
+                layout: &layout,
+                progress,
+                interrupted: &interrupted,
             },
-            &budget,
-            req.threads,
-            &layout,
-            progress,
+            share
+                .filter(|s| s.processes() > 1)
+                .map(|s| (s as &dyn BinShare, s.processes())),
         )?;
-        baked.push((layout, voxelized, polygons));
-    }
+        let keys = binned.tiles.keys();
+        if let Some(w) = grid::sparse_world_warning(&frame, keys.len() as u64) {
+            // Name a few of the triangles that stretch the world, so they can be found.
+            let weighed = keys.iter().map(|&k| (k, binned.tiles.raw_len(k)));
+            let far = grid::outlying_clusters(&frame, weighed, 3);
+            let named = ingest::locate(
+                &req.scene,
+                &layout,
+                (&budget, req.threads),
+                &far,
+                5,
+                req.interrupt.as_ref(),
+            );
+            if named.is_empty() {
+                progress.warn(&w);
+            } else {
+                progress.warn(&format!("{w}, such as {}", named.join("; ")));
+            }
+        }
+        match bake_agents(&binned) {
+            Ok(baked) => {
+                binned.placements += placed;
+                binned.seconds += binning;
+                break (binned, baked);
+            }
+            Err(e) => {
+                let pack = e
+                    .damaged_file()
+                    .filter(|p| binned.tiles.holds(p) && !rebinned.iter().any(|r| r == p))
+                    .map(Path::to_path_buf);
+                // The parts of a distributed binning are made anew every run.
+                let Some(pack) = pack.filter(|_| share.is_none_or(|s| s.processes() <= 1)) else {
+                    return Err(e);
+                };
+                progress.set_agent(None);
+                progress.warn(&format!("tile pack recomputed: {e}"));
+                placed += binned.placements;
+                binning += binned.seconds;
+                drop(binned);
+                std::fs::remove_file(&pack)
+                    .map_err(|err| tessera_store::StoreError::io(&pack, err))?;
+                rebinned.push(pack);
+            }
+        }
+    };
     progress.set_agent(None);
     // Every agent that could use the rasterized fields has.
     for group in 0..bakes

@@ -664,20 +664,22 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
             < first["tiles_with_geometry"].as_u64().unwrap()
     );
     same("a corrupt span record recomputed");
-    // A flipped byte in the tile pack (or in one of the parts it was binned in): binning is
-    // redone, the result is unchanged.
+    // A flipped byte in the tile pack (or in one of the parts it was binned in): each chunk
+    // is checked when it is read, so a bake that reads no tile does not read the pack through
+    // (the bake that reads the damaged chunk bins again, below).
     let part = dir.path().join("b/work/bins/part-1-of-2.pack");
     flip_middle_byte(&if part.is_file() {
         part
     } else {
         dir.path().join("b/work/tiles.pack")
     });
-    let rebinned = bake(&[]);
+    let unread = bake(&[]);
     assert_eq!(
-        rebinned["stages_reused"],
-        serde_json::json!(["ingest", "voxelize", "polygons"])
+        unread["stages_reused"],
+        serde_json::json!(["ingest", "bin", "voxelize", "polygons"])
     );
-    same("a corrupt tile pack rebinned");
+    // The damaged pack stays as it is, unread: the results are compared, not the packs.
+    assert_same_bake(&want, &b, Same::Mesh, "a corrupt tile pack left unread");
     // The memory budget changes no output: everything is reused.
     let budgeted = bake(&["--memory-budget", "64MiB"]);
     assert_eq!(
@@ -717,9 +719,37 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
         assert!(o.status.success(), "{}", stderr(&o));
         summary(&dir.path().join("b"))
     };
+    // The taller agent reads every tile again: the damaged chunk is found, its pack binned
+    // again, and the bake goes on to what a fresh bake of that config gives.
     assert_eq!(
         bake_with("taller.toml")["stages_reused"],
-        serde_json::json!(["ingest", "bin"])
+        serde_json::json!(["ingest"])
+    );
+    let o = tessera(
+        &[
+            "bake",
+            "--config",
+            "taller.toml",
+            "--tile-size",
+            "48",
+            "--log-format",
+            "quiet",
+            "--out",
+            "t",
+        ],
+        dir.path(),
+    );
+    assert!(o.status.success());
+    assert_same_bake(
+        &b,
+        &dir.path().join("t"),
+        Same::Tiling,
+        "a damaged tile pack binned again",
+    );
+    // Read whole this time: the pack is reused.
+    assert_eq!(
+        bake_with("taller.toml")["stages_reused"],
+        serde_json::json!(["ingest", "bin", "voxelize", "polygons"])
     );
     assert_eq!(
         bake_with("wider.toml")["stages_reused"],

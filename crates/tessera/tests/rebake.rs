@@ -182,24 +182,10 @@ fn a_changed_scene_rebakes_the_tiles_that_changed_only_and_gives_a_fresh_bakes_b
     );
 }
 
-#[test]
-fn a_damaged_record_of_kept_polygons_is_made_again_not_taken() {
-    // Every region's record in the kept polygons gets a flipped byte (the index and the pack
-    // stay readable): a rebake finds each by its checksum, takes none and makes them all
-    // again, and its folder is that of a rebake from the sound records.
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::write(d.join("c.toml"), CONFIG).unwrap();
-    city(&d.join("s.obj"), 6, (0, 0.0), [0.0, 0.0]);
-    bake(d, "b");
-    let copied = std::process::Command::new("cp")
-        .args(["-a", "b", "damaged"])
-        .current_dir(d)
-        .status()
-        .unwrap();
-    assert!(copied.success());
-    let pack = d.join("damaged/work/region-polygons.pack");
-    let mut bytes = std::fs::read(&pack).unwrap();
+/// Flips a byte in the middle of every chunk of the pack at `path` whose key `which` takes,
+/// leaving its header, index and footer readable; returns how many it flipped.
+fn flip_a_byte_in_chunks(path: &Path, which: impl Fn(u32) -> bool) -> usize {
+    let mut bytes = std::fs::read(path).unwrap();
     // The pack's footer (index offset, chunk count, the index's hash, magic) and index
     // (key, offset, stored length, raw length, hash: 28 bytes a chunk).
     let word = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
@@ -216,15 +202,37 @@ fn a_damaged_record_of_kept_polygons_is_made_again_not_taken() {
             word(&bytes, e + 4) as usize,
             u32::from_le_bytes(bytes[e + 12..e + 16].try_into().unwrap()) as usize,
         );
-        // Region records are keyed by their number; the first rounds and the index by the
-        // two highest keys.
-        if key < u32::MAX - 1 {
+        if which(key) {
             bytes[at + len / 2] ^= 0x10;
             flipped += 1;
         }
     }
+    std::fs::write(path, bytes).unwrap();
+    flipped
+}
+
+#[test]
+fn a_damaged_record_of_kept_polygons_is_made_again_not_taken() {
+    // Every region's record in the kept polygons gets a flipped byte (the index and the pack
+    // stay readable): a rebake finds each by its checksum, takes none and makes them all
+    // again, and its folder is that of a rebake from the sound records.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("c.toml"), CONFIG).unwrap();
+    city(&d.join("s.obj"), 6, (0, 0.0), [0.0, 0.0]);
+    bake(d, "b");
+    let copied = std::process::Command::new("cp")
+        .args(["-a", "b", "damaged"])
+        .current_dir(d)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    // Region records are keyed by their number; the first rounds and the index by the two
+    // highest keys.
+    let flipped = flip_a_byte_in_chunks(&d.join("damaged/work/region-polygons.pack"), |key| {
+        key < u32::MAX - 1
+    });
     assert!(flipped > 6, "{flipped} records");
-    std::fs::write(&pack, bytes).unwrap();
 
     city(&d.join("s.obj"), 6, (2, 3.0), [0.0, 0.0]);
     let sound = bake(d, "b");
@@ -315,6 +323,32 @@ fn a_scene_of_several_files_bins_again_only_the_files_that_changed() {
     fresh_is_the_same("a file added");
     let packs = std::fs::read_dir(d.join("b/work/bins")).unwrap().count();
     assert_eq!(packs, 3);
+
+    // Every chunk of the west file's pack damaged (its index sound), then a block added in
+    // the east file by the files' border: the tiles it changes are read, the west pack's
+    // chunks of them among them; the damage is found then, that pack binned again, and the
+    // rebake goes on to the fresh bake's bytes.
+    let west = std::fs::read_dir(d.join("b/work/bins"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("part-0-")
+        })
+        .unwrap();
+    assert!(flip_a_byte_in_chunks(&west, |_| true) > 4);
+    district(
+        &d.join("e.obj"),
+        30.0,
+        &[(35.0, 10.0), (47.0, 30.0), (30.5, 20.0)],
+    );
+    let repaired = bake("b");
+    let both = count(&repaired, "triangle_placements");
+    assert!(both > first, "{both} of {first}: {repaired}");
+    fresh_is_the_same("a damaged pack of another file");
 }
 
 /// `n` x `n` islands 10 m wide, 2 m apart, each with a 4 x 4 x 3 m block in its middle;
