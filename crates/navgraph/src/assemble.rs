@@ -597,7 +597,7 @@ impl Assembler {
         let (links, patches) = side_by_side(
             threads,
             report,
-            move |quiet| gather_links(links, stairs, polygon_count, quiet),
+            move |quiet| gather_links(links, stairs, polygon_count, threads, quiet),
             |report| {
                 say(report, Step::Pass("portals across regions", 0))?;
                 match_border_edges(border, climb, &input.dir, input.memory, report)

@@ -391,11 +391,12 @@ pub(crate) fn build_hierarchy(
     // Clusters a batch at a time: their entrances and tables on `threads` threads (each
     // cluster's alone: the same bytes for any number), written in order.
     let (mut keys, mut kept_count) = (Vec::with_capacity(nc as usize), 0u64);
+    let shared = shared_key(mesh);
     for first in (0..nc).step_by(batch as usize) {
         let ids: Vec<u32> = (first..(first + batch).min(nc)).collect();
         let done = on_threads(threads, &ids, |_, &c| {
             let mine = entrances_of(c);
-            let table = lengths(mesh, &cluster_of, members_of(c), c, &mine, kept);
+            let table = lengths(mesh, shared, &cluster_of, members_of(c), c, &mine, kept);
             (mine, table)
         });
         for (&c, (mine, table)) in ids.iter().zip(done) {
@@ -1059,10 +1060,11 @@ fn closest_point(mesh: &MeshView, p: u32, q: [f32; 3]) -> [f32; 3] {
 
 /// Step 4 for cluster `c`: the table of shortest plan lengths between its `entrances` (row
 /// by row), searched on a navmesh of the cluster's polygons alone, or taken from `kept` under
-/// the cluster's key (a hash of that navmesh and the entrances); the table, the key, and
-/// whether it was kept.
+/// the cluster's key ([`cluster_key`]; `shared` is [`shared_key`] of `mesh`); the table, the
+/// key, and whether it was kept.
 fn lengths(
     mesh: &MeshView,
+    shared: u64,
     cluster_of: &[u32],
     members: &[u32],
     c: u32,
@@ -1074,23 +1076,16 @@ fn lengths(
         return Ok((Vec::new(), 0, false));
     }
     let (sub, local) = cluster_mesh(mesh, cluster_of, members, c);
-    let bytes = tessera_navmesh::aligned(&tessera_navmesh::encode(&sub));
     let targets: Vec<(u32, [f32; 3])> = entrances
         .iter()
         .map(|e| (local[&e.poly], e.point))
         .collect();
-    let key = {
-        let mut h = xxhash_rust::xxh3::Xxh3::new();
-        h.update(&bytes);
-        for (poly, at) in &targets {
-            h.update(&poly.to_le_bytes());
-            at.iter().for_each(|c| h.update(&c.to_bits().to_le_bytes()));
-        }
-        h.digest()
-    };
+    let key = cluster_key(&sub, shared, &targets);
     if let Some(table) = kept.and_then(|k| k.kept(key, n)) {
         return Ok((table, key, true));
     }
+    // Searched: the cluster's navmesh encoded (a kept table needs its key alone).
+    let bytes = tessera_navmesh::aligned(&tessera_navmesh::encode(&sub));
     let archived = tessera_navmesh::access(&bytes, "a cluster of the hierarchy")?;
     let query = tessera_query::Query::new(archived);
     // Without links the shortest way between two points is as long either way, so each pair
@@ -1131,6 +1126,123 @@ fn lengths(
         }
     }
     Ok((table, key, false))
+}
+
+/// What every cluster's navmesh ([`cluster_mesh`]) takes from the whole mesh alike (its frame,
+/// bounds and areas; no hierarchy, no statistics), hashed once for all their keys.
+fn shared_key(mesh: &MeshView) -> u64 {
+    let shared = NavMesh {
+        frame: mesh.frame.clone(),
+        bounds_min: mesh.bounds_min,
+        bounds_max: mesh.bounds_max,
+        verts: Vec::new(),
+        polys: Vec::new(),
+        poly_verts: Vec::new(),
+        poly_neis: Vec::new(),
+        detail_tris: Vec::new(),
+        detail_verts: Vec::new(),
+        off_mesh: Vec::new(),
+        areas: mesh.areas.to_vec(),
+        links: Vec::new(),
+        grid: Grid {
+            min: [0.0; 2],
+            cell: 0.0,
+            width: 0,
+            height: 0,
+            start: Vec::new(),
+            items: Vec::new(),
+        },
+        components: Vec::new(),
+        hierarchy: Hierarchy::default(),
+        stats: Stats::default(),
+    };
+    xxhash_rust::xxh3::xxh3_64(&tessera_navmesh::encode(&shared))
+}
+
+/// The key of a cluster's table of lengths: a hash of the navmesh [`cluster_mesh`] made of it
+/// (`sub`; what it takes from the whole mesh alike is in `shared`, [`shared_key`]) and of its
+/// entrances (`targets`: local polygon, point). A table depends on these alone. Every field of
+/// the navmesh is named here, so that one added to it cannot be left out of the key.
+pub(crate) fn cluster_key(sub: &NavMesh, shared: u64, targets: &[(u32, [f32; 3])]) -> u64 {
+    let NavMesh {
+        // In `shared`.
+        frame: _,
+        bounds_min: _,
+        bounds_max: _,
+        areas: _,
+        hierarchy: _,
+        stats: _,
+        verts,
+        polys,
+        poly_verts,
+        poly_neis,
+        detail_tris,
+        detail_verts,
+        links,
+        off_mesh,
+        grid,
+        components,
+    } = sub;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut put = |bytes: &[u8]| {
+        h.update(&(bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    };
+    put(&shared.to_le_bytes());
+    put(bytemuck::cast_slice(verts));
+    put(bytemuck::cast_slice(polys));
+    put(bytemuck::cast_slice(poly_verts));
+    put(bytemuck::cast_slice(poly_neis));
+    put(bytemuck::cast_slice(detail_tris));
+    put(bytemuck::cast_slice(detail_verts));
+    let words = |w: &[f32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    for &Link {
+        from,
+        to,
+        a,
+        b,
+        off_mesh,
+        cost,
+    } in links
+    {
+        put(&[from, to, off_mesh].map(u32::to_le_bytes).concat());
+        put(&words(&[a[0], a[1], a[2], b[0], b[1], b[2], cost]));
+    }
+    for OffMeshLink {
+        name,
+        from,
+        to,
+        cost,
+        bidirectional,
+    } in off_mesh
+    {
+        put(name.as_bytes());
+        put(&words(&[
+            from[0], from[1], from[2], to[0], to[1], to[2], *cost,
+        ]));
+        put(&[u8::from(*bidirectional)]);
+    }
+    let Grid {
+        min,
+        cell,
+        width,
+        height,
+        start,
+        items,
+    } = grid;
+    put(&words(&[min[0], min[1], *cell]));
+    put(&[*width, *height].map(u32::to_le_bytes).concat());
+    put(bytemuck::cast_slice(start));
+    put(bytemuck::cast_slice(items));
+    for &Component { polygons, area } in components {
+        put(&polygons.to_le_bytes());
+        put(&area.to_le_bytes());
+    }
+    for (poly, at) in targets {
+        put(&poly.to_le_bytes());
+        put(&words(at));
+    }
+    h.digest()
 }
 
 /// Cluster `c`'s polygons `members` and its halo as a navmesh of their own, and each

@@ -39,10 +39,11 @@ pub(crate) fn gather_links(
     mut links: Vec<GridLink>,
     stairs: Option<StairLinks>,
     polygons: u32,
+    threads: usize,
     report: &mut Report,
 ) -> Result<Vec<GridLink>, BuildError> {
     if let Some(stairs) = stairs {
-        links.extend(stairs.finish(report)?);
+        links.extend(stairs.finish(threads, report)?);
     }
     links.sort_by_key(|l| (l.0, l.1, l.2, l.3, l.4));
     links.dedup();
@@ -125,8 +126,13 @@ impl StairLinks {
     }
 
     /// The links, both directions: `(from polygon, to polygon, crossing segment on the from
-    /// side)`, one per ordered polygon pair (the edge with the smallest index), sorted.
-    pub(crate) fn finish(self, report: &mut Report) -> Result<Vec<GridLink>, BuildError> {
+    /// side)`, one per ordered polygon pair (the edge with the smallest index), sorted. Rows
+    /// held in memory are matched on up to `threads` threads (the same links for any number).
+    pub(crate) fn finish(
+        self,
+        threads: usize,
+        report: &mut Report,
+    ) -> Result<Vec<GridLink>, BuildError> {
         let (r, climb) = (self.r, self.climb);
         let mut found: Vec<FoundLink> = Vec::new();
         if r <= 0 {
@@ -137,7 +143,7 @@ impl StairLinks {
             dx * dx + dy * dy < r * r && (p[2] - q[2]).abs() <= climb
         };
         match self.sorted.into_memory() {
-            Ok(mut edges) => match_in_memory(&mut edges, &near, report, &mut found)?,
+            Ok(mut edges) => match_in_memory(&mut edges, &near, threads, report, &mut found)?,
             Err(sorter) => match_sorted(sorter.finish()?, &near, report, &mut found)?,
         }
         // One link per ordered pair of polygons: the one over the smallest edge.
@@ -150,29 +156,85 @@ impl StairLinks {
     }
 }
 
-/// Every candidate in memory: laid out row by row, each row in column order ([`by_rows`]),
-/// and every row matched against the rows beside it.
+/// Every candidate in memory: laid out row by row, each row's first ends then its last ends,
+/// each in column order ([`by_rows`]), and the first ends of every row matched against the
+/// last ends of the rows beside it; the rows in `threads` runs of about as many records, side
+/// by side.
 fn match_in_memory(
     edges: &mut [GapEdge],
-    near: &impl Fn([i32; 3], [i32; 3]) -> bool,
+    near: &(impl Fn([i32; 3], [i32; 3]) -> bool + Sync),
+    threads: usize,
     report: &mut Report,
     found: &mut Vec<FoundLink>,
 ) -> Result<(), BuildError> {
-    let rows = by_rows(edges);
-    let mut records = 0;
-    for (k, &(y, ref range)) in rows.iter().enumerate() {
-        // A heartbeat every so many records, as the sorted sweep gives.
-        for _ in range.clone() {
-            tick_record(report, &mut records, None)?;
+    let rows = by_rows(edges, threads);
+    let edges = &*edges;
+    let match_rows = |ks: std::ops::Range<usize>| {
+        let mut found = Vec::new();
+        for k in ks {
+            let Row { y, ref firsts, .. } = rows[k];
+            let around: Vec<&[GapEdge]> = rows[k.saturating_sub(1)..(k + 2).min(rows.len())]
+                .iter()
+                .filter(|r| (r.y - y).abs() <= 1)
+                .map(|r| &edges[r.lasts.clone()])
+                .collect();
+            match_row(edges[firsts.clone()].iter(), &around, near, &mut found);
         }
-        let around: Vec<&[GapEdge]> = rows[k.saturating_sub(1)..(k + 2).min(rows.len())]
-            .iter()
-            .filter(|(ry, _)| (ry - y).abs() <= 1)
-            .map(|(_, other)| &edges[other.clone()])
-            .collect();
-        match_row(&edges[range.clone()], &around, near, found);
+        found
+    };
+    // A heartbeat every so many records as each run is matched, as the sorted sweep gives.
+    let mut records = 0;
+    let mut matched = |run: std::ops::Range<usize>, links: Vec<FoundLink>| {
+        found.extend(links);
+        let n = rows[run.clone()].last().map_or(0, |r| r.lasts.end)
+            - rows[run].first().map_or(0, |r| r.firsts.start);
+        (0..n).try_for_each(|_| tick_record(report, &mut records, None))
+    };
+    let runs = runs_of_rows(&rows, threads);
+    if runs.len() <= 1 {
+        return matched(0..rows.len(), match_rows(0..rows.len()));
     }
-    Ok(())
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = runs
+            .iter()
+            .map(|run| {
+                let (match_rows, run) = (&match_rows, run.clone());
+                scope.spawn(move || match_rows(run))
+            })
+            .collect();
+        runs.into_iter()
+            .zip(handles)
+            .try_for_each(|(run, h)| matched(run, h.join().expect("a stair-link thread panicked")))
+    })
+}
+
+/// Below this many records a run of rows is not worth a thread (small in tests, so that they
+/// cut their rows in runs).
+const RUN: usize = if cfg!(test) { 256 } else { 1 << 14 };
+
+/// A row of cells of the candidates laid out in memory: its `y`, and the ranges of its
+/// records filed under their first ends and under their last ends, each in column order.
+struct Row {
+    y: i32,
+    firsts: std::ops::Range<usize>,
+    lasts: std::ops::Range<usize>,
+}
+
+/// `rows` cut into at most `threads` runs of whole rows, each of about as many records.
+fn runs_of_rows(rows: &[Row], threads: usize) -> Vec<std::ops::Range<usize>> {
+    let total = rows.last().map_or(0, |r| r.lasts.end) - rows.first().map_or(0, |r| r.firsts.start);
+    let parts = threads.min(total / RUN).max(1);
+    let mut runs = Vec::with_capacity(parts);
+    let mut start = 0;
+    for p in 1..parts {
+        let goal = total * p / parts;
+        let end = rows.partition_point(|r| r.lasts.end <= goal).max(start);
+        runs.push(start..end);
+        start = end;
+    }
+    runs.push(start..rows.len());
+    runs.retain(|r| !r.is_empty());
+    runs
 }
 
 /// Candidates spilled to disk, read back in order: rows of records held three at a time, each
@@ -204,7 +266,7 @@ fn match_sorted(
                         .filter(|(y2, _, _)| (y2 - ry).abs() <= 1)
                         .map(|(_, other, _)| other.as_slice())
                         .collect();
-                    match_row(row, &around, near, found);
+                    match_row(row.iter().filter(|e| e.role == 0), &around, near, found);
                 }
                 if let Some(r) = rows.iter_mut().find(|(y2, _, _)| *y2 == ry) {
                     r.2 = true;
@@ -220,11 +282,13 @@ fn match_sorted(
     }
 }
 
-/// Matches every first end filed in `row` against the last ends filed in the rows `around`
-/// (this one and those beside it, each in column order) in the 3 x 3 cells around it: a
-/// link for each facing edge of another region whose ends are `near` this edge's.
-fn match_row(
-    row: &[GapEdge],
+/// Matches every first end of `firsts` (records filed under their first ends, in column
+/// order) against the last ends filed in the rows `around` (this one and those beside it,
+/// each in column order; records filed under their first ends among them are passed over) in
+/// the 3 x 3 cells around it: a link for each facing edge of another region whose ends are
+/// `near` this edge's.
+fn match_row<'a>(
+    firsts: impl Iterator<Item = &'a GapEdge>,
     around: &[&[GapEdge]],
     near: &impl Fn([i32; 3], [i32; 3]) -> bool,
     found: &mut Vec<FoundLink>,
@@ -232,7 +296,7 @@ fn match_row(
     // A cursor per row at the first record of the three columns round the record matched:
     // the records of a row come in column order, so the cursors only move on.
     let mut cursors: Vec<(&[GapEdge], usize)> = around.iter().map(|&r| (r, 0)).collect();
-    for e in row.iter().filter(|e| e.role == 0) {
+    for e in firsts {
         for (other, lo) in cursors.iter_mut() {
             while other.get(*lo).is_some_and(|f| f.cell[1] < e.cell[1] - 1) {
                 *lo += 1;
@@ -249,20 +313,22 @@ fn match_row(
     }
 }
 
-/// Reorders `edges` by rows of cells, each row in column order; returns the rows that hold
-/// any, ascending: each row's `y` and its range of `edges`. Rows are placed in place (a
-/// counting sort that swaps each record into its row) when there are no more rows between
-/// the first and the last than records; otherwise all are sorted by cell.
-fn by_rows(edges: &mut [GapEdge]) -> Vec<(i32, std::ops::Range<usize>)> {
+/// Reorders `edges` by rows of cells, each row its records filed under their first ends
+/// then those filed under their last ends, each in column order; returns the rows that hold
+/// any, ascending. Rows are placed in place (a counting sort that swaps each record into its
+/// row) when there are no more rows between the first and the last than records, and their
+/// records sorted on up to `threads` threads; otherwise all are sorted by cell and role.
+fn by_rows(edges: &mut [GapEdge], threads: usize) -> Vec<Row> {
     let Some((lo, hi)) = edges.iter().map(|e| e.cell[0]).fold(None, |m, y| match m {
         None => Some((y, y)),
         Some((lo, hi)) => Some((y.min(lo), y.max(hi))),
     }) else {
         return Vec::new();
     };
+    let in_row = |e: &GapEdge| (e.role, e.cell[1]);
     let span = (i64::from(hi) - i64::from(lo) + 1) as u64;
     if span > edges.len() as u64 {
-        edges.sort_unstable_by_key(|e| (e.cell[0], e.cell[1]));
+        edges.sort_unstable_by_key(|e| (e.cell[0], e.role, e.cell[1]));
     } else {
         let row = |e: &GapEdge| (e.cell[0] - lo) as usize;
         let mut start = vec![0usize; span as usize + 1];
@@ -288,15 +354,60 @@ fn by_rows(edges: &mut [GapEdge]) -> Vec<(i32, std::ops::Range<usize>)> {
                 next[r] += 1;
             }
         }
-        for r in 0..span as usize {
-            edges[start[r]..start[r + 1]].sort_unstable_by_key(|e| e.cell[1]);
+        // Each row sorted on its own; runs of whole rows side by side.
+        let sort_rows = |edges: &mut [GapEdge], rows: std::ops::Range<usize>| {
+            let base = start[rows.start];
+            for r in rows {
+                edges[start[r] - base..start[r + 1] - base].sort_unstable_by_key(in_row);
+            }
+        };
+        let parts = threads.min(edges.len() / RUN).max(1);
+        if parts == 1 {
+            sort_rows(edges, 0..span as usize);
+        } else {
+            std::thread::scope(|scope| {
+                let (mut rest, mut first) = (&mut *edges, 0usize);
+                for p in 1..=parts {
+                    // The first row at or past this share's end.
+                    let goal = start[span as usize] * p / parts;
+                    let end = match p == parts {
+                        true => span as usize,
+                        false => start
+                            .partition_point(|&s| s < goal)
+                            .clamp(first, span as usize),
+                    };
+                    let (mine, others) =
+                        std::mem::take(&mut rest).split_at_mut(start[end] - start[first]);
+                    rest = others;
+                    let sort_rows = &sort_rows;
+                    let rows = first..end;
+                    scope.spawn(move || sort_rows(mine, rows));
+                    first = end;
+                }
+            });
         }
     }
-    let mut rows: Vec<(i32, std::ops::Range<usize>)> = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     for (i, e) in edges.iter().enumerate() {
         match rows.last_mut() {
-            Some((y, range)) if *y == e.cell[0] => range.end = i + 1,
-            _ => rows.push((e.cell[0], i..i + 1)),
+            Some(r) if r.y == e.cell[0] => {
+                if e.role == 0 {
+                    r.firsts.end = i + 1;
+                    r.lasts = i + 1..i + 1;
+                } else {
+                    r.lasts.end = i + 1;
+                }
+            }
+            _ if e.role == 0 => rows.push(Row {
+                y: e.cell[0],
+                firsts: i..i + 1,
+                lasts: i + 1..i + 1,
+            }),
+            _ => rows.push(Row {
+                y: e.cell[0],
+                firsts: i..i,
+                lasts: i..i + 1,
+            }),
         }
     }
     rows
@@ -331,13 +442,14 @@ mod tests {
             (3.5, 1 << 24),
         ] {
             let dir = tempfile::tempdir().unwrap();
-            let mut s = StairLinks::new(dir.path(), memory, r, 1);
-            for &(e, owner, region, a, b) in &edges {
-                s.add(e, owner, region, a, b).unwrap();
-            }
-            let got = s
-                .finish(&mut |_| std::ops::ControlFlow::Continue(()))
-                .unwrap();
+            let got = |threads: usize| {
+                let mut s = StairLinks::new(dir.path(), memory, r, 1);
+                for &(e, owner, region, a, b) in &edges {
+                    s.add(e, owner, region, a, b).unwrap();
+                }
+                s.finish(threads, &mut |_| std::ops::ControlFlow::Continue(()))
+                    .unwrap()
+            };
             let ri = r.floor() as i64;
             let near = |p: [i32; 3], q: [i32; 3]| {
                 let (dx, dy) = ((p[0] - q[0]) as i64, (p[1] - q[1]) as i64);
@@ -358,7 +470,10 @@ mod tests {
                 .map(|(a, b, _, p, q)| (a, b, p, q, STAIR))
                 .collect();
             assert!(!want.is_empty());
-            assert_eq!(got, want, "r {r}");
+            // In memory, rows are sorted and matched in runs on each thread.
+            for threads in [1, 2, 3, 8] {
+                assert_eq!(got(threads), want, "r {r}, {threads} threads");
+            }
         }
     }
 }

@@ -696,6 +696,43 @@ fn tables_of_unchanged_clusters_are_taken_from_an_earlier_build_with_the_same_by
 }
 
 #[test]
+fn a_cluster_key_changes_with_anything_a_table_depends_on() {
+    use crate::hierarchy::cluster_key;
+    let mut sub = build(frame(), &floor_of_squares(3)).unwrap();
+    sub.links
+        .push(tessera_navmesh::Link::stair(0, 1, [0.0; 3], [1.0; 3]));
+    let targets = [(0, [0.5, 0.5, 0.0]), (8, [4.0, 4.0, 0.0])];
+    let key = cluster_key(&sub, 7, &targets);
+    assert_eq!(key, cluster_key(&sub.clone(), 7, &targets));
+    type Change = fn(&mut NavMesh);
+    let changes: [(&str, Change); 6] = [
+        ("a corner's height", |m| m.verts[3][2] += 0.25),
+        ("a polygon's area", |m| m.polys[2].area_id = 1),
+        ("a portal cut", |m| {
+            let at = m.poly_neis.iter().position(|&n| n != NONE).unwrap();
+            m.poly_neis[at] = NONE;
+        }),
+        ("a link's cost", |m| m.links[0].cost = 1.0),
+        ("a detail point", |m| m.detail_verts.push([0.0; 3])),
+        ("a corner's plan", |m| m.verts[3][0] += 0.5),
+    ];
+    for (what, change) in changes {
+        let mut m = sub.clone();
+        change(&mut m);
+        assert_ne!(cluster_key(&m, 7, &targets), key, "{what}");
+    }
+    assert_ne!(
+        cluster_key(&sub, 8, &targets),
+        key,
+        "what all clusters share"
+    );
+    let moved = [(0, [0.5, 0.5, 0.0]), (8, [4.0, 4.5, 0.0])];
+    assert_ne!(cluster_key(&sub, 7, &moved), key, "an entrance");
+    let other = [(1, [0.5, 0.5, 0.0]), (8, [4.0, 4.0, 0.0])];
+    assert_ne!(cluster_key(&sub, 7, &other), key, "an entrance's polygon");
+}
+
+#[test]
 fn a_broken_hierarchy_is_refused_when_the_file_is_read() {
     use tessera_navmesh::{InvalidMesh, NavMeshError};
     let mut mesh = build(frame(), &floor_of_squares(8)).unwrap();
