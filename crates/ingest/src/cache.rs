@@ -526,7 +526,7 @@ fn write_cache(
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| IngestError::io(dir, e))?;
-    let mut file = AtomicFile::create(path)?;
+    let mut file = AtomicFile::create_unsynced(path)?;
     let mut hasher = Xxh3::new();
     let mut stats = IngestStats::default();
     let mut bmin = [f32::INFINITY; 3];

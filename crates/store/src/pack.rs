@@ -48,7 +48,7 @@ impl PackWriter {
         kind: &[u8; 8],
         header: &[u8],
     ) -> Result<PackWriter, StoreError> {
-        let mut file = AtomicFile::create(path)?;
+        let mut file = AtomicFile::create_unsynced(path)?;
         file.write_all(PACK_MAGIC)?;
         file.write_all(kind)?;
         file.write_all(&(header.len() as u64).to_le_bytes())?;
