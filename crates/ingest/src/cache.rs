@@ -282,20 +282,37 @@ impl CacheInfo {
     }
 }
 
-/// An open, verified scene cache.
+/// An open scene cache: its trailer checked, its payload checked when opened, or (a cache
+/// reused from an earlier bake, [`reuse_cache`]) before it is first read
+/// ([`SceneCache::verify`]).
 #[derive(Debug)]
 pub struct SceneCache {
     path: PathBuf,
     map: Option<Mmap>,
     info: CacheInfo,
+    /// Whether the payload passed its checksum, once checked: `Some(message)` when it did not.
+    checked: std::sync::OnceLock<Option<String>>,
 }
 
 impl SceneCache {
     /// Maps and verifies a cache file (both checksums).
     pub fn open(path: &Path) -> Result<SceneCache, IngestError> {
         let cache = SceneCache::map(path)?;
-        cache.verify_payload()?;
+        cache.verify()?;
         Ok(cache)
+    }
+
+    /// Checks the payload against the trailer's checksum, once (later calls give the first
+    /// answer): what a reader of [`SceneCache::triangles`] or [`SceneCache::areas`] calls
+    /// first on a cache [`reuse_cache`] gave.
+    pub fn verify(&self) -> Result<(), IngestError> {
+        match self.checked.get_or_init(|| self.verify_payload().err()) {
+            None => Ok(()),
+            Some(message) => Err(IngestError::Cache {
+                path: self.path.clone(),
+                message: message.clone(),
+            }),
+        }
     }
 
     /// Maps the cache this process has just written with `info` (by [`build_cache`]): its
@@ -309,6 +326,7 @@ impl SceneCache {
                 message: "the cache on disk is not the one just written".into(),
             });
         }
+        let _ = cache.checked.set(None);
         Ok(cache)
     }
 
@@ -340,23 +358,21 @@ impl SceneCache {
             path: path.to_path_buf(),
             map: Some(map),
             info,
+            checked: std::sync::OnceLock::new(),
         })
     }
 
     /// Hashes the payload against the trailer's checksum, a window at a time, each window's
     /// pages given back once hashed: checking a cache larger than the budget must not make it
     /// resident all at once.
-    fn verify_payload(&self) -> Result<(), IngestError> {
+    fn verify_payload(&self) -> Result<(), String> {
         let Some(map) = &self.map else {
             return Ok(());
         };
         let mut hasher = Xxh3::new();
         crate::pages::hash_released(map, map.len() - TRAILER_LEN, |b| hasher.update(b));
         if hasher.digest() != self.info.payload_hash {
-            return Err(IngestError::Cache {
-                path: self.path.clone(),
-                message: "triangle data checksum mismatch (corrupt cache)".into(),
-            });
+            return Err("triangle data checksum mismatch (corrupt cache)".into());
         }
         Ok(())
     }
@@ -651,7 +667,9 @@ impl<'d> AreaSpill<'d> {
 }
 
 /// Opens the cache at `path` if it was built from `key`, else (re)builds it from the source
-/// that `open_source` opens. A corrupt cache is reported through `on_corrupt` and rebuilt.
+/// that `open_source` opens. A cache whose trailer is corrupt is reported through
+/// `on_corrupt` and rebuilt; one reused has its payload checked when first read
+/// ([`SceneCache::verify`], as [`reuse_cache`] says).
 pub fn ensure_cache<'s>(
     path: &Path,
     key: SourceKey,
@@ -670,8 +688,9 @@ pub fn ensure_cache<'s>(
 }
 
 /// The cache at `path` when it is there, was built from an input like `key`'s
-/// ([`SourceKey::same_input`]) and passes its checksums; a corrupt one is reported through
-/// `on_corrupt`.
+/// ([`SourceKey::same_input`]) and its trailer passes its checks; one whose trailer does not
+/// is reported through `on_corrupt`. Its payload is not read here: a bake whose tiles are
+/// kept never reads it, and a reader checks it first ([`SceneCache::verify`]).
 pub fn reuse_cache(
     path: &Path,
     key: SourceKey,
@@ -680,24 +699,21 @@ pub fn reuse_cache(
     if !path.exists() {
         return None;
     }
-    // The trailer first: a cache of another input or up axis is rebuilt without hashing
-    // its payload.
     match SceneCache::map(path) {
-        Ok(cache) if cache.info().key.same_input(&key) => match cache.verify_payload() {
-            Ok(()) => {
-                let stats = IngestStats {
-                    triangles: cache.info().triangles,
-                    degenerate: cache.info().degenerate,
-                    reused: true,
-                };
-                return Some((cache, stats));
-            }
-            Err(e) => on_corrupt(&e),
-        },
-        Ok(_) => {}
-        Err(e) => on_corrupt(&e),
+        Ok(cache) if cache.info().key.same_input(&key) => {
+            let stats = IngestStats {
+                triangles: cache.info().triangles,
+                degenerate: cache.info().degenerate,
+                reused: true,
+            };
+            Some((cache, stats))
+        }
+        Ok(_) => None,
+        Err(e) => {
+            on_corrupt(&e);
+            None
+        }
     }
-    None
 }
 
 const SPLIT_MAGIC: &[u8; 8] = b"TSSPLIT\0";
@@ -1038,9 +1054,17 @@ mod tests {
             std::fs::write(&path, &bytes).unwrap();
             let e = SceneCache::open(&path).unwrap_err().to_string();
             assert!(e.contains("checksum"), "{e}");
+            // Reused, its trailer sound: the payload is found damaged before it is read.
             let mut reported = 0;
-            assert!(reuse_cache(&path, key, &mut |_| reported += 1).is_none());
-            assert_eq!(reported, 1);
+            let (cache, _) = reuse_cache(&path, key, &mut |_| reported += 1).unwrap();
+            assert_eq!(reported, 0);
+            for _ in 0..2 {
+                let e = cache.verify().unwrap_err().to_string();
+                assert!(
+                    e.contains("checksum") && e.contains(&*path.to_string_lossy()),
+                    "{e}"
+                );
+            }
         }
     }
 
@@ -1206,13 +1230,27 @@ mod tests {
         let path = dir.path().join("c");
         let key = SourceKey::of_mesh(&p, &t, UpAxis::Z, &AreaRules::default());
         build_cache(&mut mesh_source(&p, &t), key, &path).unwrap();
-        let mut bytes = std::fs::read(&path).unwrap();
+        let clean = std::fs::read(&path).unwrap();
+        let mut bytes = clean.clone();
         bytes[3] ^= 0x40;
         std::fs::write(&path, &bytes).unwrap();
         assert!(SceneCache::open(&path)
             .unwrap_err()
             .to_string()
             .contains("checksum"));
+        // Its trailer sound: reused, and the damage found before its triangles are read (the
+        // bake then removes it and asks again).
+        let (cache, stats) =
+            ensure_cache(&path, key, &mut || unreachable!(), &mut |_| panic!()).unwrap();
+        assert!(stats.reused);
+        assert!(cache.verify().unwrap_err().to_string().contains("checksum"));
+        drop(cache);
+        std::fs::remove_file(&path).unwrap();
+        // A damaged trailer: reported, and the cache rebuilt.
+        let mut bytes = clean;
+        let at = bytes.len() - 3;
+        bytes[at] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
         let mut reported = 0;
         let (cache, stats) = ensure_cache(
             &path,
@@ -1225,6 +1263,7 @@ mod tests {
             (reported, stats.reused, cache.triangles().len()),
             (1, false, 1)
         );
+        assert!(cache.verify().is_ok());
         let (_, again) =
             ensure_cache(&path, key, &mut || unreachable!(), &mut |_| panic!()).unwrap();
         assert!(again.reused);

@@ -246,6 +246,21 @@ impl Binning<'_> {
         let total = jobs.iter().map(|(r, ..)| r.end - r.start).sum();
         self.progress.stage_start(STAGE, total);
         let pool = crate::error::thread_pool(self.threads, STAGE)?;
+        // The caches of the files the jobs read, checked first (one reused from an earlier
+        // bake has only had its trailer checked: a damaged one is made again, see
+        // [`crate::bake`]).
+        let mut start = 0u64;
+        let read: Vec<&tessera_ingest::cache::SceneCache> = (self.scene.parts().iter())
+            .filter_map(|part| {
+                let end = start + part.cache.triangles().len() as u64;
+                let range = std::mem::replace(&mut start, end)..end;
+                let wanted = jobs
+                    .iter()
+                    .any(|(r, ..)| r.start < range.end && range.start < r.end);
+                wanted.then_some(&part.cache)
+            })
+            .collect();
+        pool.install(|| read.par_iter().try_for_each(|cache| cache.verify()))?;
         let binned = AtomicU64::new(0);
         let mut placements = 0;
         for at_once in jobs.chunks(PARTS_AT_ONCE) {

@@ -84,9 +84,9 @@ impl BakeError {
     /// The file that failed its checks, when that is the failure.
     pub fn damaged_file(&self) -> Option<&std::path::Path> {
         match self {
-            BakeError::Io(StoreError::Corrupt { path, .. }) | BakeError::Corrupt { path, .. } => {
-                Some(path)
-            }
+            BakeError::Io(StoreError::Corrupt { path, .. })
+            | BakeError::Corrupt { path, .. }
+            | BakeError::Input(IngestError::Cache { path, .. }) => Some(path),
             _ => None,
         }
     }

@@ -148,6 +148,14 @@ impl Scene {
         &self.parts
     }
 
+    /// Marks the parts named in `made` as not reused: their caches were made by an earlier
+    /// attempt of the same bake (which found a damaged file and started again).
+    pub(crate) fn made_before(&mut self, made: &[String]) {
+        for part in &mut self.parts {
+            part.reused &= !made.contains(&part.name);
+        }
+    }
+
     /// The first file's cache, for messages about the scene's frame.
     pub fn path(&self) -> &std::path::Path {
         self.parts[0].cache.path()

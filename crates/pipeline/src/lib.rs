@@ -190,26 +190,15 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
     let voxel = req.config.voxel_params();
 
     let interrupted = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
-    let ingested = ingest::run(
-        &req.scene,
-        &req.config,
-        &layout,
-        &budget,
-        req.threads,
-        progress,
-        req.interrupt.as_ref(),
-        share.map(|s| s as &dyn IngestShare),
-    )?;
-    let frame = grid::frame_of(&ingested.name, &ingested.scene, &voxel)?;
-    grid::check_minimum(&frame, req.memory_budget, overhead)?;
-    // The work files' disk, before binning writes the first of them.
-    disk::check(&layout, &frame, ingested.scene.info().triangles, progress)?;
     // From voxelize on, each agent on its own (its files in its own part of the folder), one
     // after the other.
     let bakes = req.config.agent_bakes();
     // The agents rasterize in groups of 4: the first of a group for all of them (`Raster`).
     let params: Vec<_> = bakes.iter().map(|(_, c)| c.voxel_params()).collect();
-    let bake_agents = |binned: &bin::Binned| -> Result<Vec<_>, BakeError> {
+    let bake_agents = |ingested: &ingest::Ingested,
+                       frame: &GridFrame,
+                       binned: &bin::Binned|
+     -> Result<Vec<_>, BakeError> {
         let mut baked = Vec::with_capacity(bakes.len());
         for (i, (name, config)) in bakes.iter().enumerate() {
             let layout = match name {
@@ -224,7 +213,7 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
             let voxel = &params[i];
             let raster = voxelize::Raster::of_agent(&params, i, binned.key, &layout);
             let voxelized = voxelize::run(
-                &frame,
+                frame,
                 voxel,
                 binned,
                 &budget,
@@ -250,7 +239,7 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
                 &polygons::PolygonInputs {
                     scene: ingested.scene.info(),
                     up: ingested.up,
-                    frame: &frame,
+                    frame,
                     voxel,
                     params: &config.polygon_params(),
                     agent: &config.agent,
@@ -269,14 +258,63 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
         }
         Ok(baked)
     };
-    // A tile pack whose chunk is found damaged when its tile is read (chunks are checked as
-    // they are read, not every pack through ahead) is removed and binned again, and the bake
-    // goes on from its checkpoints; each pack once at most.
-    let mut rebinned: Vec<PathBuf> = Vec::new();
-    // What the attempts before the last binned, counted in the summary with the last's.
+    // A tile pack whose chunk is found damaged when its tile is read, or a scene cache whose
+    // payload is when it is read (each is checked as it is read, not every file through
+    // ahead), is removed and made again, and the bake goes on from its checkpoints; each file
+    // once at most.
+    let mut remade: Vec<PathBuf> = Vec::new();
+    let remake = |e: BakeError,
+                  ingested: &ingest::Ingested,
+                  tiles: Option<&bin::TilePacks>,
+                  remade: &mut Vec<PathBuf>|
+     -> Result<(), BakeError> {
+        let Some(damaged) = e.damaged_file().map(Path::to_path_buf) else {
+            return Err(e);
+        };
+        let pack = tiles.is_some_and(|t| t.holds(&damaged));
+        let cache = (ingested.scene.parts().iter()).any(|p| p.cache.path() == damaged);
+        // The parts of a distributed binning are made anew every run, and its scene files
+        // are read by every process.
+        let alone = share.is_none_or(|s| s.processes() <= 1);
+        if !(pack || cache) || remade.contains(&damaged) || !alone {
+            return Err(e);
+        }
+        progress.set_agent(None);
+        progress.warn(&match pack {
+            true => format!("tile pack recomputed: {e}"),
+            false => format!("scene cache rebuilt: {e}"),
+        });
+        std::fs::remove_file(&damaged)
+            .map_err(|err| tessera_store::StoreError::io(&damaged, err))?;
+        remade.push(damaged);
+        Ok(())
+    };
+    // What the attempts before the last binned and ingested, counted in the summary with the
+    // last's.
     let (mut placed, mut binning) = (0, 0.0);
-    let (binned, baked) = loop {
-        let mut binned = bin::run(
+    let (mut made, mut ingesting) = (Vec::new(), 0.0);
+    let mut made_in = |ingested: &ingest::Ingested| {
+        ingesting += ingested.seconds;
+        (ingested.scene.parts().iter())
+            .filter(|p| !p.reused)
+            .for_each(|p| made.push(p.name.clone()));
+    };
+    let (ingested, frame, binned, baked) = loop {
+        let ingested = ingest::run(
+            &req.scene,
+            &req.config,
+            &layout,
+            &budget,
+            req.threads,
+            progress,
+            req.interrupt.as_ref(),
+            share.map(|s| s as &dyn IngestShare),
+        )?;
+        let frame = grid::frame_of(&ingested.name, &ingested.scene, &voxel)?;
+        grid::check_minimum(&frame, req.memory_budget, overhead)?;
+        // The work files' disk, before binning writes the first of them.
+        disk::check(&layout, &frame, ingested.scene.info().triangles, progress)?;
+        let binned = bin::run(
             &bin::Binning {
                 scene: &ingested.scene,
                 frame: &frame,
@@ -289,7 +327,15 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
             share
                 .filter(|s| s.processes() > 1)
                 .map(|s| (s as &dyn BinShare, s.processes())),
-        )?;
+        );
+        let mut binned = match binned {
+            Ok(binned) => binned,
+            Err(e) => {
+                remake(e, &ingested, None, &mut remade)?;
+                made_in(&ingested);
+                continue;
+            }
+        };
         let keys = binned.tiles.keys();
         if let Some(w) = grid::sparse_world_warning(&frame, keys.len() as u64) {
             // Name a few of the triangles that stretch the world, so they can be found.
@@ -309,29 +355,21 @@ fn bake_with(mut req: BakeRequest, share: Option<&dyn Share>) -> Result<BakeSumm
                 progress.warn(&format!("{w}, such as {}", named.join("; ")));
             }
         }
-        match bake_agents(&binned) {
+        match bake_agents(&ingested, &frame, &binned) {
             Ok(baked) => {
                 binned.placements += placed;
                 binned.seconds += binning;
-                break (binned, baked);
+                let mut ingested = ingested;
+                ingested.scene.made_before(&made);
+                ingested.stats.reused &= made.is_empty();
+                ingested.seconds += ingesting;
+                break (ingested, frame, binned, baked);
             }
             Err(e) => {
-                let pack = e
-                    .damaged_file()
-                    .filter(|p| binned.tiles.holds(p) && !rebinned.iter().any(|r| r == p))
-                    .map(Path::to_path_buf);
-                // The parts of a distributed binning are made anew every run.
-                let Some(pack) = pack.filter(|_| share.is_none_or(|s| s.processes() <= 1)) else {
-                    return Err(e);
-                };
-                progress.set_agent(None);
-                progress.warn(&format!("tile pack recomputed: {e}"));
+                remake(e, &ingested, Some(&binned.tiles), &mut remade)?;
+                made_in(&ingested);
                 placed += binned.placements;
                 binning += binned.seconds;
-                drop(binned);
-                std::fs::remove_file(&pack)
-                    .map_err(|err| tessera_store::StoreError::io(&pack, err))?;
-                rebinned.push(pack);
             }
         }
     };

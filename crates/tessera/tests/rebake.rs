@@ -324,22 +324,24 @@ fn a_scene_of_several_files_bins_again_only_the_files_that_changed() {
     let packs = std::fs::read_dir(d.join("b/work/bins")).unwrap().count();
     assert_eq!(packs, 3);
 
-    // Every chunk of the west file's pack damaged (its index sound), then a block added in
-    // the east file by the files' border: the tiles it changes are read, the west pack's
-    // chunks of them among them; the damage is found then, that pack binned again, and the
-    // rebake goes on to the fresh bake's bytes.
-    let west = std::fs::read_dir(d.join("b/work/bins"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("part-0-")
-        })
-        .unwrap();
+    // Every chunk of the west file's pack damaged (its index sound), and a byte of its
+    // scene cache's triangles, then a block added in the east file by the files' border: the
+    // tiles it changes are read, the west pack's chunks of them among them; the damage is
+    // found then and that pack binned again, which reads the west cache, found damaged in
+    // turn and made again from the file; the rebake goes on to the fresh bake's bytes.
+    let starting = |dir: &str, prefix: &str| {
+        std::fs::read_dir(d.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix))
+            .unwrap()
+    };
+    let west = starting("b/work/bins", "part-0-");
     assert!(flip_a_byte_in_chunks(&west, |_| true) > 4);
+    let cache = starting("b/work/scenes", "w-");
+    let mut bytes = std::fs::read(&cache).unwrap();
+    bytes[1000] ^= 0x10;
+    std::fs::write(&cache, bytes).unwrap();
     district(
         &d.join("e.obj"),
         30.0,
@@ -348,6 +350,10 @@ fn a_scene_of_several_files_bins_again_only_the_files_that_changed() {
     let repaired = bake("b");
     let both = count(&repaired, "triangle_placements");
     assert!(both > first, "{both} of {first}: {repaired}");
+    let reused: Vec<bool> = (repaired["scene_files"].as_array().unwrap().iter())
+        .map(|f| f["cache_reused"].as_bool().unwrap())
+        .collect();
+    assert_eq!(reused, [false, false, true], "{repaired}");
     fresh_is_the_same("a damaged pack of another file");
 }
 
