@@ -703,7 +703,8 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
         def.replace("radius = 0.0", "radius = 0.3"),
     )
     .unwrap();
-    let bake_with = |config: &str| {
+    // A bake of `config` into `out`, and a fresh one compared with `b`.
+    let bake_into = |config: &str, out: &str| {
         let args = [
             "bake",
             "--config",
@@ -713,11 +714,16 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
             "--log-format",
             "quiet",
             "--out",
-            "b",
+            out,
         ];
         let o = tessera(&args, dir.path());
         assert!(o.status.success(), "{}", stderr(&o));
-        summary(&dir.path().join("b"))
+        summary(&dir.path().join(out))
+    };
+    let bake_with = |config: &str| bake_into(config, "b");
+    let fresh_is_the_same = |config: &str, out: &str, what: &str| {
+        bake_into(config, out);
+        assert_same_bake(&b, &dir.path().join(out), Same::Tiling, what);
     };
     // The taller agent reads every tile again: the damaged chunk is found, its pack binned
     // again, and the bake goes on to what a fresh bake of that config gives.
@@ -725,27 +731,7 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
         bake_with("taller.toml")["stages_reused"],
         serde_json::json!(["ingest"])
     );
-    let o = tessera(
-        &[
-            "bake",
-            "--config",
-            "taller.toml",
-            "--tile-size",
-            "48",
-            "--log-format",
-            "quiet",
-            "--out",
-            "t",
-        ],
-        dir.path(),
-    );
-    assert!(o.status.success());
-    assert_same_bake(
-        &b,
-        &dir.path().join("t"),
-        Same::Tiling,
-        "a damaged tile pack binned again",
-    );
+    fresh_is_the_same("taller.toml", "t", "a damaged tile pack binned again");
     // Read whole this time: the pack is reused.
     assert_eq!(
         bake_with("taller.toml")["stages_reused"],
@@ -756,27 +742,7 @@ fn checkpoints_are_reused_checked_and_invalidated_by_what_they_depend_on() {
         serde_json::json!(["ingest"])
     );
     // A fresh bake with the new config gives what the resumed one gave.
-    let o = tessera(
-        &[
-            "bake",
-            "--config",
-            "wider.toml",
-            "--tile-size",
-            "48",
-            "--log-format",
-            "quiet",
-            "--out",
-            "c",
-        ],
-        dir.path(),
-    );
-    assert!(o.status.success());
-    assert_same_bake(
-        &b,
-        &dir.path().join("c"),
-        Same::Tiling,
-        "a fresh bake of the new config",
-    );
+    fresh_is_the_same("wider.toml", "c", "a fresh bake of the new config");
     // --fresh recomputes everything, to the same bytes.
     let fresh = bake(&["--fresh"]);
     assert_eq!(fresh["stages_reused"], serde_json::json!([]));
