@@ -190,7 +190,7 @@ fn match_in_memory(
             - rows[run].first().map_or(0, |r| r.firsts.start);
         (0..n).try_for_each(|_| tick_record(report, &mut records, None))
     };
-    let runs = runs_of_rows(&rows, threads);
+    let runs = runs_of(&rows, |r| r.lasts.end, threads);
     if runs.len() <= 1 {
         return matched(0..rows.len(), match_rows(0..rows.len()));
     }
@@ -220,19 +220,24 @@ struct Row {
     lasts: std::ops::Range<usize>,
 }
 
-/// `rows` cut into at most `threads` runs of whole rows, each of about as many records.
-fn runs_of_rows(rows: &[Row], threads: usize) -> Vec<std::ops::Range<usize>> {
-    let total = rows.last().map_or(0, |r| r.lasts.end) - rows.first().map_or(0, |r| r.firsts.start);
+/// Rows cut into at most `threads` runs of whole rows, each of about as many records; `ends`
+/// gives each row's end, in records from the first row's start (so the last is the total).
+fn runs_of<T>(
+    ends: &[T],
+    end: impl Fn(&T) -> usize,
+    threads: usize,
+) -> Vec<std::ops::Range<usize>> {
+    let total = ends.last().map_or(0, &end);
     let parts = threads.min(total / RUN).max(1);
     let mut runs = Vec::with_capacity(parts);
     let mut start = 0;
     for p in 1..parts {
         let goal = total * p / parts;
-        let end = rows.partition_point(|r| r.lasts.end <= goal).max(start);
-        runs.push(start..end);
-        start = end;
+        let cut = ends.partition_point(|e| end(e) <= goal).max(start);
+        runs.push(start..cut);
+        start = cut;
     }
-    runs.push(start..rows.len());
+    runs.push(start..ends.len());
     runs.retain(|r| !r.is_empty());
     runs
 }
@@ -361,28 +366,18 @@ fn by_rows(edges: &mut [GapEdge], threads: usize) -> Vec<Row> {
                 edges[start[r] - base..start[r + 1] - base].sort_unstable_by_key(in_row);
             }
         };
-        let parts = threads.min(edges.len() / RUN).max(1);
-        if parts == 1 {
-            sort_rows(edges, 0..span as usize);
+        let runs = runs_of(&start[1..], |&end| end, threads);
+        if let [rows] = &runs[..] {
+            sort_rows(edges, rows.clone());
         } else {
             std::thread::scope(|scope| {
-                let (mut rest, mut first) = (&mut *edges, 0usize);
-                for p in 1..=parts {
-                    // The first row at or past this share's end.
-                    let goal = start[span as usize] * p / parts;
-                    let end = match p == parts {
-                        true => span as usize,
-                        false => start
-                            .partition_point(|&s| s < goal)
-                            .clamp(first, span as usize),
-                    };
+                let mut rest = &mut *edges;
+                for rows in runs {
                     let (mine, others) =
-                        std::mem::take(&mut rest).split_at_mut(start[end] - start[first]);
+                        std::mem::take(&mut rest).split_at_mut(start[rows.end] - start[rows.start]);
                     rest = others;
                     let sort_rows = &sort_rows;
-                    let rows = first..end;
                     scope.spawn(move || sort_rows(mine, rows));
-                    first = end;
                 }
             });
         }

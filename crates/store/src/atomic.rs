@@ -59,11 +59,9 @@ impl AtomicFile {
         Write::write_all(self, bytes).map_err(|e| StoreError::io(&self.tmp, e))
     }
 
-    /// Bytes written so far.
+    /// Where the next byte goes (bytes written so far, unless the writer sought back).
     pub fn position(&mut self) -> Result<u64, StoreError> {
-        self.writer
-            .stream_position()
-            .map_err(|e| StoreError::io(&self.tmp, e))
+        Ok(self.at)
     }
 
     /// Flushes, fsyncs and renames the file into place, then fsyncs the folder.
