@@ -1,5 +1,5 @@
 //! Hierarchical path queries (seed 003, 4.5 and 5): plan over the mesh's hierarchical graph
-//! which clusters to cross, then search the polygons of those clusters alone.
+//! which clusters to cross, then search the polygons of those clusters near the plan's way.
 //!
 //! The file's [`tessera_navmesh::Hierarchy`] groups the polygons into clusters, lists the
 //! entrances between clusters (a point on a portal, one entrance on each side; or a link's
@@ -14,17 +14,20 @@
 //!    to the end, which no step beats, so the plan is the shortest way through entrances;
 //! 2. **refines**: the exact any-angle search of [`Query::find_path`]'s flat form, confined
 //!    to the clusters the plan crosses and the clusters beside its two ends (the *scope*),
-//!    plus a *halo*: a step from a polygon of the scope into one outside it. That is a
+//!    and within them to a *corridor* round the plan's way (see [`Query::set_corridor`]),
+//!    plus a *halo*: a step from a polygon of the corridor into one outside it. That is a
 //!    shortest path within them, which may pass the borders anywhere, not only at
 //!    entrances, and cut across the corner of a cluster beside the way. Within a scope, a
 //!    vertex on its boundary is a corner a path may bend round, as a mesh corner is;
-//! 3. the corridor is string-pulled as any.
+//! 3. the polygons the way crosses are string-pulled as any.
 //!
 //! Both ends in one cluster, or nearer each other than a plan pays for (see [`flat_within`]):
 //! the flat search (so the answer is the flat one). A plan that finds no way, or a
 //! refinement that does not reach the end (neither happens on a mesh the builder wrote), falls
 //! back to the flat search, so the hierarchical answer is found exactly when the flat one is;
-//! so does a refinement past its budget of expansions (see [`EXPANSIONS_PER_POLYGON`]).
+//! so does a refinement past its budget of expansions (see [`EXPANSIONS_PER_POLYGON`]). A
+//! refinement within the corridor that does not reach the end is run again over the whole
+//! scope first.
 
 use rustc_hash::FxHashMap;
 use tessera_navmesh::{ArchivedNavMesh, NONE};
@@ -32,7 +35,7 @@ use tessera_navmesh::{ArchivedNavMesh, NONE};
 use crate::geom::{plan_len, V3};
 use crate::path::Corridor;
 use crate::radix::RadixHeap;
-use crate::search::{Open, Search};
+use crate::search::{Open, Run, Search};
 use crate::Query;
 
 /// The two ends of a query: each point and the polygon it is on.
@@ -178,6 +181,16 @@ impl RadixHeap<Open> {
 /// the flat search answers (see [`Query::find_path_planned`]).
 const EXPANSIONS_PER_POLYGON: usize = 32;
 
+/// The slack of the corridor round each step of the plan's way (see [`Query::set_corridor`]):
+/// this fraction of the step's length, but at least [`CORRIDOR_SLACK_FLOOR`].
+const CORRIDOR_SLACK: f64 = 0.05;
+
+/// ... in world units: twice the builder's least spacing of entrances along a border (2 m,
+/// `tessera_navgraph::ClusterSettings::entrance_min_spacing`), so the corridor is as wide,
+/// at each entrance the way passes, as the gap to the next entrance along the border, where
+/// the shortest way may cross instead.
+const CORRIDOR_SLACK_FLOOR: f64 = 4.0;
+
 /// The most entrances a plan takes (two bits of an entry's number are its [`Step`]).
 const MOST_ENTRANCES: usize = (u32::MAX >> 2) as usize - 1;
 
@@ -247,6 +260,36 @@ impl Plan {
     }
 }
 
+/// What [`Query::plan`] found: the clusters its way crosses (the start's first), its length,
+/// and its points (the start, the entrances, the end) each with the cost to it.
+struct Planned {
+    clusters: Vec<u32>,
+    length: f64,
+    way: Vec<(V3, f64)>,
+}
+
+/// The plan box of the ellipse of foci `a` and `b` whose points lie at most `reach` from
+/// the two together (in plan), widened a little for rounding.
+fn ellipse_box(a: V3, b: V3, reach: f64) -> ([f32; 2], [f32; 2]) {
+    let (major, focal) = (reach / 2.0, plan_len(a, b) / 2.0);
+    let minor2 = (major * major - focal * focal).max(0.0);
+    let (ux, uy) = if focal > 0.0 {
+        (
+            f64::from(b[0] - a[0]) / (2.0 * focal),
+            f64::from(b[1] - a[1]) / (2.0 * focal),
+        )
+    } else {
+        (1.0, 0.0)
+    };
+    let half = |along: f64, across: f64| {
+        ((major * major * along * along + minor2 * across * across).sqrt() * (1.0 + 1e-6) + 1e-3)
+            as f32
+    };
+    let (hx, hy) = (half(ux, uy), half(uy, ux));
+    let c = [(a[0] + b[0]) / 2.0, (a[1] + b[1]) / 2.0];
+    ([c[0] - hx, c[1] - hy], [c[0] + hx, c[1] + hy])
+}
+
 thread_local! {
     static PLAN: std::cell::RefCell<Plan> = std::cell::RefCell::new(Plan::default());
 }
@@ -255,7 +298,13 @@ impl Query<'_> {
     /// Whether a search with the buffers `s` may enter polygon `p` (always, unless scoped).
     #[inline]
     pub(crate) fn enters(&self, s: &Search, p: u32) -> bool {
-        !s.scoped || s.allows(self.mesh.hierarchy.cluster_of(p))
+        if !s.scoped {
+            true
+        } else if s.corridor {
+            s.corridor_polys[p as usize] == s.corridor_stamp
+        } else {
+            s.allows(self.mesh.hierarchy.cluster_of(p))
+        }
     }
 
     /// Whether a search with the buffers `s` may step from polygon `from` into `p`: into any
@@ -267,12 +316,28 @@ impl Query<'_> {
     }
 
     /// The corner flags of polygon `p` in a scoped search, into `out`: a mesh corner, or a
-    /// vertex with a polygon round it outside the scope.
+    /// vertex with a polygon round it outside the scope (within a corridor: an end of an
+    /// edge of `p` with a polygon across outside the corridor).
     pub(crate) fn scoped_corner_flags(&self, s: &Search, p: u32, out: &mut Vec<bool>) {
         out.clear();
         out.extend_from_slice(self.corner_flags(p));
         let poly = &self.mesh.polys[p as usize];
         let first = poly.first.to_native() as usize;
+        if s.corridor {
+            let n = out.len();
+            let neis = &self.mesh.poly_neis[first..first + n];
+            let outside = |k: usize| {
+                let nb = neis[k].to_native();
+                self.valid_poly(nb) && s.corridor_polys[nb as usize] != s.corridor_stamp
+            };
+            let mut before = outside(n - 1);
+            for (k, flag) in out.iter_mut().enumerate() {
+                let after = outside(k);
+                *flag |= before || after;
+                before = after;
+            }
+            return;
+        }
         for (k, flag) in out.iter_mut().enumerate() {
             if *flag || !self.borders.slots[first + k] {
                 continue;
@@ -304,8 +369,11 @@ impl Query<'_> {
     /// of different clusters: the plan, then the search within the clusters it crosses;
     /// `None` when either finds nothing (the caller then searches every polygon).
     pub(crate) fn find_path_planned(&self, ends: Ends, s: &mut Search) -> Option<Corridor> {
-        let (mut clusters, length) =
-            PLAN.with(|plan| self.plan(ends, s, &mut plan.borrow_mut()))?;
+        let Planned {
+            mut clusters,
+            length,
+            way,
+        } = PLAN.with(|plan| self.plan(ends, s, &mut plan.borrow_mut()))?;
         // The legs were measured within the end clusters alone, and a way may leave a
         // cluster that is not convex and come back to it: the clusters beside the two ends
         // are searched too.
@@ -322,9 +390,9 @@ impl Query<'_> {
             }
         }
         self.set_scope(s, Some(&clusters));
-        // The plan is a way within those clusters: the shortest one is no longer, and nodes
-        // beyond it (with a margin for rounding, and for a link's point, which the search
-        // chooses rather than searches) need not be kept.
+        // The plan is a way within those clusters, and within the corridor: the shortest one
+        // is no longer, and nodes beyond it (with a margin for rounding, and for a link's
+        // point, which the search chooses rather than searches) need not be kept.
         s.bound = Some(length * 1.01 + f64::from(self.eps));
         // Bending round the scope's boundary as round the mesh's corners, the search finds
         // the shortest way within the scope. On a finely cut mesh (centimetre cells, no
@@ -332,22 +400,37 @@ impl Query<'_> {
         // the scope: hundreds of times the expansions of the flat search. So the search has
         // a budget of expansions per polygon of its scope (bakes at the usual cell sizes
         // take under a tenth of it), past which the flat search answers.
-        let polygons: usize = clusters
-            .iter()
-            .map(|&c| h.clusters[c as usize].polygons.to_native() as usize)
-            .sum();
-        s.limit = Some(EXPANSIONS_PER_POLYGON * polygons);
-        let node = self.polyanya_to(ends, s);
+        let mut run = match self.set_corridor(s, &way) {
+            0 => Run::Exhausted,
+            polygons => {
+                s.limit = Some(EXPANSIONS_PER_POLYGON * polygons);
+                self.polyanya_run(ends, s)
+            }
+        };
+        s.corridor = false;
+        // The corridor holds the plan's way, so this is for a search the tolerance stopped
+        // short (see [`Query::polyanya`]): the whole scope, before the flat search.
+        if let Run::Exhausted = run {
+            let polygons: usize = clusters
+                .iter()
+                .map(|&c| h.clusters[c as usize].polygons.to_native() as usize)
+                .sum();
+            s.limit = Some(EXPANSIONS_PER_POLYGON * polygons);
+            run = self.polyanya_run(ends, s);
+        }
         s.limit = None;
         s.bound = None;
         self.set_scope(s, None);
-        Some(self.trace(s, node?, true))
+        match run {
+            Run::Reached(node) => Some(self.trace(s, node, true)),
+            Run::Exhausted | Run::Limit => None,
+        }
     }
 
     /// The plan: the clusters the shortest way through entrances crosses, start's first
     /// (see the module documentation), and that way's length; `None` when no way joins the
     /// two.
-    fn plan(&self, ends: Ends, s: &mut Search, plan: &mut Plan) -> Option<(Vec<u32>, f64)> {
+    fn plan(&self, ends: Ends, s: &mut Search, plan: &mut Plan) -> Option<Planned> {
         let Ends {
             start_poly,
             start,
@@ -467,9 +550,11 @@ impl Query<'_> {
             return None;
         }
         let mut clusters = vec![ce];
+        let mut way = vec![(end, plan.cost(goal))];
         let mut at = plan.parent(goal);
         let mut steps = 0;
         while at != NONE && steps <= count {
+            way.push((h.entrance(at).point, plan.cost(at)));
             let c = h.entrance(at).cluster;
             if clusters.last() != Some(&c) {
                 clusters.push(c);
@@ -481,7 +566,86 @@ impl Query<'_> {
             clusters.push(cs);
         }
         clusters.reverse();
-        Some((clusters, plan.cost(goal)))
+        way.push((start, 0.0));
+        way.reverse();
+        Some(Planned {
+            clusters,
+            length: plan.cost(goal),
+            way,
+        })
+    }
+
+    /// Narrows the scope of `s` to a corridor round the plan's `way` (its points, start to
+    /// end, each with the plan's cost to it), and gives the number of polygons in it: the
+    /// polygons of the scope whose plan box meets an ellipse round some step of the way.
+    ///
+    /// A step from `a` to `b` costed `l` by the plan is a way that long, so no point of it
+    /// lies farther from `a` plus from `b` than `l`: every point of the plan's way lies in
+    /// the ellipse of foci `a` and `b` and major axis `l`, and the refinement always finds a
+    /// way no longer than the plan's. The ellipse is widened by a slack ([`CORRIDOR_SLACK`])
+    /// for a shorter way that passes a border away from the plan's entrances. The scope's
+    /// clusters are whole squares of the plan, most of them far to the side of a way across
+    /// them, and the refinement searches nearly every polygon it may enter: the corridor
+    /// holds a half to a third as many.
+    pub(crate) fn set_corridor(&self, s: &mut Search, way: &[(V3, f64)]) -> usize {
+        let n = self.mesh.polys.len();
+        if s.corridor_polys.len() != n {
+            s.corridor_polys = vec![0; n];
+            s.corridor_stamp = 0;
+        }
+        s.corridor_stamp = s.corridor_stamp.wrapping_add(1);
+        if s.corridor_stamp == 0 {
+            s.corridor_polys.fill(0);
+            s.corridor_stamp = 1;
+        }
+        let (g, h) = (&self.mesh.grid, &self.mesh.hierarchy);
+        let (width, cell) = (g.width.to_native() as usize, g.cell.to_native());
+        let origin = [g.min[0].to_native(), g.min[1].to_native()];
+        if width == 0 || g.height.to_native() == 0 {
+            return 0;
+        }
+        let mut count = 0;
+        for step in way.windows(2) {
+            let ((a, ga), (b, gb)) = (step[0], step[1]);
+            let length = (gb - ga).max(0.0);
+            let reach = length + (CORRIDOR_SLACK * length).max(CORRIDOR_SLACK_FLOOR);
+            let meets = |lo: [f32; 2], hi: [f32; 2]| {
+                crate::box_distance((lo, hi), a) + crate::box_distance((lo, hi), b) <= reach
+            };
+            let (lo, hi) = ellipse_box(a, b, reach);
+            let (x0, y0, x1, y1) = self.mesh.grid_cells(lo, hi);
+            for y in y0 as usize..=y1 as usize {
+                for x in x0 as usize..=x1 as usize {
+                    // A polygon whose box meets the ellipse is listed in a cell that does.
+                    let at = |i: usize, o: f32| o + i as f32 * cell;
+                    let cell_lo = [at(x, origin[0]), at(y, origin[1])];
+                    let cell_hi = [at(x + 1, origin[0]), at(y + 1, origin[1])];
+                    if !meets(cell_lo, cell_hi) {
+                        continue;
+                    }
+                    let c = y * width + x;
+                    let (first, last) = (
+                        g.start[c].to_native() as usize,
+                        g.start[c + 1].to_native() as usize,
+                    );
+                    for (p, b) in g.items[first..last]
+                        .iter()
+                        .zip(&self.grid_boxes[first..last])
+                    {
+                        let p = p.to_native() as usize;
+                        if s.corridor_polys[p] != s.corridor_stamp
+                            && s.allows(h.cluster_of(p as u32))
+                            && meets([b[0], b[1]], [b[3], b[4]])
+                        {
+                            s.corridor_polys[p] = s.corridor_stamp;
+                            count += 1;
+                        }
+                    }
+                }
+            }
+        }
+        s.corridor = count > 0;
+        count
     }
 }
 
@@ -531,5 +695,113 @@ impl Query<'_> {
         for (k, &i) in order.iter().enumerate() {
             out[i] = s.lengths[k];
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Ends, Planned, Planner, PLAN};
+    use crate::geom::plan_len;
+    use crate::Query;
+
+    /// A 64 x 64 m field of 1 m squares with rows of 6 x 6 m blocks cut out of it (streets 4
+    /// m wide): several clusters of the hierarchy, and ways that bend round the blocks.
+    fn blocks() -> Vec<u8> {
+        let cells: Vec<(i32, i32)> = (0..64)
+            .flat_map(|y| (0..64).map(move |x| (x, y)))
+            .filter(|&(x, y)| x % 10 < 4 || y % 10 < 4)
+            .collect();
+        let input = tessera_test_support::mesh::squares(&cells, 4);
+        let frame = tessera_test_support::mesh::unit_frame([0.0; 3]);
+        let mesh = tessera_navgraph::build(frame, &input).expect("valid test mesh");
+        tessera_navmesh::encode(&mesh)
+    }
+
+    #[test]
+    fn the_corridor_holds_the_plans_way_and_narrows_its_clusters() {
+        let bytes = tessera_navmesh::aligned(&blocks());
+        let mesh = tessera_navmesh::access(&bytes, "test.tsn").unwrap();
+        let q = Query::new(mesh);
+        let h = &mesh.hierarchy;
+        assert!(h.clusters.len() >= 8, "{} clusters", h.clusters.len());
+        let mut rng = crate::Rng::new(7);
+        let (mut planned, mut narrower) = (0, 0);
+        for _ in 0..200 {
+            let (sp, s) = q.random_point(&mut rng).unwrap();
+            let (ep, e) = q.random_point(&mut rng).unwrap();
+            if !q.plans(sp, s, ep, e) {
+                continue;
+            }
+            planned += 1;
+            let ends = Ends {
+                start_poly: sp,
+                start: s,
+                end_poly: ep,
+                end: e,
+            };
+            crate::path::SEARCH.with(|search| {
+                let search = &mut *search.borrow_mut();
+                let Planned {
+                    clusters,
+                    length,
+                    way,
+                } = PLAN
+                    .with(|plan| q.plan(ends, search, &mut plan.borrow_mut()))
+                    .expect("one component");
+                assert_eq!((way[0].0, way[way.len() - 1].0), (s, e));
+                assert_eq!(way[way.len() - 1].1, length);
+                q.set_scope(search, Some(&clusters));
+                let polygons = q.set_corridor(search, &way);
+                assert!(search.corridor && polygons > 0);
+                let inside = |p: u32| search.corridor_polys[p as usize] == search.corridor_stamp;
+                // The polygons of the way's points: the ends' and the entrances'.
+                assert!(inside(sp) && inside(ep));
+                for (k, &(point, _)) in way.iter().enumerate().skip(1).take(way.len() - 2) {
+                    let poly = (0..h.entrances.len() as u32)
+                        .map(|x| h.entrance(x))
+                        .find(|x| x.point == point)
+                        .expect("an entrance")
+                        .poly;
+                    assert!(inside(poly), "entrance {k} of the way outside its corridor");
+                }
+                // Only polygons of the scope, and those near the way.
+                let scope: usize = (0..mesh.polys.len() as u32)
+                    .filter(|&p| clusters.contains(&h.cluster_of(p)))
+                    .count();
+                for p in 0..mesh.polys.len() as u32 {
+                    if !inside(p) {
+                        continue;
+                    }
+                    assert!(clusters.contains(&h.cluster_of(p)));
+                    let near = way.windows(2).any(|w| {
+                        let reach = (w[1].1 - w[0].1) * 1.05 + 4.0 + 4.0 * 2f64.sqrt();
+                        let c = q.closest_point(p, w[0].0).unwrap();
+                        plan_len(c, w[0].0) + plan_len(c, w[1].0) <= reach
+                    });
+                    assert!(near, "polygon {p} far from every step of the way");
+                }
+                assert!(polygons <= scope);
+                if polygons < scope {
+                    narrower += 1;
+                }
+                search.corridor = false;
+                q.set_scope(search, None);
+            });
+            // And the path the corridor gives is the flat one's length within a percent.
+            let plan = q.find_path_with(sp, s, ep, e, Planner::Hierarchical);
+            let flat = q.find_path_with(sp, s, ep, e, Planner::Flat);
+            let len = |c: &crate::Corridor| {
+                q.straight_path(s, e, &c.polys)
+                    .windows(2)
+                    .map(|w| plan_len(w[0], w[1]))
+                    .sum::<f64>()
+            };
+            assert!(plan.found && flat.found);
+            assert!(len(&plan) <= len(&flat) * 1.01 + 1e-4);
+        }
+        assert!(
+            planned >= 50 && narrower * 4 >= planned * 3,
+            "{narrower} of {planned}"
+        );
     }
 }

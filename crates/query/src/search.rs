@@ -148,6 +148,11 @@ pub(crate) struct Search {
     /// halo, one polygon deep): a way along the scope's border may cut across the corner of
     /// a cluster beside it.
     pub(crate) scoped: bool,
+    /// Within a scope, only the polygons of its corridor (see [`Query::set_corridor`]):
+    /// those whose entry of `corridor_polys` is `corridor_stamp`.
+    pub(crate) corridor: bool,
+    pub(crate) corridor_polys: Vec<u32>,
+    pub(crate) corridor_stamp: u32,
     /// A polygon's corner flags with the scope's boundary added.
     flags: Vec<bool>,
     /// [`Goal::Many`]: per target, its length once reached (`INFINITY` until then).
@@ -228,7 +233,7 @@ pub(crate) enum Goal<'t> {
 }
 
 /// How a search ended.
-enum Run {
+pub(crate) enum Run {
     /// [`Goal::Point`] reached: its end node.
     Reached(u32),
     /// Every way searched (for [`Goal::Many`], or every target reached).
@@ -377,6 +382,12 @@ impl Query<'_> {
             Run::Reached(node) => Some(node),
             _ => None,
         }
+    }
+
+    /// [`Query::polyanya_to`], telling a search that gave up ([`Run::Limit`]) from one that
+    /// searched every way it could.
+    pub(crate) fn polyanya_run(&self, ends: Ends, s: &mut Search) -> Run {
+        self.run_to(ends, s).1
     }
 
     /// The search of one end from the other: the end as searched for (moved onto its
