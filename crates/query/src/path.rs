@@ -122,34 +122,14 @@ impl Query<'_> {
         neis.clear();
         neis.extend(self.mesh.poly_neighbours(p));
         out.clear();
-        let n = pts.len();
-        // Start the walk round the polygon where the neighbour changes, so no run is cut.
-        let first = (0..n)
-            .find(|&k| neis[k] != neis[(k + n - 1) % n])
-            .unwrap_or(0);
-        let mut k = 0;
-        while k < n {
-            let i = (first + k) % n;
-            let nb = neis[i];
-            let mut run = 1;
-            while k + run < n && neis[(first + k + run) % n] == nb {
-                run += 1;
-            }
-            if nb != NONE && nb != p && self.valid_poly(nb) {
-                // Walking out across edges a -> b of a counter-clockwise polygon, b is on the
-                // left.
-                out.push(Way {
-                    to: nb,
-                    left: pts[(i + run) % n],
-                    right: pts[i],
-                    link: false,
-                    off_mesh: NONE,
-                    land: pts[i],
-                    index: NONE,
-                });
-            }
-            k += run;
-        }
+        self.portals_of(
+            p,
+            |k| neis[k],
+            |w| {
+                out.push(w);
+                false
+            },
+        );
         let first_link = self.mesh.polys[p as usize].link_first.to_native();
         for (k, l) in self.mesh.poly_links(p).iter().enumerate() {
             let to = l.to.to_native();
@@ -171,6 +151,43 @@ impl Query<'_> {
                     index: first_link + k as u32,
                 });
             }
+        }
+    }
+
+    /// The portals out of polygon `p` (`nei(k)`: its neighbour across its edge `k`), in the
+    /// order of [`Query::ways`], to `each` until it returns true.
+    fn portals_of(&self, p: u32, nei: impl Fn(usize) -> u32, mut each: impl FnMut(Way) -> bool) {
+        let pts = self.poly_corners(p);
+        let n = pts.len();
+        // Start the walk round the polygon where the neighbour changes, so no run is cut.
+        let first = (0..n)
+            .find(|&k| nei(k) != nei((k + n - 1) % n))
+            .unwrap_or(0);
+        let mut k = 0;
+        while k < n {
+            let i = (first + k) % n;
+            let nb = nei(i);
+            let mut run = 1;
+            while k + run < n && nei((first + k + run) % n) == nb {
+                run += 1;
+            }
+            if nb != NONE && nb != p && self.valid_poly(nb) {
+                // Walking out across edges a -> b of a counter-clockwise polygon, b is on the
+                // left.
+                let way = Way {
+                    to: nb,
+                    left: pts[(i + run) % n],
+                    right: pts[i],
+                    link: false,
+                    off_mesh: NONE,
+                    land: pts[i],
+                    index: NONE,
+                };
+                if each(way) {
+                    return;
+                }
+            }
+            k += run;
         }
     }
 
@@ -222,6 +239,24 @@ impl Query<'_> {
     fn way_with(&self, from: u32, to: u32, scratch: &mut WayScratch) -> Option<Way> {
         if !self.valid_poly(from) || !self.valid_poly(to) {
             return None;
+        }
+        // A shared edge first, without listing every way out.
+        let mut portal = None;
+        let poly = &self.mesh.polys[from as usize];
+        let first = poly.first.to_native() as usize;
+        let neis = &self.mesh.poly_neis[first..first + poly.count.to_native() as usize];
+        if neis.iter().any(|nb| nb.to_native() == to) {
+            self.portals_of(
+                from,
+                |k| neis[k].to_native(),
+                |w| {
+                    portal = (w.to == to).then_some(w);
+                    portal.is_some()
+                },
+            );
+            if portal.is_some() {
+                return portal;
+            }
         }
         self.ways_into(from, scratch);
         scratch.out.iter().copied().find(|w| w.to == to)
@@ -495,7 +530,8 @@ impl Query<'_> {
     fn funnel(&self, portals: &[(V3, V3)]) -> Vec<(V3, usize)> {
         let eps2 = (self.eps as f64) * (self.eps as f64);
         let same = |a: V3, b: V3| plan_dist2(a, b) <= eps2;
-        let mut out: Vec<(V3, usize)> = vec![(portals[0].0, 0)];
+        let mut out: Vec<(V3, usize)> = Vec::with_capacity(portals.len());
+        out.push((portals[0].0, 0));
         let mut apex = portals[0].0;
         let (mut left, mut right) = (apex, apex);
         let (mut left_i, mut right_i) = (0usize, 0usize);
@@ -539,7 +575,10 @@ impl Query<'_> {
     /// meets its segment and its landing segment put in between, and the crossings marked.
     fn mark_links(&self, gates: &Gates, corners: &[(V3, usize)]) -> StraightPath {
         let eps2 = (self.eps as f64) * (self.eps as f64);
-        let mut out = StraightPath::default();
+        let mut out = StraightPath {
+            points: Vec::with_capacity(corners.len() + 2 * gates.links.len()),
+            ..StraightPath::default()
+        };
         // Adds `p` unless it repeats the last point; returns its index.
         let push = |pts: &mut Vec<V3>, p: V3| {
             if pts

@@ -17,7 +17,9 @@
 /// those whose highest bit differing from it is bit `b - 1`.
 pub(crate) struct RadixHeap<T> {
     last: u64,
-    len: usize,
+    /// Bit `b` set: bucket `b` holds entries (a pop finds the first such bucket in one
+    /// instruction, and a clear touches only those).
+    filled: u128,
     buckets: Vec<Vec<(u64, T)>>,
 }
 
@@ -25,7 +27,7 @@ impl<T> Default for RadixHeap<T> {
     fn default() -> Self {
         RadixHeap {
             last: 0,
-            len: 0,
+            filled: 0,
             buckets: Vec::new(),
         }
     }
@@ -34,9 +36,9 @@ impl<T> Default for RadixHeap<T> {
 impl<T> RadixHeap<T> {
     pub(crate) fn clear(&mut self) {
         self.last = 0;
-        self.len = 0;
-        for b in &mut self.buckets {
-            b.clear();
+        while self.filled != 0 {
+            self.buckets[self.filled.trailing_zeros() as usize].clear();
+            self.filled &= self.filled - 1;
         }
     }
 
@@ -64,8 +66,9 @@ impl<T> RadixHeap<T> {
             self.buckets.resize_with(u64::BITS as usize + 1, Vec::new);
         }
         let key = Self::key(f).max(self.last);
-        self.buckets[Self::bucket(self.last, key)].push((key, item));
-        self.len += 1;
+        let b = Self::bucket(self.last, key);
+        self.buckets[b].push((key, item));
+        self.filled |= 1 << b;
     }
 
     /// The item of least cost, the last added among equals.
@@ -78,24 +81,28 @@ impl<T> RadixHeap<T> {
     /// that was higher).
     #[inline]
     pub(crate) fn pop_keyed(&mut self) -> Option<(f64, T)> {
-        if self.len == 0 {
+        if self.filled == 0 {
             return None;
         }
-        if self.buckets[0].is_empty() {
-            let i = (1..self.buckets.len())
-                .find(|&i| !self.buckets[i].is_empty())
-                .expect("a non-empty heap has a non-empty bucket");
+        if self.filled & 1 == 0 {
+            let i = self.filled.trailing_zeros() as usize;
             // Every key of bucket `i` goes to a lower bucket once the least of them is the
             // last key taken; the bucket keeps its allocation.
             let mut moved = std::mem::take(&mut self.buckets[i]);
+            self.filled &= !(1 << i);
             self.last = moved.iter().map(|e| e.0).min().expect("non-empty");
             for (key, item) in moved.drain(..) {
-                self.buckets[Self::bucket(self.last, key)].push((key, item));
+                let b = Self::bucket(self.last, key);
+                self.buckets[b].push((key, item));
+                self.filled |= 1 << b;
             }
             self.buckets[i] = moved;
         }
-        self.len -= 1;
-        self.buckets[0].pop().map(|e| (f64::from_bits(e.0), e.1))
+        let top = self.buckets[0].pop();
+        if self.buckets[0].is_empty() {
+            self.filled &= !1;
+        }
+        top.map(|e| (f64::from_bits(e.0), e.1))
     }
 }
 

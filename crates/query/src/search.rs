@@ -540,7 +540,14 @@ impl Query<'_> {
     /// The corridor from the start to node `last`, following parents: its polygons, and the
     /// off-mesh links it takes.
     pub(crate) fn trace(&self, s: &Search, last: u32, found: bool) -> Corridor {
-        let mut polys = Vec::new();
+        // As many polygons as the way's nodes at most: one walk to count them first.
+        let mut count = 0;
+        let mut cur = last;
+        while cur != NONE && count <= s.nodes.len() {
+            count += 1;
+            cur = s.nodes[cur as usize].parent;
+        }
+        let mut polys = Vec::with_capacity(count);
         let mut jumps = Vec::new();
         let mut cur = last;
         while cur != NONE && polys.len() <= s.nodes.len() {
