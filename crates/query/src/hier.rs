@@ -705,17 +705,15 @@ mod tests {
     use crate::geom::plan_len;
     use crate::Query;
 
-    /// A 64 x 64 m field of 1 m squares with rows of 6 x 6 m blocks cut out of it (streets 4
-    /// m wide): several clusters of the hierarchy, and ways that bend round the blocks.
+    /// A 256 x 256 m field of 4 m squares with rows of 24 x 24 m blocks cut out of it
+    /// (streets 16 m wide): several clusters of the hierarchy, and ways that bend round the
+    /// blocks.
     fn blocks() -> Vec<u8> {
         let cells: Vec<(i32, i32)> = (0..64)
             .flat_map(|y| (0..64).map(move |x| (x, y)))
             .filter(|&(x, y)| x % 10 < 4 || y % 10 < 4)
             .collect();
-        let input = tessera_test_support::mesh::squares(&cells, 4);
-        let frame = tessera_test_support::mesh::unit_frame([0.0; 3]);
-        let mesh = tessera_navgraph::build(frame, &input).expect("valid test mesh");
-        tessera_navmesh::encode(&mesh)
+        crate::search::tests::squares(&cells, 4)
     }
 
     #[test]

@@ -916,12 +916,13 @@ impl Query<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use crate::{Costs, Query};
 
-    /// Squares of 2 m at `cells` (x, y), each its own polygon, in that order.
-    fn squares(cells: &[(i32, i32)]) -> Vec<u8> {
-        let input = tessera_test_support::mesh::squares(cells, 2);
+    /// Squares of `side` metres with their corners at `side` times `cells` (x, y), each its own polygon, in that
+    /// order, as a navmesh file's bytes.
+    pub(crate) fn squares(cells: &[(i32, i32)], side: i32) -> Vec<u8> {
+        let input = tessera_test_support::mesh::squares(cells, side);
         let frame = tessera_test_support::mesh::unit_frame([0.0; 3]);
         let mesh = tessera_navgraph::build(frame, &input).expect("valid test mesh");
         tessera_navmesh::encode(&mesh)
@@ -930,7 +931,7 @@ mod tests {
     #[test]
     fn the_corridor_over_polygons_joins_what_portals_join() {
         // An L of three squares, and one apart.
-        let bytes = tessera_navmesh::aligned(&squares(&[(0, 0), (1, 0), (1, 1), (5, 5)]));
+        let bytes = tessera_navmesh::aligned(&squares(&[(0, 0), (1, 0), (1, 1), (5, 5)], 2));
         let mesh = tessera_navmesh::access(&bytes, "test.tsn").unwrap();
         let q = Query::new(mesh);
         let ends = |end_poly, end| crate::hier::Ends {
@@ -951,7 +952,7 @@ mod tests {
 
     #[test]
     fn an_end_within_the_tolerance_of_the_boundary_is_moved_onto_it() {
-        let bytes = tessera_navmesh::aligned(&squares(&[(0, 0)]));
+        let bytes = tessera_navmesh::aligned(&squares(&[(0, 0)], 2));
         let mesh = tessera_navmesh::access(&bytes, "test.tsn").unwrap();
         let q = Query::new(mesh);
         let eps = q.eps;
